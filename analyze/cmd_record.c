@@ -1,0 +1,208 @@
+/* cmd_record.c — `gputrace record [-o FILE] [--ring-kb N] [-q] -- CMD [ARGS...]`
+ *
+ * Starts a collector on a fresh socket, waits until it has opened the output
+ * (so an unwritable output fails before CMD runs), then runs CMD with the
+ * shim preloaded. CMD's environment differs only by LD_PRELOAD (the shim is
+ * prepended), GPUTRACE_SOCKET and NVTX_INJECTION64_PATH: the CUDA runtime
+ * it loads is its own choice. Our messages go to stderr only. Exits with
+ * CMD's status, or 128+N when CMD died of signal N; 2 for usage errors and
+ * a collector that could not start, 127 when CMD cannot be run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "gputrace/paths.h"
+#include "gputrace/protocol.h"
+
+#define SYNOPSIS "record [-o FILE] [--ring-kb N] [-q] -- CMD [ARGS...]"
+
+struct record_opts {
+  const char *output;
+  const char *ring_kb;
+  int quiet;
+  char **cmd;
+};
+
+/* Files next to our own executable: <bindir>/<name> or <bindir>/../lib/<name>. */
+static int sibling(const char *env, const char *rel, char *out, size_t len) {
+  const char *v = getenv(env);
+  if (v && *v) {
+    snprintf(out, len, "%s", v);
+    return access(out, R_OK) == 0 ? 0 : -1;
+  }
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return -1;
+  self[n] = '\0';
+  char *slash = strrchr(self, '/');
+  if (slash)
+    *slash = '\0';
+  int w = snprintf(out, len, "%s/%s", self, rel);
+  return w > 0 && (size_t)w < len && access(out, R_OK) == 0 ? 0 : -1;
+}
+
+static int parse(int argc, char **argv, struct record_opts *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) {
+      o->cmd = argv + i + 1;
+      return *o->cmd ? 0 : gt_usage_error("record", NULL, SYNOPSIS);
+    }
+    if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
+      o->output = argv[++i];
+    else if (!strcmp(a, "--ring-kb") && i + 1 < argc)
+      o->ring_kb = argv[++i];
+    else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+      o->quiet = 1;
+    else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+      return -1;
+    else if (a[0] != '-') {
+      o->cmd = argv + i; /* `record CMD ...` without -- */
+      return 0;
+    } else
+      return gt_usage_error("record", a, SYNOPSIS);
+  }
+  return gt_usage_error("record", NULL, SYNOPSIS);
+}
+
+/* The first gputrace-N.gtrace that does not exist yet. */
+static void default_output(char *out, size_t len) {
+  for (int n = 1; n < 100000; n++) {
+    snprintf(out, len, "gputrace-%d.gtrace", n);
+    if (access(out, F_OK) != 0)
+      return;
+  }
+}
+
+static pid_t start_collector(const char *collector, const char *socket_path,
+                             const char *output, int quiet, int *control_w) {
+  int ready[2], control[2];
+  if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(control, O_CLOEXEC) != 0)
+    return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    char rfd[16], cfd[16];
+    fcntl(ready[1], F_SETFD, 0);
+    fcntl(control[0], F_SETFD, 0);
+    snprintf(rfd, sizeof rfd, "%d", ready[1]);
+    snprintf(cfd, sizeof cfd, "%d", control[0]);
+    dup2(2, 1); /* never write into the traced command's stdout */
+    unsetenv("LD_PRELOAD");
+    setenv(GT_ENV_DISABLE, "1", 1);
+    execl(collector, collector, "--socket", socket_path, "--output", output, "--truncate",
+          "--ready-fd", rfd, "--control-fd", cfd, quiet ? "--quiet" : NULL, (char *)NULL);
+    fprintf(stderr, "gputrace record: cannot run %s: %s\n", collector, strerror(errno));
+    _exit(2);
+  }
+  close(ready[1]);
+  close(control[0]);
+  char byte = 0;
+  struct pollfd p = {.fd = ready[0], .events = POLLIN};
+  int ok = pid > 0 && poll(&p, 1, 30000) == 1 && read(ready[0], &byte, 1) == 1 && byte == 'R';
+  close(ready[0]);
+  if (!ok) {
+    close(control[1]);
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      waitpid(pid, NULL, 0);
+    }
+    return -1;
+  }
+  *control_w = control[1];
+  return pid;
+}
+
+static void prepend_preload(const char *shim) {
+  const char *old = getenv("LD_PRELOAD");
+  if (!old || !*old) {
+    setenv("LD_PRELOAD", shim, 1);
+    return;
+  }
+  size_t len = strlen(shim) + strlen(old) + 2;
+  char *v = malloc(len);
+  if (!v)
+    return;
+  snprintf(v, len, "%s:%s", shim, old);
+  setenv("LD_PRELOAD", v, 1);
+  free(v);
+}
+
+static pid_t start_command(char **cmd, const char *shim, const char *socket_path,
+                           const char *ring_kb) {
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  signal(SIGINT, SIG_DFL);
+  signal(SIGQUIT, SIG_DFL);
+  prepend_preload(shim);
+  setenv(GT_ENV_SOCKET, socket_path, 1);
+  unsetenv(GT_ENV_OUTPUT); /* no second collector: this one serves all */
+  if (ring_kb)
+    setenv(GT_ENV_RING_KB, ring_kb, 1);
+  execvp(cmd[0], cmd);
+  fprintf(stderr, "gputrace record: cannot run '%s': %s\n", cmd[0], strerror(errno));
+  _exit(127);
+}
+
+static int wait_status(pid_t pid) {
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return 127;
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+int cmd_record(int argc, char **argv) {
+  struct record_opts o = {0};
+  int rc = parse(argc, argv, &o);
+  if (rc == -1)
+    return gt_usage_ok(SYNOPSIS);
+  if (rc != 0)
+    return rc;
+  char shim[PATH_MAX], collector[PATH_MAX], socket_path[128], err[256], out[64];
+  if (sibling("GPUTRACE_LIB", "../lib/libgputrace.so", shim, sizeof shim) != 0 ||
+      sibling(GT_ENV_COLLECTOR, "gputrace-collector", collector, sizeof collector) != 0) {
+    fprintf(stderr, "gputrace record: cannot find libgputrace.so and gputrace-collector "
+                    "next to this program (set GPUTRACE_LIB / GPUTRACE_COLLECTOR)\n");
+    return 2;
+  }
+  if (!o.output) {
+    default_output(out, sizeof out);
+    o.output = out;
+  }
+  if (gt_socket_path("record", (unsigned long)getpid(), socket_path, sizeof socket_path, err,
+                     sizeof err) != 0) {
+    fprintf(stderr, "gputrace record: %s\n", err);
+    return 2;
+  }
+  /* Let a ^C reach the command (same process group) while we wait for it. */
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  int control_w = -1;
+  pid_t coll = start_collector(collector, socket_path, o.output, o.quiet, &control_w);
+  if (coll < 0) {
+    fprintf(stderr, "gputrace record: the collector did not start; %s not run\n", o.cmd[0]);
+    return 2;
+  }
+  pid_t child = start_command(o.cmd, shim, socket_path, o.ring_kb);
+  int status = child > 0 ? wait_status(child) : 127;
+  close(control_w); /* the collector finishes once the traced processes are gone */
+  int coll_status = wait_status(coll);
+  if (coll_status != 0)
+    fprintf(stderr, "gputrace record: the collector reported errors (status %d)\n",
+            coll_status);
+  return status;
+}

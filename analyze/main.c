@@ -1,0 +1,57 @@
+/* main.c — `gputrace COMMAND ...`: dispatch to cmd_*.c (perf-style). */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+};
+
+static const struct command commands[] = {
+    {"record", cmd_record, "run a command traced: record [-o FILE] -- CMD [ARGS...]"},
+    {"dump", cmd_dump, "print every event: dump FILE [--json | --summary]"},
+};
+
+static void usage(FILE *to) {
+  fprintf(to, "usage: gputrace COMMAND [ARGS...]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(to, "  %-8s %s\n", commands[i].name, commands[i].summary);
+}
+
+int gt_usage_ok(const char *synopsis) {
+  printf("usage: gputrace %s\n", synopsis);
+  return 0;
+}
+
+int gt_usage_error(const char *cmd, const char *bad_arg, const char *synopsis) {
+  if (bad_arg)
+    fprintf(stderr, "gputrace %s: unexpected argument '%s'\n", cmd, bad_arg);
+  else
+    fprintf(stderr, "gputrace %s: missing argument\n", cmd);
+  fprintf(stderr, "usage: gputrace %s\n", synopsis);
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("gputrace 0.1.0\n");
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[1], commands[i].name))
+      return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "gputrace: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,289 @@
+/* main.c — gputrace-collector: options, socket, the drain loop.
+ *
+ * Usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]
+ *          [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]
+ *
+ * Lifetime: with --control-fd (the `record` command) it runs until that
+ * descriptor reaches EOF (the recorded command has exited, or the recorder
+ * died) and no traced process remains. Without it (started by the shim
+ * under plain LD_PRELOAD) it stops once no process has been connected for
+ * --linger-ms. SIGTERM and SIGHUP make it drain what is there and stop;
+ * SIGINT is ignored, so a ^C meant for the traced program does not cut the
+ * trace short.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "gputrace/trace_file.h"
+
+#define GT_MAX_CLIENTS 4096
+#define GT_DRAIN_BUDGET 65536       /* records per process per pass */
+#define GT_CUT_INTERVAL_NS 200000000ull /* chunk at least every 200 ms */
+
+struct options {
+  const char *socket_path;
+  const char *output;
+  int append;
+  int ready_fd;
+  int control_fd;
+  int autospawn;
+  long linger_ms;
+};
+
+static volatile sig_atomic_t g_stop;
+static void on_term(int sig) { (void)sig; g_stop = 1; }
+
+static void usage(FILE *to) {
+  fprintf(to, "usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]\n"
+              "         [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n");
+}
+
+static int parse_fd(const char *s, int *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || v < 0 || v > INT_MAX)
+    return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o) {
+  *o = (struct options){.ready_fd = -1, .control_fd = -1, .linger_ms = 1000};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--append"))
+      o->append = 1;
+    else if (!strcmp(a, "--truncate"))
+      o->append = 0;
+    else if (!strcmp(a, "--autospawn"))
+      o->autospawn = 1;
+    else if (!strcmp(a, "--quiet"))
+      gt_collector_quiet = 1;
+    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      exit(0);
+    } else if (v && !strcmp(a, "--socket"))
+      o->socket_path = argv[++i];
+    else if (v && !strcmp(a, "--output"))
+      o->output = argv[++i];
+    else if (v && !strcmp(a, "--ready-fd") && parse_fd(v, &o->ready_fd) == 0)
+      i++;
+    else if (v && !strcmp(a, "--control-fd") && parse_fd(v, &o->control_fd) == 0)
+      i++;
+    else if (v && !strcmp(a, "--linger-ms") && parse_fd(v, (int[]){0}) == 0)
+      o->linger_ms = atol(argv[++i]);
+    else {
+      fprintf(stderr, "gputrace-collector: bad option '%s'\n", a);
+      usage(stderr);
+      return -1;
+    }
+  }
+  if (!o->socket_path || !o->output) {
+    fprintf(stderr, "gputrace-collector: --socket and --output are required\n");
+    usage(stderr);
+    return -1;
+  }
+  return 0;
+}
+
+/* Bind the socket; a lock file serializes collectors racing for one path,
+ * and a stale socket (nobody accepting) is replaced. */
+static int listen_on(const char *path, int *lock_fd) {
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof addr.sun_path) {
+    fprintf(stderr, "gputrace-collector: socket path too long: %s\n", path);
+    return -1;
+  }
+  snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
+  char lock_path[PATH_MAX];
+  snprintf(lock_path, sizeof lock_path, "%s.lock", path);
+  *lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (*lock_fd < 0 || flock(*lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    if (!gt_collector_quiet && errno != EWOULDBLOCK)
+      fprintf(stderr, "gputrace-collector: cannot lock %s: %s\n", lock_path, strerror(errno));
+    return -1; /* another collector owns this path */
+  }
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  unlink(path);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+      listen(fd, 128) != 0) {
+    fprintf(stderr, "gputrace-collector: cannot listen on %s: %s\n", path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  chmod(path, 0600);
+  return fd;
+}
+
+struct state {
+  struct gt_client *clients[GT_MAX_CLIENTS];
+  int nclients;
+  int ever_connected;
+  uint64_t idle_since_ns; /* when the last process went away */
+  int control_fd;         /* -1 once it reached EOF (or without one) */
+};
+
+static void accept_clients(struct state *st, int listen_fd, struct gt_sink *sink) {
+  for (;;) {
+    struct pollfd p = {.fd = listen_fd, .events = POLLIN};
+    if (poll(&p, 1, 0) != 1)
+      return;
+    struct gt_client *c = gt_client_accept(listen_fd, sink);
+    if (!c)
+      return;
+    if (st->nclients == GT_MAX_CLIENTS) {
+      gt_client_hangup(c);
+      gt_client_finish(c, sink, gt_now_ns());
+      continue;
+    }
+    st->clients[st->nclients++] = c;
+    st->ever_connected = 1;
+  }
+}
+
+/* Poll every socket for EOF; wait up to timeout_ms for anything. */
+static void watch_sockets(struct state *st, int listen_fd, int timeout_ms) {
+  struct pollfd p[GT_MAX_CLIENTS + 2];
+  int n = 0;
+  p[n++] = (struct pollfd){.fd = listen_fd, .events = POLLIN};
+  p[n++] = (struct pollfd){.fd = st->control_fd, .events = POLLIN};
+  for (int i = 0; i < st->nclients; i++)
+    p[n++] = (struct pollfd){.fd = gt_client_fd(st->clients[i]), .events = POLLIN};
+  if (poll(p, (nfds_t)n, timeout_ms) <= 0)
+    return;
+  if (st->control_fd >= 0 && p[1].revents) {
+    char buf[64];
+    if (read(st->control_fd, buf, sizeof buf) <= 0)
+      st->control_fd = -1;
+  }
+  for (int i = 0; i < st->nclients; i++)
+    if (p[i + 2].revents & (POLLIN | POLLHUP | POLLERR))
+      gt_client_hangup(st->clients[i]); /* the protocol sends nothing after hello */
+}
+
+static unsigned drain_all(struct state *st, struct gt_sink *sink) {
+  unsigned total = 0;
+  uint64_t now = gt_now_ns();
+  for (int i = 0; i < st->nclients;) {
+    total += gt_client_drain(st->clients[i], sink, GT_DRAIN_BUDGET, now);
+    if (gt_client_done(st->clients[i])) {
+      gt_client_finish(st->clients[i], sink, now);
+      st->clients[i] = st->clients[--st->nclients];
+      if (st->nclients == 0)
+        st->idle_since_ns = now;
+      continue;
+    }
+    i++;
+  }
+  return total;
+}
+
+static int finished(const struct state *st, const struct options *o, uint64_t now) {
+  if (st->nclients > 0)
+    return 0;
+  if (g_stop)
+    return 1;
+  if (o->control_fd >= 0)
+    return st->control_fd < 0;
+  uint64_t linger = (uint64_t)o->linger_ms * 1000000ull;
+  if (!st->ever_connected)
+    linger = 10 * linger + 10000000000ull; /* give the first process time */
+  return now - st->idle_since_ns >= linger;
+}
+
+static void run(struct state *st, const struct options *o, int listen_fd,
+                struct gt_sink *sink) {
+  uint64_t last_cut = gt_now_ns();
+  st->idle_since_ns = last_cut;
+  unsigned moved = 0;
+  for (;;) {
+    /* Busy rings are drained back to back; idle ones are looked at every
+     * millisecond, which a default ring absorbs at tens of millions of
+     * records a second. */
+    watch_sockets(st, listen_fd, moved ? 0 : 1);
+    accept_clients(st, listen_fd, sink);
+    moved = drain_all(st, sink);
+    uint64_t now = gt_now_ns();
+    if (now - last_cut >= GT_CUT_INTERVAL_NS) {
+      gt_sink_cut(sink);
+      last_cut = now;
+    }
+    if (g_stop)
+      for (int i = 0; i < st->nclients; i++)
+        gt_client_hangup(st->clients[i]);
+    if (!moved && finished(st, o, now))
+      return;
+  }
+}
+
+int main(int argc, char **argv) {
+  struct options o;
+  if (parse_options(argc, argv, &o) != 0)
+    return 2;
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGINT, SIG_IGN);
+  struct sigaction sa = {.sa_handler = on_term};
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+
+  int lock_fd = -1;
+  int listen_fd = listen_on(o.socket_path, &lock_fd);
+  if (listen_fd < 0)
+    return o.autospawn ? 0 : 1; /* autospawn: another collector won the race */
+  char err[512];
+  struct gt_writer *w = gt_writer_open(o.output, o.append ? GT_WRITER_APPEND : 0, err, sizeof err);
+  if (!w) {
+    fprintf(stderr, "gputrace-collector: %s\n", err);
+    unlink(o.socket_path);
+    return 1;
+  }
+  struct gt_sink *sink = gt_sink_start(w);
+  if (!sink) {
+    fprintf(stderr, "gputrace-collector: cannot start the writer thread\n");
+    return 1;
+  }
+  if (o.ready_fd >= 0) {
+    ssize_t ignored = write(o.ready_fd, "R", 1);
+    (void)ignored;
+    close(o.ready_fd);
+  }
+  struct state *st = calloc(1, sizeof *st);
+  if (!st)
+    return 1;
+  st->control_fd = o.control_fd;
+  run(st, &o, listen_fd, sink);
+  unlink(o.socket_path);
+  close(listen_fd);
+  uint64_t taken = gt_sink_records(sink);
+  gt_sink_stop(sink);
+  const char *werr = gt_writer_error(w);
+  uint64_t lost = gt_writer_lost(w), bytes = gt_writer_bytes(w);
+  int rc = 0;
+  if (werr) {
+    fprintf(stderr, "gputrace-collector: writing %s failed: %s; %llu records lost, the "
+                    "trace holds what was written before\n",
+            o.output, werr, (unsigned long long)lost);
+    rc = 1;
+  }
+  gt_writer_close(w);
+  if (!gt_collector_quiet && !o.autospawn)
+    fprintf(stderr, "gputrace: %llu records, %llu bytes written to %s\n",
+            (unsigned long long)(taken - lost), (unsigned long long)bytes, o.output);
+  free(st);
+  close(lock_fd);
+  return rc;
+}

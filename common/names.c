@@ -1,0 +1,42 @@
+/* names.c — printable names of the schema's enums (see schema.h). */
+#include "gputrace/schema.h"
+
+static const char *const api_names[GT_API_COUNT] = {
+#define GT_X_NAME(name, kind) #name,
+    GT_API_LIST(GT_X_NAME)
+#undef GT_X_NAME
+};
+
+static const unsigned char api_kinds[GT_API_COUNT] = {
+#define GT_X_KIND(name, kind) GT_KIND_##kind,
+    GT_API_LIST(GT_X_KIND)
+#undef GT_X_KIND
+};
+
+static const char *const kind_names[GT_KIND_COUNT] = {
+    "none",   "alloc", "free",    "memcpy",      "memset", "launch", "sync",
+    "stream", "event", "nvtx",    "process",     "kernel_name", "drop", "lost",
+};
+
+const char *gt_api_name(unsigned api) { return api < GT_API_COUNT ? api_names[api] : "?"; }
+
+unsigned gt_api_kind(unsigned api) { return api < GT_API_COUNT ? api_kinds[api] : 0; }
+
+const char *gt_kind_name(unsigned kind) {
+  return kind < GT_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+const char *gt_memory_name(unsigned memory) {
+  static const char *const names[] = {"unknown", "device", "pinned_host", "managed"};
+  return memory < 4 ? names[memory] : "?";
+}
+
+const char *gt_dir_name(unsigned dir) {
+  static const char *const names[] = {"HtoH", "HtoD", "DtoH", "DtoD", "default", "peer"};
+  return dir < 6 ? names[dir] : "?";
+}
+
+const char *gt_nvtx_op_name(unsigned op) {
+  static const char *const names[] = {"?", "push", "pop", "mark", "start", "end"};
+  return op < 6 ? names[op] : "?";
+}

@@ -1,0 +1,78 @@
+/* paths.c — see include/gputrace/paths.h. Uses no allocation: the shim
+ * calls it from inside the traced process. */
+#include "gputrace/paths.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int check_dir(const char *dir, char *err, size_t errlen) {
+  struct stat st;
+  if (lstat(dir, &st) != 0) {
+    snprintf(err, errlen, "cannot use socket directory %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+    snprintf(err, errlen, "socket directory %s is not a directory owned by uid %u", dir,
+             (unsigned)geteuid());
+    return -1;
+  }
+  if ((st.st_mode & 077) != 0 && chmod(dir, 0700) != 0) {
+    snprintf(err, errlen, "socket directory %s is open to other users", dir);
+    return -1;
+  }
+  return 0;
+}
+
+int gt_socket_dir(char *dir, size_t len, char *err, size_t errlen) {
+  const char *xdg = getenv("XDG_RUNTIME_DIR");
+  struct stat st;
+  int n;
+  if (xdg && xdg[0] == '/' && stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) &&
+      access(xdg, W_OK) == 0)
+    n = snprintf(dir, len, "%s/gputrace", xdg);
+  else
+    n = snprintf(dir, len, "/tmp/gputrace-%u", (unsigned)geteuid());
+  if (n < 0 || (size_t)n >= len) {
+    snprintf(err, errlen, "socket directory path too long");
+    return -1;
+  }
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    snprintf(err, errlen, "cannot create socket directory %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  return check_dir(dir, err, errlen);
+}
+
+int gt_socket_path(const char *tag, unsigned long id, char *path, size_t len, char *err,
+                   size_t errlen) {
+  char dir[160];
+  if (gt_socket_dir(dir, sizeof dir, err, errlen) != 0)
+    return -1;
+  int n = snprintf(path, len, "%s/%s-%lu.sock", dir, tag, id);
+  if (n < 0 || (size_t)n >= len || (size_t)n >= 108) {
+    snprintf(err, errlen, "socket path too long under %s", dir);
+    return -1;
+  }
+  return 0;
+}
+
+int gt_socket_for_output(const char *abs_output, char *path, size_t len, char *err,
+                         size_t errlen) {
+  uint64_t hash = 1469598103934665603ull;
+  for (const unsigned char *p = (const unsigned char *)abs_output; *p; p++)
+    hash = (hash ^ *p) * 1099511628211ull;
+  char dir[160];
+  if (gt_socket_dir(dir, sizeof dir, err, errlen) != 0)
+    return -1;
+  int n = snprintf(path, len, "%s/out-%016llx.sock", dir, (unsigned long long)hash);
+  if (n < 0 || (size_t)n >= len || (size_t)n >= 108) {
+    snprintf(err, errlen, "socket path too long under %s", dir);
+    return -1;
+  }
+  return 0;
+}

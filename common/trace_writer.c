@@ -1,0 +1,208 @@
+/* trace_writer.c — the collector's side of trace_file.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "gputrace/trace_file.h"
+
+struct gt_writer {
+  int fd;
+  ZSTD_CCtx *cctx;
+  unsigned char *chunk;     /* pending uncompressed slots */
+  size_t chunk_len;
+  uint32_t chunk_records;
+  unsigned char *frame;     /* compression output */
+  size_t frame_cap;
+  uint64_t next_index;
+  uint64_t records;
+  uint64_t lost;
+  uint64_t bytes;
+  char error[256];
+};
+
+uint32_t gt_chunk_check(const struct gt_chunk_header *h) {
+  const unsigned char *p = (const unsigned char *)h;
+  uint32_t hash = 2166136261u;
+  for (size_t i = 0; i < offsetof(struct gt_chunk_header, check); i++)
+    hash = (hash ^ p[i]) * 16777619u;
+  return hash;
+}
+
+static uint64_t clock_ns(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int write_all(struct gt_writer *w, const void *buf, size_t len) {
+  const unsigned char *p = buf;
+  while (len > 0) {
+    ssize_t n = write(w->fd, p, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      snprintf(w->error, sizeof w->error, "%s", n < 0 ? strerror(errno) : "short write");
+      return -1;
+    }
+    p += n;
+    len -= (size_t)n;
+    w->bytes += (uint64_t)n;
+  }
+  return 0;
+}
+
+/* Append mode: 1 if `fd` holds a trace to append to, 0 if it is empty,
+ * -1 (with err) if it holds something else. */
+static int existing_trace(int fd, const char *path, char *err, size_t errlen) {
+  struct gt_file_header h;
+  ssize_t n = pread(fd, &h, sizeof h, 0);
+  if (n == 0)
+    return 0;
+  if (n != (ssize_t)sizeof h || memcmp(h.magic, GT_FILE_MAGIC, 8) != 0 ||
+      h.version != GT_FILE_VERSION) {
+    snprintf(err, errlen, "%s exists and is not a gputrace trace: not appending", path);
+    return -1;
+  }
+  return 1;
+}
+
+struct gt_writer *gt_writer_open(const char *path, int flags, char *err, size_t errlen) {
+  int append = (flags & GT_WRITER_APPEND) != 0;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0600);
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  int has_header = append ? existing_trace(fd, path, err, errlen) : 0;
+  if (has_header < 0) {
+    close(fd);
+    return NULL;
+  }
+  struct gt_writer *w = calloc(1, sizeof *w);
+  if (w) {
+    w->frame_cap = ZSTD_compressBound(GT_CHUNK_TARGET + GT_MAX_SLOTS * GT_SLOT_SIZE);
+    w->chunk = malloc(GT_CHUNK_TARGET + GT_MAX_SLOTS * GT_SLOT_SIZE);
+    w->frame = malloc(w->frame_cap);
+    w->cctx = ZSTD_createCCtx();
+  }
+  if (!w || !w->chunk || !w->frame || !w->cctx) {
+    snprintf(err, errlen, "out of memory opening %s", path);
+    close(fd);
+    if (w) {
+      free(w->chunk), free(w->frame), ZSTD_freeCCtx(w->cctx), free(w);
+    }
+    return NULL;
+  }
+  w->fd = fd;
+  ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+  struct gt_file_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, GT_FILE_MAGIC, 8);
+  h.version = GT_FILE_VERSION;
+  h.header_bytes = sizeof h;
+  h.slot_size = GT_SLOT_SIZE;
+  h.realtime_ns = clock_ns(CLOCK_REALTIME);
+  h.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+  h.collector_pid = (uint32_t)getpid();
+  if (!has_header && write_all(w, &h, sizeof h) != 0) {
+    snprintf(err, errlen, "cannot write %s: %s", path, w->error);
+    gt_writer_close(w);
+    return NULL;
+  }
+  return w;
+}
+
+int gt_writer_write_chunk(struct gt_writer *w, const void *slots, size_t len,
+                          uint32_t records) {
+  if (len == 0)
+    return w->error[0] ? -1 : 0;
+  if (w->error[0] || len > GT_CHUNK_MAX_BYTES) {
+    w->lost += records;
+    return -1;
+  }
+  size_t need = ZSTD_compressBound(len);
+  if (need > w->frame_cap) {
+    unsigned char *p = realloc(w->frame, need);
+    if (!p) {
+      snprintf(w->error, sizeof w->error, "out of memory");
+      w->lost += records;
+      return -1;
+    }
+    w->frame = p;
+    w->frame_cap = need;
+  }
+  size_t n = ZSTD_compress2(w->cctx, w->frame, w->frame_cap, slots, len);
+  struct gt_chunk_header h = {
+      .magic = GT_CHUNK_MAGIC,
+      .header_bytes = sizeof h,
+      .index = w->next_index,
+      .records = records,
+      .slots = (uint32_t)(len / GT_SLOT_SIZE),
+      .compressed_bytes = (uint32_t)n,
+  };
+  h.check = gt_chunk_check(&h);
+  int rc = 0;
+  if (ZSTD_isError(n)) {
+    snprintf(w->error, sizeof w->error, "compression failed: %s", ZSTD_getErrorName(n));
+    rc = -1;
+  } else if (write_all(w, &h, sizeof h) != 0 || write_all(w, w->frame, n) != 0) {
+    rc = -1;
+  }
+  if (rc == 0) {
+    w->records += records;
+    w->next_index++;
+  } else {
+    w->lost += records;
+  }
+  return rc;
+}
+
+int gt_writer_flush(struct gt_writer *w) {
+  int rc = gt_writer_write_chunk(w, w->chunk, w->chunk_len, w->chunk_records);
+  w->chunk_len = 0;
+  w->chunk_records = 0;
+  return rc;
+}
+
+int gt_writer_append(struct gt_writer *w, const struct gt_record *rec) {
+  size_t len = (size_t)rec->nslots * GT_SLOT_SIZE;
+  if (w->error[0]) {
+    w->lost++;
+    return -1;
+  }
+  memcpy(w->chunk + w->chunk_len, rec, len);
+  w->chunk_len += len;
+  w->chunk_records++;
+  if (w->chunk_len >= GT_CHUNK_TARGET)
+    return gt_writer_flush(w);
+  return 0;
+}
+
+uint64_t gt_writer_records(const struct gt_writer *w) { return w->records; }
+uint64_t gt_writer_lost(const struct gt_writer *w) { return w->lost; }
+uint64_t gt_writer_bytes(const struct gt_writer *w) { return w->bytes; }
+const char *gt_writer_error(const struct gt_writer *w) {
+  return w->error[0] ? w->error : NULL;
+}
+
+int gt_writer_close(struct gt_writer *w) {
+  if (!w)
+    return 0;
+  int rc = gt_writer_flush(w);
+  if (close(w->fd) != 0 && !w->error[0]) {
+    snprintf(w->error, sizeof w->error, "%s", strerror(errno));
+    rc = -1;
+  }
+  ZSTD_freeCCtx(w->cctx);
+  free(w->chunk);
+  free(w->frame);
+  free(w);
+  return rc;
+}

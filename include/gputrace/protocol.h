@@ -1,0 +1,46 @@
+/* protocol.h — how a traced process hands its ring to the collector.
+ *
+ * Contract:
+ *  - The collector listens on a unix SOCK_SEQPACKET socket inside a 0700
+ *    directory owned by the user. A traced process connects, sends one
+ *    struct gt_hello with its ring's memfd attached (SCM_RIGHTS), and waits
+ *    for one byte: GT_ACK_OK, or GT_ACK_REFUSED (another uid, bad ring).
+ *  - The connection then stays open and silent; its EOF tells the collector
+ *    the process has exited, exec'd or died, so it drains the ring and
+ *    closes it. Nothing else is ever sent, so a dead collector can never
+ *    block the traced process.
+ *  - The memfd is sealed against shrinking (F_SEAL_SHRINK), so the
+ *    collector's mapping cannot fault; the collector checks the seals.
+ */
+#ifndef GPUTRACE_PROTOCOL_H
+#define GPUTRACE_PROTOCOL_H
+
+#include <stdint.h>
+
+#define GT_HELLO_MAGIC 0x4f4c4c4548544750ull /* "PGTHELLO" */
+#define GT_PROTOCOL_VERSION 1u
+#define GT_CMDLINE_MAX 1024u
+#define GT_ACK_OK 'K'
+#define GT_ACK_REFUSED 'R'
+
+struct gt_hello {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t pid;
+  uint32_t ppid;
+  uint32_t cmdline_len; /* bytes used in cmdline; args separated by ' ' */
+  uint64_t ring_bytes;  /* size of the attached memfd */
+  uint64_t start_ns;    /* CLOCK_MONOTONIC when the ring was created */
+  char cmdline[GT_CMDLINE_MAX];
+};
+
+/* Environment shared by the CLI, the shim and the collector. */
+#define GT_ENV_SOCKET "GPUTRACE_SOCKET"     /* collector socket path */
+#define GT_ENV_OUTPUT "GPUTRACE_OUTPUT"     /* trace file (plain LD_PRELOAD) */
+#define GT_ENV_RING_KB "GPUTRACE_RING_KB"   /* ring size per process */
+#define GT_ENV_DISABLE "GPUTRACE_DISABLE"   /* 1: the shim forwards only */
+#define GT_ENV_COLLECTOR "GPUTRACE_COLLECTOR" /* path of gputrace-collector */
+#define GT_ENV_QUIET "GPUTRACE_QUIET"       /* 1: no notes on stderr */
+#define GT_DEFAULT_RING_KB 16384u
+
+#endif

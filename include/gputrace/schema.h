@@ -1,0 +1,224 @@
+/* schema.h — the event record shared by the shim, the collector and the CLI.
+ *
+ * Contract:
+ *  - A logical record is one 96-byte slot (struct gt_record), optionally
+ *    followed by continuation slots (struct gt_text_slot) carrying text:
+ *    kernel names, NVTX messages, command lines. rec.nslots counts them all.
+ *  - The same bytes travel through the shared-memory ring and into the trace
+ *    file, little-endian, naturally aligned; docs/trace-format.md is the
+ *    prose version of this header. Change either one, change both.
+ *  - Timestamps are CLOCK_MONOTONIC nanoseconds (system-wide, so processes
+ *    order against each other); the file header maps them to wall time.
+ *  - Values of enums below are on-disk: append, never renumber.
+ */
+#ifndef GPUTRACE_SCHEMA_H
+#define GPUTRACE_SCHEMA_H
+
+#include <stdint.h>
+
+#include "gputrace/apis.h"
+
+#define GT_SLOT_SIZE 96u
+#define GT_TEXT_PER_SLOT 88u
+#define GT_MAX_SLOTS 16u /* first slot + up to 15 continuation slots */
+#define GT_TEXT_MAX (GT_TEXT_PER_SLOT * (GT_MAX_SLOTS - 1u)) /* 1320 bytes */
+#define GT_TEXT_MAGIC 0x54585447u                              /* "GTXT" */
+
+enum gt_kind {
+  GT_KIND_NONE = 0,
+  GT_KIND_ALLOC = 1,
+  GT_KIND_FREE = 2,
+  GT_KIND_MEMCPY = 3,
+  GT_KIND_MEMSET = 4,
+  GT_KIND_LAUNCH = 5,
+  GT_KIND_SYNC = 6,
+  GT_KIND_STREAM = 7,
+  GT_KIND_EVENT = 8,
+  GT_KIND_NVTX = 9,
+  GT_KIND_PROCESS = 10,     /* process start/end, written by the collector */
+  GT_KIND_KERNEL_NAME = 11, /* kernel id -> mangled name */
+  GT_KIND_DROP = 12,        /* records the ring had no room for */
+  GT_KIND_LOST = 13,        /* slots the collector had to skip */
+  GT_KIND_COUNT
+};
+
+/* Memory kinds of alloc/free records. */
+enum gt_memory {
+  GT_MEM_UNKNOWN = 0,
+  GT_MEM_DEVICE = 1,
+  GT_MEM_PINNED_HOST = 2, /* cudaMallocHost, cudaHostAlloc, cudaHostRegister */
+  GT_MEM_MANAGED = 3,
+};
+
+/* Copy directions; the first five equal cudaMemcpyKind. GT_DIR_DEFAULT is
+ * left only when the runtime could not tell us where a pointer lives. */
+enum gt_dir {
+  GT_DIR_HTOH = 0,
+  GT_DIR_HTOD = 1,
+  GT_DIR_DTOH = 2,
+  GT_DIR_DTOD = 3,
+  GT_DIR_DEFAULT = 4,
+  GT_DIR_PEER = 5, /* cudaMemcpyPeer: device to another device */
+};
+
+/* NVTX operations. */
+enum gt_nvtx_op {
+  GT_NVTX_PUSH = 1,
+  GT_NVTX_POP = 2,
+  GT_NVTX_MARK = 3,
+  GT_NVTX_START = 4,
+  GT_NVTX_END = 5,
+};
+
+/* Process record phases. */
+enum gt_proc_phase {
+  GT_PROC_START = 1, /* text: the command line, arguments separated by ' ' */
+  GT_PROC_END = 2,   /* the connection closed: exit, exec or death */
+};
+
+/* rec.flags */
+#define GT_F_PINNED 0x1u       /* memcpy: the host side is page-locked */
+#define GT_F_ASYNC 0x2u        /* the API is stream-ordered (…Async) */
+#define GT_F_TEXT_TRUNC 0x4u   /* text was longer than GT_TEXT_MAX */
+#define GT_F_KERNEL_HANDLE 0x8u /* launch: kernel is a cudaKernel_t, no stub known */
+#define GT_F_HOST_FN 0x10u     /* launch: a host function (cudaLaunchHostFunc) */
+#define GT_F_GRAPH 0x20u       /* launch: a graph (cudaGraphLaunch) */
+#define GT_F_PAGEABLE 0x40u    /* memcpy: a host side is known to be pageable */
+
+struct gt_mem_args { /* ALLOC, FREE */
+  uint64_t ptr;
+  uint64_t bytes;  /* 0 for frees: the analyzer matches them to allocations */
+  uint64_t stream; /* stream-ordered APIs */
+  uint64_t pitch;  /* cudaMallocPitch: row pitch (bytes = pitch * height) */
+  uint64_t pool;   /* cudaMallocFromPoolAsync */
+  uint32_t host_flags; /* cudaHostAlloc / cudaHostRegister / managed flags */
+  uint8_t memory;      /* enum gt_memory */
+  uint8_t pad[3];
+};
+
+struct gt_copy_args { /* MEMCPY */
+  uint64_t dst;
+  uint64_t src;
+  uint64_t bytes;  /* total bytes moved (width * height for 2D) */
+  uint64_t stream;
+  uint32_t width;  /* 2D: bytes per row, else 0 */
+  uint32_t height; /* 2D: rows, else 0 */
+  uint32_t kind;   /* the cudaMemcpyKind the caller passed */
+  uint8_t dir;     /* enum gt_dir, resolved */
+  uint8_t pad[3];
+  int32_t dst_device; /* peer copies; -1 otherwise */
+  int32_t src_device;
+};
+
+struct gt_set_args { /* MEMSET */
+  uint64_t ptr;
+  uint64_t bytes;
+  uint64_t stream;
+  uint32_t width;
+  uint32_t height;
+  int32_t value;
+  uint32_t pad;
+};
+
+struct gt_launch_args { /* LAUNCH */
+  uint64_t kernel; /* host stub address: the key of KERNEL_NAME records */
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint64_t shared_mem;
+  uint64_t stream;
+};
+
+struct gt_handle_args { /* SYNC, STREAM, EVENT */
+  uint64_t handle;  /* the stream or event */
+  uint64_t handle2; /* cudaStreamWaitEvent's event; cudaEventRecord's stream */
+  uint32_t flags;
+  int32_t priority;
+};
+
+struct gt_nvtx_args { /* NVTX; text: the message */
+  uint64_t range_id; /* start/end ranges */
+  uint64_t domain;   /* 0 = default domain */
+  uint32_t op;       /* enum gt_nvtx_op */
+  uint32_t color;
+  int32_t depth;     /* push/pop: the level the runtime returned */
+  uint32_t text_len;
+};
+
+struct gt_process_args { /* PROCESS; text: command line */
+  uint32_t ppid;
+  uint32_t phase; /* enum gt_proc_phase */
+  uint64_t ring_bytes;
+  uint64_t records; /* END: records the collector took from this process */
+  uint64_t dropped; /* END: records the ring had no room for */
+  uint64_t lost;    /* END: slots skipped as abandoned or corrupt */
+  uint32_t text_len;
+  uint32_t pad;
+};
+
+struct gt_kernel_name_args { /* KERNEL_NAME; text: mangled device name */
+  uint64_t kernel;
+  uint32_t text_len;
+  uint32_t pad;
+};
+
+struct gt_count_args { /* DROP, LOST */
+  uint64_t count;
+  uint32_t of_kind; /* DROP: enum gt_kind of the records dropped */
+  uint32_t pad;
+};
+
+struct gt_record {
+  uint64_t ts_ns;  /* CLOCK_MONOTONIC at entry */
+  uint64_t dur_ns; /* time inside the real call */
+  uint32_t pid;
+  uint32_t tid;
+  uint16_t api;    /* enum gt_api */
+  uint8_t kind;    /* enum gt_kind */
+  uint8_t nslots;  /* 1 + continuation slots */
+  int32_t result;  /* the cudaError_t returned, untouched */
+  uint32_t flags;  /* GT_F_* */
+  uint32_t stack_id; /* 0 = no stack */
+  union {
+    struct gt_mem_args mem;
+    struct gt_copy_args copy;
+    struct gt_set_args set;
+    struct gt_launch_args launch;
+    struct gt_handle_args handle;
+    struct gt_nvtx_args nvtx;
+    struct gt_process_args proc;
+    struct gt_kernel_name_args kname;
+    struct gt_count_args count;
+    uint8_t raw[56];
+  } u;
+};
+
+struct gt_text_slot {
+  uint32_t magic; /* GT_TEXT_MAGIC */
+  uint32_t index; /* 1-based position after the record */
+  char text[GT_TEXT_PER_SLOT];
+};
+
+_Static_assert(sizeof(struct gt_record) == GT_SLOT_SIZE, "record is one slot");
+_Static_assert(sizeof(struct gt_text_slot) == GT_SLOT_SIZE, "text is one slot");
+
+/* Number of slots a record with `text_len` bytes of text needs. */
+static inline unsigned gt_slots_for_text(uint32_t text_len) {
+  return 1u + (text_len + GT_TEXT_PER_SLOT - 1u) / GT_TEXT_PER_SLOT;
+}
+
+/* Copy `len` bytes of text (cut to GT_TEXT_MAX, flagged GT_F_TEXT_TRUNC)
+ * into the text slots that follow `rec` in memory — the caller provides
+ * room for GT_MAX_SLOTS slots — and set nslots and the kind's text_len.
+ * Returns the bytes kept. Defined in common/record_text.c. */
+#include <stddef.h>
+size_t gt_record_attach_text(struct gt_record *rec, const char *text, size_t len);
+
+/* Names (for dump, reports); defined in common/names.c. */
+const char *gt_api_name(unsigned api);
+const char *gt_kind_name(unsigned kind);
+const char *gt_memory_name(unsigned memory);
+const char *gt_dir_name(unsigned dir);
+const char *gt_nvtx_op_name(unsigned op);
+unsigned gt_api_kind(unsigned api);
+
+#endif

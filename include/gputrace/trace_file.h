@@ -1,0 +1,111 @@
+/* trace_file.h — the .gtrace file: a header, then independent zstd chunks.
+ *
+ * Contract (docs/trace-format.md has the byte layout):
+ *  - File header (64 bytes), then chunks. A chunk is a 32-byte header and one
+ *    zstd frame (with content checksum) holding whole records: a record and
+ *    its text slots never straddle chunks. So a file cut short by a crash is
+ *    readable up to its last complete chunk, and a corrupt chunk costs only
+ *    its own records: the reader resynchronizes on the next chunk header.
+ *  - The writer (collector) appends records to an in-memory chunk and
+ *    compresses it when it reaches GT_CHUNK_TARGET bytes or on gt_writer_flush.
+ *    Write errors (ENOSPC, EFBIG, EIO) are sticky: later appends are counted
+ *    as lost, never block, and gt_writer_error() reports them.
+ *  - The reader never trusts the file: every length is bounded and checked;
+ *    problems become warnings (counted, with the file name and offset) and
+ *    reading continues where it safely can.
+ */
+#ifndef GPUTRACE_TRACE_FILE_H
+#define GPUTRACE_TRACE_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gputrace/schema.h"
+
+#define GT_FILE_MAGIC "GPUTRACE"
+#define GT_FILE_VERSION 1u
+#define GT_CHUNK_MAGIC 0x4b434847u /* "GHCK" */
+#define GT_CHUNK_TARGET (1u << 20) /* uncompressed bytes per chunk */
+#define GT_CHUNK_MAX_BYTES (64u << 20) /* bound a reader accepts */
+
+struct gt_file_header {
+  char magic[8];          /* "GPUTRACE" */
+  uint32_t version;       /* GT_FILE_VERSION */
+  uint32_t header_bytes;  /* 64 */
+  uint32_t slot_size;     /* GT_SLOT_SIZE */
+  uint32_t flags;         /* 0 */
+  uint64_t realtime_ns;   /* CLOCK_REALTIME when the file was created */
+  uint64_t monotonic_ns;  /* CLOCK_MONOTONIC at the same moment */
+  uint32_t collector_pid;
+  uint8_t reserved[20];
+};
+
+struct gt_chunk_header {
+  uint32_t magic;            /* GT_CHUNK_MAGIC */
+  uint32_t header_bytes;     /* 32 */
+  uint64_t index;            /* 0, 1, 2, ... */
+  uint32_t records;          /* logical records in the chunk */
+  uint32_t slots;            /* 96-byte slots: the uncompressed size / 96 */
+  uint32_t compressed_bytes; /* size of the zstd frame that follows */
+  uint32_t check;            /* FNV-1a of the 28 bytes before it */
+};
+
+_Static_assert(sizeof(struct gt_file_header) == 64, "file header is 64 bytes");
+_Static_assert(sizeof(struct gt_chunk_header) == 32, "chunk header is 32 bytes");
+
+uint32_t gt_chunk_check(const struct gt_chunk_header *h);
+
+/* ---- writer ---- */
+struct gt_writer;
+
+/* Create (truncate) `path` with mode 0600 and write the file header; with
+ * GT_WRITER_APPEND an existing trace is kept and chunks are added after it
+ * (several collectors writing one file one after another). On failure
+ * returns NULL and puts a message in err. */
+#define GT_WRITER_APPEND 1
+struct gt_writer *gt_writer_open(const char *path, int flags, char *err, size_t errlen);
+
+/* Append one record (rec->nslots slots). Returns 0, or -1 once the file
+ * has a write error (the record is counted in gt_writer_lost). */
+int gt_writer_append(struct gt_writer *w, const struct gt_record *rec);
+
+/* Compress and write the pending chunk, if any. Returns 0 or -1. */
+int gt_writer_flush(struct gt_writer *w);
+
+/* Compress and write `len` bytes of whole records (`records` of them) as
+ * one chunk, bypassing the pending chunk (for a writer thread that receives
+ * ready-made chunks). Returns 0, or -1 and counts them lost. */
+int gt_writer_write_chunk(struct gt_writer *w, const void *slots, size_t len,
+                          uint32_t records);
+
+uint64_t gt_writer_records(const struct gt_writer *w);
+uint64_t gt_writer_lost(const struct gt_writer *w);
+uint64_t gt_writer_bytes(const struct gt_writer *w); /* bytes in the file */
+const char *gt_writer_error(const struct gt_writer *w); /* NULL if none */
+
+/* Flush, close, free. Returns 0, or -1 if any write failed. */
+int gt_writer_close(struct gt_writer *w);
+
+/* ---- reader ---- */
+struct gt_reader;
+
+/* Open and check the header. Returns NULL with a message naming the file
+ * and the problem ("not a gputrace trace", "unsupported version", ...). */
+struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen);
+
+/* Next record: 1 and *rec set (valid until the next call), 0 at the end.
+ * Damage is reported on stderr once per problem and counted. */
+int gt_reader_next(struct gt_reader *r, const struct gt_record **rec);
+
+/* Copy the text carried by `rec` into buf (NUL-terminated, cut to buflen-1).
+ * `len` is the text_len field of the record's kind. Returns the length. */
+size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf, size_t buflen);
+
+const struct gt_file_header *gt_reader_header(const struct gt_reader *r);
+uint64_t gt_reader_warnings(const struct gt_reader *r);
+uint64_t gt_reader_bad_chunks(const struct gt_reader *r);
+int gt_reader_truncated(const struct gt_reader *r);
+void gt_reader_close(struct gt_reader *r);
+
+#endif

@@ -1,0 +1,282 @@
+/* core.c — the shim's life cycle: lazy start, the recursion guard, record
+ * emission, symbol resolution, fork.
+ *
+ * Contract:
+ *  - Nothing happens at load time but reading the environment and
+ *    registering fork handlers: the ring and the collector connection are
+ *    made by the first traced call (so processes that never touch CUDA cost
+ *    nothing), and hooks that run before the constructor still work.
+ *  - Tracing states: OFF (not started), STARTING (one thread connects while
+ *    the others wait briefly), ON, DISABLED (no collector, GPUTRACE_DISABLE,
+ *    or the collector went away: calls are only forwarded, one warning).
+ *  - A forked child drops the parent's ring and connection without touching
+ *    them and starts its own on its first traced call, under its own pid.
+ *  - No destructor: records are in shared memory the moment they are
+ *    committed, so exit, _exit, a crash or SIGKILL lose nothing already
+ *    written, and no CUDA call is made at teardown.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gputrace/protocol.h"
+#include "gputrace/ring.h"
+#include "shim.h"
+#include "transport.h"
+
+enum { ST_OFF = 0, ST_STARTING = 1, ST_ON = 2, ST_DISABLED = 3 };
+
+int gt_active;                      /* ST_ON, read on every hook */
+static _Atomic int g_state = ST_OFF;
+static _Atomic int g_constructed;
+static struct gt_ring g_ring;
+static uint32_t g_pid;
+static int g_quiet;
+static _Atomic uint64_t g_skipped_while_starting;
+
+__thread int gt_tls_depth __attribute__((tls_model("initial-exec")));
+static __thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));
+
+void gt_warn(const char *fmt, ...) {
+  if (g_quiet)
+    return;
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  if ((size_t)n > sizeof buf - 2)
+    n = sizeof buf - 2;
+  buf[n++] = '\n';
+  ssize_t ignored = write(2, buf, (size_t)n); /* no stdio: the app owns it */
+  (void)ignored;
+}
+
+static uint32_t current_tid(void) {
+  if (__builtin_expect(tls_tid == 0, 0))
+    tls_tid = (uint32_t)syscall(SYS_gettid);
+  return tls_tid;
+}
+
+/* ---- fork ---- */
+
+static void atfork_child(void) {
+  /* The parent's ring and socket stay the parent's: forget them here and
+   * start afresh on this process's first traced call. */
+  int was = atomic_load(&g_state);
+  tls_tid = 0;
+  g_pid = (uint32_t)getpid();
+  if (was == ST_ON || was == ST_STARTING) {
+    __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
+    gt_transport_forget();
+    memset(&g_ring, 0, sizeof g_ring);
+    atomic_store(&g_state, ST_OFF);
+  }
+}
+
+/* ---- start-up ---- */
+
+static void set_nvtx_injection(void) {
+  const char *nvtx = getenv("GPUTRACE_NVTX");
+  if ((nvtx && strcmp(nvtx, "0") == 0) || getenv("NVTX_INJECTION64_PATH"))
+    return;
+  Dl_info info;
+  if (dladdr((void *)&set_nvtx_injection, &info) && info.dli_fname &&
+      info.dli_fname[0] == '/')
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
+static void construct(void) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&g_constructed, &expected, 1))
+    return;
+  g_pid = (uint32_t)getpid();
+  const char *quiet = getenv(GT_ENV_QUIET);
+  g_quiet = quiet && strcmp(quiet, "1") == 0;
+  const char *off = getenv(GT_ENV_DISABLE);
+  if (off && strcmp(off, "1") == 0) {
+    atomic_store(&g_state, ST_DISABLED);
+    return;
+  }
+  set_nvtx_injection();
+  gt_transport_prepare_env();
+  pthread_atfork(NULL, NULL, atfork_child);
+}
+
+__attribute__((constructor)) static void gt_constructor(void) {
+  int saved_errno = errno;
+  construct();
+  errno = saved_errno;
+}
+
+static void start_tracing(void) {
+  size_t ring_kb = GT_DEFAULT_RING_KB;
+  const char *kb = getenv(GT_ENV_RING_KB);
+  if (kb && *kb) {
+    char *end;
+    unsigned long v = strtoul(kb, &end, 10);
+    if (*end == '\0' && v >= 16 && v <= (16ul << 20))
+      ring_kb = v;
+    else
+      gt_warn("gputrace: ignoring %s=%s (want 16..16777216)", GT_ENV_RING_KB, kb);
+  }
+  if (gt_transport_open(&g_ring, ring_kb * 1024u, g_pid) != 0) {
+    atomic_store(&g_state, ST_DISABLED);
+    return;
+  }
+  uint64_t skipped = atomic_exchange(&g_skipped_while_starting, 0);
+  atomic_fetch_add(&g_ring.hdr->dropped[GT_KIND_NONE], skipped);
+  /* ON before gt_active: a registration that sees gt_active must find the
+   * ring accepting records (registry.c's ordering argument). */
+  atomic_store(&g_state, ST_ON);
+  __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
+  gt_kernels_emit_all();
+}
+
+/* How long a thread waits for another one to connect before it lets its
+ * call through untraced (and counted): the connecting thread may itself be
+ * waiting for a lock this one holds, e.g. the loader's inside dlopen. */
+#define GT_START_WAIT_NS 2000000000ull
+
+static int hook_enter_slow(void);
+
+/* Starting up makes syscalls that set errno; the caller must see only the
+ * runtime's errno, so it is put back whatever happens here. */
+int gt_hook_enter_slow(void) {
+  int saved_errno = errno;
+  int traced = hook_enter_slow();
+  errno = saved_errno;
+  return traced;
+}
+
+static int hook_enter_slow(void) {
+  if (!atomic_load_explicit(&g_constructed, memory_order_acquire))
+    construct();
+  uint64_t waited = 0;
+  for (;;) {
+    int st = atomic_load(&g_state);
+    if (st == ST_ON)
+      break;
+    if (st == ST_DISABLED)
+      return 0;
+    if (st == ST_OFF && atomic_compare_exchange_strong(&g_state, &st, ST_STARTING)) {
+      gt_tls_depth = 1; /* calls made while connecting are not traced */
+      start_tracing();
+      gt_tls_depth = 0;
+      continue;
+    }
+    if (waited >= GT_START_WAIT_NS) {
+      atomic_fetch_add(&g_skipped_while_starting, 1);
+      return 0;
+    }
+    struct timespec pause = {0, 100000}; /* another thread is connecting */
+    nanosleep(&pause, NULL);
+    waited += 100000;
+  }
+  gt_tls_depth = 1;
+  return 1;
+}
+
+/* ---- records ---- */
+
+void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t t1,
+                     int result) {
+  memset(rec, 0, sizeof *rec);
+  rec->ts_ns = t0;
+  rec->dur_ns = t1 - t0;
+  rec->pid = g_pid;
+  rec->tid = current_tid();
+  rec->api = (uint16_t)api;
+  rec->kind = (uint8_t)gt_api_kind(api);
+  rec->nslots = 1;
+  rec->result = result;
+}
+
+static void on_drop(void) {
+  /* Only on the full-ring path: see whether the collector is still there. */
+  static _Atomic uint32_t drops;
+  if ((atomic_fetch_add_explicit(&drops, 1, memory_order_relaxed) & 1023u) != 0)
+    return;
+  if (gt_transport_peer_gone()) {
+    int on = ST_ON;
+    if (atomic_compare_exchange_strong(&g_state, &on, ST_DISABLED)) {
+      __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
+      gt_warn("gputrace: the collector went away; tracing of pid %u stopped", g_pid);
+    }
+  }
+}
+
+void gt_emit(struct gt_record *rec) {
+  if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
+    return;
+  rec->nslots = 1;
+  if (!gt_ring_write(&g_ring, rec))
+    on_drop();
+}
+
+void gt_emit_text(struct gt_record *rec, const char *text, size_t len) {
+  if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
+    return;
+  struct {
+    struct gt_record rec;
+    struct gt_text_slot text[GT_MAX_SLOTS - 1];
+  } buf;
+  buf.rec = *rec;
+  gt_record_attach_text(&buf.rec, text, len);
+  if (!gt_ring_write(&g_ring, &buf.rec))
+    on_drop();
+}
+
+/* ---- symbol resolution ---- */
+
+struct find_cudart {
+  char path[512];
+};
+
+static int find_cudart_cb(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  struct find_cudart *out = data;
+  const char *base = strrchr(info->dlpi_name, '/');
+  base = base ? base + 1 : info->dlpi_name;
+  if (strncmp(base, "libcudart.so", 12) != 0)
+    return 0;
+  snprintf(out->path, sizeof out->path, "%s", info->dlpi_name);
+  return 1;
+}
+
+static void *resolve(const char *name);
+
+void *gt_resolve(const char *name) {
+  int saved_errno = errno;
+  void *fn = resolve(name);
+  errno = saved_errno;
+  return fn;
+}
+
+static void *resolve(const char *name) {
+  void *fn = dlsym(RTLD_NEXT, name);
+  if (fn)
+    return fn;
+  /* A libcudart loaded with dlopen(RTLD_LOCAL) — PyTorch's extension
+   * modules do this — is invisible to RTLD_NEXT: look it up directly. */
+  struct find_cudart found = {{0}};
+  if (!dl_iterate_phdr(find_cudart_cb, &found))
+    return NULL;
+  void *h = dlopen(found.path, RTLD_LAZY | RTLD_NOLOAD);
+  if (!h)
+    return NULL;
+  fn = dlsym(h, name);
+  dlclose(h); /* NOLOAD took a reference; the library stays loaded */
+  return fn;
+}

@@ -1,0 +1,389 @@
+/* hooks_copy.c — memcpy and memset hooks (kinds MEMCPY and MEMSET).
+ *
+ * Contract:
+ *  - Each hook has the exact CUDA 13 runtime signature (the _ptds / _ptsz
+ *    per-thread-stream twins included), forwards to the real function and
+ *    returns its result and errno untouched.
+ *  - MEMCPY records: dst, src, bytes (width * height for 2D), width/height
+ *    (2D only), stream, kind = the cudaMemcpyKind passed, dir = the resolved
+ *    direction, dst_device/src_device (peer copies; -1 otherwise).
+ *    Symbol copies record the symbol's (host shadow) address as dst or src
+ *    and are DtoD when kind says so, else HtoD (to) / DtoH (from).
+ *  - cudaMemcpyDefault is resolved after the real call, and only when the
+ *    copy succeeded and the thread's last error is clear, by asking the real
+ *    cudaPointerGetAttributes about each side: device/managed -> D,
+ *    registered host -> pinned H, unregistered -> pageable H. A failed query
+ *    is cleared with the real cudaGetLastError (safe: the last error was
+ *    clear before it), so the program's error state is untouched.
+ *    Unresolved, dir stays GT_DIR_DEFAULT.
+ *  - Flags: GT_F_ASYNC for the stream-ordered APIs; for copies with a host
+ *    side GT_F_PINNED when every host side is page-locked, GT_F_PAGEABLE
+ *    when one is known not to be, neither when that is unknown. Explicit
+ *    kinds are checked against the pinned ranges (registry.c).
+ *  - MEMSET records: ptr, bytes (width * height for 2D), width/height,
+ *    value, stream.
+ */
+#include <string.h>
+
+#include "shim.h"
+
+/* ---- where a copy's sides live ---- */
+
+enum side {
+  SIDE_UNKNOWN,
+  SIDE_DEVICE,
+  SIDE_HOST,          /* page-locked or not: not known yet */
+  SIDE_HOST_PINNED,   /* page-locked */
+  SIDE_HOST_PAGEABLE, /* known not page-locked */
+};
+
+static enum side side_from_kind(int kind, int is_dst) {
+  switch (kind) {
+  case cudaMemcpyHostToHost:
+    return SIDE_HOST;
+  case cudaMemcpyHostToDevice:
+    return is_dst ? SIDE_DEVICE : SIDE_HOST;
+  case cudaMemcpyDeviceToHost:
+    return is_dst ? SIDE_HOST : SIDE_DEVICE;
+  case cudaMemcpyDeviceToDevice:
+    return SIDE_DEVICE;
+  default:
+    return SIDE_UNKNOWN;
+  }
+}
+
+/* Real runtime entry points for cudaMemcpyDefault; NULL if missing. */
+typedef cudaError_t (*attr_fn)(struct cudaPointerAttributes *, const void *);
+typedef cudaError_t (*err_fn)(void);
+
+static attr_fn g_get_attributes;
+static err_fn g_get_last_error;
+static err_fn g_peek_last_error;
+
+static int query_ready(void) {
+  if (g_get_attributes == NULL) {
+    g_peek_last_error = (err_fn)gt_resolve("cudaPeekAtLastError");
+    g_get_last_error = (err_fn)gt_resolve("cudaGetLastError");
+    g_get_attributes = (attr_fn)gt_resolve("cudaPointerGetAttributes");
+  }
+  return g_get_attributes && g_get_last_error && g_peek_last_error;
+}
+
+/* Ask the runtime where `p` lives. Only call when the last error is clear. */
+static enum side query_side(const void *p) {
+  struct cudaPointerAttributes a;
+  memset(&a, 0, sizeof a);
+  if (g_get_attributes(&a, p) != 0) {
+    (void)g_get_last_error(); /* back to clear, as it was */
+    return SIDE_UNKNOWN;
+  }
+  switch (a.type) {
+  case cudaMemoryTypeDevice:
+  case cudaMemoryTypeManaged:
+    return SIDE_DEVICE;
+  case cudaMemoryTypeHost:
+    return SIDE_HOST_PINNED;
+  case cudaMemoryTypeUnregistered:
+    return SIDE_HOST_PAGEABLE;
+  default:
+    return SIDE_UNKNOWN;
+  }
+}
+
+static enum side pinned_state(const void *p) {
+  int in = gt_pinned_contains(p);
+  return in > 0 ? SIDE_HOST_PINNED : in == 0 ? SIDE_HOST_PAGEABLE : SIDE_HOST;
+}
+
+static int is_host(enum side s) {
+  return s >= SIDE_HOST;
+}
+
+static uint8_t dir_of(enum side dst, enum side src) {
+  if (dst == SIDE_UNKNOWN || src == SIDE_UNKNOWN)
+    return GT_DIR_DEFAULT;
+  if (is_host(src))
+    return is_host(dst) ? GT_DIR_HTOH : GT_DIR_HTOD;
+  return is_host(dst) ? GT_DIR_DTOH : GT_DIR_DTOD;
+}
+
+static uint32_t host_flags_of(enum side dst, enum side src) {
+  if (dst == SIDE_HOST_PAGEABLE || src == SIDE_HOST_PAGEABLE)
+    return GT_F_PAGEABLE;
+  if (dst == SIDE_HOST || src == SIDE_HOST || !(is_host(dst) || is_host(src)))
+    return 0;
+  return GT_F_PINNED; /* every host side page-locked */
+}
+
+/* ---- copy records ---- */
+
+enum symbol_side { SYM_NONE, SYM_DST, SYM_SRC };
+
+struct copy_desc {
+  unsigned api;
+  uint32_t flags;
+  const void *dst, *src;
+  uint64_t bytes;
+  uint64_t width, height; /* 2D only */
+  int kind;               /* cudaMemcpyKind as passed */
+  const void *stream;
+  enum symbol_side sym; /* which side is a __device__ symbol */
+};
+
+/* Sides as the kind (or, for cudaMemcpyDefault, the runtime) says. */
+static void resolve_sides(const struct copy_desc *c, cudaError_t r, enum side *dst,
+                          enum side *src) {
+  *dst = c->sym == SYM_DST ? SIDE_DEVICE : side_from_kind(c->kind, 1);
+  *src = c->sym == SYM_SRC ? SIDE_DEVICE : side_from_kind(c->kind, 0);
+  if (c->kind == cudaMemcpyDefault && r == 0 && query_ready() &&
+      g_peek_last_error() == 0) {
+    if (*dst == SIDE_UNKNOWN)
+      *dst = query_side(c->dst);
+    if (*src == SIDE_UNKNOWN)
+      *src = query_side(c->src);
+  }
+  if (*dst == SIDE_HOST)
+    *dst = pinned_state(c->dst);
+  if (*src == SIDE_HOST)
+    *src = pinned_state(c->src);
+}
+
+static void emit_copy(const struct copy_desc *c, uint64_t t0, uint64_t t1,
+                      cudaError_t r) {
+  enum side dst, src;
+  resolve_sides(c, r, &dst, &src);
+  struct gt_record rec;
+  gt_record_begin(&rec, c->api, t0, t1, r);
+  rec.flags = c->flags | host_flags_of(dst, src);
+  rec.u.copy.dst = (uint64_t)(uintptr_t)c->dst;
+  rec.u.copy.src = (uint64_t)(uintptr_t)c->src;
+  rec.u.copy.bytes = c->bytes;
+  rec.u.copy.stream = (uint64_t)(uintptr_t)c->stream;
+  rec.u.copy.width = (uint32_t)c->width;
+  rec.u.copy.height = (uint32_t)c->height;
+  rec.u.copy.kind = (uint32_t)c->kind;
+  rec.u.copy.dir = dir_of(dst, src);
+  rec.u.copy.dst_device = -1;
+  rec.u.copy.src_device = -1;
+  gt_emit(&rec);
+}
+
+/* A struct copy_desc pointer for the common fields. */
+#define GT_COPY(name, fl, d, s, n, k, strm, symside)                                     \
+  (&(const struct copy_desc){.api = GT_API_##name,                                       \
+                             .flags = fl,                                                \
+                             .dst = d,                                                   \
+                             .src = s,                                                   \
+                             .bytes = n,                                                 \
+                             .kind = k,                                                  \
+                             .stream = strm,                                             \
+                             .sym = symside})
+#define GT_COPY_2D(name, fl, d, s, w, h, k, strm)                                        \
+  (&(const struct copy_desc){.api = GT_API_##name,                                       \
+                             .flags = fl,                                                \
+                             .dst = d,                                                   \
+                             .src = s,                                                   \
+                             .bytes = (uint64_t)(w) * (h),                               \
+                             .width = w,                                                 \
+                             .height = h,                                                \
+                             .kind = k,                                                  \
+                             .stream = strm})
+
+/* ---- cudaMemcpy, cudaMemcpyAsync ---- */
+
+#define GT_HOOK_MEMCPY(name)                                                             \
+  GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count, int kind) {       \
+    GT_REAL(name, cudaError_t, (void *, const void *, size_t, int));                     \
+    GT_TRACE_CALL(                                                                       \
+        real_##name(dst, src, count, kind),                                              \
+        emit_copy(GT_COPY(name, 0, dst, src, count, kind, NULL, SYM_NONE), t0, t1, r));  \
+  }
+GT_HOOK_MEMCPY(cudaMemcpy)
+GT_HOOK_MEMCPY(cudaMemcpy_ptds)
+
+#define GT_HOOK_MEMCPY_ASYNC(name)                                                       \
+  GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count, int kind,         \
+                             cudaStream_t stream) {                                      \
+    GT_REAL(name, cudaError_t, (void *, const void *, size_t, int, cudaStream_t));       \
+    GT_TRACE_CALL(                                                                       \
+        real_##name(dst, src, count, kind, stream),                                      \
+        emit_copy(GT_COPY(name, GT_F_ASYNC, dst, src, count, kind, stream, SYM_NONE),    \
+                  t0, t1, r));                                                           \
+  }
+GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync)
+GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz)
+
+/* ---- cudaMemcpy2D, cudaMemcpy2DAsync ---- */
+
+#define GT_HOOK_MEMCPY_2D(name)                                                          \
+  GT_EXPORT cudaError_t name(void *dst, size_t dpitch, const void *src, size_t spitch,   \
+                             size_t width, size_t height, int kind) {                    \
+    GT_REAL(name, cudaError_t,                                                           \
+            (void *, size_t, const void *, size_t, size_t, size_t, int));                \
+    GT_TRACE_CALL(                                                                       \
+        real_##name(dst, dpitch, src, spitch, width, height, kind),                      \
+        emit_copy(GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL), t0, t1, r)); \
+  }
+GT_HOOK_MEMCPY_2D(cudaMemcpy2D)
+GT_HOOK_MEMCPY_2D(cudaMemcpy2D_ptds)
+
+#define GT_HOOK_MEMCPY_2D_ASYNC(name)                                                    \
+  GT_EXPORT cudaError_t name(void *dst, size_t dpitch, const void *src, size_t spitch,   \
+                             size_t width, size_t height, int kind,                      \
+                             cudaStream_t stream) {                                      \
+    GT_REAL(name, cudaError_t,                                                           \
+            (void *, size_t, const void *, size_t, size_t, size_t, int, cudaStream_t));  \
+    GT_TRACE_CALL(                                                                       \
+        real_##name(dst, dpitch, src, spitch, width, height, kind, stream),              \
+        emit_copy(GT_COPY_2D(name, GT_F_ASYNC, dst, src, width, height, kind, stream),   \
+                  t0, t1, r));                                                           \
+  }
+GT_HOOK_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync)
+GT_HOOK_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync_ptsz)
+
+/* ---- peer copies ---- */
+
+static void emit_peer(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
+                      cudaError_t r, const void *dst, int dst_device, const void *src,
+                      int src_device, size_t count, const void *stream) {
+  struct gt_record rec;
+  gt_record_begin(&rec, api, t0, t1, r);
+  rec.flags = flags;
+  rec.u.copy.dst = (uint64_t)(uintptr_t)dst;
+  rec.u.copy.src = (uint64_t)(uintptr_t)src;
+  rec.u.copy.bytes = count;
+  rec.u.copy.stream = (uint64_t)(uintptr_t)stream;
+  rec.u.copy.kind = cudaMemcpyDeviceToDevice;
+  rec.u.copy.dir = GT_DIR_PEER;
+  rec.u.copy.dst_device = dst_device;
+  rec.u.copy.src_device = src_device;
+  gt_emit(&rec);
+}
+
+GT_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
+                                     int srcDevice, size_t count) {
+  GT_REAL(cudaMemcpyPeer, cudaError_t, (void *, int, const void *, int, size_t));
+  GT_TRACE_CALL(real_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count),
+                emit_peer(GT_API_cudaMemcpyPeer, 0, t0, t1, r, dst, dstDevice, src,
+                          srcDevice, count, NULL));
+}
+
+GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
+                                          int srcDevice, size_t count,
+                                          cudaStream_t stream) {
+  GT_REAL(cudaMemcpyPeerAsync, cudaError_t,
+          (void *, int, const void *, int, size_t, cudaStream_t));
+  GT_TRACE_CALL(real_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream),
+                emit_peer(GT_API_cudaMemcpyPeerAsync, GT_F_ASYNC, t0, t1, r, dst,
+                          dstDevice, src, srcDevice, count, stream));
+}
+
+/* ---- symbol copies ---- */
+
+#define GT_HOOK_TO_SYMBOL(name)                                                          \
+  GT_EXPORT cudaError_t name(const void *symbol, const void *src, size_t count,          \
+                             size_t offset, int kind) {                                  \
+    GT_REAL(name, cudaError_t, (const void *, const void *, size_t, size_t, int));       \
+    GT_TRACE_CALL(real_##name(symbol, src, count, offset, kind),                         \
+                  emit_copy(GT_COPY(name, 0, symbol, src, count, kind, NULL, SYM_DST),   \
+                            t0, t1, r));                                                 \
+  }
+GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol)
+GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol_ptds)
+
+#define GT_HOOK_FROM_SYMBOL(name)                                                        \
+  GT_EXPORT cudaError_t name(void *dst, const void *symbol, size_t count, size_t offset, \
+                             int kind) {                                                 \
+    GT_REAL(name, cudaError_t, (void *, const void *, size_t, size_t, int));             \
+    GT_TRACE_CALL(real_##name(dst, symbol, count, offset, kind),                         \
+                  emit_copy(GT_COPY(name, 0, dst, symbol, count, kind, NULL, SYM_SRC),   \
+                            t0, t1, r));                                                 \
+  }
+GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol)
+GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol_ptds)
+
+#define GT_HOOK_TO_SYMBOL_ASYNC(name)                                                    \
+  GT_EXPORT cudaError_t name(const void *symbol, const void *src, size_t count,          \
+                             size_t offset, int kind, cudaStream_t stream) {             \
+    GT_REAL(name, cudaError_t,                                                           \
+            (const void *, const void *, size_t, size_t, int, cudaStream_t));            \
+    GT_TRACE_CALL(                                                                       \
+        real_##name(symbol, src, count, offset, kind, stream),                           \
+        emit_copy(GT_COPY(name, GT_F_ASYNC, symbol, src, count, kind, stream, SYM_DST),  \
+                  t0, t1, r));                                                           \
+  }
+GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync)
+GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz)
+
+#define GT_HOOK_FROM_SYMBOL_ASYNC(name)                                                  \
+  GT_EXPORT cudaError_t name(void *dst, const void *symbol, size_t count, size_t offset, \
+                             int kind, cudaStream_t stream) {                            \
+    GT_REAL(name, cudaError_t,                                                           \
+            (void *, const void *, size_t, size_t, int, cudaStream_t));                  \
+    GT_TRACE_CALL(                                                                       \
+        real_##name(dst, symbol, count, offset, kind, stream),                           \
+        emit_copy(GT_COPY(name, GT_F_ASYNC, dst, symbol, count, kind, stream, SYM_SRC),  \
+                  t0, t1, r));                                                           \
+  }
+GT_HOOK_FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync)
+GT_HOOK_FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync_ptsz)
+
+/* ---- memsets ---- */
+
+static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
+                     cudaError_t r, const void *ptr, int value, uint64_t width,
+                     uint64_t height, uint64_t bytes, const void *stream) {
+  struct gt_record rec;
+  gt_record_begin(&rec, api, t0, t1, r);
+  rec.flags = flags;
+  rec.u.set.ptr = (uint64_t)(uintptr_t)ptr;
+  rec.u.set.bytes = bytes;
+  rec.u.set.stream = (uint64_t)(uintptr_t)stream;
+  rec.u.set.width = (uint32_t)width;
+  rec.u.set.height = (uint32_t)height;
+  rec.u.set.value = value;
+  gt_emit(&rec);
+}
+
+#define GT_HOOK_MEMSET(name)                                                             \
+  GT_EXPORT cudaError_t name(void *devPtr, int value, size_t count) {                    \
+    GT_REAL(name, cudaError_t, (void *, int, size_t));                                   \
+    GT_TRACE_CALL(                                                                       \
+        real_##name(devPtr, value, count),                                               \
+        emit_set(GT_API_##name, 0, t0, t1, r, devPtr, value, 0, 0, count, NULL));        \
+  }
+GT_HOOK_MEMSET(cudaMemset)
+GT_HOOK_MEMSET(cudaMemset_ptds)
+
+#define GT_HOOK_MEMSET_ASYNC(name)                                                       \
+  GT_EXPORT cudaError_t name(void *devPtr, int value, size_t count,                      \
+                             cudaStream_t stream) {                                      \
+    GT_REAL(name, cudaError_t, (void *, int, size_t, cudaStream_t));                     \
+    GT_TRACE_CALL(real_##name(devPtr, value, count, stream),                             \
+                  emit_set(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value, 0, 0,    \
+                           count, stream));                                              \
+  }
+GT_HOOK_MEMSET_ASYNC(cudaMemsetAsync)
+GT_HOOK_MEMSET_ASYNC(cudaMemsetAsync_ptsz)
+
+#define GT_HOOK_MEMSET_2D(name)                                                          \
+  GT_EXPORT cudaError_t name(void *devPtr, size_t pitch, int value, size_t width,        \
+                             size_t height) {                                            \
+    GT_REAL(name, cudaError_t, (void *, size_t, int, size_t, size_t));                   \
+    GT_TRACE_CALL(real_##name(devPtr, pitch, value, width, height),                      \
+                  emit_set(GT_API_##name, 0, t0, t1, r, devPtr, value, width, height,    \
+                           (uint64_t)width *height, NULL));                              \
+  }
+GT_HOOK_MEMSET_2D(cudaMemset2D)
+GT_HOOK_MEMSET_2D(cudaMemset2D_ptds)
+
+#define GT_HOOK_MEMSET_2D_ASYNC(name)                                                    \
+  GT_EXPORT cudaError_t name(void *devPtr, size_t pitch, int value, size_t width,        \
+                             size_t height, cudaStream_t stream) {                       \
+    GT_REAL(name, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t));     \
+    GT_TRACE_CALL(real_##name(devPtr, pitch, value, width, height, stream),              \
+                  emit_set(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value, width,   \
+                           height, (uint64_t)width *height, stream));                    \
+  }
+GT_HOOK_MEMSET_2D_ASYNC(cudaMemset2DAsync)
+GT_HOOK_MEMSET_2D_ASYNC(cudaMemset2DAsync_ptsz)

@@ -1,0 +1,114 @@
+/* shim.h — what every hook file of libgputrace.so may use.
+ *
+ * Contract for hooks:
+ *  - Resolve the real function with GT_REAL(name, ret, params); it is looked
+ *    up once with dlsym(RTLD_NEXT) (falling back to the loaded libcudart when
+ *    RTLD_NEXT cannot see it) and cached. If it cannot be found the hook
+ *    returns GT_ERR_NOT_SUPPORTED without recording anything.
+ *  - Bracket the real call with gt_hook_enter()/gt_hook_leave(). enter()
+ *    returns 0 when the call must be forwarded untraced: tracing is off or
+ *    failed, or this thread is already inside a hook (recursion guard). In
+ *    that case call the real function and return its result directly.
+ *  - Build a struct gt_record with gt_record_begin(), fill the union, then
+ *    gt_emit() (or gt_emit_text() for records carrying text). Never allocate,
+ *    lock or make a syscall on this path beyond the two clock reads.
+ *  - Save errno right after the real call and restore it before returning:
+ *    the traced program must see the runtime's errno and return value.
+ */
+#ifndef GPUTRACE_SHIM_H
+#define GPUTRACE_SHIM_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cuda_abi.h"
+#include "gputrace/schema.h"
+
+#define GT_EXPORT __attribute__((visibility("default")))
+#define GT_ERR_NOT_SUPPORTED 801 /* cudaErrorNotSupported */
+
+/* Look up a real symbol (see contract above). Thread-safe, cached by caller. */
+void *gt_resolve(const char *name);
+
+#define GT_REAL(name, ret, params)                                            \
+  typedef ret(*gt_fn_##name##_t) params;                                      \
+  static gt_fn_##name##_t real_##name;                                        \
+  if (__builtin_expect(real_##name == NULL, 0))                               \
+    real_##name = (gt_fn_##name##_t)gt_resolve(#name);                        \
+  if (real_##name == NULL)                                                    \
+  return GT_ERR_NOT_SUPPORTED
+
+/* Per-thread state (initial-exec TLS: no allocation on access). */
+extern __thread int gt_tls_depth;
+
+int gt_hook_enter_slow(void);
+
+static inline int gt_hook_enter(void) {
+  extern int gt_active; /* 1 once the ring is connected */
+  if (gt_tls_depth != 0)
+    return 0;
+  if (__builtin_expect(!__atomic_load_n(&gt_active, __ATOMIC_RELAXED), 0))
+    return gt_hook_enter_slow();
+  gt_tls_depth = 1;
+  return 1;
+}
+
+static inline void gt_hook_leave(void) { gt_tls_depth = 0; }
+
+static inline uint64_t gt_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The usual hook body. Forwards `call` (an expression of type cudaError_t)
+ * untraced when gt_hook_enter() says so; otherwise times it, runs the
+ * statements in `...` with t0, t1 and r (the result) in scope — they fill
+ * and emit the record — and returns r with the runtime's errno. */
+#define GT_TRACE_CALL(call, ...)                                                         \
+  do {                                                                                   \
+    if (!gt_hook_enter())                                                                \
+      return call;                                                                       \
+    uint64_t t0 = gt_now();                                                              \
+    cudaError_t r = call;                                                                \
+    int saved_errno = errno;                                                             \
+    uint64_t t1 = gt_now();                                                              \
+    __VA_ARGS__;                                                                         \
+    gt_hook_leave();                                                                     \
+    errno = saved_errno;                                                                 \
+    return r;                                                                            \
+  } while (0)
+
+/* Zero the record and fill the common header (pid, tid, api, kind from the
+ * API table, timestamps, result). */
+void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0,
+                     uint64_t t1, int result);
+
+/* Write a one-slot record to the ring (drops and counts when full). */
+void gt_emit(struct gt_record *rec);
+
+/* Write a record followed by `len` bytes of text (truncated to GT_TEXT_MAX,
+ * flagged GT_F_TEXT_TRUNC). The record's text_len field must be the one of
+ * its kind's union member; this function sets it. */
+void gt_emit_text(struct gt_record *rec, const char *text, size_t len);
+
+/* Kernel registry: stub address -> mangled name; cudaKernel_t -> stub. */
+void gt_kernels_register(const void *stub, const char *device_name);
+/* Emit a KERNEL_NAME record for every registered kernel. The core calls it
+ * right after a ring becomes active (gt_active set first). Lock-free and
+ * allocation-free, so it is safe in a forked child. */
+void gt_kernels_emit_all(void);
+void gt_kernels_map_handle(const void *handle, const void *stub);
+/* The stub for a cudaKernel_t, or NULL when unknown. Lock-free. */
+const void *gt_kernels_stub_for(const void *handle);
+
+/* Page-locked host ranges, for tagging copies pinned or pageable. */
+void gt_pinned_add(const void *ptr, size_t bytes);
+void gt_pinned_remove(const void *ptr);
+/* 1: inside a known page-locked range; 0: not; -1: unknown (the range table
+ * overflowed and some page-locked ranges could not be recorded). */
+int gt_pinned_contains(const void *ptr);
+
+#endif

@@ -1,0 +1,270 @@
+/* transport.c — see transport.h and include/gputrace/protocol.h. */
+#include "transport.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gputrace/paths.h"
+#include "gputrace/protocol.h"
+
+extern char **environ;
+
+static char g_socket[108];
+static char g_output[PATH_MAX];
+static char g_collector[PATH_MAX];
+static int g_can_spawn;   /* plain LD_PRELOAD: we know the output file */
+static int g_chose_file;  /* this process picked the output: truncate it */
+static int g_sock = -1;
+static void *g_map;
+static size_t g_map_len;
+
+static void locate_collector(void) {
+  const char *env = getenv(GT_ENV_COLLECTOR);
+  if (env && *env) {
+    snprintf(g_collector, sizeof g_collector, "%s", env);
+    return;
+  }
+  Dl_info info;
+  if (!dladdr((void *)&locate_collector, &info) || !info.dli_fname)
+    return;
+  char lib[PATH_MAX];
+  snprintf(lib, sizeof lib, "%s", info.dli_fname);
+  char *slash = strrchr(lib, '/');
+  if (slash)
+    *slash = '\0';
+  else
+    snprintf(lib, sizeof lib, ".");
+  snprintf(g_collector, sizeof g_collector, "%.*s/../bin/gputrace-collector",
+           (int)(sizeof g_collector - 32), lib);
+}
+
+void gt_transport_prepare_env(void) {
+  char err[256];
+  const char *sock = getenv(GT_ENV_SOCKET);
+  const char *out = getenv(GT_ENV_OUTPUT);
+  if (!sock || !*sock) {
+    char cwd[PATH_MAX / 2];
+    if (!getcwd(cwd, sizeof cwd))
+      snprintf(cwd, sizeof cwd, "/tmp");
+    if (!out || !*out)
+      snprintf(g_output, sizeof g_output, "%s/gputrace-%d.gtrace", cwd, (int)getpid());
+    else if (out[0] != '/')
+      snprintf(g_output, sizeof g_output, "%s/%s", cwd, out);
+    else
+      snprintf(g_output, sizeof g_output, "%s", out);
+    if (gt_socket_for_output(g_output, g_socket, sizeof g_socket, err, sizeof err) != 0) {
+      gt_warn("gputrace: %s; running untraced", err);
+      return;
+    }
+    setenv(GT_ENV_OUTPUT, g_output, 1);
+    setenv(GT_ENV_SOCKET, g_socket, 1);
+    g_chose_file = 1;
+  } else {
+    snprintf(g_socket, sizeof g_socket, "%s", sock);
+    if (out && out[0] == '/')
+      snprintf(g_output, sizeof g_output, "%s", out);
+  }
+  g_can_spawn = g_output[0] != '\0';
+  if (g_can_spawn)
+    locate_collector();
+}
+
+/* A connected socket, or -1 with errno from connect. */
+static int connect_once(void) {
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  snprintf(addr.sun_path, sizeof addr.sun_path, "%s", g_socket);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0)
+    return fd;
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return -1;
+}
+
+/* Build the collector's environment: ours without LD_PRELOAD, tracing off. */
+static char **collector_env(void) {
+  size_t n = 0;
+  while (environ && environ[n])
+    n++;
+  char **env = calloc(n + 2, sizeof *env);
+  if (!env)
+    return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+        strncmp(environ[i], GT_ENV_DISABLE "=", sizeof GT_ENV_DISABLE) != 0)
+      env[k++] = environ[i];
+  env[k++] = GT_ENV_DISABLE "=1";
+  return env;
+}
+
+/* Start a collector as a detached child that sends no SIGCHLD (clone with
+ * exit signal 0), so the traced program's own wait()s never see it. */
+static void spawn_collector(void) {
+  char **env = collector_env();
+  if (!env || access(g_collector, X_OK) != 0) {
+    free(env);
+    return;
+  }
+  char *argv[] = {g_collector, "--socket", g_socket, "--output", g_output,
+                  g_chose_file ? "--truncate" : "--append", "--autospawn", NULL};
+  long pid = syscall(SYS_clone, 0 /* no flags, exit signal 0 */, NULL, NULL, NULL, NULL);
+  if (pid == 0) {
+    setsid();
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      dup2(null, 0);
+      dup2(null, 1);
+    }
+    if (syscall(SYS_close_range, 3u, ~0u, 0) != 0)
+      for (int fd = 3; fd < 4096; fd++)
+        close(fd);
+    execve(g_collector, argv, env);
+    _exit(127);
+  }
+  free(env);
+}
+
+static int connect_or_spawn(void) {
+  int fd = connect_once();
+  if (fd >= 0 || !g_can_spawn || (errno != ENOENT && errno != ECONNREFUSED))
+    return fd;
+  spawn_collector();
+  for (int i = 0; i < 500; i++) { /* up to 5 s for it to listen */
+    struct timespec pause = {0, 10000000};
+    nanosleep(&pause, NULL);
+    if ((fd = connect_once()) >= 0)
+      return fd;
+  }
+  return -1;
+}
+
+static int send_hello(int fd, int memfd, size_t bytes, uint32_t pid) {
+  struct gt_hello hello;
+  memset(&hello, 0, sizeof hello);
+  hello.magic = GT_HELLO_MAGIC;
+  hello.version = GT_PROTOCOL_VERSION;
+  hello.pid = pid;
+  hello.ppid = (uint32_t)getppid();
+  hello.ring_bytes = bytes;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  hello.start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  int cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (cfd >= 0) {
+    ssize_t n = read(cfd, hello.cmdline, sizeof hello.cmdline - 1);
+    close(cfd);
+    for (ssize_t i = 0; i < n; i++)
+      if (hello.cmdline[i] == '\0')
+        hello.cmdline[i] = ' ';
+    while (n > 0 && hello.cmdline[n - 1] == ' ')
+      n--;
+    hello.cmdline_len = n > 0 ? (uint32_t)n : 0;
+  }
+  char ctrl[CMSG_SPACE(sizeof(int))];
+  memset(ctrl, 0, sizeof ctrl);
+  struct iovec iov = {.iov_base = &hello, .iov_len = sizeof hello};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl,
+                       .msg_controllen = sizeof ctrl};
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
+  if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof hello)
+    return -1;
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  char ack = 0;
+  if (poll(&p, 1, 5000) != 1 || recv(fd, &ack, 1, 0) != 1 || ack != GT_ACK_OK) {
+    errno = ack == GT_ACK_REFUSED ? EACCES : ETIMEDOUT;
+    return -1;
+  }
+  return 0;
+}
+
+static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memfd) {
+  uint64_t cap = gt_ring_capacity_for(bytes);
+  if (cap == 0)
+    return -1;
+  size_t len = gt_ring_bytes(cap);
+  int fd = (int)syscall(SYS_memfd_create, "gputrace-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0)
+    return -1;
+  void *mem = MAP_FAILED;
+  if (ftruncate(fd, (off_t)len) == 0)
+    mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (mem == MAP_FAILED) {
+    close(fd);
+    return -1;
+  }
+  gt_ring_init(mem, cap, pid);
+  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  gt_ring_attach(ring, mem, len);
+  g_map = mem;
+  g_map_len = len;
+  *memfd = fd;
+  return 0;
+}
+
+int gt_transport_open(struct gt_ring *ring, size_t bytes, uint32_t pid) {
+  if (!g_socket[0])
+    return -1; /* prepare_env already warned */
+  int memfd = -1;
+  if (make_ring(ring, bytes, pid, &memfd) != 0) {
+    gt_warn("gputrace: cannot create the trace ring (%s); running untraced",
+            strerror(errno));
+    return -1;
+  }
+  const char *what = "connect";
+  int fd = connect_or_spawn();
+  int ok = fd >= 0;
+  if (ok) {
+    what = "handshake";
+    ok = send_hello(fd, memfd, g_map_len, pid) == 0;
+  }
+  int saved = errno;
+  close(memfd);
+  if (!ok) {
+    gt_warn("gputrace: no collector at %s (%s: %s); pid %u runs untraced", g_socket, what,
+            strerror(saved), pid);
+    if (fd >= 0)
+      close(fd);
+    munmap(g_map, g_map_len);
+    g_map = NULL;
+    return -1;
+  }
+  g_sock = fd;
+  return 0;
+}
+
+void gt_transport_forget(void) {
+  if (g_sock >= 0)
+    close(g_sock);
+  g_sock = -1;
+  if (g_map)
+    munmap(g_map, g_map_len);
+  g_map = NULL;
+  g_chose_file = 0; /* a child never truncates the parent's trace */
+}
+
+int gt_transport_peer_gone(void) {
+  if (g_sock < 0)
+    return 1;
+  struct pollfd p = {.fd = g_sock, .events = POLLIN};
+  return poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# deps.sh — install what gputrace needs to build and test, from Debian's
+# packages. Installs only what is missing; safe to run again.
+# The CUDA 13 toolkit (nvcc, headers, libcudart) is expected at
+# /usr/local/cuda (or CUDA_HOME); it is not a Debian package.
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config libzstd-dev zstd libunwind-dev libdw-dev libelf-dev
+          python3 clang)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
+if [ ! -x "$nvcc" ] && ! command -v nvcc >/dev/null; then
+  echo "deps: no CUDA toolkit (nvcc) at ${CUDA_HOME:-/usr/local/cuda}: the stand-in runtime" \
+       "and the end-to-end tests need it (set CUDA_HOME)" >&2
+  exit 1
+fi

@@ -1,0 +1,137 @@
+/* compat12.c — entry points whose ABI differs in libcudart.so.12 (built only
+ * into the .12 stand-in).
+ *
+ * Contract:
+ *  - CUDA 12 headers map cudaGetDeviceProperties to cudaGetDeviceProperties_v2
+ *    and use the CUDA 12 struct cudaDeviceProp layout (it still has
+ *    clockRate, deviceOverlap, computeMode, ... that CUDA 13 removed). Both
+ *    names are exported here with that layout. Only the named fields up to
+ *    unifiedFunctionPointers are written; the caller's trailing reserved
+ *    words are left alone, since their count changed across 12.x releases.
+ *  - cudaEventElapsedTime_v2 (CUDA 12.8) behaves as cudaEventElapsedTime.
+ */
+#include <string.h>
+
+#include "standin.h"
+
+/* struct cudaDeviceProp of CUDA 12.x driver_types.h, without the reserved
+ * tail. */
+struct prop12 {
+  char name[256];
+  cudaUUID_t uuid;
+  char luid[8];
+  unsigned int luidDeviceNodeMask;
+  size_t totalGlobalMem, sharedMemPerBlock;
+  int regsPerBlock, warpSize;
+  size_t memPitch;
+  int maxThreadsPerBlock, maxThreadsDim[3], maxGridSize[3], clockRate;
+  size_t totalConstMem;
+  int major, minor;
+  size_t textureAlignment, texturePitchAlignment;
+  int deviceOverlap, multiProcessorCount, kernelExecTimeoutEnabled, integrated;
+  int canMapHostMemory, computeMode, maxTexture1D, maxTexture1DMipmap;
+  int maxTexture1DLinear, maxTexture2D[2], maxTexture2DMipmap[2], maxTexture2DLinear[3];
+  int maxTexture2DGather[2], maxTexture3D[3], maxTexture3DAlt[3], maxTextureCubemap;
+  int maxTexture1DLayered[2], maxTexture2DLayered[3], maxTextureCubemapLayered[2];
+  int maxSurface1D, maxSurface2D[2], maxSurface3D[3], maxSurface1DLayered[2];
+  int maxSurface2DLayered[3], maxSurfaceCubemap, maxSurfaceCubemapLayered[2];
+  size_t surfaceAlignment;
+  int concurrentKernels, ECCEnabled, pciBusID, pciDeviceID, pciDomainID, tccDriver;
+  int asyncEngineCount, unifiedAddressing, memoryClockRate, memoryBusWidth;
+  int l2CacheSize, persistingL2CacheMaxSize, maxThreadsPerMultiProcessor;
+  int streamPrioritiesSupported, globalL1CacheSupported, localL1CacheSupported;
+  size_t sharedMemPerMultiprocessor;
+  int regsPerMultiprocessor, managedMemory, isMultiGpuBoard, multiGpuBoardGroupID;
+  int hostNativeAtomicSupported, singleToDoublePrecisionPerfRatio;
+  int pageableMemoryAccess, concurrentManagedAccess, computePreemptionSupported;
+  int canUseHostPointerForRegisteredMem, cooperativeLaunch, cooperativeMultiDeviceLaunch;
+  size_t sharedMemPerBlockOptin;
+  int pageableMemoryAccessUsesHostPageTables, directManagedMemAccessFromHost;
+  int maxBlocksPerMultiProcessor, accessPolicyMaxWindowSize;
+  size_t reservedSharedMemPerBlock;
+  int hostRegisterSupported, sparseCudaArraySupported, hostRegisterReadOnlySupported;
+  int timelineSemaphoreInteropSupported, memoryPoolsSupported, gpuDirectRDMASupported;
+  unsigned int gpuDirectRDMAFlushWritesOptions;
+  int gpuDirectRDMAWritesOrdering;
+  unsigned int memoryPoolSupportedHandleTypes;
+  int deferredMappingCudaArraySupported, ipcEventSupported, clusterLaunch;
+  int unifiedFunctionPointers;
+};
+
+static void to_prop12(const struct cudaDeviceProp *p, struct prop12 *q) {
+  memset(q, 0, sizeof(*q));
+  memcpy(q->name, p->name, sizeof(q->name));
+  q->uuid = p->uuid;
+  q->totalGlobalMem = p->totalGlobalMem;
+  q->sharedMemPerBlock = p->sharedMemPerBlock;
+  q->regsPerBlock = p->regsPerBlock;
+  q->warpSize = p->warpSize;
+  q->memPitch = p->memPitch;
+  q->maxThreadsPerBlock = p->maxThreadsPerBlock;
+  memcpy(q->maxThreadsDim, p->maxThreadsDim, sizeof(q->maxThreadsDim));
+  memcpy(q->maxGridSize, p->maxGridSize, sizeof(q->maxGridSize));
+  q->clockRate = 1980000;
+  q->totalConstMem = p->totalConstMem;
+  q->major = p->major;
+  q->minor = p->minor;
+  q->textureAlignment = p->textureAlignment;
+  q->texturePitchAlignment = p->texturePitchAlignment;
+  q->deviceOverlap = 1;
+  q->multiProcessorCount = p->multiProcessorCount;
+  q->canMapHostMemory = p->canMapHostMemory;
+  q->surfaceAlignment = p->surfaceAlignment;
+  q->concurrentKernels = p->concurrentKernels;
+  q->asyncEngineCount = p->asyncEngineCount;
+  q->unifiedAddressing = p->unifiedAddressing;
+  q->memoryClockRate = 2619000;
+  q->memoryBusWidth = p->memoryBusWidth;
+  q->l2CacheSize = p->l2CacheSize;
+  q->persistingL2CacheMaxSize = p->persistingL2CacheMaxSize;
+  q->maxThreadsPerMultiProcessor = p->maxThreadsPerMultiProcessor;
+  q->streamPrioritiesSupported = p->streamPrioritiesSupported;
+  q->globalL1CacheSupported = p->globalL1CacheSupported;
+  q->localL1CacheSupported = p->localL1CacheSupported;
+  q->sharedMemPerMultiprocessor = p->sharedMemPerMultiprocessor;
+  q->regsPerMultiprocessor = p->regsPerMultiprocessor;
+  q->managedMemory = p->managedMemory;
+  q->singleToDoublePrecisionPerfRatio = 2;
+  q->concurrentManagedAccess = p->concurrentManagedAccess;
+  q->computePreemptionSupported = p->computePreemptionSupported;
+  q->cooperativeLaunch = p->cooperativeLaunch;
+  q->sharedMemPerBlockOptin = p->sharedMemPerBlockOptin;
+  q->maxBlocksPerMultiProcessor = p->maxBlocksPerMultiProcessor;
+  q->accessPolicyMaxWindowSize = p->accessPolicyMaxWindowSize;
+  q->reservedSharedMemPerBlock = p->reservedSharedMemPerBlock;
+  q->hostRegisterSupported = p->hostRegisterSupported;
+  q->memoryPoolsSupported = p->memoryPoolsSupported;
+  q->memoryPoolSupportedHandleTypes = p->memoryPoolSupportedHandleTypes;
+  q->clusterLaunch = p->clusterLaunch;
+  q->unifiedFunctionPointers = p->unifiedFunctionPointers;
+}
+
+static cudaError_t get_props12(void *out, int device) {
+  if (out == NULL)
+    return cudaErrorInvalidValue;
+  if (device != 0)
+    return cudaErrorInvalidDevice;
+  struct cudaDeviceProp p;
+  struct prop12 q;
+  si_device_props(&p);
+  to_prop12(&p, &q);
+  memcpy(out, &q, sizeof(q));
+  return cudaSuccess;
+}
+
+/* The parameter type is the CUDA 13 struct only because that is the header
+ * available; callers pass the CUDA 12 layout. */
+SI_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
+  return si_ret(get_props12(prop, device));
+}
+
+SI_API cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device) {
+  return si_ret(get_props12(prop, device));
+}
+
+SI_API cudaError_t cudaEventElapsedTime_v2(float *ms, cudaEvent_t start, cudaEvent_t end) {
+  return si_ret(si_event_elapsed(ms, start, end));
+}

@@ -1,0 +1,390 @@
+/* copy.c — memcpy and memset in all their forms (1D, 2D, symbol, peer).
+ *
+ * Contract:
+ *  - Bytes really move (memmove / memset), in program order, at the call;
+ *    the simulated device time is separate: each copy is an op on its
+ *    stream (timeline.c) on the H2D, D2H or compute engine, lasting
+ *    latency + bytes / bandwidth (pageable, pinned, device-to-device or
+ *    memset bandwidth).
+ *  - Direction: an explicit kind must match the memory table (HtoD needs a
+ *    device/managed destination and a non-device source, etc.), otherwise
+ *    cudaErrorInvalidValue; cudaMemcpyDefault resolves by the table. A device
+ *    range that runs past its allocation is cudaErrorInvalidValue.
+ *  - Host blocking follows the real runtime's documented behaviour:
+ *    synchronous copies return once the copy completed, except
+ *    device-to-device (asynchronous to the host); async copies return at
+ *    once, except when the host side is pageable memory (they block until
+ *    the copy completed); host-to-host copies are plain host copies and are
+ *    not on the device timeline. cudaMemset on device memory is
+ *    asynchronous to the host (as documented), on managed/pinned memory it
+ *    waits. With the timeline off nothing waits.
+ *  - Sync copies and memsets use the legacy stream, or the per-thread
+ *    default stream for the _ptds entry points.
+ */
+#include <string.h>
+
+#include "standin.h"
+
+enum loc { LOC_PAGEABLE, LOC_PINNED, LOC_DEVICE, LOC_MANAGED };
+
+enum mode {
+  MODE_SYNC,      /* cudaMemcpy*: waits unless device-to-device */
+  MODE_ASYNC,     /* cudaMemcpy*Async: waits only for a pageable host side */
+  MODE_PEER,      /* cudaMemcpyPeer: device-wide ordering, no host wait */
+  MODE_PEER_ASYNC /* cudaMemcpyPeerAsync */
+};
+
+/* A (possibly 2D) copy: `height` rows of `width` bytes. */
+struct copy {
+  void *dst;
+  size_t dpitch;
+  const void *src;
+  size_t spitch;
+  size_t width, height;
+};
+
+static int is_dev(enum loc l) { return l == LOC_DEVICE || l == LOC_MANAGED; }
+
+/* Where [p, p + extent) lives; a device/managed range must fit its
+ * allocation. */
+static cudaError_t locate(const void *p, size_t extent, enum loc *out) {
+  struct si_range r = si_mem_find(p);
+  switch (r.kind) {
+  case SI_MEM_DEVICE:
+  case SI_MEM_MANAGED:
+    if (extent > r.size - ((uintptr_t)p - r.base))
+      return cudaErrorInvalidValue;
+    *out = r.kind == SI_MEM_DEVICE ? LOC_DEVICE : LOC_MANAGED;
+    return cudaSuccess;
+  case SI_MEM_PINNED:
+  case SI_MEM_REGISTERED:
+    *out = LOC_PINNED;
+    return cudaSuccess;
+  default:
+    *out = LOC_PAGEABLE;
+    return cudaSuccess;
+  }
+}
+
+static size_t extent(size_t pitch, size_t width, size_t height) {
+  return (height - 1) * pitch + width;
+}
+
+/* Resolve the direction and check it against the table. *host gets the
+ * location of the host side (for the bandwidth). */
+static cudaError_t resolve_kind(const struct copy *c, enum cudaMemcpyKind *kind,
+                                enum loc *host) {
+  enum loc d, s;
+  cudaError_t e = locate(c->dst, extent(c->dpitch, c->width, c->height), &d);
+  if (e == cudaSuccess)
+    e = locate(c->src, extent(c->spitch, c->width, c->height), &s);
+  if (e != cudaSuccess)
+    return e;
+  if (*kind == cudaMemcpyDefault)
+    *kind = is_dev(s) ? (is_dev(d) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
+                      : (is_dev(d) ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
+  switch (*kind) {
+  case cudaMemcpyHostToHost:
+    return (s == LOC_DEVICE || d == LOC_DEVICE) ? cudaErrorInvalidValue : cudaSuccess;
+  case cudaMemcpyHostToDevice:
+    *host = s;
+    return (is_dev(d) && s != LOC_DEVICE) ? cudaSuccess : cudaErrorInvalidValue;
+  case cudaMemcpyDeviceToHost:
+    *host = d;
+    return (is_dev(s) && d != LOC_DEVICE) ? cudaSuccess : cudaErrorInvalidValue;
+  case cudaMemcpyDeviceToDevice:
+    return (is_dev(s) && is_dev(d)) ? cudaSuccess : cudaErrorInvalidValue;
+  default:
+    return cudaErrorInvalidMemcpyDirection;
+  }
+}
+
+static void move_bytes(const struct copy *c) {
+  if (c->height == 1) {
+    memmove(c->dst, c->src, c->width);
+    return;
+  }
+  for (size_t r = 0; r < c->height; r++)
+    memmove((char *)c->dst + r * c->dpitch, (const char *)c->src + r * c->spitch,
+            c->width);
+}
+
+/* Queue the copy on the timeline; returns whether the host must wait. */
+static int schedule(const struct copy *c, enum cudaMemcpyKind kind, enum loc host,
+                    struct si_stream *s, enum mode mode, uint64_t *end) {
+  const struct si_config *cfg = si_config();
+  uint64_t bytes = (uint64_t)c->width * c->height;
+  int engine = SI_ENG_COMPUTE;
+  double gbps = cfg->dtod_gbps;
+  if (kind != cudaMemcpyDeviceToDevice) {
+    engine = kind == cudaMemcpyHostToDevice ? SI_ENG_H2D : SI_ENG_D2H;
+    gbps = host == LOC_PINNED ? cfg->pinned_gbps : cfg->pageable_gbps;
+  }
+  unsigned flags = (mode == MODE_PEER) ? SI_OP_DEVICE_WIDE : 0;
+  *end = si_tl_enqueue(s, engine, si_dur_bytes(bytes, gbps), flags, NULL);
+  if (kind == cudaMemcpyDeviceToDevice)
+    return 0;
+  return mode == MODE_SYNC || host != LOC_PINNED;
+}
+
+static cudaError_t copy_run(const struct copy *c, enum cudaMemcpyKind kind,
+                            cudaStream_t stream, int per_thread, enum mode mode) {
+  struct si_stream *s = si_stream_resolve(stream, per_thread);
+  if (s == NULL)
+    return cudaErrorInvalidResourceHandle;
+  if (c->width == 0 || c->height == 0)
+    return cudaSuccess;
+  if (c->dst == NULL || c->src == NULL)
+    return cudaErrorInvalidValue;
+  if (c->width > c->dpitch || c->width > c->spitch)
+    return cudaErrorInvalidPitchValue;
+  enum loc host = LOC_PAGEABLE;
+  cudaError_t e = resolve_kind(c, &kind, &host);
+  if (e != cudaSuccess)
+    return e;
+  if ((mode == MODE_PEER || mode == MODE_PEER_ASYNC) && kind != cudaMemcpyDeviceToDevice)
+    return cudaErrorInvalidValue;
+  uint64_t end = 0;
+  int wait = kind != cudaMemcpyHostToHost && si_config()->timeline &&
+             schedule(c, kind, host, s, mode, &end);
+  /* Move the bytes first, then wait out the simulated time: a blocking call
+   * returns at max(simulated end, host copy done), so the host copy's own
+   * cost (page faults of fresh buffers) overlaps the simulated transfer
+   * instead of being added to it. */
+  move_bytes(c);
+  if (wait)
+    si_sleep_until(end);
+  return cudaSuccess;
+}
+
+static cudaError_t copy1d(void *dst, const void *src, size_t count,
+                          enum cudaMemcpyKind kind, cudaStream_t stream, int per_thread,
+                          enum mode mode) {
+  struct copy c = {dst, count, src, count, count, 1};
+  return copy_run(&c, kind, stream, per_thread, mode);
+}
+
+static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+                          size_t width, size_t height, enum cudaMemcpyKind kind,
+                          cudaStream_t stream, int per_thread, enum mode mode) {
+  struct copy c = {dst, dpitch, src, spitch, width, height};
+  return copy_run(&c, kind, stream, per_thread, mode);
+}
+
+/* ---- cudaMemcpy / cudaMemcpyAsync ----------------------------------------------- */
+
+SI_API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
+                              enum cudaMemcpyKind kind) {
+  return si_ret(copy1d(dst, src, count, kind, NULL, 0, MODE_SYNC));
+}
+
+SI_API cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
+                                   enum cudaMemcpyKind kind) {
+  return si_ret(copy1d(dst, src, count, kind, NULL, 1, MODE_SYNC));
+}
+
+SI_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                                   enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return si_ret(copy1d(dst, src, count, kind, stream, 0, MODE_ASYNC));
+}
+
+SI_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
+                                        enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return si_ret(copy1d(dst, src, count, kind, stream, 1, MODE_ASYNC));
+}
+
+SI_API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                size_t width, size_t height, enum cudaMemcpyKind kind) {
+  return si_ret(copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 0, MODE_SYNC));
+}
+
+SI_API cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src,
+                                     size_t spitch, size_t width, size_t height,
+                                     enum cudaMemcpyKind kind) {
+  return si_ret(copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 1, MODE_SYNC));
+}
+
+SI_API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
+                                     size_t spitch, size_t width, size_t height,
+                                     enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return si_ret(
+      copy2d(dst, dpitch, src, spitch, width, height, kind, stream, 0, MODE_ASYNC));
+}
+
+SI_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src,
+                                          size_t spitch, size_t width, size_t height,
+                                          enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return si_ret(
+      copy2d(dst, dpitch, src, spitch, width, height, kind, stream, 1, MODE_ASYNC));
+}
+
+/* ---- peer copies (device 0 is the only device) ------------------------------------ */
+
+SI_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
+                                  size_t count) {
+  if (dstDevice != 0 || srcDevice != 0)
+    return si_ret(cudaErrorInvalidDevice);
+  return si_ret(copy1d(dst, src, count, cudaMemcpyDeviceToDevice, NULL, 0, MODE_PEER));
+}
+
+SI_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
+                                       int srcDevice, size_t count, cudaStream_t stream) {
+  if (dstDevice != 0 || srcDevice != 0)
+    return si_ret(cudaErrorInvalidDevice);
+  return si_ret(
+      copy1d(dst, src, count, cudaMemcpyDeviceToDevice, stream, 0, MODE_PEER_ASYNC));
+}
+
+/* ---- symbols ---------------------------------------------------------------------- */
+
+static cudaError_t to_symbol(const void *symbol, const void *src, size_t count,
+                             size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream,
+                             int per_thread, enum mode mode) {
+  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice &&
+      kind != cudaMemcpyDefault)
+    return cudaErrorInvalidMemcpyDirection;
+  void *dev;
+  size_t size;
+  cudaError_t e = si_symbol_lookup(symbol, &dev, &size);
+  if (e != cudaSuccess)
+    return e;
+  if (offset > size || count > size - offset)
+    return cudaErrorInvalidValue;
+  return copy1d((char *)dev + offset, src, count, kind, stream, per_thread, mode);
+}
+
+static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size_t offset,
+                               enum cudaMemcpyKind kind, cudaStream_t stream,
+                               int per_thread, enum mode mode) {
+  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice &&
+      kind != cudaMemcpyDefault)
+    return cudaErrorInvalidMemcpyDirection;
+  void *dev;
+  size_t size;
+  cudaError_t e = si_symbol_lookup(symbol, &dev, &size);
+  if (e != cudaSuccess)
+    return e;
+  if (offset > size || count > size - offset)
+    return cudaErrorInvalidValue;
+  return copy1d(dst, (char *)dev + offset, count, kind, stream, per_thread, mode);
+}
+
+SI_API cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,
+                                      size_t offset, enum cudaMemcpyKind kind) {
+  return si_ret(to_symbol(symbol, src, count, offset, kind, NULL, 0, MODE_SYNC));
+}
+
+SI_API cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src,
+                                           size_t count, size_t offset,
+                                           enum cudaMemcpyKind kind) {
+  return si_ret(to_symbol(symbol, src, count, offset, kind, NULL, 1, MODE_SYNC));
+}
+
+SI_API cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count,
+                                        size_t offset, enum cudaMemcpyKind kind) {
+  return si_ret(from_symbol(dst, symbol, count, offset, kind, NULL, 0, MODE_SYNC));
+}
+
+SI_API cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count,
+                                             size_t offset, enum cudaMemcpyKind kind) {
+  return si_ret(from_symbol(dst, symbol, count, offset, kind, NULL, 1, MODE_SYNC));
+}
+
+SI_API cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src,
+                                           size_t count, size_t offset,
+                                           enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return si_ret(to_symbol(symbol, src, count, offset, kind, stream, 0, MODE_ASYNC));
+}
+
+SI_API cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src,
+                                                size_t count, size_t offset,
+                                                enum cudaMemcpyKind kind,
+                                                cudaStream_t stream) {
+  return si_ret(to_symbol(symbol, src, count, offset, kind, stream, 1, MODE_ASYNC));
+}
+
+SI_API cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count,
+                                             size_t offset, enum cudaMemcpyKind kind,
+                                             cudaStream_t stream) {
+  return si_ret(from_symbol(dst, symbol, count, offset, kind, stream, 0, MODE_ASYNC));
+}
+
+SI_API cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol,
+                                                  size_t count, size_t offset,
+                                                  enum cudaMemcpyKind kind,
+                                                  cudaStream_t stream) {
+  return si_ret(from_symbol(dst, symbol, count, offset, kind, stream, 1, MODE_ASYNC));
+}
+
+/* ---- memset ----------------------------------------------------------------------- */
+
+static cudaError_t memset2d(void *p, size_t pitch, int value, size_t width, size_t height,
+                            cudaStream_t stream, int per_thread, int async) {
+  struct si_stream *s = si_stream_resolve(stream, per_thread);
+  if (s == NULL)
+    return cudaErrorInvalidResourceHandle;
+  if (width == 0 || height == 0)
+    return cudaSuccess;
+  if (width > pitch)
+    return cudaErrorInvalidValue;
+  enum loc l;
+  cudaError_t e = locate(p, extent(pitch, width, height), &l);
+  if (e != cudaSuccess)
+    return e;
+  if (l == LOC_PAGEABLE)
+    return cudaErrorInvalidValue;
+  const struct si_config *cfg = si_config();
+  uint64_t end = 0;
+  if (cfg->timeline) {
+    uint64_t bytes = (uint64_t)width * height;
+    end = si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_bytes(bytes, cfg->memset_gbps), 0, NULL);
+  }
+  if (height == 1 || pitch == width) {
+    memset(p, value, width * height);
+  } else {
+    for (size_t r = 0; r < height; r++)
+      memset((char *)p + r * pitch, value, width);
+  }
+  if (cfg->timeline && !async && l != LOC_DEVICE)
+    si_sleep_until(end); /* as for copies: set first, then wait */
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
+  return si_ret(memset2d(devPtr, count, value, count, 1, NULL, 0, 0));
+}
+
+SI_API cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count) {
+  return si_ret(memset2d(devPtr, count, value, count, 1, NULL, 1, 0));
+}
+
+SI_API cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count,
+                                   cudaStream_t stream) {
+  return si_ret(memset2d(devPtr, count, value, count, 1, stream, 0, 1));
+}
+
+SI_API cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
+                                        cudaStream_t stream) {
+  return si_ret(memset2d(devPtr, count, value, count, 1, stream, 1, 1));
+}
+
+SI_API cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width,
+                                size_t height) {
+  return si_ret(memset2d(devPtr, pitch, value, width, height, NULL, 0, 0));
+}
+
+SI_API cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width,
+                                     size_t height) {
+  return si_ret(memset2d(devPtr, pitch, value, width, height, NULL, 1, 0));
+}
+
+SI_API cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width,
+                                     size_t height, cudaStream_t stream) {
+  return si_ret(memset2d(devPtr, pitch, value, width, height, stream, 0, 1));
+}
+
+SI_API cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value,
+                                          size_t width, size_t height,
+                                          cudaStream_t stream) {
+  return si_ret(memset2d(devPtr, pitch, value, width, height, stream, 1, 1));
+}

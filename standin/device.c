@@ -1,0 +1,288 @@
+/* device.c — the one simulated device: properties, attributes, versions,
+ * device selection, reset and driver entry points.
+ *
+ * Contract:
+ *  - Exactly one device, ordinal 0; any other ordinal is
+ *    cudaErrorInvalidDevice. Its properties are H100-like (132 SMs, compute
+ *    capability 9.0, warp 32) except the name, "gputrace CPU stand-in", and
+ *    totalGlobalMem, which is the simulated capacity.
+ *  - cudaRuntimeGetVersion reports 13000 (12080 for the libcudart.so.12
+ *    build); the simulated driver reports 13000.
+ *  - There is no driver: cudaGetDriverEntryPoint* succeed with a NULL
+ *    function and cudaDriverEntryPointSymbolNotFound, which is what the
+ *    header documents for a symbol the driver does not provide.
+ *  - cudaDeviceReset waits for all simulated work, then frees the program's
+ *    allocations and invalidates its streams, events and graphs.
+ */
+#include <string.h>
+
+#include "standin.h"
+
+static int device_flags; /* cudaSetDeviceFlags; atomic */
+
+void si_device_props(struct cudaDeviceProp *p) {
+  memset(p, 0, sizeof(*p));
+  strcpy(p->name, "gputrace CPU stand-in");
+  memcpy(p->uuid.bytes, "gputrace-standin", 16);
+  p->totalGlobalMem = (size_t)si_config()->mem_bytes;
+  p->sharedMemPerBlock = 48 * 1024;
+  p->regsPerBlock = 65536;
+  p->warpSize = 32;
+  p->memPitch = 2147483647;
+  p->maxThreadsPerBlock = 1024;
+  p->maxThreadsDim[0] = 1024;
+  p->maxThreadsDim[1] = 1024;
+  p->maxThreadsDim[2] = 64;
+  p->maxGridSize[0] = 2147483647;
+  p->maxGridSize[1] = 65535;
+  p->maxGridSize[2] = 65535;
+  p->totalConstMem = 65536;
+  p->major = 9;
+  p->minor = 0;
+  p->textureAlignment = 512;
+  p->texturePitchAlignment = 32;
+  p->multiProcessorCount = SI_SM_COUNT;
+  p->canMapHostMemory = 1;
+  p->surfaceAlignment = 512;
+  p->concurrentKernels = 1;
+  p->asyncEngineCount = 2; /* one H2D and one D2H copy engine */
+  p->unifiedAddressing = 1;
+  p->memoryBusWidth = 5120;
+  p->l2CacheSize = 50 * 1024 * 1024;
+  p->persistingL2CacheMaxSize = 32 * 1024 * 1024;
+  p->maxThreadsPerMultiProcessor = SI_MAX_THREADS_PER_SM;
+  p->streamPrioritiesSupported = 1;
+  p->globalL1CacheSupported = 1;
+  p->localL1CacheSupported = 1;
+  p->sharedMemPerMultiprocessor = 233472;
+  p->regsPerMultiprocessor = 65536;
+  p->managedMemory = 1;
+  p->concurrentManagedAccess = 1;
+  p->computePreemptionSupported = 1;
+  p->cooperativeLaunch = 1;
+  p->sharedMemPerBlockOptin = SI_SHMEM_OPTIN;
+  p->maxBlocksPerMultiProcessor = SI_MAX_BLOCKS_PER_SM;
+  p->accessPolicyMaxWindowSize = 134213632;
+  p->reservedSharedMemPerBlock = 1024;
+  p->hostRegisterSupported = 1;
+  p->memoryPoolsSupported = 1;
+  p->memoryPoolSupportedHandleTypes = 1;
+  p->clusterLaunch = 1;
+  p->unifiedFunctionPointers = 1;
+  p->deviceNumaId = -1;
+  p->hostNumaId = -1;
+}
+
+#if SI_CUDART_MAJOR >= 13
+/* The CUDA 12 layout differs; compat12.c provides the .so.12 versions. */
+SI_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
+  if (prop == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  if (device != 0)
+    return si_ret(cudaErrorInvalidDevice);
+  si_device_props(prop);
+  return cudaSuccess;
+}
+#endif
+
+/* Attributes that are not plain copies of a property field. */
+static int extra_attr(enum cudaDeviceAttr attr, int *value) {
+  switch (attr) {
+  case cudaDevAttrClockRate:
+    *value = 1980000; /* kHz */
+    return 1;
+  case cudaDevAttrMemoryClockRate:
+    *value = 2619000; /* kHz */
+    return 1;
+  case cudaDevAttrGpuOverlap:
+  case cudaDevAttrHostRegisterReadOnlySupported:
+  case cudaDevAttrCanUseHostPointerForRegisteredMem:
+    *value = 1;
+    return 1;
+  case cudaDevAttrSingleToDoublePrecisionPerfRatio:
+    *value = 2;
+    return 1;
+  case cudaDevAttrMaxPersistingL2CacheSize:
+    *value = 32 * 1024 * 1024;
+    return 1;
+  case cudaDevAttrMaxAccessPolicyWindowSize:
+    *value = 134213632;
+    return 1;
+  case cudaDevAttrReservedSharedMemoryPerBlock:
+    *value = 1024;
+    return 1;
+  case cudaDevAttrMemSyncDomainCount:
+    *value = 4;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static int prop_attr(const struct cudaDeviceProp *p, enum cudaDeviceAttr attr) {
+  switch (attr) {
+  case cudaDevAttrMaxThreadsPerBlock: return p->maxThreadsPerBlock;
+  case cudaDevAttrMaxBlockDimX: return p->maxThreadsDim[0];
+  case cudaDevAttrMaxBlockDimY: return p->maxThreadsDim[1];
+  case cudaDevAttrMaxBlockDimZ: return p->maxThreadsDim[2];
+  case cudaDevAttrMaxGridDimX: return p->maxGridSize[0];
+  case cudaDevAttrMaxGridDimY: return p->maxGridSize[1];
+  case cudaDevAttrMaxGridDimZ: return p->maxGridSize[2];
+  case cudaDevAttrMaxSharedMemoryPerBlock: return (int)p->sharedMemPerBlock;
+  case cudaDevAttrTotalConstantMemory: return (int)p->totalConstMem;
+  case cudaDevAttrWarpSize: return p->warpSize;
+  case cudaDevAttrMaxPitch: return (int)p->memPitch;
+  case cudaDevAttrMaxRegistersPerBlock: return p->regsPerBlock;
+  case cudaDevAttrTextureAlignment: return (int)p->textureAlignment;
+  case cudaDevAttrMultiProcessorCount: return p->multiProcessorCount;
+  case cudaDevAttrCanMapHostMemory: return p->canMapHostMemory;
+  case cudaDevAttrSurfaceAlignment: return (int)p->surfaceAlignment;
+  case cudaDevAttrConcurrentKernels: return p->concurrentKernels;
+  case cudaDevAttrGlobalMemoryBusWidth: return p->memoryBusWidth;
+  case cudaDevAttrL2CacheSize: return p->l2CacheSize;
+  case cudaDevAttrMaxThreadsPerMultiProcessor: return p->maxThreadsPerMultiProcessor;
+  case cudaDevAttrAsyncEngineCount: return p->asyncEngineCount;
+  case cudaDevAttrUnifiedAddressing: return p->unifiedAddressing;
+  case cudaDevAttrTexturePitchAlignment: return (int)p->texturePitchAlignment;
+  case cudaDevAttrComputeCapabilityMajor: return p->major;
+  case cudaDevAttrComputeCapabilityMinor: return p->minor;
+  case cudaDevAttrStreamPrioritiesSupported: return p->streamPrioritiesSupported;
+  case cudaDevAttrGlobalL1CacheSupported: return p->globalL1CacheSupported;
+  case cudaDevAttrLocalL1CacheSupported: return p->localL1CacheSupported;
+  case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+    return (int)p->sharedMemPerMultiprocessor;
+  case cudaDevAttrMaxRegistersPerMultiprocessor: return p->regsPerMultiprocessor;
+  case cudaDevAttrManagedMemory: return p->managedMemory;
+  case cudaDevAttrConcurrentManagedAccess: return p->concurrentManagedAccess;
+  case cudaDevAttrComputePreemptionSupported: return p->computePreemptionSupported;
+  case cudaDevAttrCooperativeLaunch: return p->cooperativeLaunch;
+  case cudaDevAttrMaxSharedMemoryPerBlockOptin: return (int)p->sharedMemPerBlockOptin;
+  case cudaDevAttrHostRegisterSupported: return p->hostRegisterSupported;
+  case cudaDevAttrMaxBlocksPerMultiprocessor: return p->maxBlocksPerMultiProcessor;
+  case cudaDevAttrMemoryPoolsSupported: return p->memoryPoolsSupported;
+  case cudaDevAttrMemoryPoolSupportedHandleTypes:
+    return (int)p->memoryPoolSupportedHandleTypes;
+  case cudaDevAttrClusterLaunch: return p->clusterLaunch;
+  case cudaDevAttrNumaId: return p->deviceNumaId;
+  case cudaDevAttrHostNumaId: return p->hostNumaId;
+  default: return 0; /* a valid attribute the stand-in does not support */
+  }
+}
+
+SI_API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
+                                          int device) {
+  if (value == NULL || (int)attr < 1 || (int)attr > cudaDevAttrMax - 1)
+    return si_ret(cudaErrorInvalidValue);
+  if (device != 0)
+    return si_ret(cudaErrorInvalidDevice);
+  if (extra_attr(attr, value))
+    return cudaSuccess;
+  struct cudaDeviceProp p;
+  si_device_props(&p);
+  *value = prop_attr(&p, attr);
+  return cudaSuccess;
+}
+
+/* ---- selection and flags ------------------------------------------------------------ */
+
+SI_API cudaError_t cudaGetDeviceCount(int *count) {
+  if (count == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  *count = 1;
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaGetDevice(int *device) {
+  if (device == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  *device = 0;
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaSetDevice(int device) {
+  return device == 0 ? cudaSuccess : si_ret(cudaErrorInvalidDevice);
+}
+
+SI_API cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+  /* cudaDeviceMask covers the schedule, map-host, lmem and sync-memops bits;
+   * only one schedule mode may be chosen. */
+  unsigned sched = flags & cudaDeviceScheduleMask;
+  if ((flags & ~(unsigned)cudaDeviceMask) || (sched != 0 && (sched & (sched - 1))))
+    return si_ret(cudaErrorInvalidValue);
+  __atomic_store_n(&device_flags, (int)flags, __ATOMIC_RELAXED);
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaGetDeviceFlags(unsigned int *flags) {
+  if (flags == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  /* Mapped pinned allocations are always supported (unified addressing). */
+  *flags = (unsigned)__atomic_load_n(&device_flags, __ATOMIC_RELAXED) | cudaDeviceMapHost;
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaDeviceReset(void) {
+  if (si_config()->timeline)
+    si_sleep_until(si_tl_device_tail());
+  si_mem_reset();
+  si_streams_events_reset();
+  si_graphs_reset();
+  __atomic_store_n(&device_flags, 0, __ATOMIC_RELAXED);
+  return cudaSuccess;
+}
+
+/* ---- versions ------------------------------------------------------------------------ */
+
+SI_API cudaError_t cudaRuntimeGetVersion(int *runtimeVersion) {
+  if (runtimeVersion == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  *runtimeVersion = SI_RUNTIME_VERSION;
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaDriverGetVersion(int *driverVersion) {
+  if (driverVersion == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  *driverVersion = SI_DRIVER_VERSION;
+  return cudaSuccess;
+}
+
+/* ---- driver entry points ------------------------------------------------------------- */
+
+static cudaError_t entry_point(const char *symbol, void **funcPtr,
+                               unsigned long long flags,
+                               enum cudaDriverEntryPointQueryResult *status) {
+  const unsigned long long valid = cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream;
+  if (symbol == NULL || funcPtr == NULL || (flags & ~valid))
+    return cudaErrorInvalidValue;
+  *funcPtr = NULL;
+  if (status != NULL)
+    *status = cudaDriverEntryPointSymbolNotFound;
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
+                                           unsigned long long flags,
+                                           enum cudaDriverEntryPointQueryResult *status) {
+  return si_ret(entry_point(symbol, funcPtr, flags, status));
+}
+
+SI_API cudaError_t cudaGetDriverEntryPoint_ptsz(
+    const char *symbol, void **funcPtr, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult *status) {
+  return si_ret(entry_point(symbol, funcPtr, flags, status));
+}
+
+SI_API cudaError_t cudaGetDriverEntryPointByVersion(
+    const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult *status) {
+  (void)cudaVersion;
+  return si_ret(entry_point(symbol, funcPtr, flags, status));
+}
+
+SI_API cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
+    const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult *status) {
+  (void)cudaVersion;
+  return si_ret(entry_point(symbol, funcPtr, flags, status));
+}

@@ -1,0 +1,372 @@
+/* memory.c — simulated device memory: allocation, the kind table, and the
+ * pointer queries.
+ *
+ * Contract:
+ *  - Device and managed memory are host memory (256-byte aligned), pinned
+ *    memory is page aligned; every allocation and every cudaHostRegister'ed
+ *    range is kept in one table of (base, size, kind) sorted by base, so any
+ *    interior pointer resolves to its range (copies use this to pick the
+ *    direction and bandwidth and to reject out-of-range device accesses).
+ *  - Device + managed allocations count against a simulated capacity
+ *    (GPUTRACE_STANDIN_MEM_BYTES, default 80 GiB); past it the allocation
+ *    fails with cudaErrorMemoryAllocation. A size of 0 succeeds with NULL.
+ *  - Frees must name the base of a live allocation of the right family
+ *    (cudaFree: device/managed; cudaFreeHost: pinned); anything else is
+ *    cudaErrorInvalidValue, as with the real runtime. cudaFree(NULL) is a
+ *    no-op. Stream-ordered allocations take effect immediately (kernels do
+ *    not execute and copies move bytes in program order, so nothing can
+ *    observe the difference); cudaFree does not synchronize.
+ *  - Symbol storage (registry.c) is in the table as device/managed memory
+ *    but is neither counted nor freeable by the program.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "standin.h"
+
+#define DEVICE_ALIGN 256
+#define PINNED_ALIGN 4096
+#define PITCH_ALIGN 512
+
+static pthread_mutex_t mem_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct si_range *table;
+static size_t table_n, table_cap;
+static uint64_t used_bytes; /* counted (device + managed) bytes */
+
+/* The default memory pool is the only pool; its handle is this object. */
+static struct {
+  uint32_t magic;
+} default_pool = {0x504f4f4cu};
+
+/* ---- table (caller holds mem_mu) -------------------------------------------- */
+
+/* Index of the last range with base <= p, or -1. */
+static long floor_index(uintptr_t p) {
+  long lo = 0, hi = (long)table_n - 1, ans = -1;
+  while (lo <= hi) {
+    long mid = lo + (hi - lo) / 2;
+    if (table[mid].base <= p) {
+      ans = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return ans;
+}
+
+static long find_index(uintptr_t p) {
+  long i = floor_index(p);
+  return (i >= 0 && p - table[i].base < table[i].size) ? i : -1;
+}
+
+/* 0 on success, 1 if [base, base+size) overlaps an existing range, -1 if out
+ * of memory. */
+static int table_insert(struct si_range r) {
+  long i = floor_index(r.base);
+  if (i >= 0 && r.base - table[i].base < table[i].size)
+    return 1;
+  if ((size_t)(i + 1) < table_n && table[i + 1].base - r.base < r.size)
+    return 1;
+  if (table_n == table_cap) {
+    size_t cap = table_cap ? 2 * table_cap : 256;
+    struct si_range *t = realloc(table, cap * sizeof(*t));
+    if (t == NULL)
+      return -1;
+    table = t;
+    table_cap = cap;
+  }
+  memmove(&table[i + 2], &table[i + 1], (table_n - (size_t)(i + 1)) * sizeof(*table));
+  table[i + 1] = r;
+  table_n++;
+  return 0;
+}
+
+static void table_remove(long i) {
+  memmove(&table[i], &table[i + 1], (table_n - (size_t)i - 1) * sizeof(*table));
+  table_n--;
+}
+
+struct si_range si_mem_find(const void *p) {
+  struct si_range r = {0};
+  pthread_mutex_lock(&mem_mu);
+  long i = find_index((uintptr_t)p);
+  if (i >= 0)
+    r = table[i];
+  pthread_mutex_unlock(&mem_mu);
+  return r;
+}
+
+static int counted(int kind) { return kind == SI_MEM_DEVICE || kind == SI_MEM_MANAGED; }
+
+/* ---- allocation ---------------------------------------------------------------- */
+
+static cudaError_t alloc_range(void **out, size_t size, int kind, int owned, int pooled) {
+  if (out == NULL)
+    return cudaErrorInvalidValue;
+  if (size == 0) {
+    *out = NULL;
+    return cudaSuccess;
+  }
+  int count = owned && counted(kind);
+  pthread_mutex_lock(&mem_mu);
+  uint64_t cap = si_config()->mem_bytes;
+  if (count && (size > cap || used_bytes > cap - size)) {
+    pthread_mutex_unlock(&mem_mu);
+    return cudaErrorMemoryAllocation;
+  }
+  used_bytes += count ? size : 0; /* reserve before the (slow) allocation */
+  pthread_mutex_unlock(&mem_mu);
+
+  void *p = NULL;
+  size_t align = kind == SI_MEM_PINNED ? PINNED_ALIGN : DEVICE_ALIGN;
+  int rc = posix_memalign(&p, align, size);
+  pthread_mutex_lock(&mem_mu);
+  if (rc == 0 && table_insert((struct si_range){(uintptr_t)p, size, (uint8_t)kind,
+                                                (uint8_t)owned, (uint8_t)pooled}) != 0) {
+    free(p);
+    rc = -1;
+  }
+  if (rc != 0)
+    used_bytes -= count ? size : 0;
+  pthread_mutex_unlock(&mem_mu);
+  if (rc != 0)
+    return cudaErrorMemoryAllocation;
+  *out = p;
+  return cudaSuccess;
+}
+
+/* Free the allocation based at p if its kind is in kinds_mask (1 << kind). */
+static cudaError_t free_range(void *p, unsigned kinds_mask) {
+  if (p == NULL)
+    return cudaSuccess;
+  pthread_mutex_lock(&mem_mu);
+  long i = find_index((uintptr_t)p);
+  if (i < 0 || table[i].base != (uintptr_t)p || !table[i].owned ||
+      !(kinds_mask & (1u << table[i].kind))) {
+    pthread_mutex_unlock(&mem_mu);
+    return cudaErrorInvalidValue;
+  }
+  if (counted(table[i].kind))
+    used_bytes -= table[i].size;
+  table_remove(i);
+  pthread_mutex_unlock(&mem_mu);
+  free(p);
+  return cudaSuccess;
+}
+
+#define DEVICE_KINDS ((1u << SI_MEM_DEVICE) | (1u << SI_MEM_MANAGED))
+
+void *si_mem_symbol_alloc(size_t size, int managed) {
+  void *p = NULL;
+  size = size ? size : 1;
+  if (alloc_range(&p, size, managed ? SI_MEM_MANAGED : SI_MEM_DEVICE, 0, 0) != cudaSuccess)
+    return NULL;
+  memset(p, 0, size);
+  return p;
+}
+
+void si_mem_symbol_free(void *p) {
+  pthread_mutex_lock(&mem_mu);
+  long i = find_index((uintptr_t)p);
+  if (i >= 0 && table[i].base == (uintptr_t)p && !table[i].owned) {
+    table_remove(i);
+    free(p);
+  }
+  pthread_mutex_unlock(&mem_mu);
+}
+
+void si_mem_reset(void) {
+  pthread_mutex_lock(&mem_mu);
+  size_t kept = 0;
+  for (size_t i = 0; i < table_n; i++) {
+    if (!table[i].owned && table[i].kind != SI_MEM_REGISTERED)
+      table[kept++] = table[i]; /* symbols survive a reset */
+    else if (table[i].owned)
+      free((void *)table[i].base);
+  }
+  table_n = kept;
+  used_bytes = 0;
+  pthread_mutex_unlock(&mem_mu);
+}
+
+SI_API cudaError_t cudaMalloc(void **devPtr, size_t size) {
+  return si_ret(alloc_range(devPtr, size, SI_MEM_DEVICE, 1, 0));
+}
+
+SI_API cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)
+    return si_ret(cudaErrorInvalidValue);
+  return si_ret(alloc_range(devPtr, size, SI_MEM_MANAGED, 1, 0));
+}
+
+SI_API cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
+                                   size_t height) {
+  if (devPtr == NULL || pitch == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  size_t p = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
+  if (p < width || (height != 0 && p > SIZE_MAX / height))
+    return si_ret(cudaErrorMemoryAllocation);
+  cudaError_t e = alloc_range(devPtr, p * height, SI_MEM_DEVICE, 1, 0);
+  if (e == cudaSuccess)
+    *pitch = p;
+  return si_ret(e);
+}
+
+SI_API cudaError_t cudaMallocHost(void **ptr, size_t size) {
+  return si_ret(alloc_range(ptr, size, SI_MEM_PINNED, 1, 0));
+}
+
+SI_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
+  if (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
+                          cudaHostAllocWriteCombined))
+    return si_ret(cudaErrorInvalidValue);
+  return si_ret(alloc_range(pHost, size, SI_MEM_PINNED, 1, 0));
+}
+
+SI_API cudaError_t cudaFree(void *devPtr) {
+  return si_ret(free_range(devPtr, DEVICE_KINDS));
+}
+
+SI_API cudaError_t cudaFreeHost(void *ptr) {
+  return si_ret(free_range(ptr, 1u << SI_MEM_PINNED));
+}
+
+/* ---- registration of program memory ------------------------------------------- */
+
+SI_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
+  const unsigned valid = cudaHostRegisterPortable | cudaHostRegisterMapped |
+                         cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
+  if (ptr == NULL || size == 0 || (flags & ~valid) || (uintptr_t)ptr + size < size)
+    return si_ret(cudaErrorInvalidValue);
+  pthread_mutex_lock(&mem_mu);
+  struct si_range r = {(uintptr_t)ptr, size, SI_MEM_REGISTERED, 0, 0};
+  int rc = table_insert(r);
+  cudaError_t e = cudaSuccess;
+  if (rc == 1) {
+    /* Overlapping page-locked memory is "already registered"; overlapping
+     * device memory is not host memory at all. */
+    long i = floor_index((uintptr_t)ptr);
+    if (i < 0 || table[i].base + table[i].size <= (uintptr_t)ptr)
+      i++;
+    int k = table[i].kind;
+    e = (k == SI_MEM_PINNED || k == SI_MEM_REGISTERED)
+            ? cudaErrorHostMemoryAlreadyRegistered
+            : cudaErrorInvalidValue;
+  } else if (rc < 0) {
+    e = cudaErrorMemoryAllocation;
+  }
+  pthread_mutex_unlock(&mem_mu);
+  return si_ret(e);
+}
+
+SI_API cudaError_t cudaHostUnregister(void *ptr) {
+  pthread_mutex_lock(&mem_mu);
+  long i = find_index((uintptr_t)ptr);
+  cudaError_t e = cudaErrorHostMemoryNotRegistered;
+  if (i >= 0 && table[i].base == (uintptr_t)ptr && table[i].kind == SI_MEM_REGISTERED) {
+    table_remove(i);
+    e = cudaSuccess;
+  }
+  pthread_mutex_unlock(&mem_mu);
+  return si_ret(e);
+}
+
+/* ---- stream-ordered allocation ------------------------------------------------ */
+
+static cudaError_t malloc_async(void **ptr, size_t size, cudaMemPool_t pool,
+                                cudaStream_t stream, int per_thread) {
+  if (pool != NULL && pool != (cudaMemPool_t)&default_pool)
+    return cudaErrorInvalidValue;
+  if (si_stream_resolve(stream, per_thread) == NULL)
+    return cudaErrorInvalidResourceHandle;
+  return alloc_range(ptr, size, SI_MEM_DEVICE, 1, 1);
+}
+
+SI_API cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream) {
+  return si_ret(malloc_async(devPtr, size, NULL, hStream, 0));
+}
+
+SI_API cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream) {
+  return si_ret(malloc_async(devPtr, size, NULL, hStream, 1));
+}
+
+SI_API cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
+                                           cudaStream_t stream) {
+  if (memPool == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  return si_ret(malloc_async(ptr, size, memPool, stream, 0));
+}
+
+SI_API cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size,
+                                                cudaMemPool_t memPool,
+                                                cudaStream_t stream) {
+  if (memPool == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  return si_ret(malloc_async(ptr, size, memPool, stream, 1));
+}
+
+static cudaError_t free_async(void *p, cudaStream_t stream, int per_thread) {
+  if (si_stream_resolve(stream, per_thread) == NULL)
+    return cudaErrorInvalidResourceHandle;
+  return free_range(p, 1u << SI_MEM_DEVICE);
+}
+
+SI_API cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
+  return si_ret(free_async(devPtr, hStream, 0));
+}
+
+SI_API cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream) {
+  return si_ret(free_async(devPtr, hStream, 1));
+}
+
+SI_API cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device) {
+  if (memPool == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  if (device != 0)
+    return si_ret(cudaErrorInvalidDevice);
+  *memPool = (cudaMemPool_t)&default_pool;
+  return cudaSuccess;
+}
+
+/* ---- queries ---------------------------------------------------------------------- */
+
+SI_API cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total) {
+  if (free_bytes == NULL || total == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  pthread_mutex_lock(&mem_mu);
+  uint64_t cap = si_config()->mem_bytes;
+  *total = (size_t)cap;
+  *free_bytes = (size_t)(cap - used_bytes);
+  pthread_mutex_unlock(&mem_mu);
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes,
+                                            const void *ptr) {
+  if (attributes == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  struct si_range r = si_mem_find(ptr);
+  memset(attributes, 0, sizeof(*attributes));
+  void *p = (void *)(uintptr_t)ptr;
+  switch (r.kind) {
+  case SI_MEM_DEVICE:
+    *attributes = (struct cudaPointerAttributes){.type = cudaMemoryTypeDevice,
+                                                 .devicePointer = p};
+    break;
+  case SI_MEM_MANAGED:
+    *attributes = (struct cudaPointerAttributes){
+        .type = cudaMemoryTypeManaged, .devicePointer = p, .hostPointer = p};
+    break;
+  case SI_MEM_PINNED:
+  case SI_MEM_REGISTERED: /* mapped at the same address (unified addressing) */
+    *attributes = (struct cudaPointerAttributes){
+        .type = cudaMemoryTypeHost, .devicePointer = p, .hostPointer = p};
+    break;
+  default:
+    attributes->type = cudaMemoryTypeUnregistered;
+    attributes->device = cudaInvalidDeviceId;
+    break;
+  }
+  return cudaSuccess;
+}

@@ -1,0 +1,233 @@
+/* standin.h — internal interface shared by the files of the CPU stand-in for
+ * libcudart (libcudart.so.13 / libcudart.so.12 built from the same sources).
+ *
+ * Contract:
+ *  - The CUDA types and the plain API prototypes come from the toolkit's
+ *    cuda_runtime_api.h, included with default visibility so that every API
+ *    function defined here is exported; everything else is hidden
+ *    (-fvisibility=hidden) and the version script exports only cuda* and
+ *    __cuda* in the node libcudart.so.<major>.
+ *  - The _ptds/_ptsz twins are declared with __typeof__ of their plain twin,
+ *    so their signatures cannot drift from the header's.
+ *  - No file calls an exported API function: exported functions are thin
+ *    wrappers over the hidden si_* functions below, so internal calls never
+ *    go through the PLT (a profiler that interposes cudaLaunchKernel must not
+ *    see calls made by __cudaLaunchKernel, as with the real runtime).
+ *  - Every exported function returns through si_ret(), which records errors
+ *    as the calling thread's last error.
+ */
+#ifndef GPUTRACE_STANDIN_H
+#define GPUTRACE_STANDIN_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* We implement the deprecated entry points too; defining them must not warn. */
+#define CUDA_ENABLE_DEPRECATED 1
+#pragma GCC visibility push(default)
+#include <cuda_runtime_api.h>
+#pragma GCC visibility pop
+
+#ifndef SI_CUDART_MAJOR
+#define SI_CUDART_MAJOR 13
+#endif
+#if SI_CUDART_MAJOR >= 13
+#define SI_RUNTIME_VERSION 13000
+#else
+#define SI_RUNTIME_VERSION 12080
+#endif
+/* The simulated driver is new enough for either runtime. */
+#define SI_DRIVER_VERSION 13000
+
+#define SI_API __attribute__((visibility("default")))
+#define SI_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- per-thread default stream twins (same signatures as the plain API) -- */
+#pragma GCC visibility push(default)
+extern __typeof__(cudaMemcpy) cudaMemcpy_ptds;
+extern __typeof__(cudaMemcpy2D) cudaMemcpy2D_ptds;
+extern __typeof__(cudaMemcpyToSymbol) cudaMemcpyToSymbol_ptds;
+extern __typeof__(cudaMemcpyFromSymbol) cudaMemcpyFromSymbol_ptds;
+extern __typeof__(cudaMemset) cudaMemset_ptds;
+extern __typeof__(cudaMemset2D) cudaMemset2D_ptds;
+extern __typeof__(cudaMemcpyAsync) cudaMemcpyAsync_ptsz;
+extern __typeof__(cudaMemcpy2DAsync) cudaMemcpy2DAsync_ptsz;
+extern __typeof__(cudaMemcpyToSymbolAsync) cudaMemcpyToSymbolAsync_ptsz;
+extern __typeof__(cudaMemcpyFromSymbolAsync) cudaMemcpyFromSymbolAsync_ptsz;
+extern __typeof__(cudaMemsetAsync) cudaMemsetAsync_ptsz;
+extern __typeof__(cudaMemset2DAsync) cudaMemset2DAsync_ptsz;
+extern __typeof__(cudaMallocAsync) cudaMallocAsync_ptsz;
+extern __typeof__(cudaMallocFromPoolAsync) cudaMallocFromPoolAsync_ptsz;
+extern __typeof__(cudaFreeAsync) cudaFreeAsync_ptsz;
+extern __typeof__(cudaLaunchKernel) cudaLaunchKernel_ptsz;
+extern __typeof__(cudaLaunchKernelExC) cudaLaunchKernelExC_ptsz;
+extern __typeof__(cudaLaunchCooperativeKernel) cudaLaunchCooperativeKernel_ptsz;
+extern __typeof__(cudaLaunchHostFunc) cudaLaunchHostFunc_ptsz;
+extern __typeof__(cudaGraphLaunch) cudaGraphLaunch_ptsz;
+extern __typeof__(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
+extern __typeof__(cudaStreamQuery) cudaStreamQuery_ptsz;
+extern __typeof__(cudaStreamWaitEvent) cudaStreamWaitEvent_ptsz;
+extern __typeof__(cudaStreamGetPriority) cudaStreamGetPriority_ptsz;
+extern __typeof__(cudaEventRecord) cudaEventRecord_ptsz;
+extern __typeof__(cudaEventRecordWithFlags) cudaEventRecordWithFlags_ptsz;
+extern __typeof__(cudaGetDriverEntryPoint) cudaGetDriverEntryPoint_ptsz;
+extern __typeof__(cudaGetDriverEntryPointByVersion) cudaGetDriverEntryPointByVersion_ptsz;
+
+/* Registration ABI used by nvcc-generated host code (crt/host_runtime.h and
+ * crt/device_functions.h declare these only for C++). */
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
+void __cudaUnregisterFatBinary(void **fatCubinHandle);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
+                            const char *deviceName, int thread_limit, uint3 *tid,
+                            uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
+                       const char *deviceName, int ext, size_t size, int constant,
+                       int global);
+void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
+                              char *deviceAddress, const char *deviceName, int ext,
+                              size_t size, int constant, int global);
+void __cudaRegisterHostVar(void **fatCubinHandle, const char *deviceName, char *hostVar,
+                           size_t size);
+char __cudaInitModule(void **fatCubinHandle);
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                     struct CUstream_st *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+                                       void *stream);
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                               void **args, size_t sharedMem, cudaStream_t stream);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                    void **args, size_t sharedMem, cudaStream_t stream);
+#pragma GCC visibility pop
+
+/* ---- errors.c ------------------------------------------------------------ */
+/* Record err as this thread's last error (unless it is cudaSuccess or
+ * cudaErrorNotReady, which the real runtime does not record) and return it. */
+cudaError_t si_ret(cudaError_t err);
+
+/* ---- timeline.c: configuration ------------------------------------------ */
+struct si_config {
+  int timeline;              /* GPUTRACE_STANDIN_TIMELINE (0 = off) */
+  uint64_t kernel_base_ns;   /* GPUTRACE_STANDIN_KERNEL_BASE_NS */
+  uint64_t kernel_ps_thread; /* GPUTRACE_STANDIN_KERNEL_PS_PER_THREAD */
+  uint64_t copy_latency_ns;  /* GPUTRACE_STANDIN_COPY_LATENCY_NS */
+  double pageable_gbps;      /* GPUTRACE_STANDIN_PAGEABLE_GBPS */
+  double pinned_gbps;        /* GPUTRACE_STANDIN_PINNED_GBPS */
+  double dtod_gbps;          /* GPUTRACE_STANDIN_DTOD_GBPS */
+  double memset_gbps;        /* GPUTRACE_STANDIN_MEMSET_GBPS */
+  uint64_t graph_ns;         /* GPUTRACE_STANDIN_GRAPH_NS */
+  uint64_t mem_bytes;        /* GPUTRACE_STANDIN_MEM_BYTES */
+};
+extern struct si_config si_cfg;
+extern int si_cfg_ready;
+void si_config_init(void);
+static inline const struct si_config *si_config(void) {
+  if (SI_UNLIKELY(!__atomic_load_n(&si_cfg_ready, __ATOMIC_ACQUIRE)))
+    si_config_init();
+  return &si_cfg;
+}
+
+/* ---- timeline.c: the simulated device ------------------------------------ */
+enum si_stream_kind { SI_STREAM_LEGACY, SI_STREAM_PER_THREAD, SI_STREAM_USER };
+
+#define SI_MAGIC_STREAM 0x5354524du /* "STRM" */
+#define SI_MAGIC_EVENT 0x45564e54u  /* "EVNT" */
+#define SI_MAGIC_GRAPH 0x47524148u  /* "GRAH" */
+#define SI_MAGIC_GEXEC 0x47455845u  /* "GEXE" */
+
+/* A stream. tail_ns is guarded by the timeline lock. Objects are never
+ * returned to malloc (see pool.c), so a stale handle reads a cleared magic. */
+struct si_stream {
+  uint32_t magic;
+  uint8_t kind;     /* enum si_stream_kind */
+  uint8_t blocking; /* synchronizes with the legacy stream */
+  unsigned flags;
+  int priority;
+  uint64_t tail_ns; /* when the work queued so far completes */
+};
+
+enum si_engine { SI_ENG_NONE = -1, SI_ENG_COMPUTE = 0, SI_ENG_H2D, SI_ENG_D2H, SI_ENG_N };
+#define SI_OP_DEVICE_WIDE 1u /* also wait for every stream (cudaMemcpyPeer) */
+
+uint64_t si_now(void);
+void si_sleep_until(uint64_t t_ns);
+/* Queue an op of dur_ns on stream s (and engine e unless SI_ENG_NONE):
+ * returns its simulated end; *start_ns (if non-NULL) gets its start.
+ * Only call with the timeline on. */
+uint64_t si_tl_enqueue(struct si_stream *s, int engine, uint64_t dur_ns, unsigned flags,
+                       uint64_t *start_ns);
+uint64_t si_tl_tail(struct si_stream *s); /* current tail of s */
+void si_tl_extend(struct si_stream *s, uint64_t t_ns);     /* tail = max(tail,t) */
+uint64_t si_tl_device_tail(void);                          /* all streams */
+uint64_t si_dur_kernel(dim3 grid, dim3 block);
+uint64_t si_dur_bytes(uint64_t bytes, double gbps);
+
+/* ---- streams_events.c ---------------------------------------------------- */
+/* Resolve a stream handle: NULL means the per-thread default stream when
+ * per_thread is set (a _ptsz/_ptds entry point), else the legacy stream.
+ * Returns NULL for an invalid handle. */
+struct si_stream *si_stream_resolve(cudaStream_t h, int per_thread);
+void si_streams_events_reset(void); /* cudaDeviceReset */
+cudaError_t si_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t end);
+
+/* ---- memory.c ------------------------------------------------------------ */
+enum si_mem_kind {
+  SI_MEM_NONE = 0,   /* not in the table: pageable host memory */
+  SI_MEM_DEVICE,     /* cudaMalloc*, symbols */
+  SI_MEM_MANAGED,    /* cudaMallocManaged, __managed__ */
+  SI_MEM_PINNED,     /* cudaMallocHost / cudaHostAlloc */
+  SI_MEM_REGISTERED, /* cudaHostRegister'ed range (not owned) */
+};
+struct si_range {
+  uintptr_t base;
+  size_t size;
+  uint8_t kind;   /* enum si_mem_kind */
+  uint8_t owned;  /* freeable by cudaFree/cudaFreeHost (not a symbol) */
+  uint8_t pooled; /* from cudaMallocAsync */
+};
+/* The table entry containing p, or kind SI_MEM_NONE. */
+struct si_range si_mem_find(const void *p);
+/* Allocate a symbol's backing store (device or managed), zeroed; NULL on
+ * failure. Not counted against capacity, not freeable by the program. */
+void *si_mem_symbol_alloc(size_t size, int managed);
+void si_mem_symbol_free(void *p);
+void si_mem_reset(void); /* cudaDeviceReset: free program allocations */
+
+/* ---- registry.c ---------------------------------------------------------- */
+struct si_func; /* a registered __global__ function (a cudaKernel_t) */
+/* A stub address or a cudaKernel_t handle (the runtime accepts either where
+ * an entry function is expected) -> function, or NULL. */
+const struct si_func *si_func_lookup(const void *func_or_kernel);
+/* A cudaKernel_t handle only -> function, or NULL (a stub is rejected). */
+const struct si_func *si_func_from_handle(const void *kernel);
+const char *si_func_name(const struct si_func *f);
+/* The backing store of the symbol whose host shadow is `symbol`. */
+cudaError_t si_symbol_lookup(const void *symbol, void **dev, size_t *size);
+
+/* ---- launch.c ------------------------------------------------------------ */
+void si_graphs_reset(void); /* cudaDeviceReset */
+
+/* ---- device.c ------------------------------------------------------------ */
+#define SI_SM_COUNT 132
+#define SI_MAX_BLOCKS_PER_SM 32
+#define SI_MAX_THREADS_PER_SM 2048
+#define SI_SHMEM_OPTIN 232448
+void si_device_props(struct cudaDeviceProp *p);
+
+/* ---- pool.c: handle objects that are never returned to malloc ----------- */
+struct si_pool {
+  pthread_mutex_t mu;
+  size_t obj_size; /* >= 16; objects start with a uint32_t magic */
+  void *free_list;
+  void **chunks;
+  size_t nchunks, cap_chunks;
+};
+void *si_pool_get(struct si_pool *p); /* zeroed object, or NULL */
+void si_pool_put(struct si_pool *p, void *obj);
+/* Clear every object's magic and put all of them back (cudaDeviceReset). */
+void si_pool_reset(struct si_pool *p);
+
+#endif

@@ -1,0 +1,126 @@
+"""gtest.py — helpers for the end-to-end tests.
+
+Each test script runs nvcc-built programs (built by tests/CMakeLists.txt into
+<build>/tests/cuda) under `gputrace record` or plain LD_PRELOAD, on the CPU
+stand-in runtime (<build>/standin/13) or the real libcudart, then reads the
+trace back with `gputrace dump --json` and checks exact values.
+
+A check failure raises AssertionError with the values; the script exits 1.
+"""
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("GT_BUILD", "build"))
+BIN = os.path.join(BUILD, "bin")
+GPUTRACE = os.path.join(BIN, "gputrace")
+SHIM = os.path.join(BUILD, "lib", "libgputrace.so")
+STANDIN = os.path.join(BUILD, "standin", "13")
+PROGS = os.path.join(BUILD, "tests", "cuda")
+TMP = tempfile.mkdtemp(prefix="gt_e2e_")
+
+
+def prog(name):
+    return os.path.join(PROGS, name)
+
+
+def base_env(standin=True, **extra):
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("GPUTRACE_") or k in ("LD_PRELOAD", "NVTX_INJECTION64_PATH"):
+            del env[k]
+    if standin:
+        env["LD_LIBRARY_PATH"] = STANDIN + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env["GPUTRACE_QUIET"] = "1"
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run(cmd, env, timeout=120, check_rc=None):
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check_rc is not None and p.returncode != check_rc:
+        raise AssertionError("%s exited %d, expected %d\nstdout:\n%s\nstderr:\n%s" %
+                             (cmd, p.returncode, check_rc, p.stdout, p.stderr))
+    return p
+
+
+def record(args, out=None, standin=True, check_rc=0, timeout=120, **env):
+    """gputrace record -o OUT -- args; returns (completed process, trace path)."""
+    out = out or os.path.join(TMP, "%s.gtrace" % os.path.basename(args[0]))
+    p = run([GPUTRACE, "record", "-q", "-o", out, "--"] + list(args),
+            base_env(standin, **env), timeout=timeout, check_rc=check_rc)
+    return p, out
+
+
+def dump(path, expect_rc=0):
+    p = subprocess.run([GPUTRACE, "dump", "--json", path], capture_output=True, text=True,
+                       timeout=300)
+    if p.returncode != expect_rc:
+        raise AssertionError("dump %s exited %d, expected %d: %s" % (path, p.returncode, expect_rc, p.stderr))
+    return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+def count(events, **match):
+    return sum(1 for e in events if all(e.get(k) == v for k, v in match.items()))
+
+
+def select(events, **match):
+    return [e for e in events if all(e.get(k) == v for k, v in match.items())]
+
+
+def by(events, key, **match):
+    return collections.Counter(e.get(key) for e in select(events, **match))
+
+
+def eq(actual, expected, what):
+    if actual != expected:
+        raise AssertionError("%s: got %r, expected %r" % (what, actual, expected))
+
+
+def main(tests):
+    """Run each test function; print 'N passed, N failed'; exit 1 on failure."""
+    passed = failed = 0
+    for t in tests:
+        try:
+            t()
+            passed += 1
+            print("PASS %s" % t.__name__)
+        except Exception as e:  # report every failing test, not just the first
+            failed += 1
+            print("FAIL %s: %s" % (t.__name__, e))
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+def wait_for_trace(path, traced_pid_count, timeout=20):
+    """Plain LD_PRELOAD: the shim's collector finishes on its own a moment
+    after the last traced process; wait until every process has its end
+    record (and the collector has exited, so the file is complete)."""
+    import time
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(path):
+            p = subprocess.run([GPUTRACE, "dump", "--json", path], capture_output=True, text=True)
+            if p.returncode == 0:
+                events = [json.loads(l) for l in p.stdout.splitlines()]
+                ends = [e for e in events if e["kind"] == "process" and e["phase"] == "end"]
+                if len(ends) >= traced_pid_count and not collector_running(path):
+                    return events
+        time.sleep(0.1)
+    raise AssertionError("no complete trace at %s after %ss" % (path, timeout))
+
+
+def collector_running(path):
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    args = f.read().split(b"\0")
+            except OSError:
+                continue
+            if args and args[0].endswith(b"gputrace-collector") and path.encode() in args:
+                return True
+    return False
