@@ -6,11 +6,12 @@
  *    traced process is gone and (in `record` mode) the recorder said so.
  *  - clients.c owns one traced process each: handshake checks (uid, sealed
  *    memfd, ring header), draining, drop accounting, the end of a process.
- *  - sink.c turns records into chunks and hands full chunks to a writer
- *    thread that compresses and writes them, so draining never waits on
- *    zstd or the disk. The queue is bounded; past the bound the drainer
- *    stops taking records and the rings absorb (then drop and count) the
- *    excess.
+ *  - sink.c turns records into chunks and queues them; the main loop
+ *    compresses and writes one queued chunk after a pass over the rings,
+ *    unless a ring is a quarter full: then draining comes first and the
+ *    queue (pre-faulted buffers first) absorbs the backlog. The queue is
+ *    bounded; past the bound the drainer stops taking records and the rings
+ *    absorb (then drop and count) the excess.
  */
 #ifndef GPUTRACE_COLLECTOR_H
 #define GPUTRACE_COLLECTOR_H
@@ -25,13 +26,21 @@ struct gt_sink;
 struct gt_writer;
 
 struct gt_sink *gt_sink_start(struct gt_writer *w);
-/* 1 if a record of `nslots` fits without exceeding the queue bound. */
+/* 1 while the queue of chunks awaiting compression is under its bound. */
 int gt_sink_has_room(struct gt_sink *s);
 void gt_sink_put(struct gt_sink *s, const struct gt_record *rec);
-/* Hand the pending chunk to the writer thread (periodic, so that a killed
- * collector loses at most one period of records). */
+/* Zero-copy variant: room for GT_MAX_SLOTS slots at the end of the current
+ * chunk; fill it, then gt_sink_commit takes the record (rec->nslots). */
+struct gt_record *gt_sink_space(struct gt_sink *s);
+void gt_sink_commit(struct gt_sink *s);
+/* Queue the chunk being filled (periodic, so that a killed collector loses
+ * at most one period of records). */
 void gt_sink_cut(struct gt_sink *s);
-/* Cut, wait for the writer to finish everything, stop the thread. */
+/* Compress and write the oldest queued chunk: 1 if there was one. */
+int gt_sink_write_one(struct gt_sink *s);
+/* 1 while chunks are queued. */
+int gt_sink_pending(const struct gt_sink *s);
+/* Cut, write everything, free. */
 void gt_sink_stop(struct gt_sink *s);
 uint64_t gt_sink_records(const struct gt_sink *s);
 
@@ -41,6 +50,8 @@ struct gt_client;
 /* Accept one connection from the listening socket; NULL if refused. */
 struct gt_client *gt_client_accept(int listen_fd, struct gt_sink *sink);
 int gt_client_fd(const struct gt_client *c);
+/* How full the process's ring is, in percent. */
+unsigned gt_client_fill_pct(const struct gt_client *c);
 uint32_t gt_client_pid(const struct gt_client *c);
 /* Move committed records to the sink (at most `budget`). Returns the count. */
 unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned budget,
@@ -54,5 +65,15 @@ void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns
 
 uint64_t gt_now_ns(void);
 extern int gt_collector_quiet;
+
+/* ---- tsc.c: TSC ticks -> CLOCK_MONOTONIC ns ----
+ * Rings stamped with GT_CLOCK_TSC are converted as they are drained, with a
+ * tick length measured against CLOCK_MONOTONIC: first over a few ms at
+ * start, then over the whole run (refreshed every 100 ms), so the error
+ * shrinks from ~1e-5 to ~1e-8 as the run goes on. */
+void gt_tsc_calibrate(void);
+void gt_tsc_refresh(uint64_t now_ns);
+uint64_t gt_tsc_to_ns(uint64_t ticks);
+uint64_t gt_tsc_span_ns(uint64_t ticks);
 
 #endif

@@ -35,7 +35,7 @@ static void bind_views(struct gt_ring *ring, void *mem, uint64_t capacity) {
   ring->mask = capacity - 1;
 }
 
-void gt_ring_init(void *mem, uint64_t capacity, uint32_t pid) {
+void gt_ring_init(void *mem, uint64_t capacity, uint32_t pid, uint32_t clock) {
   struct gt_ring ring;
   memset(mem, 0, sizeof(struct gt_ring_hdr));
   bind_views(&ring, mem, capacity);
@@ -46,6 +46,7 @@ void gt_ring_init(void *mem, uint64_t capacity, uint32_t pid) {
   hdr->capacity = capacity;
   hdr->total_bytes = gt_ring_bytes(capacity);
   hdr->pid = pid;
+  hdr->clock = clock;
   atomic_init(&hdr->head, 0);
   for (unsigned k = 0; k < GT_KIND_COUNT; k++)
     atomic_init(&hdr->dropped[k], 0);

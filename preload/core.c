@@ -17,6 +17,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -36,6 +37,7 @@
 enum { ST_OFF = 0, ST_STARTING = 1, ST_ON = 2, ST_DISABLED = 3 };
 
 int gt_active;                      /* ST_ON, read on every hook */
+int gt_clock_tsc;                   /* stamp records with rdtsc (shim.h) */
 static _Atomic int g_state = ST_OFF;
 static _Atomic int g_constructed;
 static struct gt_ring g_ring;
@@ -87,6 +89,34 @@ static void atfork_child(void) {
 
 /* ---- start-up ---- */
 
+/* The TSC is a good clock here only if it is invariant (cpuid) and the
+ * kernel trusts it enough to keep CLOCK_MONOTONIC with it: then every
+ * process reads one consistent counter. GPUTRACE_CLOCK=monotonic opts out. */
+static int tsc_usable(void) {
+#if defined(__x86_64__)
+  const char *want = getenv("GPUTRACE_CLOCK");
+  if (want && strcmp(want, "monotonic") == 0)
+    return 0;
+  unsigned eax, ebx, ecx, edx;
+  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0x80000000u));
+  if (eax < 0x80000007u)
+    return 0;
+  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0x80000007u));
+  if (!(edx & (1u << 8)))
+    return 0;
+  char src[32] = {0};
+  int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t n = read(fd, src, sizeof src - 1);
+  close(fd);
+  return n >= 3 && strncmp(src, "tsc", 3) == 0 && (src[3] == '\n' || src[3] == '\0');
+#else
+  return 0;
+#endif
+}
+
 static void set_nvtx_injection(void) {
   const char *nvtx = getenv("GPUTRACE_NVTX");
   if ((nvtx && strcmp(nvtx, "0") == 0) || getenv("NVTX_INJECTION64_PATH"))
@@ -109,6 +139,7 @@ static void construct(void) {
     atomic_store(&g_state, ST_DISABLED);
     return;
   }
+  gt_clock_tsc = tsc_usable();
   set_nvtx_injection();
   gt_transport_prepare_env();
   pthread_atfork(NULL, NULL, atfork_child);

@@ -132,6 +132,7 @@ SI_API cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int d
   return si_ret(get_props12(prop, device));
 }
 
-SI_API cudaError_t cudaEventElapsedTime_v2(float *ms, cudaEvent_t start, cudaEvent_t end) {
+SI_API cudaError_t cudaEventElapsedTime_v2(float *ms, cudaEvent_t start,
+                                           cudaEvent_t end) {
   return si_ret(si_event_elapsed(ms, start, end));
 }

@@ -43,7 +43,9 @@ struct copy {
   size_t width, height;
 };
 
-static int is_dev(enum loc l) { return l == LOC_DEVICE || l == LOC_MANAGED; }
+static int is_dev(enum loc l) {
+  return l == LOC_DEVICE || l == LOC_MANAGED;
+}
 
 /* Where [p, p + extent) lives; a device/managed range must fit its
  * allocation. */
@@ -121,7 +123,7 @@ static int schedule(const struct copy *c, enum cudaMemcpyKind kind, enum loc hos
     gbps = host == LOC_PINNED ? cfg->pinned_gbps : cfg->pageable_gbps;
   }
   unsigned flags = (mode == MODE_PEER) ? SI_OP_DEVICE_WIDE : 0;
-  *end = si_tl_enqueue(s, engine, si_dur_bytes(bytes, gbps), flags, NULL);
+  *end = si_tl_enqueue(s, engine, si_dur_bytes(bytes, gbps), flags);
   if (kind == cudaMemcpyDeviceToDevice)
     return 0;
   return mode == MODE_SYNC || host != LOC_PINNED;
@@ -195,13 +197,15 @@ SI_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count
 
 SI_API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
                                 size_t width, size_t height, enum cudaMemcpyKind kind) {
-  return si_ret(copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 0, MODE_SYNC));
+  return si_ret(
+      copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 0, MODE_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src,
                                      size_t spitch, size_t width, size_t height,
                                      enum cudaMemcpyKind kind) {
-  return si_ret(copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 1, MODE_SYNC));
+  return si_ret(
+      copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 1, MODE_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
@@ -220,8 +224,8 @@ SI_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *
 
 /* ---- peer copies (device 0 is the only device) ------------------------------------ */
 
-SI_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
-                                  size_t count) {
+SI_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
+                                  int srcDevice, size_t count) {
   if (dstDevice != 0 || srcDevice != 0)
     return si_ret(cudaErrorInvalidDevice);
   return si_ret(copy1d(dst, src, count, cudaMemcpyDeviceToDevice, NULL, 0, MODE_PEER));
@@ -292,7 +296,8 @@ SI_API cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size
 
 SI_API cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src,
                                            size_t count, size_t offset,
-                                           enum cudaMemcpyKind kind, cudaStream_t stream) {
+                                           enum cudaMemcpyKind kind,
+                                           cudaStream_t stream) {
   return si_ret(to_symbol(symbol, src, count, offset, kind, stream, 0, MODE_ASYNC));
 }
 
@@ -337,7 +342,7 @@ static cudaError_t memset2d(void *p, size_t pitch, int value, size_t width, size
   uint64_t end = 0;
   if (cfg->timeline) {
     uint64_t bytes = (uint64_t)width * height;
-    end = si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_bytes(bytes, cfg->memset_gbps), 0, NULL);
+    end = si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_bytes(bytes, cfg->memset_gbps), 0);
   }
   if (height == 1 || pitch == width) {
     memset(p, value, width * height);

@@ -14,6 +14,8 @@
  *  - cudaDeviceReset waits for all simulated work, then frees the program's
  *    allocations and invalidates its streams, events and graphs.
  */
+#include <limits.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "standin.h"
@@ -85,7 +87,63 @@ SI_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int devi
 }
 #endif
 
-/* Attributes that are not plain copies of a property field. */
+/* Attributes that are copies of a cudaDeviceProp field (int, unsigned or
+ * size_t, narrowed to int as the real runtime reports them). */
+#define FIELD(a, f)                                                                      \
+  { a, offsetof(struct cudaDeviceProp, f), sizeof(((struct cudaDeviceProp *)0)->f) }
+static const struct {
+  enum cudaDeviceAttr attr;
+  size_t offset, size;
+} prop_attrs[] = {
+    FIELD(cudaDevAttrMaxThreadsPerBlock, maxThreadsPerBlock),
+    FIELD(cudaDevAttrMaxBlockDimX, maxThreadsDim[0]),
+    FIELD(cudaDevAttrMaxBlockDimY, maxThreadsDim[1]),
+    FIELD(cudaDevAttrMaxBlockDimZ, maxThreadsDim[2]),
+    FIELD(cudaDevAttrMaxGridDimX, maxGridSize[0]),
+    FIELD(cudaDevAttrMaxGridDimY, maxGridSize[1]),
+    FIELD(cudaDevAttrMaxGridDimZ, maxGridSize[2]),
+    FIELD(cudaDevAttrMaxSharedMemoryPerBlock, sharedMemPerBlock),
+    FIELD(cudaDevAttrTotalConstantMemory, totalConstMem),
+    FIELD(cudaDevAttrWarpSize, warpSize),
+    FIELD(cudaDevAttrMaxPitch, memPitch),
+    FIELD(cudaDevAttrMaxRegistersPerBlock, regsPerBlock),
+    FIELD(cudaDevAttrTextureAlignment, textureAlignment),
+    FIELD(cudaDevAttrMultiProcessorCount, multiProcessorCount),
+    FIELD(cudaDevAttrCanMapHostMemory, canMapHostMemory),
+    FIELD(cudaDevAttrSurfaceAlignment, surfaceAlignment),
+    FIELD(cudaDevAttrConcurrentKernels, concurrentKernels),
+    FIELD(cudaDevAttrGlobalMemoryBusWidth, memoryBusWidth),
+    FIELD(cudaDevAttrL2CacheSize, l2CacheSize),
+    FIELD(cudaDevAttrMaxThreadsPerMultiProcessor, maxThreadsPerMultiProcessor),
+    FIELD(cudaDevAttrAsyncEngineCount, asyncEngineCount),
+    FIELD(cudaDevAttrUnifiedAddressing, unifiedAddressing),
+    FIELD(cudaDevAttrTexturePitchAlignment, texturePitchAlignment),
+    FIELD(cudaDevAttrComputeCapabilityMajor, major),
+    FIELD(cudaDevAttrComputeCapabilityMinor, minor),
+    FIELD(cudaDevAttrStreamPrioritiesSupported, streamPrioritiesSupported),
+    FIELD(cudaDevAttrGlobalL1CacheSupported, globalL1CacheSupported),
+    FIELD(cudaDevAttrLocalL1CacheSupported, localL1CacheSupported),
+    FIELD(cudaDevAttrMaxSharedMemoryPerMultiprocessor, sharedMemPerMultiprocessor),
+    FIELD(cudaDevAttrMaxRegistersPerMultiprocessor, regsPerMultiprocessor),
+    FIELD(cudaDevAttrManagedMemory, managedMemory),
+    FIELD(cudaDevAttrConcurrentManagedAccess, concurrentManagedAccess),
+    FIELD(cudaDevAttrComputePreemptionSupported, computePreemptionSupported),
+    FIELD(cudaDevAttrCooperativeLaunch, cooperativeLaunch),
+    FIELD(cudaDevAttrMaxSharedMemoryPerBlockOptin, sharedMemPerBlockOptin),
+    FIELD(cudaDevAttrHostRegisterSupported, hostRegisterSupported),
+    FIELD(cudaDevAttrMaxBlocksPerMultiprocessor, maxBlocksPerMultiProcessor),
+    FIELD(cudaDevAttrMaxPersistingL2CacheSize, persistingL2CacheMaxSize),
+    FIELD(cudaDevAttrMaxAccessPolicyWindowSize, accessPolicyMaxWindowSize),
+    FIELD(cudaDevAttrReservedSharedMemoryPerBlock, reservedSharedMemPerBlock),
+    FIELD(cudaDevAttrMemoryPoolsSupported, memoryPoolsSupported),
+    FIELD(cudaDevAttrMemoryPoolSupportedHandleTypes, memoryPoolSupportedHandleTypes),
+    FIELD(cudaDevAttrClusterLaunch, clusterLaunch),
+    FIELD(cudaDevAttrNumaId, deviceNumaId),
+    FIELD(cudaDevAttrHostNumaId, hostNumaId),
+};
+#undef FIELD
+
+/* Attributes without a cudaDeviceProp field in CUDA 13. */
 static int extra_attr(enum cudaDeviceAttr attr, int *value) {
   switch (attr) {
   case cudaDevAttrClockRate:
@@ -102,15 +160,6 @@ static int extra_attr(enum cudaDeviceAttr attr, int *value) {
   case cudaDevAttrSingleToDoublePrecisionPerfRatio:
     *value = 2;
     return 1;
-  case cudaDevAttrMaxPersistingL2CacheSize:
-    *value = 32 * 1024 * 1024;
-    return 1;
-  case cudaDevAttrMaxAccessPolicyWindowSize:
-    *value = 134213632;
-    return 1;
-  case cudaDevAttrReservedSharedMemoryPerBlock:
-    *value = 1024;
-    return 1;
   case cudaDevAttrMemSyncDomainCount:
     *value = 4;
     return 1;
@@ -119,54 +168,23 @@ static int extra_attr(enum cudaDeviceAttr attr, int *value) {
   }
 }
 
-static int prop_attr(const struct cudaDeviceProp *p, enum cudaDeviceAttr attr) {
-  switch (attr) {
-  case cudaDevAttrMaxThreadsPerBlock: return p->maxThreadsPerBlock;
-  case cudaDevAttrMaxBlockDimX: return p->maxThreadsDim[0];
-  case cudaDevAttrMaxBlockDimY: return p->maxThreadsDim[1];
-  case cudaDevAttrMaxBlockDimZ: return p->maxThreadsDim[2];
-  case cudaDevAttrMaxGridDimX: return p->maxGridSize[0];
-  case cudaDevAttrMaxGridDimY: return p->maxGridSize[1];
-  case cudaDevAttrMaxGridDimZ: return p->maxGridSize[2];
-  case cudaDevAttrMaxSharedMemoryPerBlock: return (int)p->sharedMemPerBlock;
-  case cudaDevAttrTotalConstantMemory: return (int)p->totalConstMem;
-  case cudaDevAttrWarpSize: return p->warpSize;
-  case cudaDevAttrMaxPitch: return (int)p->memPitch;
-  case cudaDevAttrMaxRegistersPerBlock: return p->regsPerBlock;
-  case cudaDevAttrTextureAlignment: return (int)p->textureAlignment;
-  case cudaDevAttrMultiProcessorCount: return p->multiProcessorCount;
-  case cudaDevAttrCanMapHostMemory: return p->canMapHostMemory;
-  case cudaDevAttrSurfaceAlignment: return (int)p->surfaceAlignment;
-  case cudaDevAttrConcurrentKernels: return p->concurrentKernels;
-  case cudaDevAttrGlobalMemoryBusWidth: return p->memoryBusWidth;
-  case cudaDevAttrL2CacheSize: return p->l2CacheSize;
-  case cudaDevAttrMaxThreadsPerMultiProcessor: return p->maxThreadsPerMultiProcessor;
-  case cudaDevAttrAsyncEngineCount: return p->asyncEngineCount;
-  case cudaDevAttrUnifiedAddressing: return p->unifiedAddressing;
-  case cudaDevAttrTexturePitchAlignment: return (int)p->texturePitchAlignment;
-  case cudaDevAttrComputeCapabilityMajor: return p->major;
-  case cudaDevAttrComputeCapabilityMinor: return p->minor;
-  case cudaDevAttrStreamPrioritiesSupported: return p->streamPrioritiesSupported;
-  case cudaDevAttrGlobalL1CacheSupported: return p->globalL1CacheSupported;
-  case cudaDevAttrLocalL1CacheSupported: return p->localL1CacheSupported;
-  case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
-    return (int)p->sharedMemPerMultiprocessor;
-  case cudaDevAttrMaxRegistersPerMultiprocessor: return p->regsPerMultiprocessor;
-  case cudaDevAttrManagedMemory: return p->managedMemory;
-  case cudaDevAttrConcurrentManagedAccess: return p->concurrentManagedAccess;
-  case cudaDevAttrComputePreemptionSupported: return p->computePreemptionSupported;
-  case cudaDevAttrCooperativeLaunch: return p->cooperativeLaunch;
-  case cudaDevAttrMaxSharedMemoryPerBlockOptin: return (int)p->sharedMemPerBlockOptin;
-  case cudaDevAttrHostRegisterSupported: return p->hostRegisterSupported;
-  case cudaDevAttrMaxBlocksPerMultiprocessor: return p->maxBlocksPerMultiProcessor;
-  case cudaDevAttrMemoryPoolsSupported: return p->memoryPoolsSupported;
-  case cudaDevAttrMemoryPoolSupportedHandleTypes:
-    return (int)p->memoryPoolSupportedHandleTypes;
-  case cudaDevAttrClusterLaunch: return p->clusterLaunch;
-  case cudaDevAttrNumaId: return p->deviceNumaId;
-  case cudaDevAttrHostNumaId: return p->hostNumaId;
-  default: return 0; /* a valid attribute the stand-in does not support */
+static int prop_attr(enum cudaDeviceAttr attr) {
+  struct cudaDeviceProp p;
+  si_device_props(&p);
+  for (size_t i = 0; i < sizeof(prop_attrs) / sizeof(prop_attrs[0]); i++) {
+    if (prop_attrs[i].attr != attr)
+      continue;
+    const char *field = (const char *)&p + prop_attrs[i].offset;
+    if (prop_attrs[i].size == sizeof(size_t)) {
+      size_t v;
+      memcpy(&v, field, sizeof v);
+      return v > INT_MAX ? INT_MAX : (int)v;
+    }
+    int v;
+    memcpy(&v, field, sizeof v);
+    return v;
   }
+  return 0; /* a valid attribute the stand-in does not model */
 }
 
 SI_API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
@@ -175,15 +193,13 @@ SI_API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
     return si_ret(cudaErrorInvalidValue);
   if (device != 0)
     return si_ret(cudaErrorInvalidDevice);
-  if (extra_attr(attr, value))
-    return cudaSuccess;
-  struct cudaDeviceProp p;
-  si_device_props(&p);
-  *value = prop_attr(&p, attr);
+  if (!extra_attr(attr, value))
+    *value = prop_attr(attr);
   return cudaSuccess;
 }
 
-/* ---- selection and flags ------------------------------------------------------------ */
+/* ---- selection and flags ------------------------------------------------------------
+ */
 
 SI_API cudaError_t cudaGetDeviceCount(int *count) {
   if (count == NULL)
@@ -231,7 +247,8 @@ SI_API cudaError_t cudaDeviceReset(void) {
   return cudaSuccess;
 }
 
-/* ---- versions ------------------------------------------------------------------------ */
+/* ---- versions ------------------------------------------------------------------------
+ */
 
 SI_API cudaError_t cudaRuntimeGetVersion(int *runtimeVersion) {
   if (runtimeVersion == NULL)
@@ -247,12 +264,14 @@ SI_API cudaError_t cudaDriverGetVersion(int *driverVersion) {
   return cudaSuccess;
 }
 
-/* ---- driver entry points ------------------------------------------------------------- */
+/* ---- driver entry points -------------------------------------------------------------
+ */
 
 static cudaError_t entry_point(const char *symbol, void **funcPtr,
                                unsigned long long flags,
                                enum cudaDriverEntryPointQueryResult *status) {
-  const unsigned long long valid = cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream;
+  const unsigned long long valid =
+      cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream;
   if (symbol == NULL || funcPtr == NULL || (flags & ~valid))
     return cudaErrorInvalidValue;
   *funcPtr = NULL;
@@ -267,22 +286,22 @@ SI_API cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
   return si_ret(entry_point(symbol, funcPtr, flags, status));
 }
 
-SI_API cudaError_t cudaGetDriverEntryPoint_ptsz(
-    const char *symbol, void **funcPtr, unsigned long long flags,
-    enum cudaDriverEntryPointQueryResult *status) {
+SI_API cudaError_t
+cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr, unsigned long long flags,
+                             enum cudaDriverEntryPointQueryResult *status) {
   return si_ret(entry_point(symbol, funcPtr, flags, status));
 }
 
 SI_API cudaError_t cudaGetDriverEntryPointByVersion(
-    const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
-    enum cudaDriverEntryPointQueryResult *status) {
+    const char *symbol, void **funcPtr, unsigned int cudaVersion,
+    unsigned long long flags, enum cudaDriverEntryPointQueryResult *status) {
   (void)cudaVersion;
   return si_ret(entry_point(symbol, funcPtr, flags, status));
 }
 
 SI_API cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
-    const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
-    enum cudaDriverEntryPointQueryResult *status) {
+    const char *symbol, void **funcPtr, unsigned int cudaVersion,
+    unsigned long long flags, enum cudaDriverEntryPointQueryResult *status) {
   (void)cudaVersion;
   return si_ret(entry_point(symbol, funcPtr, flags, status));
 }

@@ -57,7 +57,7 @@ static inline cudaError_t launch_common(const struct si_func *f, dim3 g, dim3 b,
     return cudaErrorInvalidResourceHandle;
   if (!si_config()->timeline)
     return cudaSuccess;
-  si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_kernel(g, b), 0, NULL);
+  si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_kernel(g, b), 0);
   return cudaSuccess;
 }
 
@@ -79,19 +79,22 @@ SI_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
   return si_ret(launch_common(f, gridDim, blockDim, sharedMem, stream, 1));
 }
 
-/* ---- public launch API --------------------------------------------------------------- */
+/* ---- public launch API ---------------------------------------------------------------
+ */
 
 SI_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
                                     void **args, size_t sharedMem, cudaStream_t stream) {
   (void)args;
-  return si_ret(launch_common(si_func_lookup(func), gridDim, blockDim, sharedMem, stream, 0));
+  return si_ret(
+      launch_common(si_func_lookup(func), gridDim, blockDim, sharedMem, stream, 0));
 }
 
 SI_API cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
                                          void **args, size_t sharedMem,
                                          cudaStream_t stream) {
   (void)args;
-  return si_ret(launch_common(si_func_lookup(func), gridDim, blockDim, sharedMem, stream, 1));
+  return si_ret(
+      launch_common(si_func_lookup(func), gridDim, blockDim, sharedMem, stream, 1));
 }
 
 /* Launch attributes (clusters, priorities, ...) are accepted and ignored. */
@@ -145,7 +148,8 @@ SI_API cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridD
   return si_ret(launch_coop(func, gridDim, blockDim, sharedMem, stream, 1));
 }
 
-/* ---- host functions ------------------------------------------------------------------ */
+/* ---- host functions ------------------------------------------------------------------
+ */
 
 static cudaError_t host_func(cudaStream_t stream, cudaHostFn_t fn, void *data,
                              int per_thread) {
@@ -159,7 +163,7 @@ static cudaError_t host_func(cudaStream_t stream, cudaHostFn_t fn, void *data,
     return cudaSuccess;
   }
   /* A zero-length op marks where fn starts; no lock is held while it runs. */
-  uint64_t start = si_tl_enqueue(s, SI_ENG_NONE, 0, 0, NULL);
+  uint64_t start = si_tl_enqueue(s, SI_ENG_NONE, 0, 0);
   si_sleep_until(start);
   fn(data);
   si_tl_extend(s, si_now());
@@ -176,7 +180,8 @@ SI_API cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn,
   return si_ret(host_func(stream, fn, userData, 1));
 }
 
-/* ---- graphs ---------------------------------------------------------------------------- */
+/* ---- graphs
+ * ---------------------------------------------------------------------------- */
 
 struct si_graph_obj {
   uint32_t magic;
@@ -234,7 +239,7 @@ static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream,
   if (s == NULL)
     return cudaErrorInvalidResourceHandle;
   if (si_config()->timeline)
-    si_tl_enqueue(s, SI_ENG_COMPUTE, si_config()->graph_ns, 0, NULL);
+    si_tl_enqueue(s, SI_ENG_COMPUTE, si_config()->graph_ns, 0);
   return cudaSuccess;
 }
 

@@ -34,9 +34,7 @@ static size_t table_n, table_cap;
 static uint64_t used_bytes; /* counted (device + managed) bytes */
 
 /* The default memory pool is the only pool; its handle is this object. */
-static struct {
-  uint32_t magic;
-} default_pool = {0x504f4f4cu};
+static struct { uint32_t magic; } default_pool = {0x504f4f4cu};
 
 /* ---- table (caller holds mem_mu) -------------------------------------------- */
 
@@ -97,11 +95,13 @@ struct si_range si_mem_find(const void *p) {
   return r;
 }
 
-static int counted(int kind) { return kind == SI_MEM_DEVICE || kind == SI_MEM_MANAGED; }
+static int counted(int kind) {
+  return kind == SI_MEM_DEVICE || kind == SI_MEM_MANAGED;
+}
 
 /* ---- allocation ---------------------------------------------------------------- */
 
-static cudaError_t alloc_range(void **out, size_t size, int kind, int owned, int pooled) {
+static cudaError_t alloc_range(void **out, size_t size, int kind, int owned) {
   if (out == NULL)
     return cudaErrorInvalidValue;
   if (size == 0) {
@@ -123,7 +123,7 @@ static cudaError_t alloc_range(void **out, size_t size, int kind, int owned, int
   int rc = posix_memalign(&p, align, size);
   pthread_mutex_lock(&mem_mu);
   if (rc == 0 && table_insert((struct si_range){(uintptr_t)p, size, (uint8_t)kind,
-                                                (uint8_t)owned, (uint8_t)pooled}) != 0) {
+                                                (uint8_t)owned}) != 0) {
     free(p);
     rc = -1;
   }
@@ -160,7 +160,7 @@ static cudaError_t free_range(void *p, unsigned kinds_mask) {
 void *si_mem_symbol_alloc(size_t size, int managed) {
   void *p = NULL;
   size = size ? size : 1;
-  if (alloc_range(&p, size, managed ? SI_MEM_MANAGED : SI_MEM_DEVICE, 0, 0) != cudaSuccess)
+  if (alloc_range(&p, size, managed ? SI_MEM_MANAGED : SI_MEM_DEVICE, 0) != cudaSuccess)
     return NULL;
   memset(p, 0, size);
   return p;
@@ -191,13 +191,13 @@ void si_mem_reset(void) {
 }
 
 SI_API cudaError_t cudaMalloc(void **devPtr, size_t size) {
-  return si_ret(alloc_range(devPtr, size, SI_MEM_DEVICE, 1, 0));
+  return si_ret(alloc_range(devPtr, size, SI_MEM_DEVICE, 1));
 }
 
 SI_API cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
   if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)
     return si_ret(cudaErrorInvalidValue);
-  return si_ret(alloc_range(devPtr, size, SI_MEM_MANAGED, 1, 0));
+  return si_ret(alloc_range(devPtr, size, SI_MEM_MANAGED, 1));
 }
 
 SI_API cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
@@ -207,21 +207,21 @@ SI_API cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
   size_t p = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
   if (p < width || (height != 0 && p > SIZE_MAX / height))
     return si_ret(cudaErrorMemoryAllocation);
-  cudaError_t e = alloc_range(devPtr, p * height, SI_MEM_DEVICE, 1, 0);
+  cudaError_t e = alloc_range(devPtr, p * height, SI_MEM_DEVICE, 1);
   if (e == cudaSuccess)
     *pitch = p;
   return si_ret(e);
 }
 
 SI_API cudaError_t cudaMallocHost(void **ptr, size_t size) {
-  return si_ret(alloc_range(ptr, size, SI_MEM_PINNED, 1, 0));
+  return si_ret(alloc_range(ptr, size, SI_MEM_PINNED, 1));
 }
 
 SI_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
   if (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
                           cudaHostAllocWriteCombined))
     return si_ret(cudaErrorInvalidValue);
-  return si_ret(alloc_range(pHost, size, SI_MEM_PINNED, 1, 0));
+  return si_ret(alloc_range(pHost, size, SI_MEM_PINNED, 1));
 }
 
 SI_API cudaError_t cudaFree(void *devPtr) {
@@ -240,7 +240,7 @@ SI_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) 
   if (ptr == NULL || size == 0 || (flags & ~valid) || (uintptr_t)ptr + size < size)
     return si_ret(cudaErrorInvalidValue);
   pthread_mutex_lock(&mem_mu);
-  struct si_range r = {(uintptr_t)ptr, size, SI_MEM_REGISTERED, 0, 0};
+  struct si_range r = {(uintptr_t)ptr, size, SI_MEM_REGISTERED, 0};
   int rc = table_insert(r);
   cudaError_t e = cudaSuccess;
   if (rc == 1) {
@@ -280,14 +280,15 @@ static cudaError_t malloc_async(void **ptr, size_t size, cudaMemPool_t pool,
     return cudaErrorInvalidValue;
   if (si_stream_resolve(stream, per_thread) == NULL)
     return cudaErrorInvalidResourceHandle;
-  return alloc_range(ptr, size, SI_MEM_DEVICE, 1, 1);
+  return alloc_range(ptr, size, SI_MEM_DEVICE, 1);
 }
 
 SI_API cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream) {
   return si_ret(malloc_async(devPtr, size, NULL, hStream, 0));
 }
 
-SI_API cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream) {
+SI_API cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size,
+                                        cudaStream_t hStream) {
   return si_ret(malloc_async(devPtr, size, NULL, hStream, 1));
 }
 
@@ -351,8 +352,8 @@ SI_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attrib
   void *p = (void *)(uintptr_t)ptr;
   switch (r.kind) {
   case SI_MEM_DEVICE:
-    *attributes = (struct cudaPointerAttributes){.type = cudaMemoryTypeDevice,
-                                                 .devicePointer = p};
+    *attributes =
+        (struct cudaPointerAttributes){.type = cudaMemoryTypeDevice, .devicePointer = p};
     break;
   case SI_MEM_MANAGED:
     *attributes = (struct cudaPointerAttributes){

@@ -60,7 +60,7 @@ struct ptrmap {
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct si_func *fchunks[FUNC_MAX_CHUNKS];
-static unsigned nfchunks; /* atomic; fchunks[i < nfchunks] are published */
+static unsigned nfchunks;    /* atomic; fchunks[i < nfchunks] are published */
 static unsigned nfuncs_last; /* used entries in the last chunk */
 static struct ptrmap funcs_by_stub, vars_by_key;
 
@@ -137,10 +137,15 @@ SI_API void **__cudaRegisterFatBinary(void *fatCubin) {
   return (void **)m;
 }
 
-SI_API void __cudaRegisterFatBinaryEnd(void **fatCubinHandle) { (void)fatCubinHandle; }
+SI_API void __cudaRegisterFatBinaryEnd(void **fatCubinHandle) {
+  (void)fatCubinHandle;
+}
 
+/* Called before host code first touches a __managed__ variable; the storage
+ * was set up at registration, so there is nothing left to initialize. */
 SI_API char __cudaInitModule(void **fatCubinHandle) {
-  return module_of(fatCubinHandle) != NULL;
+  (void)fatCubinHandle;
+  return 1;
 }
 
 static int func_of_module(void *val, void *mod) {
@@ -259,8 +264,6 @@ const struct si_func *si_func_lookup(const void *func) {
   return si_func_from_handle(func);
 }
 
-const char *si_func_name(const struct si_func *f) { return f->name; }
-
 static cudaError_t get_kernel(cudaKernel_t *kernel, const void *stub) {
   if (kernel == NULL)
     return cudaErrorInvalidValue;
@@ -339,8 +342,8 @@ SI_API void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *device
 }
 
 SI_API void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
-                                     char *deviceAddress, const char *deviceName,
-                                     int ext, size_t size, int constant, int global) {
+                                     char *deviceAddress, const char *deviceName, int ext,
+                                     size_t size, int constant, int global) {
   (void)deviceAddress, (void)deviceName, (void)ext, (void)constant, (void)global;
   if (hostVarPtrAddress == NULL)
     return;
@@ -379,25 +382,30 @@ struct call_config {
 };
 
 /* A stack, not a slot: kernel arguments may themselves launch kernels
- * between the push and the pop of the outer launch. */
-static _Thread_local struct call_config config_stack[CONFIG_STACK_MAX];
-static _Thread_local int config_depth;
+ * between the push and the pop of the outer launch. One TLS object, so each
+ * call resolves thread-local storage once. */
+static _Thread_local struct {
+  int depth;
+  struct call_config stack[CONFIG_STACK_MAX];
+} config_tls;
 
 SI_API unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
                                             struct CUstream_st *stream) {
-  if (SI_UNLIKELY(config_depth == CONFIG_STACK_MAX)) {
+  __typeof__(config_tls) *t = &config_tls;
+  if (SI_UNLIKELY(t->depth == CONFIG_STACK_MAX)) {
     si_ret(cudaErrorInvalidConfiguration);
     return 1; /* non-zero: the <<<>>> expression skips the launch */
   }
-  config_stack[config_depth++] = (struct call_config){gridDim, blockDim, sharedMem, stream};
+  t->stack[t->depth++] = (struct call_config){gridDim, blockDim, sharedMem, stream};
   return 0;
 }
 
 SI_API cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
                                               size_t *sharedMem, void *stream) {
-  if (SI_UNLIKELY(config_depth == 0))
+  __typeof__(config_tls) *t = &config_tls;
+  if (SI_UNLIKELY(t->depth == 0))
     return si_ret(cudaErrorMissingConfiguration);
-  const struct call_config *c = &config_stack[--config_depth];
+  const struct call_config *c = &t->stack[--t->depth];
   *gridDim = c->grid;
   *blockDim = c->block;
   *sharedMem = c->shmem;

@@ -154,14 +154,13 @@ enum si_engine { SI_ENG_NONE = -1, SI_ENG_COMPUTE = 0, SI_ENG_H2D, SI_ENG_D2H, S
 
 uint64_t si_now(void);
 void si_sleep_until(uint64_t t_ns);
-/* Queue an op of dur_ns on stream s (and engine e unless SI_ENG_NONE):
- * returns its simulated end; *start_ns (if non-NULL) gets its start.
- * Only call with the timeline on. */
-uint64_t si_tl_enqueue(struct si_stream *s, int engine, uint64_t dur_ns, unsigned flags,
-                       uint64_t *start_ns);
-uint64_t si_tl_tail(struct si_stream *s); /* current tail of s */
-void si_tl_extend(struct si_stream *s, uint64_t t_ns);     /* tail = max(tail,t) */
-uint64_t si_tl_device_tail(void);                          /* all streams */
+/* Queue an op of dur_ns on stream s (and engine e unless SI_ENG_NONE) and
+ * return its simulated end (its start is end - dur_ns). Only call with the
+ * timeline on. */
+uint64_t si_tl_enqueue(struct si_stream *s, int engine, uint64_t dur_ns, unsigned flags);
+uint64_t si_tl_tail(struct si_stream *s);              /* current tail of s */
+void si_tl_extend(struct si_stream *s, uint64_t t_ns); /* tail = max(tail,t) */
+uint64_t si_tl_device_tail(void);                      /* all streams */
 uint64_t si_dur_kernel(dim3 grid, dim3 block);
 uint64_t si_dur_bytes(uint64_t bytes, double gbps);
 
@@ -184,9 +183,8 @@ enum si_mem_kind {
 struct si_range {
   uintptr_t base;
   size_t size;
-  uint8_t kind;   /* enum si_mem_kind */
-  uint8_t owned;  /* freeable by cudaFree/cudaFreeHost (not a symbol) */
-  uint8_t pooled; /* from cudaMallocAsync */
+  uint8_t kind;  /* enum si_mem_kind */
+  uint8_t owned; /* freeable by cudaFree/cudaFreeHost (not a symbol) */
 };
 /* The table entry containing p, or kind SI_MEM_NONE. */
 struct si_range si_mem_find(const void *p);
@@ -203,7 +201,6 @@ struct si_func; /* a registered __global__ function (a cudaKernel_t) */
 const struct si_func *si_func_lookup(const void *func_or_kernel);
 /* A cudaKernel_t handle only -> function, or NULL (a stub is rejected). */
 const struct si_func *si_func_from_handle(const void *kernel);
-const char *si_func_name(const struct si_func *f);
 /* The backing store of the symbol whose host shadow is `symbol`. */
 cudaError_t si_symbol_lookup(const void *symbol, void **dev, size_t *size);
 

@@ -201,8 +201,8 @@ SI_API cudaError_t cudaDeviceSynchronize(void) {
 /* ---- events ---------------------------------------------------------------------- */
 
 static cudaError_t event_create(cudaEvent_t *out, unsigned flags) {
-  const unsigned valid = cudaEventBlockingSync | cudaEventDisableTiming |
-                         cudaEventInterprocess;
+  const unsigned valid =
+      cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
   if (out == NULL || (flags & ~valid))
     return cudaErrorInvalidValue;
   if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming))
@@ -240,8 +240,7 @@ static cudaError_t event_record(cudaEvent_t ev, cudaStream_t h, unsigned flags,
     return cudaErrorInvalidValue;
   if (e == NULL || s == NULL)
     return cudaErrorInvalidResourceHandle;
-  uint64_t ts = si_config()->timeline ? si_tl_enqueue(s, SI_ENG_NONE, 0, 0, NULL)
-                                      : si_now();
+  uint64_t ts = si_config()->timeline ? si_tl_enqueue(s, SI_ENG_NONE, 0, 0) : si_now();
   __atomic_store_n(&e->ts, ts, __ATOMIC_RELEASE);
   return cudaSuccess;
 }

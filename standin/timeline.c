@@ -29,6 +29,9 @@ int si_cfg_ready;
 
 extern struct si_stream si_legacy_stream; /* streams_events.c */
 
+/* Durations saturate far below UINT64_MAX so start + duration cannot wrap. */
+#define SI_DUR_MAX (1ull << 62)
+
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t tl_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t engine_free[SI_ENG_N];
@@ -47,7 +50,7 @@ static void env_u64(const char *name, uint64_t *out) {
     return;
   char *end;
   errno = 0;
-  unsigned long long x = strtoull(v, &end, 0);
+  unsigned long long x = strtoull(v, &end, 10);
   if (errno != 0 || *end != '\0' || *v == '-')
     warn_env(name, v);
   else
@@ -94,16 +97,25 @@ static void config_load(void) {
   env_gbps("GPUTRACE_STANDIN_MEMSET_GBPS", &c.memset_gbps);
   env_u64("GPUTRACE_STANDIN_GRAPH_NS", &c.graph_ns);
   env_u64("GPUTRACE_STANDIN_MEM_BYTES", &c.mem_bytes);
+  uint64_t *clamp[] = {&c.kernel_base_ns, &c.kernel_ps_thread, &c.copy_latency_ns,
+                       &c.graph_ns};
+  for (size_t i = 0; i < sizeof(clamp) / sizeof(clamp[0]); i++)
+    if (*clamp[i] > SI_DUR_MAX)
+      *clamp[i] = SI_DUR_MAX;
   si_cfg = c;
   __atomic_store_n(&si_cfg_ready, 1, __ATOMIC_RELEASE);
   errno = saved;
 }
 
-void si_config_init(void) { pthread_once(&cfg_once, config_load); }
+void si_config_init(void) {
+  pthread_once(&cfg_once, config_load);
+}
 
 /* Read the environment at load time so that the launch fast path only ever
  * sees si_cfg_ready set (calls made before this constructor still work). */
-__attribute__((constructor)) static void config_ctor(void) { si_config_init(); }
+__attribute__((constructor)) static void config_ctor(void) {
+  si_config_init();
+}
 
 /* ---- clock ----------------------------------------------------------------- */
 
@@ -124,28 +136,31 @@ void si_sleep_until(uint64_t t_ns) {
 
 /* ---- durations ------------------------------------------------------------- */
 
-/* Saturate far below UINT64_MAX so start + duration cannot wrap. */
-#define SI_DUR_MAX (1ull << 62)
-
+/* base + floor(threads * ps_per_thread / 1000) ns. threads < 2^74 and the
+ * configured values are clamped to SI_DUR_MAX, so the product is checked
+ * against the saturation bound before it is formed. */
 uint64_t si_dur_kernel(dim3 g, dim3 b) {
   const struct si_config *c = si_config();
   unsigned __int128 threads = (unsigned __int128)g.x * g.y * g.z;
   threads *= (unsigned __int128)b.x * b.y * b.z;
+  const unsigned __int128 max_ps = (unsigned __int128)SI_DUR_MAX * 1000;
+  if (threads != 0 && c->kernel_ps_thread > max_ps / threads)
+    return SI_DUR_MAX;
   unsigned __int128 ns = threads * c->kernel_ps_thread / 1000 + c->kernel_base_ns;
   return ns > SI_DUR_MAX ? SI_DUR_MAX : (uint64_t)ns;
 }
 
 /* Copy/memset duration: latency + floor(bytes / GB/s) ns (1 GB/s = 1 B/ns). */
 uint64_t si_dur_bytes(uint64_t bytes, double gbps) {
-  double ns = floor((double)bytes / gbps);
-  if (ns >= (double)SI_DUR_MAX)
-    return SI_DUR_MAX;
-  return si_config()->copy_latency_ns + (uint64_t)ns;
+  double ns = floor((double)bytes / gbps) + (double)si_config()->copy_latency_ns;
+  return ns >= (double)SI_DUR_MAX ? SI_DUR_MAX : (uint64_t)ns;
 }
 
 /* ---- schedule ---------------------------------------------------------------- */
 
-static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static inline uint64_t max64(uint64_t a, uint64_t b) {
+  return a > b ? a : b;
+}
 
 /* Caller holds tl_mu. */
 static void set_tail(struct si_stream *s, uint64_t t) {
@@ -155,8 +170,7 @@ static void set_tail(struct si_stream *s, uint64_t t) {
   device_max = max64(device_max, t);
 }
 
-uint64_t si_tl_enqueue(struct si_stream *s, int engine, uint64_t dur_ns, unsigned flags,
-                       uint64_t *start_ns) {
+uint64_t si_tl_enqueue(struct si_stream *s, int engine, uint64_t dur_ns, unsigned flags) {
   uint64_t now = si_now();
   pthread_mutex_lock(&tl_mu);
   uint64_t start = max64(now, s->tail_ns);
@@ -173,8 +187,6 @@ uint64_t si_tl_enqueue(struct si_stream *s, int engine, uint64_t dur_ns, unsigne
   if (engine >= 0)
     engine_free[engine] = end;
   pthread_mutex_unlock(&tl_mu);
-  if (start_ns != NULL)
-    *start_ns = start;
   return end;
 }
 

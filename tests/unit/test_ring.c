@@ -12,7 +12,7 @@ static struct gt_ring make_ring(uint64_t capacity) {
   struct gt_ring ring;
   size_t bytes = gt_ring_bytes(capacity);
   void *mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-  gt_ring_init(mem, capacity, 42);
+  gt_ring_init(mem, capacity, 42, GT_CLOCK_MONOTONIC);
   CHECK(gt_ring_attach(&ring, mem, bytes) == 0);
   return ring;
 }
