@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "gputrace/trace_file.h"
+#include "model.h"
 #include "util.h"
 
 struct dump {
@@ -21,55 +22,13 @@ struct dump {
   int json;
   int summary;
   uint64_t first_ts;
-  struct gt_map kernels; /* (pid, stub) -> char* demangled name */
-  struct gt_map allocs;  /* (pid, ptr) -> bytes << 8 | memory */
+  struct gt_model *model;
   uint64_t per_kind[GT_KIND_COUNT];
   uint64_t per_api[GT_API_COUNT];
-  uint64_t dropped, lost, processes;
-  char text[GT_TEXT_MAX + 1];
 };
-
-static const char *kernel_name(struct dump *d, const struct gt_record *r, char *buf,
-                               size_t len) {
-  uint64_t v;
-  if (gt_map_get(&d->kernels, gt_pid_key(r->pid, r->u.launch.kernel), &v))
-    return (const char *)(uintptr_t)v;
-  snprintf(buf, len, "%s0x%" PRIx64,
-           r->flags & GT_F_HOST_FN ? "host function " : r->flags & GT_F_GRAPH ? "graph " : "",
-           r->u.launch.kernel);
-  return buf;
-}
-
-/* Bookkeeping before printing: names, allocation matching. */
-static void track(struct dump *d, struct gt_record *r) {
-  if (r->kind == GT_KIND_KERNEL_NAME) {
-    gt_record_text(r, r->u.kname.text_len, d->text, sizeof d->text);
-    uint64_t key = gt_pid_key(r->pid, r->u.kname.kernel), old;
-    if (gt_map_get(&d->kernels, key, &old))
-      free((void *)(uintptr_t)old);
-    gt_map_put(&d->kernels, key, (uint64_t)(uintptr_t)gt_demangle(d->text));
-  } else if (r->kind == GT_KIND_ALLOC && r->result == 0 && r->u.mem.ptr) {
-    gt_map_put(&d->allocs, gt_pid_key(r->pid, r->u.mem.ptr),
-               r->u.mem.bytes << 8 | r->u.mem.memory);
-  } else if (r->kind == GT_KIND_FREE && r->result == 0 && r->u.mem.ptr) {
-    uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), v;
-    if (gt_map_get(&d->allocs, key, &v)) {
-      r->u.mem.bytes = v >> 8;
-      r->u.mem.memory = (uint8_t)(v & 0xff);
-      gt_map_del(&d->allocs, key);
-    }
-  } else if (r->kind == GT_KIND_DROP) {
-    d->dropped += r->u.count.count;
-  } else if (r->kind == GT_KIND_LOST) {
-    d->lost += r->u.count.count;
-  } else if (r->kind == GT_KIND_PROCESS && r->u.proc.phase == GT_PROC_START) {
-    d->processes++;
-  }
-}
 
 static void json_fields(struct dump *d, const struct gt_record *r) {
   FILE *o = d->out;
-  char buf[64];
   switch (r->kind) {
   case GT_KIND_ALLOC:
   case GT_KIND_FREE:
@@ -91,7 +50,7 @@ static void json_fields(struct dump *d, const struct gt_record *r) {
     break;
   case GT_KIND_LAUNCH:
     fputs(",\"kernel\":", o);
-    gt_json_str(o, kernel_name(d, r, buf, sizeof buf));
+    gt_json_str(o, gt_model_kernel(d->model, r));
     fprintf(o, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_mem\":%" PRIu64
                ",\"stream\":\"0x%" PRIx64 "\"",
             r->u.launch.grid[0], r->u.launch.grid[1], r->u.launch.grid[2],
@@ -106,28 +65,25 @@ static void json_fields(struct dump *d, const struct gt_record *r) {
       fprintf(o, ",\"handle2\":\"0x%" PRIx64 "\"", r->u.handle.handle2);
     break;
   case GT_KIND_NVTX:
-    gt_record_text(r, r->u.nvtx.text_len, d->text, sizeof d->text);
     fprintf(o, ",\"op\":\"%s\",\"message\":", gt_nvtx_op_name(r->u.nvtx.op));
-    gt_json_str(o, d->text);
+    gt_json_str(o, gt_model_text(d->model, r));
     fprintf(o, ",\"range_id\":%" PRIu64 ",\"depth\":%d,\"domain\":\"0x%" PRIx64 "\"",
             r->u.nvtx.range_id, r->u.nvtx.depth, r->u.nvtx.domain);
     break;
   case GT_KIND_PROCESS:
-    gt_record_text(r, r->u.proc.text_len, d->text, sizeof d->text);
     fprintf(o, ",\"phase\":\"%s\",\"ppid\":%u",
             r->u.proc.phase == GT_PROC_START ? "start" : "end", r->u.proc.ppid);
     if (r->u.proc.phase == GT_PROC_START) {
       fputs(",\"cmdline\":", o);
-      gt_json_str(o, d->text);
+      gt_json_str(o, gt_model_text(d->model, r));
     } else {
       fprintf(o, ",\"records\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"lost\":%" PRIu64,
               r->u.proc.records, r->u.proc.dropped, r->u.proc.lost);
     }
     break;
   case GT_KIND_KERNEL_NAME:
-    gt_record_text(r, r->u.kname.text_len, d->text, sizeof d->text);
     fprintf(o, ",\"id\":\"0x%" PRIx64 "\",\"mangled\":", r->u.kname.kernel);
-    gt_json_str(o, d->text);
+    gt_json_str(o, gt_model_text(d->model, r));
     break;
   case GT_KIND_DROP:
   case GT_KIND_LOST:
@@ -151,7 +107,6 @@ static void print_json(struct dump *d, const struct gt_record *r) {
 
 static void text_fields(struct dump *d, const struct gt_record *r) {
   FILE *o = d->out;
-  char buf[64];
   switch (r->kind) {
   case GT_KIND_ALLOC:
   case GT_KIND_FREE:
@@ -170,7 +125,7 @@ static void text_fields(struct dump *d, const struct gt_record *r) {
     break;
   case GT_KIND_LAUNCH:
     fprintf(o, " %s grid=[%u,%u,%u] block=[%u,%u,%u] shmem=%" PRIu64 " stream=0x%" PRIx64,
-            kernel_name(d, r, buf, sizeof buf), r->u.launch.grid[0], r->u.launch.grid[1],
+            gt_model_kernel(d->model, r), r->u.launch.grid[0], r->u.launch.grid[1],
             r->u.launch.grid[2], r->u.launch.block[0], r->u.launch.block[1],
             r->u.launch.block[2], r->u.launch.shared_mem, r->u.launch.stream);
     break;
@@ -180,20 +135,17 @@ static void text_fields(struct dump *d, const struct gt_record *r) {
     fprintf(o, " handle=0x%" PRIx64, r->u.handle.handle);
     break;
   case GT_KIND_NVTX:
-    gt_record_text(r, r->u.nvtx.text_len, d->text, sizeof d->text);
-    fprintf(o, " %s \"%s\" depth=%d", gt_nvtx_op_name(r->u.nvtx.op), d->text, r->u.nvtx.depth);
+    fprintf(o, " %s \"%s\" depth=%d", gt_nvtx_op_name(r->u.nvtx.op), gt_model_text(d->model, r), r->u.nvtx.depth);
     break;
   case GT_KIND_PROCESS:
-    gt_record_text(r, r->u.proc.text_len, d->text, sizeof d->text);
     if (r->u.proc.phase == GT_PROC_START)
-      fprintf(o, " start ppid=%u \"%s\"", r->u.proc.ppid, d->text);
+      fprintf(o, " start ppid=%u \"%s\"", r->u.proc.ppid, gt_model_text(d->model, r));
     else
       fprintf(o, " end records=%" PRIu64 " dropped=%" PRIu64 " lost=%" PRIu64,
               r->u.proc.records, r->u.proc.dropped, r->u.proc.lost);
     break;
   case GT_KIND_KERNEL_NAME:
-    gt_record_text(r, r->u.kname.text_len, d->text, sizeof d->text);
-    fprintf(o, " 0x%" PRIx64 " %s", r->u.kname.kernel, d->text);
+    fprintf(o, " 0x%" PRIx64 " %s", r->u.kname.kernel, gt_model_text(d->model, r));
     break;
   case GT_KIND_DROP:
   case GT_KIND_LOST:
@@ -213,12 +165,10 @@ static void print_text(struct dump *d, const struct gt_record *r) {
 }
 
 static void print_summary(struct dump *d) {
-  uint64_t total = 0;
-  for (unsigned k = 0; k < GT_KIND_COUNT; k++)
-    total += d->per_kind[k];
+  const struct gt_model_totals *t = gt_model_totals(d->model);
   fprintf(d->out, "records: %" PRIu64 "  processes: %" PRIu64 "  dropped: %" PRIu64
                   "  lost: %" PRIu64 "\n",
-          total, d->processes, d->dropped, d->lost);
+          t->records, t->processes, t->dropped, t->lost);
   fprintf(d->out, "by kind:\n");
   for (unsigned k = 1; k < GT_KIND_COUNT; k++)
     if (d->per_kind[k])
@@ -229,16 +179,8 @@ static void print_summary(struct dump *d) {
       fprintf(d->out, "  %-34s %10" PRIu64 "\n", gt_api_name(a), d->per_api[a]);
 }
 
-static void free_dump(struct dump *d) {
-  for (size_t i = 0; i < d->kernels.cap; i++)
-    if (d->kernels.used[i] == 1)
-      free((void *)(uintptr_t)d->kernels.vals[i]);
-  gt_map_free(&d->kernels);
-  gt_map_free(&d->allocs);
-}
-
 int cmd_dump(int argc, char **argv) {
-  struct dump d = {.out = stdout};
+  struct dump d = {.out = stdout, .model = gt_model_new()};
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     if (gt_streq(argv[i], "--json"))
@@ -262,11 +204,12 @@ int cmd_dump(int argc, char **argv) {
   }
   const struct gt_record *rec;
   struct gt_record buf[GT_MAX_SLOTS];
+  struct gt_range range;
   while (gt_reader_next(rd, &rec) == 1) {
     memcpy(buf, rec, (size_t)rec->nslots * GT_SLOT_SIZE);
     if (!d.first_ts)
       d.first_ts = buf[0].ts_ns;
-    track(&d, &buf[0]);
+    gt_model_feed(d.model, &buf[0], &range);
     d.per_kind[buf[0].kind]++;
     d.per_api[buf[0].api]++;
     if (d.summary)
@@ -280,7 +223,7 @@ int cmd_dump(int argc, char **argv) {
     print_summary(&d);
   int damaged = gt_reader_warnings(rd) > 0;
   gt_reader_close(rd);
-  free_dump(&d);
+  gt_model_free(d.model);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     perror("gputrace dump: writing output");
     return 2;

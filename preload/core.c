@@ -236,7 +236,7 @@ void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t 
 
 static void on_drop(void) {
   /* Only on the full-ring path: see whether the collector is still there. */
-  static _Atomic uint32_t drops;
+  static _Atomic uint32_t drops; /* look at the first drop, then every 1024th */
   if ((atomic_fetch_add_explicit(&drops, 1, memory_order_relaxed) & 1023u) != 0)
     return;
   if (gt_transport_peer_gone()) {

@@ -161,7 +161,7 @@ static void emit_copy(const struct copy_desc *c, uint64_t t0, uint64_t t1,
   rec.u.copy.stream = (uint64_t)(uintptr_t)c->stream;
   rec.u.copy.width = (uint32_t)c->width;
   rec.u.copy.height = (uint32_t)c->height;
-  rec.u.copy.kind = (uint32_t)c->kind;
+  rec.u.copy.kind = (uint8_t)c->kind;
   rec.u.copy.dir = dir_of(dst, src);
   rec.u.copy.dst_device = -1;
   rec.u.copy.src_device = -1;

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,12 +116,14 @@ static char **collector_env(void) {
 }
 
 /* Start a collector as a detached child that sends no SIGCHLD (clone with
- * exit signal 0), so the traced program's own wait()s never see it. */
-static void spawn_collector(void) {
+ * exit signal 0), so the traced program's own wait()s never see it.
+ * Returns its pid, or -1. */
+static long spawn_collector(void) {
   char **env = collector_env();
   if (!env || access(g_collector, X_OK) != 0) {
     free(env);
-    return;
+    errno = ENOENT;
+    return -1;
   }
   char *argv[] = {g_collector, "--socket", g_socket, "--output", g_output,
                   g_chose_file ? "--truncate" : "--append", "--autospawn", NULL};
@@ -139,18 +142,35 @@ static void spawn_collector(void) {
     _exit(127);
   }
   free(env);
+  return pid;
+}
+
+/* 1 once the spawned collector has exited (it lost the race for the socket
+ * to another one, or could not open the output); reaps it. */
+static int collector_exited(long pid) {
+  int status;
+  return waitpid((pid_t)pid, &status, WNOHANG | __WALL) == (pid_t)pid;
 }
 
 static int connect_or_spawn(void) {
   int fd = connect_once();
   if (fd >= 0 || !g_can_spawn || (errno != ENOENT && errno != ECONNREFUSED))
     return fd;
-  spawn_collector();
+  long pid = spawn_collector();
+  if (pid < 0)
+    return -1;
+  int gone_at = -1;
   for (int i = 0; i < 500; i++) { /* up to 5 s for it to listen */
     struct timespec pause = {0, 10000000};
     nanosleep(&pause, NULL);
     if ((fd = connect_once()) >= 0)
       return fd;
+    /* Once it has exited — it lost the socket to another collector, or it
+     * failed and said why on stderr — give a winner 20 ms, then stop. */
+    if (gone_at < 0 && collector_exited(pid))
+      gone_at = i;
+    if (gone_at >= 0 && i - gone_at >= 2)
+      break;
   }
   return -1;
 }

@@ -39,6 +39,7 @@ enum gt_kind {
   GT_KIND_KERNEL_NAME = 11, /* kernel id -> mangled name */
   GT_KIND_DROP = 12,        /* records the ring had no room for */
   GT_KIND_LOST = 13,        /* slots the collector had to skip */
+  GT_KIND_DEVICE = 14,      /* when a launch, copy or memset ran on the device */
   GT_KIND_COUNT
 };
 
@@ -103,11 +104,12 @@ struct gt_copy_args { /* MEMCPY */
   uint64_t stream;
   uint32_t width;  /* 2D: bytes per row, else 0 */
   uint32_t height; /* 2D: rows, else 0 */
-  uint32_t kind;   /* the cudaMemcpyKind the caller passed */
+  uint8_t kind;    /* the cudaMemcpyKind the caller passed */
   uint8_t dir;     /* enum gt_dir, resolved */
-  uint8_t pad[3];
+  uint8_t pad[2];
   int32_t dst_device; /* peer copies; -1 otherwise */
   int32_t src_device;
+  uint32_t corr;      /* see gt_launch_args.corr */
 };
 
 struct gt_set_args { /* MEMSET */
@@ -117,7 +119,7 @@ struct gt_set_args { /* MEMSET */
   uint32_t width;
   uint32_t height;
   int32_t value;
-  uint32_t pad;
+  uint32_t corr; /* see gt_launch_args.corr */
 };
 
 struct gt_launch_args { /* LAUNCH */
@@ -126,6 +128,32 @@ struct gt_launch_args { /* LAUNCH */
   uint32_t block[3];
   uint64_t shared_mem;
   uint64_t stream;
+  uint32_t corr; /* correlation id, unique per (pid, tid); 0 = none. A
+                    DEVICE record with the same pid, tid and corr says when
+                    this work ran on the device */
+  uint32_t pad;
+};
+
+/* Where device times come from. */
+enum gt_devtime_source {
+  GT_DEVTIME_EVENTS = 1, /* CUDA events recorded around the work */
+  GT_DEVTIME_CUPTI = 2,  /* the CUPTI activity API */
+};
+
+struct gt_device_args { /* DEVICE: ts_ns = device start on the host clock,
+                           dur_ns = device duration; api, pid and tid are
+                           those of the host call that queued the work */
+  uint64_t stream;
+  uint64_t kernel; /* launches: as in the launch record */
+  uint64_t bytes;  /* copies and memsets */
+  uint32_t corr;   /* the host record's corr */
+  uint32_t sample; /* 1: every call is timed; N: one call in N */
+  uint8_t of_kind; /* GT_KIND_LAUNCH, GT_KIND_MEMCPY or GT_KIND_MEMSET */
+  uint8_t dir;     /* copies: enum gt_dir */
+  uint8_t source;  /* enum gt_devtime_source */
+  uint8_t pad[5];
+  int32_t device;  /* device ordinal */
+  uint32_t pad2;
 };
 
 struct gt_handle_args { /* SYNC, STREAM, EVENT */
@@ -188,6 +216,7 @@ struct gt_record {
     struct gt_process_args proc;
     struct gt_kernel_name_args kname;
     struct gt_count_args count;
+    struct gt_device_args device;
     uint8_t raw[56];
   } u;
 };
@@ -199,6 +228,8 @@ struct gt_text_slot {
 };
 
 _Static_assert(sizeof(struct gt_record) == GT_SLOT_SIZE, "record is one slot");
+_Static_assert(sizeof(struct gt_copy_args) <= 56 && sizeof(struct gt_device_args) <= 56,
+               "payloads fit the union");
 _Static_assert(sizeof(struct gt_text_slot) == GT_SLOT_SIZE, "text is one slot");
 
 /* Number of slots a record with `text_len` bytes of text needs. */

@@ -1,0 +1,277 @@
+/* model.c — see model.h. */
+#include "model.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gputrace/trace_file.h"
+#include "util.h"
+
+struct process {
+  uint32_t pid;
+  char *cmdline;
+  uint64_t live[4], peak[4];
+};
+
+struct open_range {
+  char *name;
+  uint64_t start_ns;
+  uint64_t domain;
+  uint32_t tid;
+};
+
+struct range_stack { /* pushes of one (pid, tid, domain) */
+  struct open_range *items;
+  size_t len, cap;
+};
+
+struct gt_model {
+  struct gt_map kernels;    /* (pid, stub) -> char* */
+  struct gt_map allocs;     /* (pid, ptr) -> bytes << 8 | memory */
+  struct gt_map proc_index; /* pid -> index in procs */
+  struct process *procs;
+  size_t nprocs, cap_procs;
+  struct gt_map stack_index; /* (pid, tid ^ domain) -> index in stacks */
+  struct range_stack *stacks;
+  size_t nstacks, cap_stacks;
+  struct gt_map started; /* (pid, range id) -> struct open_range* */
+  struct gt_model_totals totals;
+  char *closed_name;     /* name of the last completed range */
+  char text[GT_TEXT_MAX + 1];
+  char fallback[64];
+};
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return p;
+  size_t n = *cap ? *cap * 2 : 16;
+  while (n < need)
+    n *= 2;
+  void *q = realloc(p, n * elem);
+  if (!q) {
+    fprintf(stderr, "gputrace: out of memory\n");
+    exit(2);
+  }
+  *cap = n;
+  return q;
+}
+
+struct gt_model *gt_model_new(void) {
+  struct gt_model *m = calloc(1, sizeof *m);
+  if (!m) {
+    fprintf(stderr, "gputrace: out of memory\n");
+    exit(2);
+  }
+  return m;
+}
+
+static void free_values(struct gt_map *map) {
+  for (size_t i = 0; i < map->cap; i++)
+    if (map->used[i] == 1)
+      free((void *)(uintptr_t)map->vals[i]);
+  gt_map_free(map);
+}
+
+void gt_model_free(struct gt_model *m) {
+  if (!m)
+    return;
+  free_values(&m->kernels);
+  gt_map_free(&m->allocs);
+  gt_map_free(&m->proc_index);
+  for (size_t i = 0; i < m->nprocs; i++)
+    free(m->procs[i].cmdline);
+  free(m->procs);
+  gt_map_free(&m->stack_index);
+  for (size_t i = 0; i < m->nstacks; i++) {
+    for (size_t j = 0; j < m->stacks[i].len; j++)
+      free(m->stacks[i].items[j].name);
+    free(m->stacks[i].items);
+  }
+  free(m->stacks);
+  for (size_t i = 0; i < m->started.cap; i++)
+    if (m->started.used[i] == 1) {
+      struct open_range *r = (void *)(uintptr_t)m->started.vals[i];
+      free(r->name);
+      free(r);
+    }
+  gt_map_free(&m->started);
+  free(m->closed_name);
+  free(m);
+}
+
+static struct process *process(struct gt_model *m, uint32_t pid) {
+  uint64_t idx;
+  if (gt_map_get(&m->proc_index, pid, &idx))
+    return &m->procs[idx];
+  m->procs = grow(m->procs, &m->cap_procs, m->nprocs + 1, sizeof *m->procs);
+  struct process *p = &m->procs[m->nprocs];
+  memset(p, 0, sizeof *p);
+  p->pid = pid;
+  gt_map_put(&m->proc_index, pid, m->nprocs++);
+  return p;
+}
+
+const char *gt_model_text(struct gt_model *m, const struct gt_record *rec) {
+  uint32_t len = 0;
+  switch (rec->kind) {
+  case GT_KIND_NVTX: len = rec->u.nvtx.text_len; break;
+  case GT_KIND_KERNEL_NAME: len = rec->u.kname.text_len; break;
+  case GT_KIND_PROCESS: len = rec->u.proc.text_len; break;
+  default: break;
+  }
+  gt_record_text(rec, len, m->text, sizeof m->text);
+  return m->text;
+}
+
+static void track_memory(struct gt_model *m, struct gt_record *r) {
+  if (r->result != 0 || r->u.mem.ptr == 0)
+    return;
+  struct process *p = process(m, r->pid);
+  uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), v;
+  if (r->kind == GT_KIND_ALLOC) {
+    unsigned mem = r->u.mem.memory & 3;
+    if (gt_map_get(&m->allocs, key, &v)) /* a pointer reused without a free we saw */
+      p->live[v & 3] -= v >> 8;
+    gt_map_put(&m->allocs, key, r->u.mem.bytes << 8 | mem);
+    p->live[mem] += r->u.mem.bytes;
+    if (p->live[mem] > p->peak[mem])
+      p->peak[mem] = p->live[mem];
+  } else if (gt_map_get(&m->allocs, key, &v)) {
+    r->u.mem.bytes = v >> 8;
+    r->u.mem.memory = (uint8_t)(v & 3);
+    p->live[v & 3] -= v >> 8;
+    gt_map_del(&m->allocs, key);
+  }
+}
+
+static struct range_stack *stack_of(struct gt_model *m, const struct gt_record *r) {
+  uint64_t key = gt_pid_key(r->pid, (uint64_t)r->tid ^ (r->u.nvtx.domain << 32)), idx;
+  if (gt_map_get(&m->stack_index, key, &idx))
+    return &m->stacks[idx];
+  m->stacks = grow(m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof *m->stacks);
+  memset(&m->stacks[m->nstacks], 0, sizeof m->stacks[0]);
+  gt_map_put(&m->stack_index, key, m->nstacks);
+  return &m->stacks[m->nstacks++];
+}
+
+static void close_range(struct gt_model *m, struct open_range *o, uint32_t pid, uint64_t end,
+                        int depth, struct gt_range *out) {
+  free(m->closed_name);
+  m->closed_name = o->name;
+  *out = (struct gt_range){.pid = pid, .tid = o->tid, .start_ns = o->start_ns,
+                           .end_ns = end, .depth = depth, .domain = o->domain,
+                           .name = o->name};
+}
+
+static int track_nvtx(struct gt_model *m, const struct gt_record *r, struct gt_range *out) {
+  switch (r->u.nvtx.op) {
+  case GT_NVTX_PUSH: {
+    struct range_stack *s = stack_of(m, r);
+    s->items = grow(s->items, &s->cap, s->len + 1, sizeof *s->items);
+    s->items[s->len++] = (struct open_range){strdup(gt_model_text(m, r)), r->ts_ns,
+                                             r->u.nvtx.domain, r->tid};
+    return 0;
+  }
+  case GT_NVTX_POP: {
+    struct range_stack *s = stack_of(m, r);
+    if (s->len == 0)
+      return 0; /* a pop without a push we saw (tracing started inside it) */
+    s->len--;
+    close_range(m, &s->items[s->len], r->pid, r->ts_ns, (int)s->len, out);
+    return 1;
+  }
+  case GT_NVTX_START: {
+    struct open_range *o = malloc(sizeof *o);
+    if (!o)
+      return 0;
+    *o = (struct open_range){strdup(gt_model_text(m, r)), r->ts_ns, r->u.nvtx.domain, r->tid};
+    gt_map_put(&m->started, gt_pid_key(r->pid, r->u.nvtx.range_id), (uint64_t)(uintptr_t)o);
+    return 0;
+  }
+  case GT_NVTX_END: {
+    uint64_t key = gt_pid_key(r->pid, r->u.nvtx.range_id), v;
+    if (!gt_map_get(&m->started, key, &v))
+      return 0;
+    gt_map_del(&m->started, key);
+    struct open_range *o = (void *)(uintptr_t)v;
+    close_range(m, o, r->pid, r->ts_ns, -1, out);
+    free(o);
+    return 1;
+  }
+  }
+  return 0;
+}
+
+int gt_model_feed(struct gt_model *m, struct gt_record *r, struct gt_range *range) {
+  struct gt_model_totals *t = &m->totals;
+  t->records++;
+  if (r->kind < GT_KIND_PROCESS && r->ts_ns) {
+    if (!t->first_ns || r->ts_ns < t->first_ns)
+      t->first_ns = r->ts_ns;
+    if (r->ts_ns + r->dur_ns > t->last_ns)
+      t->last_ns = r->ts_ns + r->dur_ns;
+  }
+  switch (r->kind) {
+  case GT_KIND_KERNEL_NAME: {
+    uint64_t key = gt_pid_key(r->pid, r->u.kname.kernel), old;
+    if (gt_map_get(&m->kernels, key, &old))
+      free((void *)(uintptr_t)old);
+    gt_map_put(&m->kernels, key, (uint64_t)(uintptr_t)gt_demangle(gt_model_text(m, r)));
+    break;
+  }
+  case GT_KIND_ALLOC:
+  case GT_KIND_FREE:
+    track_memory(m, r);
+    break;
+  case GT_KIND_PROCESS:
+    if (r->u.proc.phase == GT_PROC_START) {
+      struct process *p = process(m, r->pid);
+      free(p->cmdline);
+      p->cmdline = strdup(gt_model_text(m, r));
+      t->processes++;
+    }
+    break;
+  case GT_KIND_DROP:
+    t->dropped += r->u.count.count;
+    if (r->u.count.of_kind < GT_KIND_COUNT)
+      t->dropped_by_kind[r->u.count.of_kind] += r->u.count.count;
+    break;
+  case GT_KIND_LOST:
+    t->lost += r->u.count.count;
+    break;
+  case GT_KIND_NVTX:
+    return track_nvtx(m, r, range);
+  }
+  return 0;
+}
+
+const char *gt_model_kernel(struct gt_model *m, const struct gt_record *r) {
+  uint64_t v;
+  if (gt_map_get(&m->kernels, gt_pid_key(r->pid, r->u.launch.kernel), &v))
+    return (const char *)(uintptr_t)v;
+  snprintf(m->fallback, sizeof m->fallback, "%s0x%" PRIx64,
+           r->flags & GT_F_HOST_FN ? "host function " : r->flags & GT_F_GRAPH ? "graph " : "",
+           r->u.launch.kernel);
+  return m->fallback;
+}
+
+const char *gt_model_cmdline(struct gt_model *m, uint32_t pid) {
+  uint64_t idx;
+  if (!gt_map_get(&m->proc_index, pid, &idx) || !m->procs[idx].cmdline)
+    return "";
+  return m->procs[idx].cmdline;
+}
+
+uint64_t gt_model_live_bytes(struct gt_model *m, uint32_t pid, unsigned memory) {
+  uint64_t idx;
+  return memory < 4 && gt_map_get(&m->proc_index, pid, &idx) ? m->procs[idx].live[memory] : 0;
+}
+
+uint64_t gt_model_peak_bytes(struct gt_model *m, uint32_t pid, unsigned memory) {
+  uint64_t idx;
+  return memory < 4 && gt_map_get(&m->proc_index, pid, &idx) ? m->procs[idx].peak[memory] : 0;
+}
+
+const struct gt_model_totals *gt_model_totals(const struct gt_model *m) { return &m->totals; }
