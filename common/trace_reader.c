@@ -29,16 +29,19 @@ struct gt_reader {
   uint64_t bad_chunks;
   int truncated;
   int done;
+  int quiet;
 };
 
 __attribute__((format(printf, 2, 3))) static void warn(struct gt_reader *r, const char *fmt, ...) {
+  r->warnings++;
+  if (r->quiet)
+    return;
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "gputrace: warning: %s: ", r->path);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
-  r->warnings++;
 }
 
 struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen) {
@@ -207,6 +210,8 @@ size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf, size
   /* Text is untrusted: stop at an embedded NUL. */
   return strlen(buf);
 }
+
+void gt_reader_set_quiet(struct gt_reader *r, int quiet) { r->quiet = quiet; }
 
 const struct gt_file_header *gt_reader_header(const struct gt_reader *r) { return &r->header; }
 uint64_t gt_reader_warnings(const struct gt_reader *r) { return r->warnings; }

@@ -102,6 +102,10 @@ int gt_reader_next(struct gt_reader *r, const struct gt_record **rec);
  * `len` is the text_len field of the record's kind. Returns the length. */
 size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf, size_t buflen);
 
+/* Count problems without printing them (fuzzing, tools that report them
+ * their own way). */
+void gt_reader_set_quiet(struct gt_reader *r, int quiet);
+
 const struct gt_file_header *gt_reader_header(const struct gt_reader *r);
 uint64_t gt_reader_warnings(const struct gt_reader *r);
 uint64_t gt_reader_bad_chunks(const struct gt_reader *r);

@@ -1,6 +1,6 @@
-// threads.cu — 8 threads launch concurrently, each on its own stream:
-// 1000 launches of `work` per thread (argv[1] overrides), then one
-// cudaStreamSynchronize each. Prints each thread's kernel-thread id count.
+// threads.cu — N threads (argv[2], default 8) launch concurrently, each on
+// its own stream: 1000 launches of `work` per thread (argv[1] overrides),
+// then one cudaStreamSynchronize each.
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -23,14 +23,16 @@ static void *run(void *) {
 
 int main(int argc, char **argv) {
   if (argc > 1) per_thread = atoi(argv[1]);
-  pthread_t th[8];
-  for (int i = 0; i < 8; i++) pthread_create(&th[i], nullptr, run, nullptr);
+  int nthreads = argc > 2 ? atoi(argv[2]) : 8;
+  if (nthreads < 1 || nthreads > 256) return 2;
+  pthread_t th[256];
+  for (int i = 0; i < nthreads; i++) pthread_create(&th[i], nullptr, run, nullptr);
   long bad = 0;
-  for (int i = 0; i < 8; i++) {
+  for (int i = 0; i < nthreads; i++) {
     void *r;
     pthread_join(th[i], &r);
     bad += (long)r;
   }
-  printf("threads: 8 x %d launches, %ld failed threads\n", per_thread, bad);
+  printf("threads: %d x %d launches, %ld failed threads\n", nthreads, per_thread, bad);
   return bad ? 1 : 0;
 }
