@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -255,6 +256,7 @@ int main(int argc, char **argv) {
     return 2;
   signal(SIGPIPE, SIG_IGN);
   signal(SIGINT, SIG_IGN);
+  signal(SIGXFSZ, SIG_IGN); /* past a file size limit: EFBIG, reported, not death */
   struct sigaction sa = {.sa_handler = on_term};
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
@@ -300,9 +302,18 @@ int main(int argc, char **argv) {
     rc = 1;
   }
   gt_writer_close(w);
-  if (!gt_collector_quiet && !o.autospawn)
-    fprintf(stderr, "gputrace: %llu records, %llu bytes written to %s\n",
-            (unsigned long long)(taken - lost), (unsigned long long)bytes, o.output);
+  if (!gt_collector_quiet && !o.autospawn) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    uint64_t kept = taken - lost;
+    fprintf(stderr,
+            "gputrace: %llu records, %llu bytes (%.1f bytes/record) written to %s; "
+            "collector CPU %.3f s\n",
+            (unsigned long long)kept, (unsigned long long)bytes,
+            kept ? (double)bytes / (double)kept : 0.0, o.output,
+            (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+  }
   free(st);
   close(lock_fd);
   return rc;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -219,9 +220,17 @@ static int send_hello(int fd, int memfd, size_t bytes, uint32_t pid) {
 }
 
 static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memfd) {
+  /* Sizing a memfd past RLIMIT_FSIZE raises SIGXFSZ, which would kill the
+   * traced program: stay under the limit (a smaller ring), or give up. */
+  struct rlimit fsize;
+  if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+      bytes > fsize.rlim_cur)
+    bytes = (size_t)fsize.rlim_cur;
   uint64_t cap = gt_ring_capacity_for(bytes);
-  if (cap == 0)
+  if (cap == 0) {
+    errno = EFBIG;
     return -1;
+  }
   size_t len = gt_ring_bytes(cap);
   int fd = (int)syscall(SYS_memfd_create, "gputrace-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)

@@ -70,5 +70,37 @@ def test_missing_runtime_symbol_degrades():
     eq(p.stdout, "cudaMalloc=801 cudaDeviceSynchronize=801 ptr=0x1\n", "output")
 
 
-main([test_no_collector_can_start, test_collector_killed_mid_run,
-      test_missing_runtime_symbol_degrades])
+
+
+def test_output_size_limit_and_full_disk():
+    import resource
+    # A full disk before the start: a clear error, the command is not run.
+    marker = os.path.join(TMP, "ran_full")
+    p = run([GPUTRACE, "record", "-o", "/dev/full", "--", "touch", marker], base_env())
+    eq(p.returncode, 2, "status with /dev/full")
+    if "No space left on device" not in p.stderr:
+        raise AssertionError("message: " + p.stderr)
+    eq(os.path.exists(marker), False, "command not run")
+    # The disk fills up mid-run (the collector gets a 4 KiB file size limit
+    # once running): the program is unaffected, the loss is reported, what
+    # was written stays readable.
+    out = os.path.join(TMP, "limited.gtrace")
+    plain = run([prog("steady"), "300"], base_env())
+    p = subprocess.Popen([GPUTRACE, "record", "-o", out, "--", prog("steady"), "300"],
+                         env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    coll = find_collector(out)
+    resource.prlimit(coll, resource.RLIMIT_FSIZE, (4096, 4096))
+    stdout, stderr = p.communicate(timeout=120)
+    eq((p.returncode, stdout), (plain.returncode, plain.stdout), "program unaffected")
+    if "File too large" not in stderr or "records lost" not in stderr:
+        raise AssertionError("no clear error: " + stderr)
+    r = subprocess.run([GPUTRACE, "dump", "--summary", out], capture_output=True, text=True)
+    if r.returncode not in (0, 3) or not r.stdout.startswith("records:"):
+        raise AssertionError("partial trace unreadable: %d %s" % (r.returncode, r.stderr))
+    if os.path.getsize(out) > 4096:
+        raise AssertionError("wrote past the limit")
+
+
+main_tests = [test_no_collector_can_start, test_collector_killed_mid_run,
+              test_missing_runtime_symbol_degrades, test_output_size_limit_and_full_disk]
+main(main_tests)
