@@ -1,9 +1,7 @@
 /* util.h — helpers shared by the gputrace subcommands.
  *
  * Contract:
- *  - gt_map: open-addressing hash map from a 64-bit key (key 0 is allowed)
- *    to a 64-bit value; grows as needed; memory is proportional to the
- *    live entries, never to the number of events read.
+ *  - gt_map (include/gputrace/map.h) is included for convenience.
  *  - gt_json_str writes a JSON string literal (quotes, escapes, invalid
  *    UTF-8 replaced) for text that came from a traced process.
  *  - gt_demangle returns a malloc'd demangled C++ name, or a copy of the
@@ -16,23 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct gt_map {
-  uint64_t *keys;
-  uint64_t *vals;
-  unsigned char *used; /* 0 empty, 1 used, 2 deleted */
-  size_t cap, count, tombstones;
-};
-
-void gt_map_init(struct gt_map *m);
-void gt_map_free(struct gt_map *m);
-int gt_map_put(struct gt_map *m, uint64_t key, uint64_t val); /* 0 or -1 (OOM) */
-int gt_map_get(const struct gt_map *m, uint64_t key, uint64_t *val); /* 1 found */
-int gt_map_del(struct gt_map *m, uint64_t key);                      /* 1 removed */
-
-/* Key of (pid, 64-bit value) pairs: mixes the pid into the high bits. */
-static inline uint64_t gt_pid_key(uint32_t pid, uint64_t v) {
-  return v ^ ((uint64_t)pid * 0x9E3779B97F4A7C15ull);
-}
+#include "gputrace/map.h"
 
 void gt_json_str(FILE *out, const char *s);
 char *gt_demangle(const char *name);

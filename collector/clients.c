@@ -13,6 +13,7 @@
 
 #include "collector.h"
 #include "gputrace/protocol.h"
+#include "gputrace/trace_file.h"
 
 #define GT_STALL_NS 2000000000ull /* a live writer this late is presumed stuck */
 
@@ -30,6 +31,7 @@ struct gt_client {
   int hung_up;
   int drained;
   int tsc; /* the ring's records count TSC ticks */
+  struct gt_symbolizer *sym;
 };
 
 int gt_collector_quiet;
@@ -115,6 +117,7 @@ static void put_process_start(struct gt_sink *sink, const struct gt_client *c,
 }
 
 static void free_client(struct gt_client *c) {
+  gt_sym_free(c->sym);
   if (c->map)
     munmap(c->map, c->map_len);
   close(c->fd);
@@ -155,6 +158,7 @@ struct gt_client *gt_client_accept(int listen_fd, struct gt_sink *sink) {
     return NULL;
   }
   put_process_start(sink, c, &hello);
+  c->sym = gt_sym_new();
   return c;
 }
 
@@ -214,6 +218,21 @@ static int handle_pending(struct gt_client *c, uint64_t now_ns) {
   return gt_ring_abandon(&c->ring) ? 1 : 0;
 }
 
+/* Stacks and modules feed the symbolizer; the record is committed first so
+ * its FRAME records follow it. */
+static void symbols_of(struct gt_client *c, const struct gt_record *rec, struct gt_sink *sink) {
+  struct gt_record copy[GT_MAX_SLOTS];
+  memcpy(copy, rec, (size_t)rec->nslots * GT_SLOT_SIZE);
+  gt_sink_commit(sink);
+  if (copy[0].kind == GT_KIND_STACK) {
+    gt_sym_stack(c->sym, &copy[0], c->pid, sink);
+  } else {
+    char path[GT_TEXT_MAX + 1];
+    gt_record_text(&copy[0], copy[0].u.module.text_len, path, sizeof path);
+    gt_sym_add_module(c->sym, path, copy[0].u.module.bias);
+  }
+}
+
 unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned budget,
                          uint64_t now_ns) {
   unsigned n = 0;
@@ -226,7 +245,10 @@ unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned bud
         rec->ts_ns = gt_tsc_to_ns(rec->ts_ns);
         rec->dur_ns = gt_tsc_span_ns(rec->dur_ns);
       }
-      gt_sink_commit(sink);
+      if (rec->kind == GT_KIND_STACK || rec->kind == GT_KIND_MODULE)
+        symbols_of(c, rec, sink); /* commits it */
+      else
+        gt_sink_commit(sink);
       c->records++;
       c->pending_since = 0;
       n++;

@@ -66,6 +66,15 @@ void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns
 uint64_t gt_now_ns(void);
 extern int gt_collector_quiet;
 
+/* ---- symbols.c: addresses -> FRAME records (libdwfl) ---- */
+struct gt_symbolizer;
+struct gt_symbolizer *gt_sym_new(void);
+void gt_sym_free(struct gt_symbolizer *s);
+void gt_sym_add_module(struct gt_symbolizer *s, const char *path, uint64_t bias);
+/* Put FRAME records for the stack's addresses this process had not shown. */
+void gt_sym_stack(struct gt_symbolizer *s, const struct gt_record *stack, uint32_t pid,
+                  struct gt_sink *sink);
+
 /* ---- tsc.c: TSC ticks -> CLOCK_MONOTONIC ns ----
  * Rings stamped with GT_CLOCK_TSC are converted as they are drained, with a
  * tick length measured against CLOCK_MONOTONIC: first over a few ms at

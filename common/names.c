@@ -16,7 +16,7 @@ static const unsigned char api_kinds[GT_API_COUNT] = {
 static const char *const kind_names[GT_KIND_COUNT] = {
     "none",   "alloc", "free",    "memcpy",      "memset", "launch", "sync",
     "stream", "event", "nvtx",    "process",     "kernel_name", "drop", "lost",
-    "device",
+    "device", "stack", "module", "pyframe", "frame",
 };
 
 const char *gt_api_name(unsigned api) { return api < GT_API_COUNT ? api_names[api] : "?"; }

@@ -15,6 +15,10 @@ size_t gt_record_attach_text(struct gt_record *rec, const char *text, size_t len
   case GT_KIND_NVTX: rec->u.nvtx.text_len = n; break;
   case GT_KIND_KERNEL_NAME: rec->u.kname.text_len = n; break;
   case GT_KIND_PROCESS: rec->u.proc.text_len = n; break;
+  case GT_KIND_STACK: rec->u.stack.text_len = n; break;
+  case GT_KIND_MODULE: rec->u.module.text_len = n; break;
+  case GT_KIND_PYFRAME: rec->u.pyframe.text_len = n; break;
+  case GT_KIND_FRAME: rec->u.frame.text_len = n; break;
   default: break;
   }
   struct gt_text_slot *slots = (struct gt_text_slot *)(rec + 1);

@@ -82,6 +82,7 @@ static void atfork_child(void) {
   if (was == ST_ON || was == ST_STARTING) {
     __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
     gt_transport_forget();
+    gt_stacks_after_fork();
     memset(&g_ring, 0, sizeof g_ring);
     atomic_store(&g_state, ST_OFF);
   }
@@ -140,6 +141,7 @@ static void construct(void) {
     return;
   }
   gt_clock_tsc = tsc_usable();
+  gt_stacks_configure();
   set_nvtx_injection();
   gt_transport_prepare_env();
   pthread_atfork(NULL, NULL, atfork_child);
@@ -232,6 +234,8 @@ void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t 
   rec->kind = (uint8_t)gt_api_kind(api);
   rec->nslots = 1;
   rec->result = result;
+  if (__builtin_expect(gt_stacks_wanted(rec->kind), 0))
+    rec->stack_id = gt_stack_id();
 }
 
 static void on_drop(void) {

@@ -114,6 +114,14 @@ void gt_kernels_map_handle(const void *handle, const void *stub);
 /* The stub for a cudaKernel_t, or NULL when unknown. Lock-free. */
 const void *gt_kernels_stub_for(const void *handle);
 
+/* Call stacks (stacks.c): configure at start-up, capture from
+ * gt_record_begin for the kinds GPUTRACE_STACKS asks for, forget in a
+ * forked child. */
+void gt_stacks_configure(void);
+int gt_stacks_wanted(unsigned kind);
+uint32_t gt_stack_id(void);
+void gt_stacks_after_fork(void);
+
 /* Page-locked host ranges, for tagging copies pinned or pageable. */
 void gt_pinned_add(const void *ptr, size_t bytes);
 void gt_pinned_remove(const void *ptr);

@@ -5,7 +5,7 @@
 # /usr/local/cuda (or CUDA_HOME); it is not a Debian package.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libzstd-dev zstd libunwind-dev libdw-dev libelf-dev
+packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libunwind-dev libdw-dev libelf-dev
           python3 clang)
 missing=()
 for p in "${packages[@]}"; do

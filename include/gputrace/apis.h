@@ -61,7 +61,9 @@
   X(nvtxDomainRangePop, NVTX)                                                 \
   /* records the shim or collector makes about the trace itself */           \
   X(gputrace_process, PROCESS) X(gputrace_kernel_name, KERNEL_NAME)           \
-  X(gputrace_drop, DROP) X(gputrace_lost, LOST)
+  X(gputrace_drop, DROP) X(gputrace_lost, LOST)                               \
+  X(gputrace_stack, STACK) X(gputrace_module, MODULE)                         \
+  X(gputrace_pyframe, PYFRAME) X(gputrace_frame, FRAME)
 /* clang-format on */
 
 enum gt_api {

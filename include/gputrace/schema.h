@@ -40,6 +40,10 @@ enum gt_kind {
   GT_KIND_DROP = 12,        /* records the ring had no room for */
   GT_KIND_LOST = 13,        /* slots the collector had to skip */
   GT_KIND_DEVICE = 14,      /* when a launch, copy or memset ran on the device */
+  GT_KIND_STACK = 15,       /* an interned call stack (shim) */
+  GT_KIND_MODULE = 16,      /* a loaded object's address range (shim) */
+  GT_KIND_PYFRAME = 17,     /* an interned Python frame (shim) */
+  GT_KIND_FRAME = 18,       /* a symbolized instruction address (collector) */
   GT_KIND_COUNT
 };
 
@@ -189,6 +193,46 @@ struct gt_kernel_name_args { /* KERNEL_NAME; text: mangled device name */
   uint32_t pad;
 };
 
+/* A stack entry with this bit set is a Python frame: the low bits are a
+ * PYFRAME id. Native addresses never have it on x86-64 and aarch64. */
+#define GT_STACK_PYFRAME (1ull << 63)
+#define GT_STACK_MAX_DEPTH 128u
+
+struct gt_stack_args { /* STACK; text slots: depth 64-bit entries, innermost
+                          first: return addresses, or GT_STACK_PYFRAME | id */
+  uint32_t id;     /* per process, from 1; referenced by rec.stack_id */
+  uint32_t depth;
+  uint32_t text_len; /* depth * 8 */
+  uint32_t python;   /* entries that are Python frames */
+};
+
+struct gt_module_args { /* MODULE; text: the object's path */
+  uint64_t bias;  /* load bias (dlpi_addr) */
+  uint64_t start; /* lowest address of its PT_LOAD segments */
+  uint64_t end;   /* highest address + 1 */
+  uint32_t text_len;
+  uint32_t pad;
+};
+
+struct gt_pyframe_args { /* PYFRAME; text: "function\x1ffile" */
+  uint32_t id;
+  uint32_t line;
+  uint32_t text_len;
+  uint32_t pad;
+};
+
+struct gt_frame_args { /* FRAME (collector); text: "function\x1ffile\x1fmodule".
+                          One record per inline level of an address: level 0 is
+                          the innermost (inlined) function, the last level
+                          (inline_count - 1) the function the code sits in. */
+  uint64_t ip;
+  uint32_t line;
+  uint16_t level;
+  uint16_t inline_count;
+  uint32_t text_len;
+  uint32_t pad;
+};
+
 struct gt_count_args { /* DROP, LOST */
   uint64_t count;
   uint32_t of_kind; /* DROP: enum gt_kind of the records dropped */
@@ -205,7 +249,7 @@ struct gt_record {
   uint8_t nslots;  /* 1 + continuation slots */
   int32_t result;  /* the cudaError_t returned, untouched */
   uint32_t flags;  /* GT_F_* */
-  uint32_t stack_id; /* 0 = no stack */
+  uint32_t stack_id; /* STACK record id of the call's stack; 0 = none */
   union {
     struct gt_mem_args mem;
     struct gt_copy_args copy;
@@ -217,6 +261,10 @@ struct gt_record {
     struct gt_kernel_name_args kname;
     struct gt_count_args count;
     struct gt_device_args device;
+    struct gt_stack_args stack;
+    struct gt_module_args module;
+    struct gt_pyframe_args pyframe;
+    struct gt_frame_args frame;
     uint8_t raw[56];
   } u;
 };

@@ -63,6 +63,16 @@ def dump(path, expect_rc=0):
     return [json.loads(line) for line in p.stdout.splitlines()]
 
 
+# Records about the trace itself rather than a traced call.
+META_KINDS = {"process", "kernel_name", "drop", "lost", "stack", "module", "pyframe", "frame",
+              "device"}
+
+
+def calls(events):
+    """Only the records of traced calls (no process/name/stack/... records)."""
+    return [e for e in events if e["kind"] not in META_KINDS]
+
+
 def count(events, **match):
     return sum(1 for e in events if all(e.get(k) == v for k, v in match.items()))
 

@@ -1,0 +1,376 @@
+/* stacks.c — call stacks of traced calls, interned once per process.
+ *
+ * Contract:
+ *  - GPUTRACE_STACKS=alloc (default: allocations and frees), all (every
+ *    traced call) or none. gt_stack_id() is called from gt_record_begin with
+ *    the recursion guard held and returns the id of the calling thread's
+ *    current stack (0 when off or when it cannot be captured).
+ *  - Native frames come from libunwind's unw_backtrace (per-thread caches),
+ *    with the shim's own frames skipped. When the thread holds the GIL of a
+ *    CPython found in the process (looked up with dlsym, never linked), its
+ *    Python frames replace the interpreter's evaluation-loop frames: they
+ *    are spliced in where the innermost _PyEval_EvalFrameDefault frame was.
+ *  - Each distinct stack is written once as a STACK record; the objects its
+ *    addresses fall in are written first as MODULE records, and each distinct
+ *    Python (code, line) as a PYFRAME record, so the collector can symbolize
+ *    while the process runs or after it died.
+ *  - The intern table is lock-free (CAS on a hash); a full table gives id 0
+ *    and is counted. Module scans take a mutex: they happen only when a
+ *    stack holds an address outside every known module (start, dlopen).
+ *  - A forked child forgets everything and re-emits into its own ring.
+ */
+#include <dlfcn.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define STACK_SLOTS 65536u /* distinct stacks per process */
+#define PYFRAME_SLOTS 65536u
+#define MAX_MODULES 1024
+#define UNWIND_MAX (GT_STACK_MAX_DEPTH + 16)
+
+enum { STACKS_NONE, STACKS_ALLOC, STACKS_ALL };
+int gt_stacks_mode = STACKS_ALLOC;
+
+struct intern_slot {
+  _Atomic uint64_t key; /* hash | 1; 0 = empty */
+  _Atomic uint32_t id;  /* 0 until published */
+};
+
+static struct intern_slot g_stacks[STACK_SLOTS];
+static struct intern_slot g_pyframes[PYFRAME_SLOTS];
+static _Atomic uint32_t g_next_stack = 1, g_next_pyframe = 1;
+static _Atomic uint64_t g_table_full;
+
+struct module {
+  uintptr_t start, end;
+};
+static struct module g_modules[MAX_MODULES];
+static _Atomic int g_nmodules;
+static pthread_mutex_t g_module_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t g_self_start, g_self_end; /* this library */
+
+/* ---- configuration ---- */
+
+void gt_stacks_configure(void) {
+  const char *m = getenv("GPUTRACE_STACKS");
+  if (m && strcmp(m, "none") == 0)
+    gt_stacks_mode = STACKS_NONE;
+  else if (m && strcmp(m, "all") == 0)
+    gt_stacks_mode = STACKS_ALL;
+  else
+    gt_stacks_mode = STACKS_ALLOC;
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+}
+
+int gt_stacks_wanted(unsigned kind) {
+  if (gt_stacks_mode == STACKS_ALLOC)
+    return kind == GT_KIND_ALLOC || kind == GT_KIND_FREE;
+  /* API calls only: the trace's own records (stacks, modules) have none */
+  return gt_stacks_mode == STACKS_ALL && kind >= GT_KIND_ALLOC && kind <= GT_KIND_NVTX;
+}
+
+/* ---- modules ---- */
+
+static int known_module(uintptr_t ip) {
+  int n = atomic_load_explicit(&g_nmodules, memory_order_acquire);
+  for (int i = 0; i < n; i++)
+    if (ip >= g_modules[i].start && ip < g_modules[i].end)
+      return 1;
+  return 0;
+}
+
+static int emit_module_cb(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  (void)data;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD)
+      continue;
+    uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+    if (s < lo)
+      lo = s;
+    if (s + ph->p_memsz > hi)
+      hi = s + ph->p_memsz;
+  }
+  int n = atomic_load_explicit(&g_nmodules, memory_order_relaxed);
+  if (lo >= hi || n >= MAX_MODULES)
+    return 0;
+  for (int i = 0; i < n; i++)
+    if (g_modules[i].start == lo && g_modules[i].end == hi)
+      return 0; /* already written */
+  char exe[512];
+  const char *path = info->dlpi_name;
+  if (!path || !path[0]) { /* the main program */
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[len > 0 ? len : 0] = '\0';
+    path = exe;
+  }
+  g_modules[n] = (struct module){lo, hi};
+  atomic_store_explicit(&g_nmodules, n + 1, memory_order_release);
+  struct gt_record rec;
+  uint64_t now = gt_now();
+  gt_record_begin(&rec, GT_API_gputrace_module, now, now, 0);
+  rec.u.module.bias = info->dlpi_addr;
+  rec.u.module.start = lo;
+  rec.u.module.end = hi;
+  gt_emit_text(&rec, path, strlen(path));
+  return 0;
+}
+
+static void scan_modules(void) {
+  pthread_mutex_lock(&g_module_lock);
+  dl_iterate_phdr(emit_module_cb, NULL);
+  pthread_mutex_unlock(&g_module_lock);
+}
+
+static void find_self(void) {
+  Dl_info info;
+  if (g_self_end || !dladdr((void *)&find_self, &info))
+    return;
+  struct link_map *map = NULL;
+  if (!dladdr1((void *)&find_self, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+    return;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  const ElfW(Ehdr) *eh = info.dli_fbase;
+  const ElfW(Phdr) *ph = (const void *)((const char *)eh + eh->e_phoff);
+  for (int i = 0; i < eh->e_phnum; i++) {
+    if (ph[i].p_type != PT_LOAD)
+      continue;
+    uintptr_t s = map->l_addr + ph[i].p_vaddr;
+    lo = s < lo ? s : lo;
+    hi = s + ph[i].p_memsz > hi ? s + ph[i].p_memsz : hi;
+  }
+  g_self_start = lo;
+  g_self_end = hi;
+}
+
+/* ---- Python ---- */
+
+struct python_api {
+  int (*gil_check)(void);
+  void *(*get_frame)(void);
+  void *(*frame_code)(void *);
+  int (*frame_line)(void *);
+  void *(*frame_back)(void *);
+  void *(*getattr)(void *, const char *);
+  const char *(*utf8)(void *);
+  void (*decref)(void *);
+  uintptr_t eval_start, eval_end;
+};
+static struct python_api g_py;
+static _Atomic int g_py_state; /* 0 unknown, 1 present, 2 absent */
+
+static void find_python(void) {
+  struct python_api p;
+  memset(&p, 0, sizeof p);
+  p.gil_check = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Check");
+  p.get_frame = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyEval_GetFrame");
+  p.frame_code = (void *(*)(void *))dlsym(RTLD_DEFAULT, "PyFrame_GetCode");
+  p.frame_line = (int (*)(void *))dlsym(RTLD_DEFAULT, "PyFrame_GetLineNumber");
+  p.frame_back = (void *(*)(void *))dlsym(RTLD_DEFAULT, "PyFrame_GetBack");
+  p.getattr = (void *(*)(void *, const char *))dlsym(RTLD_DEFAULT, "PyObject_GetAttrString");
+  p.utf8 = (const char *(*)(void *))dlsym(RTLD_DEFAULT, "PyUnicode_AsUTF8");
+  p.decref = (void (*)(void *))dlsym(RTLD_DEFAULT, "Py_DecRef");
+  void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+  Dl_info info;
+  const ElfW(Sym) *sym = NULL;
+  if (eval && dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) && sym) {
+    p.eval_start = (uintptr_t)eval;
+    p.eval_end = (uintptr_t)eval + sym->st_size;
+  }
+  int ok = p.gil_check && p.get_frame && p.frame_code && p.frame_line && p.frame_back &&
+           p.getattr && p.utf8 && p.decref;
+  if (ok)
+    g_py = p;
+  atomic_store(&g_py_state, ok ? 1 : 2);
+}
+
+static uint64_t mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
+/* Find or claim `key` in a table; *fresh says the caller must publish it. */
+static struct intern_slot *intern(struct intern_slot *table, uint32_t slots, uint64_t key,
+                                  int *fresh) {
+  key |= 1;
+  *fresh = 0;
+  for (uint32_t i = 0; i < 64; i++) {
+    struct intern_slot *s = &table[(key + i) & (slots - 1)];
+    uint64_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
+    if (cur == 0) {
+      uint64_t expected = 0;
+      if (atomic_compare_exchange_strong(&s->key, &expected, key)) {
+        *fresh = 1;
+        return s;
+      }
+      cur = expected;
+    }
+    if (cur == key)
+      return s;
+  }
+  atomic_fetch_add_explicit(&g_table_full, 1, memory_order_relaxed);
+  return NULL;
+}
+
+/* The published id of a slot another thread claimed (it publishes at once). */
+static uint32_t wait_id(struct intern_slot *s) {
+  uint32_t id;
+  for (int spin = 0; (id = atomic_load_explicit(&s->id, memory_order_acquire)) == 0; spin++)
+    if (spin > 1000000)
+      return 0;
+  return id;
+}
+
+static uint32_t pyframe_id(void *code, int line) {
+  uint64_t key = mix64((uint64_t)(uintptr_t)code * 31 + (uint64_t)(unsigned)line);
+  int fresh;
+  struct intern_slot *s = intern(g_pyframes, PYFRAME_SLOTS, key, &fresh);
+  if (!s)
+    return 0;
+  if (!fresh)
+    return wait_id(s);
+  uint32_t id = atomic_fetch_add(&g_next_pyframe, 1);
+  void *name = g_py.getattr(code, "co_name");
+  void *file = g_py.getattr(code, "co_filename");
+  const char *n = name ? g_py.utf8(name) : NULL, *f = file ? g_py.utf8(file) : NULL;
+  char text[512];
+  int len = snprintf(text, sizeof text, "%s\x1f%s", n ? n : "?", f ? f : "?");
+  if (name)
+    g_py.decref(name);
+  if (file)
+    g_py.decref(file);
+  struct gt_record rec;
+  uint64_t now = gt_now();
+  gt_record_begin(&rec, GT_API_gputrace_pyframe, now, now, 0);
+  rec.u.pyframe.id = id;
+  rec.u.pyframe.line = (uint32_t)line;
+  gt_emit_text(&rec, text, len < (int)sizeof text ? (size_t)len : sizeof text - 1);
+  atomic_store_explicit(&s->id, id, memory_order_release);
+  return id;
+}
+
+/* This thread's Python frames, innermost first, as GT_STACK_PYFRAME ids. */
+static int python_frames(uint64_t *out, int max) {
+  int st = atomic_load(&g_py_state);
+  if (st == 0) {
+    find_python();
+    st = atomic_load(&g_py_state);
+  }
+  if (st != 1 || !g_py.gil_check())
+    return 0;
+  int n = 0;
+  void *frame = g_py.get_frame(); /* borrowed */
+  void *owned = NULL;
+  while (frame && n < max) {
+    void *code = g_py.frame_code(frame); /* new reference */
+    uint32_t id = code ? pyframe_id(code, g_py.frame_line(frame)) : 0;
+    if (code)
+      g_py.decref(code);
+    if (id)
+      out[n++] = GT_STACK_PYFRAME | id;
+    void *back = g_py.frame_back(frame); /* new reference */
+    if (owned)
+      g_py.decref(owned);
+    owned = frame = back;
+  }
+  if (owned)
+    g_py.decref(owned);
+  return n;
+}
+
+/* ---- stacks ---- */
+
+static void emit_stack(uint32_t id, const uint64_t *entries, int depth, int python) {
+  struct gt_record rec;
+  uint64_t now = gt_now();
+  gt_record_begin(&rec, GT_API_gputrace_stack, now, now, 0);
+  rec.u.stack.id = id;
+  rec.u.stack.depth = (uint32_t)depth;
+  rec.u.stack.python = (uint32_t)python;
+  gt_emit_text(&rec, (const char *)entries, (size_t)depth * sizeof *entries);
+}
+
+/* Native frames outside this library, with Python frames spliced in. */
+static int collect(uint64_t *out) {
+  void *ips[UNWIND_MAX];
+  int n = unw_backtrace(ips, UNWIND_MAX);
+  int depth = 0, spliced = 0;
+  uint64_t py[GT_STACK_MAX_DEPTH];
+  int npy = -1;
+  for (int i = 0; i < n && depth < (int)GT_STACK_MAX_DEPTH; i++) {
+    uintptr_t ip = (uintptr_t)ips[i];
+    if (ip >= g_self_start && ip < g_self_end)
+      continue;
+    if (g_py.eval_end && ip >= g_py.eval_start && ip < g_py.eval_end) {
+      if (npy < 0)
+        npy = python_frames(py, GT_STACK_MAX_DEPTH);
+      for (int k = 0; !spliced && k < npy && depth < (int)GT_STACK_MAX_DEPTH; k++)
+        out[depth++] = py[k];
+      spliced = 1;
+      if (npy > 0)
+        continue; /* evaluation-loop frames are replaced by Python frames */
+    }
+    out[depth++] = ip;
+  }
+  if (npy < 0 && atomic_load(&g_py_state) == 0)
+    find_python(); /* learn where the eval loop is for the next stacks */
+  return depth;
+}
+
+uint32_t gt_stack_id(void) {
+  if (gt_stacks_mode == STACKS_NONE)
+    return 0;
+  find_self();
+  uint64_t entries[GT_STACK_MAX_DEPTH];
+  int depth = collect(entries);
+  if (depth == 0)
+    return 0;
+  uint64_t hash = 0x9E3779B97F4A7C15ull;
+  int python = 0;
+  for (int i = 0; i < depth; i++) {
+    hash = mix64(hash ^ entries[i]);
+    python += (entries[i] & GT_STACK_PYFRAME) != 0;
+  }
+  int fresh;
+  struct intern_slot *s = intern(g_stacks, STACK_SLOTS, hash ^ (uint64_t)depth, &fresh);
+  if (!s)
+    return 0;
+  if (!fresh)
+    return wait_id(s);
+  for (int i = 0; i < depth; i++)
+    if (!(entries[i] & GT_STACK_PYFRAME) && !known_module((uintptr_t)entries[i])) {
+      scan_modules();
+      break;
+    }
+  uint32_t id = atomic_fetch_add(&g_next_stack, 1);
+  emit_stack(id, entries, depth, python);
+  atomic_store_explicit(&s->id, id, memory_order_release);
+  return id;
+}
+
+void gt_stacks_after_fork(void) {
+  /* The parent's stacks and modules live in the parent's ring (under its
+   * pid): this process writes its own, so forget them. */
+  memset(g_stacks, 0, sizeof g_stacks);
+  memset(g_pyframes, 0, sizeof g_pyframes);
+  atomic_store(&g_next_stack, 1);
+  atomic_store(&g_next_pyframe, 1);
+  atomic_store(&g_nmodules, 0);
+  pthread_mutex_init(&g_module_lock, NULL);
+}
+
+uint64_t gt_stacks_table_full(void) { return atomic_load(&g_table_full); }
