@@ -27,6 +27,60 @@ struct dump {
   uint64_t per_api[GT_API_COUNT];
 };
 
+/* Stack, module, Python-frame and symbol records. Text fields are
+ * "\x1f"-separated in the record; shown as named JSON fields. */
+static void json_symbol_fields(struct dump *d, const struct gt_record *r) {
+  FILE *o = d->out;
+  const char *text = gt_model_text(d->model, r);
+  char buf[GT_TEXT_MAX + 1], *fields[3] = {buf, (char *)"", (char *)""};
+  snprintf(buf, sizeof buf, "%s", text);
+  for (int i = 1; i < 3; i++) {
+    char *sep = strchr(fields[i - 1], '\x1f');
+    if (!sep)
+      break;
+    *sep = '\0';
+    fields[i] = sep + 1;
+  }
+  switch (r->kind) {
+  case GT_KIND_STACK: {
+    fprintf(o, ",\"id\":%u,\"depth\":%u,\"python\":%u,\"entries\":[", r->u.stack.id,
+            r->u.stack.depth, r->u.stack.python);
+    const struct gt_text_slot *slots = (const void *)(r + 1);
+    size_t have = (size_t)(r->nslots - 1) * GT_TEXT_PER_SLOT / 8;
+    for (uint32_t i = 0; i < r->u.stack.depth && i < have; i++) {
+      uint64_t e;
+      memcpy(&e, slots[i * 8 / GT_TEXT_PER_SLOT].text + i * 8 % GT_TEXT_PER_SLOT, 8);
+      fprintf(o, "%s\"%s0x%" PRIx64 "\"", i ? "," : "", e & GT_STACK_PYFRAME ? "py:" : "",
+              (uint64_t)(e & ~GT_STACK_PYFRAME));
+    }
+    fputc(']', o);
+    break;
+  }
+  case GT_KIND_MODULE:
+    fprintf(o, ",\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64 "\",\"bias\":\"0x%" PRIx64
+               "\",\"path\":",
+            r->u.module.start, r->u.module.end, r->u.module.bias);
+    gt_json_str(o, text);
+    break;
+  case GT_KIND_PYFRAME:
+    fprintf(o, ",\"id\":%u,\"line\":%u,\"function\":", r->u.pyframe.id, r->u.pyframe.line);
+    gt_json_str(o, fields[0]);
+    fputs(",\"file\":", o);
+    gt_json_str(o, fields[1]);
+    break;
+  case GT_KIND_FRAME:
+    fprintf(o, ",\"ip\":\"0x%" PRIx64 "\",\"level\":%u,\"inline_count\":%u,\"line\":%u,"
+               "\"function\":",
+            r->u.frame.ip, r->u.frame.level, r->u.frame.inline_count, r->u.frame.line);
+    gt_json_str(o, fields[0]);
+    fputs(",\"file\":", o);
+    gt_json_str(o, fields[1]);
+    fputs(",\"module\":", o);
+    gt_json_str(o, fields[2]);
+    break;
+  }
+}
+
 static void json_fields(struct dump *d, const struct gt_record *r) {
   FILE *o = d->out;
   switch (r->kind) {
@@ -77,8 +131,10 @@ static void json_fields(struct dump *d, const struct gt_record *r) {
       fputs(",\"cmdline\":", o);
       gt_json_str(o, gt_model_text(d->model, r));
     } else {
-      fprintf(o, ",\"records\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"lost\":%" PRIu64,
-              r->u.proc.records, r->u.proc.dropped, r->u.proc.lost);
+      fprintf(o, ",\"records\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"lost\":%" PRIu64
+                 ",\"exited\":%s",
+              r->u.proc.records, r->u.proc.dropped, r->u.proc.lost,
+              r->u.proc.exited ? "true" : "false");
     }
     break;
   case GT_KIND_KERNEL_NAME:
@@ -89,6 +145,9 @@ static void json_fields(struct dump *d, const struct gt_record *r) {
   case GT_KIND_LOST:
     fprintf(o, ",\"count\":%" PRIu64 ",\"of_kind\":\"%s\"", r->u.count.count,
             gt_kind_name(r->u.count.of_kind));
+    break;
+  default:
+    json_symbol_fields(d, r);
     break;
   }
 }
@@ -102,6 +161,8 @@ static void print_json(struct dump *d, const struct gt_record *r) {
   if (r->result != 0 && r->kind < GT_KIND_PROCESS)
     fprintf(d->out, ",\"error\":\"%s\"", gt_cuda_error_name(r->result));
   json_fields(d, r);
+  if (r->stack_id)
+    fprintf(d->out, ",\"stack_id\":%u", r->stack_id);
   fputs("}\n", d->out);
 }
 
@@ -151,7 +212,29 @@ static void text_fields(struct dump *d, const struct gt_record *r) {
   case GT_KIND_LOST:
     fprintf(o, " count=%" PRIu64 " of=%s", r->u.count.count, gt_kind_name(r->u.count.of_kind));
     break;
+  case GT_KIND_STACK:
+    fprintf(o, " id=%u depth=%u python=%u", r->u.stack.id, r->u.stack.depth, r->u.stack.python);
+    break;
+  case GT_KIND_MODULE:
+    fprintf(o, " 0x%" PRIx64 "-0x%" PRIx64 " %s", r->u.module.start, r->u.module.end,
+            gt_model_text(d->model, r));
+    break;
+  case GT_KIND_PYFRAME:
+  case GT_KIND_FRAME: {
+    char buf[GT_TEXT_MAX + 1];
+    snprintf(buf, sizeof buf, "%s", gt_model_text(d->model, r));
+    for (char *p = buf; *p; p++)
+      *p = *p == '\x1f' ? ' ' : *p;
+    if (r->kind == GT_KIND_FRAME)
+      fprintf(o, " 0x%" PRIx64 " level=%u/%u line=%u %s", r->u.frame.ip, r->u.frame.level,
+              r->u.frame.inline_count, r->u.frame.line, buf);
+    else
+      fprintf(o, " id=%u line=%u %s", r->u.pyframe.id, r->u.pyframe.line, buf);
+    break;
   }
+  }
+  if (r->stack_id)
+    fprintf(o, " stack=%u", r->stack_id);
 }
 
 static void print_text(struct dump *d, const struct gt_record *r) {

@@ -8,6 +8,17 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_leaks(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
+int cmd_chrome(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+
+/* Shared by report and diff (cmd_report.c): "1.5" (s), "250ms", "10us",
+ * "800ns" -> ns; "80GiB", "16G", "1e9" -> bytes. 0, or -1 if malformed. */
+#include <stdint.h>
+int gt_parse_duration(const char *s, uint64_t *ns);
+int gt_parse_size(const char *s, uint64_t *bytes);
 
 /* Print "usage: gputrace <synopsis>" to stdout and return 0. */
 int gt_usage_ok(const char *synopsis);

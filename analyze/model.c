@@ -13,6 +13,7 @@ struct process {
   uint32_t pid;
   char *cmdline;
   uint64_t live[4], peak[4];
+  uint64_t peak_device_total; /* device + managed */
 };
 
 struct open_range {
@@ -20,6 +21,8 @@ struct open_range {
   uint64_t start_ns;
   uint64_t domain;
   uint32_t tid;
+  uint64_t tag; /* from the open hook */
+  uint32_t pid; /* for gt_model_open_ranges */
 };
 
 struct range_stack { /* pushes of one (pid, tid, domain) */
@@ -41,6 +44,8 @@ struct gt_model {
   char *closed_name;     /* name of the last completed range */
   char text[GT_TEXT_MAX + 1];
   char fallback[64];
+  uint64_t (*open_hook)(void *ctx, const struct gt_record *open);
+  void *open_ctx;
 };
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
@@ -114,14 +119,7 @@ static struct process *process(struct gt_model *m, uint32_t pid) {
 }
 
 const char *gt_model_text(struct gt_model *m, const struct gt_record *rec) {
-  uint32_t len = 0;
-  switch (rec->kind) {
-  case GT_KIND_NVTX: len = rec->u.nvtx.text_len; break;
-  case GT_KIND_KERNEL_NAME: len = rec->u.kname.text_len; break;
-  case GT_KIND_PROCESS: len = rec->u.proc.text_len; break;
-  default: break;
-  }
-  gt_record_text(rec, len, m->text, sizeof m->text);
+  gt_record_text(rec, gt_record_text_len(rec), m->text, sizeof m->text);
   return m->text;
 }
 
@@ -138,6 +136,9 @@ static void track_memory(struct gt_model *m, struct gt_record *r) {
     p->live[mem] += r->u.mem.bytes;
     if (p->live[mem] > p->peak[mem])
       p->peak[mem] = p->live[mem];
+    uint64_t resident = p->live[GT_MEM_DEVICE] + p->live[GT_MEM_MANAGED];
+    if (resident > p->peak_device_total)
+      p->peak_device_total = resident;
   } else if (gt_map_get(&m->allocs, key, &v)) {
     r->u.mem.bytes = v >> 8;
     r->u.mem.memory = (uint8_t)(v & 3);
@@ -162,7 +163,18 @@ static void close_range(struct gt_model *m, struct open_range *o, uint32_t pid, 
   m->closed_name = o->name;
   *out = (struct gt_range){.pid = pid, .tid = o->tid, .start_ns = o->start_ns,
                            .end_ns = end, .depth = depth, .domain = o->domain,
-                           .name = o->name};
+                           .name = o->name, .tag = o->tag};
+}
+
+static uint64_t open_tag(struct gt_model *m, const struct gt_record *r) {
+  return m->open_hook ? m->open_hook(m->open_ctx, r) : 0;
+}
+
+void gt_model_set_open_hook(struct gt_model *m,
+                            uint64_t (*hook)(void *ctx, const struct gt_record *open),
+                            void *ctx) {
+  m->open_hook = hook;
+  m->open_ctx = ctx;
 }
 
 static int track_nvtx(struct gt_model *m, const struct gt_record *r, struct gt_range *out) {
@@ -171,7 +183,8 @@ static int track_nvtx(struct gt_model *m, const struct gt_record *r, struct gt_r
     struct range_stack *s = stack_of(m, r);
     s->items = grow(s->items, &s->cap, s->len + 1, sizeof *s->items);
     s->items[s->len++] = (struct open_range){strdup(gt_model_text(m, r)), r->ts_ns,
-                                             r->u.nvtx.domain, r->tid};
+                                             r->u.nvtx.domain, r->tid, open_tag(m, r),
+                                             r->pid};
     return 0;
   }
   case GT_NVTX_POP: {
@@ -186,7 +199,8 @@ static int track_nvtx(struct gt_model *m, const struct gt_record *r, struct gt_r
     struct open_range *o = malloc(sizeof *o);
     if (!o)
       return 0;
-    *o = (struct open_range){strdup(gt_model_text(m, r)), r->ts_ns, r->u.nvtx.domain, r->tid};
+    *o = (struct open_range){strdup(gt_model_text(m, r)), r->ts_ns, r->u.nvtx.domain, r->tid,
+                             open_tag(m, r), r->pid};
     gt_map_put(&m->started, gt_pid_key(r->pid, r->u.nvtx.range_id), (uint64_t)(uintptr_t)o);
     return 0;
   }
@@ -275,3 +289,31 @@ uint64_t gt_model_peak_bytes(struct gt_model *m, uint32_t pid, unsigned memory) 
 }
 
 const struct gt_model_totals *gt_model_totals(const struct gt_model *m) { return &m->totals; }
+
+uint64_t gt_model_peak_device_total(struct gt_model *m, uint32_t pid) {
+  uint64_t idx;
+  return gt_map_get(&m->proc_index, pid, &idx) ? m->procs[idx].peak_device_total : 0;
+}
+
+unsigned gt_model_alloc_memory(const struct gt_model *m, uint32_t pid, uint64_t ptr) {
+  uint64_t v;
+  return gt_map_get(&m->allocs, gt_pid_key(pid, ptr), &v) ? (unsigned)(v & 3) : GT_MEM_UNKNOWN;
+}
+
+static void report_open(const struct open_range *o, int depth,
+                        void (*fn)(void *ctx, const struct gt_range *r), void *ctx) {
+  struct gt_range r = {.pid = o->pid, .tid = o->tid, .start_ns = o->start_ns, .end_ns = 0,
+                       .depth = depth, .domain = o->domain, .name = o->name,
+                       .tag = o->tag};
+  fn(ctx, &r);
+}
+
+void gt_model_open_ranges(struct gt_model *m, void (*fn)(void *ctx, const struct gt_range *r),
+                          void *ctx) {
+  for (size_t i = 0; i < m->nstacks; i++)
+    for (size_t j = 0; j < m->stacks[i].len; j++)
+      report_open(&m->stacks[i].items[j], (int)j, fn, ctx);
+  for (size_t i = 0; i < m->started.cap; i++)
+    if (m->started.used[i] == 1)
+      report_open((void *)(uintptr_t)m->started.vals[i], -1, fn, ctx);
+}

@@ -283,6 +283,7 @@ void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns
   rec.u.proc.records = c->records;
   rec.u.proc.dropped = c->dropped;
   rec.u.proc.lost = c->ring.lost;
+  rec.u.proc.exited = atomic_load(&c->ring.hdr->exited) != 0;
   gt_sink_put(sink, &rec);
   if (c->dropped || c->ring.lost) {
     char what[96];

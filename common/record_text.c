@@ -32,3 +32,16 @@ size_t gt_record_attach_text(struct gt_record *rec, const char *text, size_t len
   }
   return len;
 }
+
+uint32_t gt_record_text_len(const struct gt_record *rec) {
+  switch (rec->kind) {
+  case GT_KIND_NVTX: return rec->u.nvtx.text_len;
+  case GT_KIND_KERNEL_NAME: return rec->u.kname.text_len;
+  case GT_KIND_PROCESS: return rec->u.proc.text_len;
+  case GT_KIND_STACK: return rec->u.stack.text_len;
+  case GT_KIND_MODULE: return rec->u.module.text_len;
+  case GT_KIND_PYFRAME: return rec->u.pyframe.text_len;
+  case GT_KIND_FRAME: return rec->u.frame.text_len;
+  default: return 0;
+  }
+}

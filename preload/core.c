@@ -153,6 +153,13 @@ __attribute__((constructor)) static void gt_constructor(void) {
   errno = saved_errno;
 }
 
+/* exit() (not a kill, a crash or _exit) marks the ring, so traces tell a
+ * process that finished from one that died. A flag store, nothing more. */
+static void mark_exited(void) {
+  if (atomic_load(&g_state) == ST_ON && g_ring.hdr)
+    atomic_store(&g_ring.hdr->exited, 1);
+}
+
 static void start_tracing(void) {
   size_t ring_kb = GT_DEFAULT_RING_KB;
   const char *kb = getenv(GT_ENV_RING_KB);
@@ -168,6 +175,9 @@ static void start_tracing(void) {
     atomic_store(&g_state, ST_DISABLED);
     return;
   }
+  static _Atomic int atexit_done;
+  if (!atomic_exchange(&atexit_done, 1))
+    atexit(mark_exited);
   uint64_t skipped = atomic_exchange(&g_skipped_while_starting, 0);
   atomic_fetch_add(&g_ring.hdr->dropped[GT_KIND_NONE], skipped);
   /* ON before gt_active: a registration that sees gt_active must find the

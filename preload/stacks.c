@@ -265,12 +265,7 @@ static uint32_t pyframe_id(void *code, int line) {
 
 /* This thread's Python frames, innermost first, as GT_STACK_PYFRAME ids. */
 static int python_frames(uint64_t *out, int max) {
-  int st = atomic_load(&g_py_state);
-  if (st == 0) {
-    find_python();
-    st = atomic_load(&g_py_state);
-  }
-  if (st != 1 || !g_py.gil_check())
+  if (atomic_load(&g_py_state) != 1 || !g_py.gil_check())
     return 0;
   int n = 0;
   void *frame = g_py.get_frame(); /* borrowed */
@@ -306,6 +301,8 @@ static void emit_stack(uint32_t id, const uint64_t *entries, int depth, int pyth
 
 /* Native frames outside this library, with Python frames spliced in. */
 static int collect(uint64_t *out) {
+  if (atomic_load(&g_py_state) == 0)
+    find_python(); /* where the eval loop is, before the first walk */
   void *ips[UNWIND_MAX];
   int n = unw_backtrace(ips, UNWIND_MAX);
   int depth = 0, spliced = 0;
@@ -326,8 +323,6 @@ static int collect(uint64_t *out) {
     }
     out[depth++] = ip;
   }
-  if (npy < 0 && atomic_load(&g_py_state) == 0)
-    find_python(); /* learn where the eval loop is for the next stacks */
   return depth;
 }
 

@@ -11,6 +11,11 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
+# node and npm run Chrome DevTools' trace engine over `gputrace chrome` output
+# (tests/e2e/test_chrome_engine.py). They may come from elsewhere (NodeSource's
+# nodejs bundles npm and conflicts with Debian's npm): install only if absent.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   echo "deps: installing ${missing[*]}" >&2
   SUDO=""

@@ -184,7 +184,7 @@ struct gt_process_args { /* PROCESS; text: command line */
   uint64_t dropped; /* END: records the ring had no room for */
   uint64_t lost;    /* END: slots skipped as abandoned or corrupt */
   uint32_t text_len;
-  uint32_t pad;
+  uint32_t exited;  /* END: 1 if the process ended through exit() */
 };
 
 struct gt_kernel_name_args { /* KERNEL_NAME; text: mangled device name */
@@ -291,6 +291,8 @@ static inline unsigned gt_slots_for_text(uint32_t text_len) {
  * Returns the bytes kept. Defined in common/record_text.c. */
 #include <stddef.h>
 size_t gt_record_attach_text(struct gt_record *rec, const char *text, size_t len);
+/* The text_len field of the record's kind (0 for kinds without text). */
+uint32_t gt_record_text_len(const struct gt_record *rec);
 
 /* Names (for dump, reports); defined in common/names.c. */
 const char *gt_api_name(unsigned api);

@@ -1,0 +1,294 @@
+/* cmd_chrome.c — `gputrace chrome FILE [-o OUT] [--pid P] [--from T] [--to T]`:
+ * the trace as Chrome Trace Event Format JSON, for ui.perfetto.dev and
+ * chrome://tracing.
+ *
+ * Contract (docs/cli.md, `chrome`, is the user's version):
+ *  - Output: {"traceEvents":[...],"displayTimeUnit":"ns","metadata":{...}},
+ *    timestamps in microseconds from the trace start with three decimals
+ *    (nanoseconds survive), integer pids and tids. Default OUT: FILE with
+ *    .gtrace replaced by .json; "-" is stdout; a name ending in .gz is
+ *    written gzip-compressed.
+ *  - One pass over the trace, constant memory (see chrome.h), events
+ *    written as records are read; the event shapes are in chrome_events.c.
+ *  - Exit 0; 2 for bad usage, an unreadable trace or an unwritable output
+ *    (the message names the path; the output is checked before any work);
+ *    3 when the trace is damaged (what could be read is exported, as valid
+ *    JSON, with a warning per problem on stderr).
+ *  - A warning on stderr, with the remedy, when the JSON will be (estimated
+ *    from the record count up front) or has become larger than --warn-mb
+ *    (default 800 MB): the Perfetto UI fails to load JSON from about 900 MB.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chrome.h"
+#include "commands.h"
+#include "gputrace/trace_file.h"
+
+#define SYNOPSIS                                                                         \
+  "chrome FILE [-o OUT.json|OUT.json.gz|-] [--pid P] [--from T] [--to T] [--warn-mb N]"
+#define CH_GZIP_LEVEL 1 /* JSON this repetitive compresses ~10x even at level 1 */
+/* Measured on bench/gen_trace.c's mix (docs/PERFORMANCE.md): JSON bytes per
+ * trace record, for the up-front size estimate. */
+#define CH_BYTES_PER_RECORD 190u
+
+struct chrome_opts {
+  const char *in, *out;
+  char *out_owned;
+  int has_pid;
+  uint32_t pid;
+  int64_t from, to; /* ns */
+  uint64_t warn_mb;
+};
+
+/* "1.5" / "1.5s", "250ms", "10us", "100ns": a time from the trace start. */
+static int parse_time(const char *s, int64_t *ns) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !isfinite(v) || v < 0 ||
+      (s[0] != '.' && (s[0] < '0' || s[0] > '9')))
+    return -1;
+  double mult = !strcmp(end, "") || !strcmp(end, "s") ? 1e9
+                : !strcmp(end, "ms")                  ? 1e6
+                : !strcmp(end, "us")                  ? 1e3
+                : !strcmp(end, "ns")                  ? 1.0
+                                                      : -1.0;
+  if (mult < 0 || v * mult > 9.0e18)
+    return -1;
+  *ns = (int64_t)(v * mult + 0.5); /* no libm: v >= 0 */
+  return 0;
+}
+
+static int bad_value(const char *opt, const char *value, const char *expected) {
+  fprintf(stderr, "gputrace chrome: bad value '%s' for %s (%s)\n", value, opt, expected);
+  fprintf(stderr, "usage: gputrace %s\n", SYNOPSIS);
+  return 2;
+}
+
+static int parse_uint(const char *s, uint64_t max, uint64_t *v) {
+  char *end;
+  errno = 0;
+  unsigned long long x = strtoull(s, &end, 10);
+  if (end == s || *end || errno || s[0] == '-' || x > max)
+    return -1;
+  *v = x;
+  return 0;
+}
+
+/* Returns -1 when parsed, else the exit status. */
+static int parse_opts(int argc, char **argv, struct chrome_opts *op) {
+  *op = (struct chrome_opts){.to = INT64_MAX, .warn_mb = 800};
+  const char *time_help = "a time from the trace start: 1.5, 1.5s, 250ms, 10us, 100ns";
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    int has_value = i + 1 < argc;
+    uint64_t v;
+    if (gt_streq(a, "-h") || gt_streq(a, "--help"))
+      return gt_usage_ok(SYNOPSIS);
+    if ((gt_streq(a, "-o") || gt_streq(a, "--output")) && has_value) {
+      op->out = argv[++i];
+    } else if (gt_streq(a, "--pid") && has_value) {
+      if (parse_uint(argv[++i], UINT32_MAX, &v))
+        return bad_value(a, argv[i], "a process id");
+      op->has_pid = 1, op->pid = (uint32_t)v;
+    } else if (gt_streq(a, "--from") && has_value) {
+      if (parse_time(argv[++i], &op->from))
+        return bad_value(a, argv[i], time_help);
+    } else if (gt_streq(a, "--to") && has_value) {
+      if (parse_time(argv[++i], &op->to))
+        return bad_value(a, argv[i], time_help);
+    } else if (gt_streq(a, "--warn-mb") && has_value) {
+      if (parse_uint(argv[++i], UINT64_MAX / 1000000, &op->warn_mb))
+        return bad_value(a, argv[i], "megabytes, 0 for never");
+    } else if ((a[0] == '-' && a[1]) || op->in) {
+      return gt_usage_error("chrome", a, SYNOPSIS);
+    } else {
+      op->in = a;
+    }
+  }
+  if (!op->in)
+    return gt_usage_error("chrome", NULL, SYNOPSIS);
+  if (op->from > op->to) {
+    fprintf(stderr, "gputrace chrome: --from is after --to\n");
+    return 2;
+  }
+  if (!op->out) { /* run.gtrace -> run.json, anything else -> NAME.json */
+    size_t n = strlen(op->in), keep = n;
+    if (n > 7 && !strcmp(op->in + n - 7, ".gtrace"))
+      keep = n - 7;
+    if (!(op->out_owned = malloc(keep + 6)))
+      return 2;
+    memcpy(op->out_owned, op->in, keep);
+    memcpy(op->out_owned + keep, ".json", 6);
+    op->out = op->out_owned;
+  }
+  return -1;
+}
+
+/* Records in the trace, from the chunk headers alone (no decompression):
+ * enough to tell up front that the JSON will be too big. Stops at the
+ * first damaged header; the real read reports damage. */
+static uint64_t count_records(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  uint64_t off = sizeof(struct gt_file_header), total = 0;
+  struct gt_chunk_header h;
+  while (pread(fd, &h, sizeof h, (off_t)off) == (ssize_t)sizeof h &&
+         h.magic == GT_CHUNK_MAGIC && h.header_bytes == sizeof h &&
+         h.check == gt_chunk_check(&h)) {
+    total += h.records;
+    off += sizeof h + h.compressed_bytes;
+  }
+  close(fd);
+  return total;
+}
+
+static const char remedy[] =
+    "the Perfetto UI (ui.perfetto.dev) runs out of memory on JSON traces from about "
+    "900 MB, chrome://tracing sooner; export a time window (--from 10s --to 12s) or one "
+    "process (--pid P), or both";
+
+static void warn_output(void *ctx, uint64_t bytes) {
+  const struct chrome_opts *op = ctx;
+  fprintf(stderr, "gputrace chrome: warning: %s has passed %" PRIu64 " MB of JSON: %s\n",
+          op->out, bytes / 1000000, remedy);
+}
+
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+static void footer(struct chrome *ch, const struct chrome_opts *op,
+                   struct gt_reader *rd) {
+  struct co_out *o = &ch->out;
+  const struct gt_model_totals *t = gt_model_totals(ch->model);
+  const struct gt_file_header *h = gt_reader_header(rd);
+  CO_LIT(o,
+         "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{\"tool\":\"gputrace chrome\"");
+  CO_LIT(o, ",\"trace\":");
+  co_str(o, op->in);
+  CO_LIT(o, ",\"trace_start_ns\":");
+  co_u64(o, ch->base_ns);
+  CO_LIT(o, ",\"trace_start_realtime_ns\":");
+  co_i64(o, (int64_t)h->realtime_ns + ((int64_t)ch->base_ns - (int64_t)h->monotonic_ns));
+  uint64_t values[] = {t->records,     t->processes, t->dropped,  t->lost,     ch->events,
+                       ch->flows_done, ch->adjusted, ch->clamped, ch->overflow};
+  static const char *const keys[] = {
+      "records", "processes",       "dropped", "lost",           "events",
+      "flows",   "adjusted_slices", "clamped", "overflow_slices"};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+    CO_LIT(o, ",\"");
+    co_put(o, keys[i], strlen(keys[i]));
+    CO_LIT(o, "\":");
+    co_u64(o, values[i]);
+  }
+  if (op->has_pid) {
+    CO_LIT(o, ",\"pid\":");
+    co_u64(o, op->pid);
+  }
+  CO_LIT(o, ",\"from_us\":");
+  co_us(o, (uint64_t)op->from);
+  if (op->to != INT64_MAX) {
+    CO_LIT(o, ",\"to_us\":");
+    co_us(o, (uint64_t)op->to);
+  }
+  if (gt_reader_warnings(rd))
+    CO_LIT(o, ",\"damaged\":true");
+  CO_LIT(o, "}}\n");
+}
+
+/* The record loop: every record goes through the model (names, memory,
+ * ranges), then, when it belongs to the export, to ch_record. */
+static void export(struct chrome *ch, struct gt_reader *rd) {
+  const struct gt_record *rec;
+  struct gt_record copy;
+  struct gt_range range;
+  while (gt_reader_next(rd, &rec) == 1) {
+    /* The model rewrites frees only (their bytes and memory kind, and frees
+     * carry no text): every other record is read in place, not copied. */
+    struct gt_record *r = (struct gt_record *)rec;
+    if (rec->kind == GT_KIND_FREE)
+      copy = *rec, r = &copy;
+    if (!ch->have_base && r->ts_ns) {
+      ch->base_ns = r->ts_ns;
+      ch->have_base = 1;
+    }
+    int mine = !ch->has_pid || r->pid == ch->pid;
+    if (ch->from > 0 && mine && r->kind < GT_KIND_PROCESS && r->ts_ns >= ch->base_ns &&
+        (int64_t)(r->ts_ns - ch->base_ns + r->dur_ns) >= ch->from)
+      ch_prime(ch, r);
+    int closed = gt_model_feed(ch->model, r, &range);
+    if (mine)
+      ch_record(ch, r, closed, &range);
+  }
+  ch_finish(ch);
+}
+
+static int finish(struct chrome_opts *op, int rc) {
+  free(op->out_owned);
+  return rc;
+}
+
+int cmd_chrome(int argc, char **argv) {
+  struct chrome_opts op;
+  int rc = parse_opts(argc, argv, &op);
+  if (rc >= 0)
+    return finish(&op, rc);
+  char err[512];
+  struct gt_reader *rd = gt_reader_open(op.in, err, sizeof err);
+  if (!rd) {
+    fprintf(stderr, "gputrace chrome: %s\n", err);
+    return finish(&op, 2);
+  }
+  if (strcmp(op.out, "-") && same_file(op.in, op.out)) {
+    fprintf(stderr, "gputrace chrome: %s: the output would overwrite the trace\n",
+            op.out);
+    gt_reader_close(rd);
+    return finish(&op, 2);
+  }
+  struct chrome ch = {.has_pid = op.has_pid, .pid = op.pid};
+  if (co_open(&ch.out, op.out, CH_GZIP_LEVEL, err, sizeof err) != 0) {
+    fprintf(stderr, "gputrace chrome: %s\n", err);
+    gt_reader_close(rd);
+    return finish(&op, 2);
+  }
+  ch_init(&ch);
+  ch.from = op.from, ch.to = op.to;
+  ch.model = gt_model_new();
+  uint64_t warn = op.warn_mb * 1000000,
+           estimate = count_records(op.in) * CH_BYTES_PER_RECORD;
+  int filtered = op.has_pid || op.from > 0 || op.to != INT64_MAX;
+  if (warn && estimate > warn && !filtered)
+    fprintf(stderr,
+            "gputrace chrome: warning: %s holds %" PRIu64 " records: about %" PRIu64
+            " MB of JSON: %s\n",
+            op.in, estimate / CH_BYTES_PER_RECORD, estimate / 1000000, remedy);
+  else /* told once is enough */
+    ch.out.warn_bytes = warn, ch.out.on_warn = warn_output, ch.out.warn_ctx = &op;
+  CO_LIT(&ch.out, "{\"traceEvents\":[\n");
+  export(&ch, rd);
+  footer(&ch, &op, rd);
+  int damaged = gt_reader_warnings(rd) > 0;
+  gt_reader_close(rd);
+  gt_model_free(ch.model);
+  ch_free(&ch);
+  if (co_close(&ch.out) != 0) {
+    fprintf(stderr, "gputrace chrome: writing %s: %s\n", op.out,
+            ch.out.error == -1 ? "compression failed" : strerror(ch.out.error));
+    if (strcmp(op.out, "-"))
+      unlink(op.out); /* a cut JSON file only fails later, in the viewer */
+    return finish(&op, 2);
+  }
+  return finish(&op, damaged ? 3 : 0);
+}

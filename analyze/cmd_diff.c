@@ -1,0 +1,312 @@
+/* cmd_diff.c — `gputrace diff A B [--json] [--threshold PCT] [--min-share PCT]
+ * [--all]`: what changed between two traces of the same workload.
+ *
+ * Both traces are reported (report_*.c, the same figures `gputrace report`
+ * prints), then compared metric by metric: per API (calls, total, mean),
+ * per kernel (launches, launch time, GPU time and mean when both traces
+ * have device timing), per transfer direction (count, bytes, host time,
+ * GPU time), per NVTX range (count, p50, p90 of the warm occurrences) and
+ * the peak device memory. Every metric is "more is worse": a change of at
+ * least --threshold percent (default 15) is a regression when B is larger
+ * and an improvement when it is smaller — if it matters: a time metric
+ * only when its row holds at least --min-share percent (default 1) of its
+ * trace's traced time (GPU time: of all kernels' GPU time), a count when
+ * the larger side is at least 10, memory when it is at least 1 MiB.
+ *
+ * Exit: 0 no regression, 1 regressions, 2 bad usage or an unreadable
+ * trace, 3 a damaged trace (compared as far as it could be read).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "report.h"
+#include "util.h"
+
+#define SYNOPSIS "diff A B [--json] [--threshold PCT] [--min-share PCT] [--all]"
+
+enum { UNCHANGED, REGRESSION, IMPROVEMENT };
+enum { COUNT, TIME, GPUTIME, MEMORY };
+
+struct drow {
+  const char *section, *name, *metric;
+  uint64_t a, b;
+  uint64_t weight_a, weight_b; /* the row's time, for the significance gate */
+  int type, status;
+};
+
+struct diff {
+  struct report *a, *b;
+  double threshold, min_share;
+  struct drow *rows;
+  size_t n, cap;
+  uint64_t gpu_a, gpu_b; /* all kernels' GPU time */
+};
+
+static void row(struct diff *d, const char *section, const char *name, const char *metric,
+                int type, uint64_t a, uint64_t b, uint64_t wa, uint64_t wb) {
+  d->rows = gt_grow(d->rows, &d->cap, d->n + 1, sizeof *d->rows);
+  d->rows[d->n++] = (struct drow){section, name, metric, a, b, wa, wb, type, UNCHANGED};
+}
+
+static double change_pct(uint64_t a, uint64_t b) {
+  if (a == 0)
+    return b ? INFINITY : 0;
+  return 100.0 * ((double)b - (double)a) / (double)a;
+}
+
+static int significant(const struct diff *d, const struct drow *w) {
+  uint64_t big = w->a > w->b ? w->a : w->b;
+  switch (w->type) {
+  case COUNT: return big >= 10;
+  case MEMORY: return big >= (1u << 20);
+  case GPUTIME:
+    return 100.0 * (double)w->weight_a >= d->min_share * (double)d->gpu_a ||
+           100.0 * (double)w->weight_b >= d->min_share * (double)d->gpu_b;
+  default:
+    return 100.0 * (double)w->weight_a >= d->min_share * (double)d->a->sh.traced ||
+           100.0 * (double)w->weight_b >= d->min_share * (double)d->b->sh.traced;
+  }
+}
+
+static void judge(struct diff *d) {
+  for (size_t i = 0; i < d->n; i++) {
+    struct drow *w = &d->rows[i];
+    double c = change_pct(w->a, w->b);
+    if ((c < 0 ? -c : c) >= d->threshold && significant(d, w))
+      w->status = c > 0 ? REGRESSION : IMPROVEMENT;
+  }
+}
+
+/* ---- the metrics ---- */
+
+static void api_rows(struct diff *d) {
+  for (unsigned a = 0; a < GT_API_COUNT; a++) {
+    const struct rp_api *x = &d->a->api[a], *y = &d->b->api[a];
+    if (!x->calls && !y->calls)
+      continue;
+    const char *n = gt_api_name(a);
+    row(d, "api", n, "calls", COUNT, x->calls, y->calls, 0, 0);
+    row(d, "api", n, "total_ns", TIME, x->durs.sum, y->durs.sum, x->durs.sum, y->durs.sum);
+    row(d, "api", n, "mean_ns", TIME, x->calls ? x->durs.sum / x->calls : 0,
+        y->calls ? y->durs.sum / y->calls : 0, x->durs.sum, y->durs.sum);
+  }
+}
+
+static const struct rp_kernel *kernel_in(const struct report *r, const char *name) {
+  size_t i = gt_strtab_find(&r->knames, name);
+  return i == SIZE_MAX ? NULL : &r->kern[i];
+}
+
+static void kernel_row(struct diff *d, const char *n, const struct rp_kernel *x,
+                       const struct rp_kernel *y) {
+  static const struct rp_kernel none;
+  x = x ? x : &none;
+  y = y ? y : &none;
+  row(d, "kernel", n, "launches", COUNT, x->launches, y->launches, 0, 0);
+  row(d, "kernel", n, "cpu_total_ns", TIME, x->cpu_ns, y->cpu_ns, x->cpu_ns, y->cpu_ns);
+  if (d->a->dev_records && d->b->dev_records) {
+    row(d, "kernel", n, "gpu_total_ns", GPUTIME, x->gpu_scaled_ns, y->gpu_scaled_ns,
+        x->gpu_scaled_ns, y->gpu_scaled_ns);
+    row(d, "kernel", n, "gpu_mean_ns", GPUTIME, x->gpu_timed ? x->gpu_ns / x->gpu_timed : 0,
+        y->gpu_timed ? y->gpu_ns / y->gpu_timed : 0, x->gpu_scaled_ns, y->gpu_scaled_ns);
+  }
+}
+
+static void kernel_rows(struct diff *d) {
+  for (size_t i = 0; i < d->a->knames.n; i++)
+    d->gpu_a += d->a->kern[i].gpu_scaled_ns;
+  for (size_t i = 0; i < d->b->knames.n; i++)
+    d->gpu_b += d->b->kern[i].gpu_scaled_ns;
+  for (size_t i = 0; i < d->a->knames.n; i++) {
+    const char *n = d->a->knames.strs[i];
+    kernel_row(d, n, &d->a->kern[i], kernel_in(d->b, n));
+  }
+  for (size_t i = 0; i < d->b->knames.n; i++) {
+    const char *n = d->b->knames.strs[i];
+    if (!kernel_in(d->a, n))
+      kernel_row(d, n, NULL, &d->b->kern[i]);
+  }
+}
+
+static void transfer_rows(struct diff *d) {
+  static const char *const names[RP_XFER_ROWS] = {"HtoH", "HtoD", "DtoH", "DtoD",
+                                                  "default", "peer", "memset"};
+  for (unsigned t = 0; t < RP_XFER_ROWS; t++) {
+    const struct rp_xfer *x = &d->a->xfer[t], *y = &d->b->xfer[t];
+    if (!x->count && !y->count)
+      continue;
+    row(d, "transfer", names[t], "count", COUNT, x->count, y->count, 0, 0);
+    row(d, "transfer", names[t], "bytes", COUNT, x->bytes, y->bytes, 0, 0);
+    row(d, "transfer", names[t], "host_ns", TIME, x->host_ns, y->host_ns, x->host_ns,
+        y->host_ns);
+    if (d->a->dev_records && d->b->dev_records)
+      row(d, "transfer", names[t], "gpu_total_ns", TIME, x->gpu_scaled_ns, y->gpu_scaled_ns,
+          x->gpu_scaled_ns, y->gpu_scaled_ns);
+  }
+}
+
+static void range_row(struct diff *d, const char *n, const struct rp_range *x,
+                      const struct rp_range *y) {
+  static const struct rp_range none;
+  uint64_t tx = x ? x->total_ns : 0, ty = y ? y->total_ns : 0;
+  x = x ? x : &none;
+  y = y ? y : &none;
+  row(d, "range", n, "count", COUNT, x->n, y->n, 0, 0);
+  row(d, "range", n, "p50_ns", TIME, x->p50, y->p50, tx, ty);
+  row(d, "range", n, "p90_ns", TIME, x->p90, y->p90, tx, ty);
+}
+
+static const struct rp_range *range_in(const struct report *r, const char *name) {
+  size_t i = gt_strtab_find(&r->rnames, name);
+  return i == SIZE_MAX ? NULL : &r->ranges[i];
+}
+
+static void range_rows(struct diff *d) {
+  for (size_t i = 0; i < d->a->rnames.n; i++)
+    range_row(d, d->a->rnames.strs[i], &d->a->ranges[i], range_in(d->b, d->a->rnames.strs[i]));
+  for (size_t i = 0; i < d->b->rnames.n; i++)
+    if (!range_in(d->a, d->b->rnames.strs[i]))
+      range_row(d, d->b->rnames.strs[i], NULL, &d->b->ranges[i]);
+}
+
+/* ---- output ---- */
+
+static const char *status_name(int s) {
+  return s == REGRESSION ? "regression" : s == IMPROVEMENT ? "improvement" : "unchanged";
+}
+
+static void value(char *buf, size_t len, const struct drow *w, uint64_t v) {
+  if (w->type == TIME || w->type == GPUTIME)
+    gt_fmt_ns(buf, len, v);
+  else if (w->type == MEMORY || !strcmp(w->metric, "bytes"))
+    gt_fmt_bytes(buf, len, v);
+  else
+    snprintf(buf, len, "%" PRIu64, v);
+}
+
+static void print_text(const struct diff *d, const char *pa, const char *pb, int all,
+                       size_t regressions, size_t improvements) {
+  printf("gputrace diff: %s -> %s (threshold %.1f %%, min share %.1f %%)\n", pa, pb,
+         d->threshold, d->min_share);
+  printf("  verdict: %s -> %s\n", d->a->verdict, d->b->verdict);
+  printf("  %zu regression%s, %zu improvement%s\n", regressions, regressions == 1 ? "" : "s",
+         improvements, improvements == 1 ? "" : "s");
+  for (size_t i = 0; i < d->n; i++) {
+    const struct drow *w = &d->rows[i];
+    if (!all && w->status == UNCHANGED)
+      continue;
+    char a[32], b[32], c[32];
+    double pct = change_pct(w->a, w->b);
+    value(a, sizeof a, w, w->a);
+    value(b, sizeof b, w, w->b);
+    if (isinf(pct))
+      snprintf(c, sizeof c, "new");
+    else
+      snprintf(c, sizeof c, "%+.1f %%", pct);
+    printf("  %-12s %-8s %.60s %s: %s -> %s (%s)\n", status_name(w->status), w->section,
+           w->name, w->metric, a, b, c);
+  }
+}
+
+static void print_json(const struct diff *d, size_t regressions, size_t improvements) {
+  printf("{\"threshold_pct\":%.6g,\"min_share_pct\":%.6g,\"verdict\":{\"a\":\"%s\",\"b\":\"%s\"},"
+         "\"regressions\":%zu,\"improvements\":%zu,\"changes\":[",
+         d->threshold, d->min_share, d->a->verdict, d->b->verdict, regressions, improvements);
+  for (size_t i = 0; i < d->n; i++) {
+    const struct drow *w = &d->rows[i];
+    double pct = change_pct(w->a, w->b);
+    printf("%s\n {\"section\":\"%s\",\"name\":", i ? "," : "", w->section);
+    gt_json_str(stdout, w->name);
+    printf(",\"metric\":\"%s\",\"a\":%" PRIu64 ",\"b\":%" PRIu64 ",\"change_pct\":", w->metric,
+           w->a, w->b);
+    if (isinf(pct))
+      printf("null");
+    else
+      printf("%.6f", pct);
+    printf(",\"status\":\"%s\"}", status_name(w->status));
+  }
+  printf("]}\n");
+}
+
+/* ---- the command ---- */
+
+static int load(struct report *r, const char *path) {
+  struct rp_options o = {.to_ns = UINT64_MAX};
+  rp_init(r, &o);
+  if (rp_read(r, path, "diff") != 0)
+    return 2;
+  rp_finish(r);
+  return 0;
+}
+
+static int parse_pct(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || *end || !(v >= 0 && v < 1e300)) /* also NaN, inf */
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static int run(struct diff *d, const char *pa, const char *pb, int json, int all) {
+  if (load(d->a, pa) || load(d->b, pb))
+    return 2;
+  api_rows(d);
+  kernel_rows(d);
+  transfer_rows(d);
+  range_rows(d);
+  row(d, "memory", "device", "peak_bytes", MEMORY, d->a->peak_device_bytes,
+      d->b->peak_device_bytes, 0, 0);
+  judge(d);
+  size_t reg = 0, imp = 0;
+  for (size_t i = 0; i < d->n; i++) {
+    reg += d->rows[i].status == REGRESSION;
+    imp += d->rows[i].status == IMPROVEMENT;
+  }
+  if (json)
+    print_json(d, reg, imp);
+  else
+    print_text(d, pa, pb, all, reg, imp);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    perror("gputrace diff: writing output");
+    return 2;
+  }
+  return d->a->damaged || d->b->damaged ? 3 : reg ? 1 : 0;
+}
+
+int cmd_diff(int argc, char **argv) {
+  struct diff d = {.threshold = 15, .min_share = 1};
+  const char *path[2] = {NULL, NULL};
+  int json = 0, all = 0, np = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (gt_streq(a, "--json")) {
+      json = 1;
+    } else if (gt_streq(a, "--all")) {
+      all = 1;
+    } else if (gt_streq(a, "-h") || gt_streq(a, "--help")) {
+      return gt_usage_ok(SYNOPSIS);
+    } else if ((gt_streq(a, "--threshold") || gt_streq(a, "--min-share")) && i + 1 < argc) {
+      if (parse_pct(argv[++i], a[2] == 't' ? &d.threshold : &d.min_share) != 0)
+        return gt_usage_error("diff", argv[i], SYNOPSIS);
+    } else if (a[0] == '-' || np == 2) {
+      return gt_usage_error("diff", a, SYNOPSIS);
+    } else {
+      path[np++] = a;
+    }
+  }
+  if (np < 2)
+    return gt_usage_error("diff", NULL, SYNOPSIS);
+  d.a = gt_xcalloc(1, sizeof *d.a);
+  d.b = gt_xcalloc(1, sizeof *d.b);
+  int st = run(&d, path[0], path[1], json, all);
+  rp_free(d.a);
+  rp_free(d.b);
+  free(d.a);
+  free(d.b);
+  free(d.rows);
+  return st;
+}

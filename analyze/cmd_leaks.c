@@ -1,0 +1,331 @@
+/* cmd_leaks.c — `gputrace leaks FILE [--json] [--fail-on-leak]
+ *                  [--suppressions FILE]`
+ *
+ * What is still allocated when each process ended (or the trace ended),
+ * grouped by allocation stack and memory kind, largest first, per process;
+ * invalid frees; each process's peak of device memory and the stacks
+ * holding it; stacks whose live bytes grow steadily (suspected leaks), told
+ * apart from memory held since start-up. Text reads like valgrind; --json
+ * is documented in docs/leaks.md. Exit: 0; 1 with --fail-on-leak when
+ * unsuppressed leaks remain; 2 bad usage or unreadable trace; 3 a damaged
+ * trace (partial result). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "leaks.h"
+#include "report_stats.h"
+#include "util.h"
+
+#define SYNOPSIS "leaks FILE [--json] [--fail-on-leak] [--suppressions FILE]"
+#define MAX_FRAMES 256
+#define SHOWN_FRAMES 24
+
+struct leaks_opts {
+  const char *path, *suppressions;
+  int json, fail_on_leak;
+};
+
+/* ---- text ---- */
+
+static void print_stack(const struct gt_leaks *l, uint32_t pid, uint32_t stack,
+                        const char *indent) {
+  struct gt_frame f[MAX_FRAMES];
+  int n = gt_symtab_stack(l->symtab, pid, stack, f, MAX_FRAMES);
+  if (n == 0)
+    printf("%s(no stack: GPUTRACE_STACKS=none, or the stack was not recorded)\n", indent);
+  for (int i = 0; i < n && i < SHOWN_FRAMES; i++) {
+    printf("%s#%d %s", indent, i, f[i].function);
+    if (f[i].file[0])
+      printf(" at %s:%u", f[i].file, f[i].line);
+    if (f[i].module[0])
+      printf(" (%s)", f[i].module);
+    putchar('\n');
+  }
+  if (n > SHOWN_FRAMES)
+    printf("%s... %d more frames\n", indent, n - SHOWN_FRAMES);
+}
+
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+/* "from stage_input at leaky.cu:17 in leaky" */
+static void print_origin(const struct gt_leaks *l, uint32_t pid, uint32_t stack) {
+  struct gt_frame f[MAX_FRAMES];
+  int n = gt_symtab_stack(l->symtab, pid, stack, f, MAX_FRAMES);
+  const struct gt_frame *o = gt_leaks_origin(f, n);
+  if (!o)
+    return;
+  printf(" from %s", o->function);
+  if (o->file[0])
+    printf(" at %s:%u", base_name(o->file), o->line);
+  if (o->module[0])
+    printf(" in %s", o->module);
+}
+
+static void print_leak(const struct gt_leaks *l, const struct gt_group *g) {
+  char b[32];
+  printf("%s in %" PRIu64 " block%s leaked (%s)", gt_fmt_bytes(b, sizeof b, g->bytes),
+         g->blocks, g->blocks == 1 ? "" : "s", gt_memory_name(g->memory));
+  print_origin(l, g->pid, g->stack_id);
+  putchar('\n');
+  print_stack(l, g->pid, g->stack_id, "    ");
+  if (g->growing) {
+    printf("    growing: %s/min", gt_fmt_bytes(b, sizeof b, (uint64_t)(g->bytes_per_min + 0.5)));
+    if (g->range_name && l->range_counts[g->range_name - 1])
+      printf("; %s per \"%s\" range (%" PRIu64 " ranges)",
+             gt_fmt_bytes(b, sizeof b, g->range_bytes / l->range_counts[g->range_name - 1]),
+             l->range_names[g->range_name - 1], l->range_counts[g->range_name - 1]);
+    putchar('\n');
+  }
+  putchar('\n');
+}
+
+static void print_invalid(const struct gt_leaks *l) {
+  if (!l->invalid_total)
+    return;
+  printf("Invalid frees: %" PRIu64 "\n", l->invalid_total);
+  for (size_t i = 0; i < l->ninvalid; i++) {
+    const struct gt_invalid_free *v = &l->invalid[i];
+    printf("  %s(0x%" PRIx64 ") in pid %u: %s", gt_api_name(v->api), v->ptr, v->pid,
+           gt_free_status_name(v->status));
+    if (v->alloc_memory != GT_MEM_UNKNOWN)
+      printf(" (a %s allocation)", gt_memory_name(v->alloc_memory));
+    if (v->result)
+      printf(", returned %d (%s)", v->result, gt_cuda_error_name(v->result));
+    putchar('\n');
+    print_stack(l, v->pid, v->stack_id, "      ");
+    if (v->alloc_stack) {
+      printf("    allocated at:\n");
+      print_stack(l, v->pid, v->alloc_stack, "      ");
+    }
+  }
+  putchar('\n');
+}
+
+static void print_peak(const struct gt_leaks *l, const struct gt_proc_summary *p) {
+  char b[32];
+  if (!p->peak_device)
+    return;
+  printf("Peak device memory of pid %u: %s at +%.6f s, held by:\n", p->pid,
+         gt_fmt_bytes(b, sizeof b, p->peak_device),
+         (double)(p->peak_ts - l->first_ns) / 1e9);
+  for (size_t i = 0; i < p->nat_peak && i < 5; i++) {
+    const struct gt_group *g = &p->at_peak[i];
+    printf("  %s in %" PRIu64 " block%s", gt_fmt_bytes(b, sizeof b, g->bytes), g->blocks,
+           g->blocks == 1 ? "" : "s");
+    print_origin(l, g->pid, g->stack_id);
+    putchar('\n');
+  }
+  putchar('\n');
+}
+
+static void print_text(const struct gt_leaks *l, const char *path) {
+  char b[32];
+  for (size_t p = 0; p < l->nprocs; p++) {
+    const struct gt_proc_summary *ps = &l->procs[p];
+    uint64_t bytes[4] = {0}, blocks[4] = {0};
+    printf("== pid %u: %s ==\n", ps->pid,
+           ps->exited  ? "exited"
+           : ps->ended ? "ended without exit(): killed, crashed, _exit or exec"
+                       : "still running when the trace ended");
+    for (size_t i = 0; i < l->nleaks; i++) {
+      const struct gt_group *g = &l->leaks[i];
+      if (g->pid != ps->pid || g->suppressed)
+        continue;
+      print_leak(l, g);
+      bytes[g->memory & 3] += g->bytes;
+      blocks[g->memory & 3] += g->blocks;
+    }
+    print_peak(l, ps);
+    printf("LEAK SUMMARY (pid %u):", ps->pid);
+    for (unsigned m = GT_MEM_DEVICE; m <= GT_MEM_MANAGED; m++)
+      printf(" %s %s in %" PRIu64 " blocks;", gt_memory_name(m),
+             gt_fmt_bytes(b, sizeof b, bytes[m]), blocks[m]);
+    printf("\n\n");
+  }
+  print_invalid(l);
+  if (l->suppressed_blocks)
+    printf("suppressed: %s in %" PRIu64 " blocks\n",
+           gt_fmt_bytes(b, sizeof b, l->suppressed_bytes), l->suppressed_blocks);
+  if (l->nprocs == 0)
+    printf("%s: no traced process made allocations\n", path);
+}
+
+/* ---- json ---- */
+
+static void json_stack(const struct gt_leaks *l, uint32_t pid, uint32_t stack) {
+  struct gt_frame f[MAX_FRAMES];
+  int n = gt_symtab_stack(l->symtab, pid, stack, f, MAX_FRAMES);
+  putchar('[');
+  for (int i = 0; i < n; i++) {
+    printf("%s{\"function\":", i ? "," : "");
+    gt_json_str(stdout, f[i].function);
+    printf(",\"file\":");
+    gt_json_str(stdout, f[i].file);
+    printf(",\"line\":%u,\"module\":", f[i].line);
+    gt_json_str(stdout, f[i].module);
+    printf(",\"python\":%s}", f[i].python ? "true" : "false");
+  }
+  putchar(']');
+}
+
+static void json_group(const struct gt_leaks *l, const struct gt_group *g) {
+  printf("{\"pid\":%u,\"memory\":\"%s\",\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64
+         ",\"growing\":%s,\"bytes_per_min\":%.1f",
+         g->pid, gt_memory_name(g->memory), g->bytes, g->blocks, g->growing ? "true" : "false",
+         g->bytes_per_min);
+  if (g->range_name && l->range_counts[g->range_name - 1]) {
+    printf(",\"per_range\":{\"name\":");
+    gt_json_str(stdout, l->range_names[g->range_name - 1]);
+    printf(",\"occurrences\":%" PRIu64 ",\"bytes_per_occurrence\":%" PRIu64 "}",
+           l->range_counts[g->range_name - 1],
+           g->range_bytes / l->range_counts[g->range_name - 1]);
+  }
+  printf(",\"stack\":");
+  json_stack(l, g->pid, g->stack_id);
+  putchar('}');
+}
+
+static void json_leaks(const struct gt_leaks *l, int growth_only) {
+  int first = 1;
+  for (size_t i = 0; i < l->nleaks; i++) {
+    if (l->leaks[i].suppressed || (growth_only && !l->leaks[i].growing))
+      continue;
+    printf("%s", first ? "" : ",");
+    json_group(l, &l->leaks[i]);
+    first = 0;
+  }
+}
+
+static void json_peak(const struct gt_leaks *l, const struct gt_proc_summary *p) {
+  printf("{\"pid\":%u,\"device_bytes\":%" PRIu64 ",\"ts_ns\":%" PRIu64 ",\"stacks\":[", p->pid,
+         p->peak_device, p->peak_ts);
+  for (size_t i = 0; i < p->nat_peak; i++) {
+    printf("%s{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"stack\":", i ? "," : "",
+           p->at_peak[i].bytes, p->at_peak[i].blocks);
+    json_stack(l, p->pid, p->at_peak[i].stack_id);
+    putchar('}');
+  }
+  printf("]}");
+}
+
+static void json_totals(const struct gt_leaks *l) {
+  for (size_t p = 0; p < l->nprocs; p++) {
+    uint64_t bytes[4] = {0}, blocks[4] = {0};
+    for (size_t i = 0; i < l->nleaks; i++)
+      if (l->leaks[i].pid == l->procs[p].pid && !l->leaks[i].suppressed) {
+        bytes[l->leaks[i].memory & 3] += l->leaks[i].bytes;
+        blocks[l->leaks[i].memory & 3] += l->leaks[i].blocks;
+      }
+    printf("%s{\"pid\":%u,\"ended\":%s,\"exited\":%s", p ? "," : "", l->procs[p].pid,
+           l->procs[p].ended ? "true" : "false", l->procs[p].exited ? "true" : "false");
+    for (unsigned m = GT_MEM_DEVICE; m <= GT_MEM_MANAGED; m++)
+      printf(",\"%s\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 "}", gt_memory_name(m),
+             bytes[m], blocks[m]);
+    putchar('}');
+  }
+}
+
+static void json_invalid(const struct gt_leaks *l) {
+  for (size_t i = 0; i < l->ninvalid; i++) {
+    const struct gt_invalid_free *v = &l->invalid[i];
+    printf("%s{\"pid\":%u,\"tid\":%u,\"api\":\"%s\",\"ptr\":\"0x%" PRIx64
+           "\",\"status\":\"%s\",\"result\":%d,\"allocation_memory\":\"%s\",\"stack\":",
+           i ? "," : "", v->pid, v->tid, gt_api_name(v->api), v->ptr,
+           gt_free_status_name(v->status), v->result, gt_memory_name(v->alloc_memory));
+    json_stack(l, v->pid, v->stack_id);
+    printf(",\"allocation_stack\":");
+    json_stack(l, v->pid, v->alloc_stack);
+    putchar('}');
+  }
+}
+
+static void print_json(const struct gt_leaks *l) {
+  printf("{\"leaks\":[");
+  json_leaks(l, 0);
+  printf("],\"totals\":[");
+  json_totals(l);
+  const struct gt_proc_summary *top = NULL;
+  for (size_t p = 0; p < l->nprocs; p++)
+    if (!top || l->procs[p].peak_device > top->peak_device)
+      top = &l->procs[p];
+  printf("],\"peak\":");
+  if (top)
+    json_peak(l, top);
+  else
+    printf("null");
+  printf(",\"peaks\":[");
+  for (size_t p = 0; p < l->nprocs; p++) {
+    printf("%s", p ? "," : "");
+    json_peak(l, &l->procs[p]);
+  }
+  printf("],\"invalid_frees\":[");
+  json_invalid(l);
+  printf("],\"invalid_free_count\":%" PRIu64 ",\"growth\":[", l->invalid_total);
+  json_leaks(l, 1);
+  printf("],\"suppressed\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 "}}\n",
+         l->suppressed_bytes, l->suppressed_blocks);
+}
+
+/* ---- command ---- */
+
+static int parse(int argc, char **argv, struct leaks_opts *o) {
+  for (int i = 1; i < argc; i++) {
+    if (gt_streq(argv[i], "--json"))
+      o->json = 1;
+    else if (gt_streq(argv[i], "--fail-on-leak"))
+      o->fail_on_leak = 1;
+    else if (gt_streq(argv[i], "--suppressions") && i + 1 < argc)
+      o->suppressions = argv[++i];
+    else if (gt_streq(argv[i], "-h") || gt_streq(argv[i], "--help"))
+      return -1;
+    else if (argv[i][0] == '-' || o->path)
+      return gt_usage_error("leaks", argv[i], SYNOPSIS);
+    else
+      o->path = argv[i];
+  }
+  return o->path ? 0 : gt_usage_error("leaks", NULL, SYNOPSIS);
+}
+
+int cmd_leaks(int argc, char **argv) {
+  struct leaks_opts o = {0};
+  int rc = parse(argc, argv, &o);
+  if (rc == -1)
+    return gt_usage_ok(SYNOPSIS);
+  if (rc)
+    return rc;
+  char err[512];
+  struct gt_suppressions sup = {0};
+  if (o.suppressions && gt_suppressions_load(o.suppressions, &sup, err, sizeof err) != 0) {
+    fprintf(stderr, "gputrace leaks: %s\n", err);
+    return 2;
+  }
+  struct gt_leaks l;
+  if (gt_leaks_run(o.path, &sup, &l, err, sizeof err) != 0) {
+    fprintf(stderr, "gputrace leaks: %s\n", err);
+    gt_leaks_free(&l);
+    gt_suppressions_free(&sup);
+    return 2;
+  }
+  if (o.json)
+    print_json(&l);
+  else
+    print_text(&l, o.path);
+  int leaked = 0;
+  for (size_t i = 0; i < l.nleaks; i++)
+    leaked |= !l.leaks[i].suppressed;
+  int damaged = l.damaged;
+  gt_leaks_free(&l);
+  gt_suppressions_free(&sup);
+  if (fflush(stdout) != 0) {
+    perror("gputrace leaks: writing output");
+    return 2;
+  }
+  if (o.fail_on_leak && leaked)
+    return 1;
+  return damaged ? 3 : 0;
+}

@@ -1,0 +1,152 @@
+/* heap.c — see heap.h. */
+#include "heap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gputrace/map.h"
+
+#define FREED_WINDOW 65536 /* recently freed pointers remembered */
+
+struct proc_live {
+  uint32_t pid;
+  uint64_t live[4];
+};
+
+struct gt_heap {
+  struct gt_block *blocks;
+  size_t nblocks, cap;
+  uint64_t *free_list; /* indexes of unused entries */
+  size_t nfree, free_cap;
+  struct gt_map index;   /* (pid, ptr) -> block index */
+  struct gt_map freed;   /* (pid, ptr) -> 1, the last FREED_WINDOW frees */
+  uint64_t freed_ring[FREED_WINDOW];
+  size_t freed_pos;
+  struct gt_map procs;   /* pid -> index in live */
+  struct proc_live *live;
+  size_t nlive, live_cap;
+};
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return p;
+  size_t n = *cap ? *cap * 2 : 64;
+  while (n < need)
+    n *= 2;
+  void *q = realloc(p, n * elem);
+  if (!q)
+    abort();
+  *cap = n;
+  return q;
+}
+
+struct gt_heap *gt_heap_new(void) {
+  struct gt_heap *h = calloc(1, sizeof *h);
+  if (!h)
+    abort();
+  return h;
+}
+
+void gt_heap_free(struct gt_heap *h) {
+  if (!h)
+    return;
+  free(h->blocks);
+  free(h->free_list);
+  free(h->live);
+  gt_map_free(&h->index);
+  gt_map_free(&h->freed);
+  gt_map_free(&h->procs);
+  free(h);
+}
+
+static uint64_t *live_of(struct gt_heap *h, uint32_t pid) {
+  uint64_t i;
+  if (!gt_map_get(&h->procs, pid, &i)) {
+    h->live = grow(h->live, &h->live_cap, h->nlive + 1, sizeof *h->live);
+    memset(&h->live[h->nlive], 0, sizeof h->live[0]);
+    h->live[h->nlive].pid = pid;
+    i = h->nlive++;
+    gt_map_put(&h->procs, pid, i);
+  }
+  return h->live[i].live;
+}
+
+uint64_t gt_heap_live_bytes(const struct gt_heap *h, uint32_t pid, unsigned memory) {
+  uint64_t i;
+  return memory < 4 && gt_map_get(&h->procs, pid, &i) ? h->live[i].live[memory] : 0;
+}
+
+static void remember_freed(struct gt_heap *h, uint64_t key) {
+  uint64_t old = h->freed_ring[h->freed_pos];
+  if (old && gt_map_get(&h->freed, old, NULL))
+    gt_map_del(&h->freed, old);
+  h->freed_ring[h->freed_pos] = key;
+  h->freed_pos = (h->freed_pos + 1) % FREED_WINDOW;
+  gt_map_put(&h->freed, key, 1);
+}
+
+void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range) {
+  if (r->result != 0 || r->u.mem.ptr == 0)
+    return;
+  uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), idx;
+  uint64_t *live = live_of(h, r->pid);
+  if (gt_map_get(&h->index, key, &idx)) { /* reused without a free we saw */
+    live[h->blocks[idx].memory & 3] -= h->blocks[idx].bytes;
+  } else if (h->nfree) {
+    idx = h->free_list[--h->nfree];
+  } else {
+    h->blocks = grow(h->blocks, &h->cap, h->nblocks + 1, sizeof *h->blocks);
+    idx = h->nblocks++;
+  }
+  h->blocks[idx] = (struct gt_block){.ptr = r->u.mem.ptr, .bytes = r->u.mem.bytes,
+                                     .ts_ns = r->ts_ns, .pid = r->pid, .tid = r->tid,
+                                     .stack_id = r->stack_id, .range = range,
+                                     .api = r->api, .memory = r->u.mem.memory & 3};
+  gt_map_put(&h->index, key, idx);
+  if (gt_map_get(&h->freed, key, NULL))
+    gt_map_del(&h->freed, key);
+  live[r->u.mem.memory & 3] += r->u.mem.bytes;
+}
+
+/* Can this API free memory of this kind? */
+static int kind_matches(unsigned api, unsigned memory) {
+  if (api == GT_API_cudaFreeHost || api == GT_API_cudaHostUnregister)
+    return memory == GT_MEM_PINNED_HOST;
+  return memory == GT_MEM_DEVICE || memory == GT_MEM_MANAGED;
+}
+
+enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r,
+                                    struct gt_block *freed) {
+  if (r->u.mem.ptr == 0)
+    return r->result == 0 ? GT_FREE_NULL : GT_FREE_FAILED;
+  uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), idx;
+  if (!gt_map_get(&h->index, key, &idx)) {
+    if (gt_map_get(&h->freed, key, NULL))
+      return GT_FREE_DOUBLE; /* whether or not the runtime caught it */
+    return r->result != 0 ? GT_FREE_FAILED : GT_FREE_UNKNOWN;
+  }
+  *freed = h->blocks[idx];
+  if (!kind_matches(r->api, freed->memory))
+    return GT_FREE_WRONG_KIND;
+  if (r->result != 0)
+    return GT_FREE_FAILED;
+  live_of(h, r->pid)[freed->memory] -= freed->bytes;
+  gt_map_del(&h->index, key);
+  h->free_list = grow(h->free_list, &h->free_cap, h->nfree + 1, sizeof *h->free_list);
+  h->free_list[h->nfree++] = idx;
+  remember_freed(h, key);
+  return GT_FREE_OK;
+}
+
+void gt_heap_foreach(struct gt_heap *h, void (*fn)(void *ctx, const struct gt_block *b),
+                     void *ctx) {
+  for (size_t i = 0; i < h->index.cap; i++)
+    if (h->index.used[i] == 1)
+      fn(ctx, &h->blocks[h->index.vals[i]]);
+}
+
+const char *gt_free_status_name(enum gt_free_status s) {
+  static const char *const names[] = {"ok", "unknown pointer", "double free",
+                                      "wrong memory kind", "failed", "null"};
+  return (unsigned)s < 6 ? names[s] : "?";
+}

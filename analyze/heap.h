@@ -1,0 +1,50 @@
+/* heap.h — the live allocations of every traced process, with where they
+ * were made: what `leaks` and `flame` work from.
+ *
+ * Contract: feed alloc and free records in file order. A successful free
+ * matches the allocation by (pid, pointer); its memory kind must agree with
+ * the API (cudaFree: device or managed; cudaFreeHost / cudaHostUnregister:
+ * pinned host) or it is an invalid free — as are frees of unknown pointers
+ * (double frees when the pointer was freed before) and frees the runtime
+ * refused. Memory is bounded by live blocks plus a fixed window of recently
+ * freed pointers (for telling double frees apart). */
+#ifndef GPUTRACE_ANALYZE_HEAP_H
+#define GPUTRACE_ANALYZE_HEAP_H
+
+#include <stdint.h>
+
+#include "gputrace/schema.h"
+
+struct gt_block {
+  uint64_t ptr, bytes, ts_ns;
+  uint32_t pid, tid, stack_id;
+  uint32_t range; /* caller's tag (e.g. the enclosing NVTX range), 0 = none */
+  uint16_t api;
+  uint8_t memory;
+};
+
+enum gt_free_status {
+  GT_FREE_OK = 0,
+  GT_FREE_UNKNOWN,    /* a pointer never allocated (in the trace) */
+  GT_FREE_DOUBLE,     /* a pointer already freed */
+  GT_FREE_WRONG_KIND, /* e.g. cudaFree on cudaMallocHost memory */
+  GT_FREE_FAILED,     /* the runtime returned an error */
+  GT_FREE_NULL,       /* freeing NULL: allowed, not counted */
+};
+
+struct gt_heap;
+
+struct gt_heap *gt_heap_new(void);
+void gt_heap_free(struct gt_heap *h);
+/* An allocation record (failed ones are ignored). */
+void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range);
+/* A free record; *freed gets the matched block when the status is OK or
+ * WRONG_KIND / FAILED with a known pointer (then the block stays live). */
+enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r,
+                                    struct gt_block *freed);
+void gt_heap_foreach(struct gt_heap *h, void (*fn)(void *ctx, const struct gt_block *b),
+                     void *ctx);
+uint64_t gt_heap_live_bytes(const struct gt_heap *h, uint32_t pid, unsigned memory);
+const char *gt_free_status_name(enum gt_free_status s);
+
+#endif

@@ -1,0 +1,94 @@
+/* leaks.h — the leak analysis behind `gputrace leaks` and `gputrace flame`.
+ *
+ * Contract: gt_leaks_run reads the trace twice. Pass 1: stacks and
+ * symbols, the live heap of every process, invalid frees, each process's
+ * peak of device bytes (and the record where it was reached), bytes
+ * allocated per stack, NVTX ranges. Pass 2 replays the heap to snapshot
+ * the stacks holding memory at each peak and the live bytes of every
+ * (process, stack, memory kind) group at GT_GROWTH_BUCKETS equal time
+ * steps, from which steady growth is told apart from memory held since
+ * start-up (docs/leaks.md gives the rule). What is live when the trace ends
+ * is leaked: at process exit, or at the kill for a killed process.
+ * Memory is bounded by live blocks, distinct stacks and ranges. */
+#ifndef GPUTRACE_ANALYZE_LEAKS_H
+#define GPUTRACE_ANALYZE_LEAKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heap.h"
+#include "symtab.h"
+
+#define GT_GROWTH_BUCKETS 20
+#define GT_MAX_INVALID 1000 /* invalid frees kept in detail (all are counted) */
+
+struct gt_group { /* live (or allocated) bytes of one stack in one process */
+  uint32_t pid, stack_id;
+  uint8_t memory;
+  uint64_t bytes, blocks;
+  int suppressed;
+  int growing;
+  double bytes_per_min;                 /* growth rate (least squares) */
+  uint64_t series[GT_GROWTH_BUCKETS];   /* live bytes at the end of each step */
+  uint64_t range_bytes;                 /* leaked bytes allocated inside ranges */
+  uint32_t range_name;                  /* the range holding most of them */
+};
+
+struct gt_invalid_free {
+  uint32_t pid, tid, stack_id, alloc_stack;
+  uint64_t ptr, ts_ns;
+  uint16_t api;
+  int result;
+  enum gt_free_status status;
+  uint8_t alloc_memory;
+};
+
+struct gt_proc_summary {
+  uint32_t pid;
+  int ended;  /* has a process-end record (its connection closed) */
+  int exited; /* ...and it went through exit(), not a kill, crash or _exit */
+  uint64_t peak_device, peak_ts;
+  uint64_t peak_record; /* index of the record that reached the peak */
+  struct gt_group *at_peak; /* stacks holding device memory at the peak */
+  size_t nat_peak;
+};
+
+struct gt_leaks {
+  struct gt_symtab *symtab;
+  struct gt_group *leaks; /* live at the end, largest first */
+  size_t nleaks;
+  struct gt_group *allocated; /* every allocation, by stack (for flame) */
+  size_t nallocated;
+  struct gt_invalid_free *invalid;
+  size_t ninvalid;
+  uint64_t invalid_total;
+  struct gt_proc_summary *procs;
+  size_t nprocs;
+  char **range_names; /* outermost NVTX ranges, by id - 1 */
+  uint64_t *range_counts;
+  size_t nranges;
+  uint64_t first_ns, last_ns;
+  uint64_t suppressed_bytes, suppressed_blocks;
+  int damaged; /* the reader warned */
+};
+
+/* Suppression patterns (LSan style `leak:PATTERN`, matched with fnmatch
+ * against each frame's function, file and module; `*` wildcards). */
+struct gt_suppressions {
+  char **patterns;
+  size_t n;
+};
+int gt_suppressions_load(const char *path, struct gt_suppressions *s, char *err, size_t len);
+void gt_suppressions_free(struct gt_suppressions *s);
+
+/* 0, or -1 with err set (unreadable trace). */
+int gt_leaks_run(const char *path, const struct gt_suppressions *sup, struct gt_leaks *out,
+                 char *err, size_t errlen);
+void gt_leaks_free(struct gt_leaks *l);
+
+/* Where the user's code asked for the memory: the innermost Python frame
+ * if there is one, else the first frame outside the CUDA runtime and its
+ * headers; NULL for an empty stack. */
+const struct gt_frame *gt_leaks_origin(const struct gt_frame *frames, int n);
+
+#endif

@@ -1,0 +1,282 @@
+/* report.h — the figures behind `gputrace report` and `gputrace diff`.
+ *
+ * Contract:
+ *  - rp_init, then rp_read (one streaming pass over a trace: every record
+ *    goes through the shared gt_model, then into the aggregates below),
+ *    then rp_finish (percentiles, device-time attribution, shares, verdict,
+ *    findings), then print (report_out.c) or compare (cmd_diff.c), then
+ *    rp_free. docs/report.md defines every figure; the code follows it.
+ *  - Memory is bounded by distinct APIs, kernels, range names, processes,
+ *    threads, streams, events and allocation sizes, plus what exact
+ *    percentiles need: one duration per API call (4 bytes, 8 past 4.29 s)
+ *    and one 48-byte entry per NVTX range occurrence. With DEVICE records,
+ *    also 32 bytes per blocking call and 16 bytes per busy stretch of a
+ *    process's device (merged intervals); without, at most RP_UNDECIDED_MAX
+ *    blocking calls are kept while waiting for a first DEVICE record.
+ *  - Times are CLOCK_MONOTONIC ns; --from/--to are relative to the first
+ *    record in the file (the origin `gputrace dump` prints times from).
+ *
+ * Files: report_read.c (reading on a second thread), report_collect.c
+ * (the streaming pass), report_device.c (device
+ * intervals, blocked-time attribution, gaps, utilization), report_rules.c
+ * (verdict and findings), report_out.c (text and JSON), report_stats.c.
+ */
+#ifndef GPUTRACE_ANALYZE_REPORT_H
+#define GPUTRACE_ANALYZE_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gputrace/schema.h"
+#include "model.h"
+#include "report_stats.h"
+#include "symtab.h"
+
+/* Transfer rows: enum gt_dir (0..5), then memsets. */
+enum { RP_XFER_MEMSET = 6, RP_XFER_ROWS = 7 };
+
+/* Thresholds and model constants (docs/report.md lists them all). */
+#define RP_SMALL_BYTES (64u << 10)            /* "small" copy: < 64 KiB */
+#define RP_GAP_NS 500000000ull                /* GPU idle gap, like nsys gpu_gaps */
+#define RP_UTIL_CHUNKS 30                     /* like nsys gpu_time_util */
+#define RP_COPY_LATENCY_NS 2000ull            /* CPU-side model of a copy or memset */
+#define RP_PAGEABLE_BPNS 6ull                 /* bytes per ns = GB/s */
+#define RP_PINNED_BPNS 24ull
+#define RP_DTOD_BPNS 1000ull
+#define RP_MEMSET_BPNS 1000ull
+#define RP_UNDECIDED_MAX 4096  /* blocking calls kept before any DEVICE record */
+
+struct rp_options {
+  int has_pid;
+  uint32_t pid;
+  uint64_t from_ns, to_ns;  /* window relative to the origin; to_ns = UINT64_MAX: end */
+  uint64_t device_memory;   /* bytes of device memory; 0 = unknown */
+};
+
+struct rp_api {
+  uint64_t calls, errors;
+  struct gt_durs durs; /* sum and max inside */
+  uint64_t p50, p90, p99;
+};
+
+struct rp_kernel {
+  uint64_t launches, cpu_ns;
+  uint64_t gpu_timed, gpu_ns, gpu_scaled_ns, gpu_max_ns; /* DEVICE records */
+  uint32_t sample; /* largest 1-in-N of its DEVICE records */
+};
+
+struct rp_xfer {
+  uint64_t count, bytes, pageable, async, host_ns, small;
+  uint64_t blocking, blocking_bytes, blocking_ns; /* calls the host waited in */
+  uint64_t gpu_timed, gpu_bytes, gpu_ns, gpu_scaled_ns;
+  uint32_t sample;
+};
+
+struct rp_sync { /* per API: blocked time, and what it was attributed to */
+  uint64_t calls, total_ns, max_ns, kernel_ns, copy_ns, sync_ns;
+};
+
+struct rp_counters { /* cumulative, per thread and per process */
+  uint64_t launches, bytes, allocs;
+};
+
+struct rp_occ { /* one completed NVTX range */
+  uint64_t start, end, bytes, gpu_ns;
+  uint32_t pid, launches, allocs, pad;
+};
+
+struct rp_range {
+  struct rp_occ *occ;
+  size_t n, cap;
+  /* rp_finish: the first occurrence (earliest start) is the cold start;
+   * the figures below are over the others ("warm"). */
+  size_t cold;
+  uint64_t warm, p50, p90, p99, max, mean;
+  uint64_t launches, bytes, allocs, gpu_ns; /* sums over warm occurrences */
+  uint64_t total_ns;                         /* over all occurrences */
+};
+
+struct rp_pending { /* work queued on a stream and not yet waited for */
+  uint64_t copy_est_ns, kernels, ops;
+};
+
+struct rp_runs { /* sorted, disjoint [s, e) intervals */
+  uint64_t *s, *e;
+  size_t n, cap;
+};
+
+#define RP_BL_COPYCALL 1     /* the blocking call is a copy or memset */
+#define RP_BL_PEND_KERNELS 2 /* kernels were queued on what it waited for */
+#define RP_BL_PEND_COPIES 4  /* copies or memsets were */
+struct rp_blocked {
+  uint64_t start, end, copy_est;
+  uint16_t api;
+  uint8_t flags;
+};
+
+struct rp_gaps {
+  uint64_t count, total_ns, max_ns, max_at;
+};
+
+struct rp_proc {
+  uint32_t pid, epoch;
+  uint64_t calls;
+  struct rp_pending pend; /* everything queued, all streams */
+  uint64_t idle_since;    /* CPU-side model: device drained at, 0 = busy */
+  struct rp_counters c;
+  struct rp_gaps gaps;    /* CPU-side model */
+  uint64_t churn;         /* allocations of a size this process freed before */
+  uint64_t dev_records;
+  uint32_t dev_sample;
+  struct rp_runs kruns, cruns; /* device busy: kernels; copies and memsets */
+  struct rp_blocked *bl;
+  size_t nbl, capbl;
+};
+
+struct rp_thread {
+  uint32_t pid, tid;
+  size_t proc;
+  uint64_t first, last, busy;
+  int pending_launch; /* a launch not yet followed by a launch or a sync */
+  uint64_t last_stream; /* cache: stream map key + 1 -> last_stream_idx */
+  size_t last_stream_idx;
+  struct rp_counters c;
+};
+
+struct rp_stream {
+  uint32_t epoch; /* == its process's epoch, or its pending work is void */
+  struct rp_pending pend;
+};
+
+struct rp_shares { /* ns, summed over threads */
+  uint64_t traced, launch, copy, kernel, sync, api, idle, blocked;
+};
+
+enum rp_ev_type { RP_EV_U64, RP_EV_NS, RP_EV_BYTES, RP_EV_FRAC, RP_EV_STR };
+struct rp_ev {
+  const char *key;
+  enum rp_ev_type type;
+  uint64_t u;
+  double d;
+  char s[200];
+};
+
+#define RP_MAX_EV 12
+struct rp_finding {
+  const char *rule, *severity, *advice;
+  char message[320];
+  struct rp_ev ev[RP_MAX_EV];
+  int nev;
+};
+
+/* Call-site hooks: stack ids (rec.stack_id) counted per finding. */
+enum { RP_SITE_PAGEABLE, RP_SITE_SYNC_COPY, RP_SITE_SYNC, RP_SITE_ALLOC, RP_SITES };
+
+struct rp_rulestats { /* counters only the findings need */
+  uint64_t pageable_n, pageable_async, pageable_ns, pageable_bytes;
+  uint64_t sync_copy_n, sync_copy_ns, sync_copy_bytes;
+  uint64_t sync_set_n, sync_set_ns;
+  uint64_t synced_launches, unsynced_launches;
+  uint64_t alloc_n, free_n, alloc_ns, free_ns;
+};
+
+struct report {
+  struct rp_options opt;
+  struct gt_model *model;
+  int have_origin, damaged;
+  int device_active;  /* 0 undecided, 1 DEVICE records seen, -1 none by RP_UNDECIDED_MAX */
+  uint64_t undecided; /* blocking calls kept while undecided */
+  uint64_t origin, records, events, first_ns, last_ns;
+  uint64_t dropped, lost, dropped_by_kind[GT_KIND_COUNT];
+  struct rp_api api[GT_API_COUNT];
+  struct rp_sync sync[GT_API_COUNT];
+  struct gt_strtab knames; /* kernel index = name index */
+  struct rp_kernel *kern;
+  size_t kcap;
+  struct gt_map kcache; /* (pid, stub) -> kernel index + 1 */
+  uint64_t kc_key[256]; /* direct-mapped in front of kcache: key + 1 */
+  uint32_t kc_idx[256];
+  struct rp_xfer xfer[RP_XFER_ROWS];
+  struct gt_strtab rnames; /* range index = name index */
+  struct rp_range *ranges;
+  size_t rcap;
+  struct rp_proc *procs;
+  size_t nprocs, cprocs;
+  struct gt_map proc_idx;
+  struct rp_thread *threads;
+  size_t nthreads, cthreads;
+  uint32_t thread_cache[64]; /* direct-mapped by tid: thread index + 1 */
+  struct rp_thread *cur;      /* the thread of the record on_api is handling */
+  struct gt_map thread_idx;
+  struct rp_stream *streams;
+  size_t nstreams, cstreams;
+  struct gt_map stream_idx;
+  struct gt_map event_stream; /* (pid, event) -> stream key of its last record */
+  struct gt_map freed;        /* (pid, memory, bytes) -> frees not yet reused */
+  struct rp_counters *snaps;  /* counters at range opens; tag = index + 1 */
+  size_t nsnaps, csnaps, *free_snaps, nfree_snaps, cfree_snaps;
+  struct gt_map sites[RP_SITES]; /* pid << 32 | stack id -> calls */
+  struct gt_map sync_site_ns;    /* pid << 32 | stack id -> ns blocked in syncs */
+  struct gt_symtab *symtab;      /* stacks and symbols, for call sites */
+  struct gt_map errs;            /* api << 32 | result -> failed calls */
+  struct rp_rulestats rs;
+  uint64_t dev_records;
+  uint32_t dev_sample;
+  /* rp_finish */
+  struct rp_shares sh;
+  struct rp_gaps gaps;                  /* device idle gaps, all processes */
+  int gaps_measured;                    /* from DEVICE records, not the model */
+  double util[RP_UTIL_CHUNKS];          /* device timing only */
+  uint64_t peak_device_bytes;           /* largest per-process device+managed peak */
+  uint32_t peak_pid;
+  const char *verdict;
+  struct rp_finding *findings;
+  size_t nfindings, cfindings;
+};
+
+void rp_init(struct report *r, const struct rp_options *opt);
+/* Reads the whole trace. Returns 0, or 2 when it cannot be opened (message
+ * on stderr, prefixed by `cmd`). r->damaged is set when the reader warned. */
+int rp_read(struct report *r, const char *path, const char *cmd);
+void rp_finish(struct report *r);
+void rp_free(struct report *r);
+
+/* report_read.c: pass every record of the file to fn, in order (the record
+ * may be modified). Returns 0, or 2 when the file cannot be read (message on
+ * stderr, prefixed by "gputrace <cmd>: "); *damaged when the reader warned. */
+int rp_read_records(const char *path, const char *cmd,
+                    void (*fn)(void *ctx, struct gt_record *rec), void *ctx, int *damaged);
+
+/* report_collect.c, for the device pass */
+struct rp_proc *rp_proc_of(struct report *r, uint32_t pid);
+void rp_cpu_split(uint64_t blocked, uint64_t copy_est, unsigned flags, uint64_t *kernel,
+                  uint64_t *copy, uint64_t *sync);
+int rp_is_sync_api(unsigned api); /* cudaDeviceSynchronize, Stream/EventSynchronize */
+
+/* report_device.c */
+void rp_runs_add(struct rp_runs *runs, uint64_t s, uint64_t e);
+uint64_t rp_runs_overlap(const struct rp_runs *runs, uint64_t s, uint64_t e);
+uint64_t rp_union_overlap(const struct rp_runs *a, const struct rp_runs *b, uint64_t s,
+                          uint64_t e);
+void rp_device_finish(struct report *r);
+/* Split the blocking calls kept for p (exactly where p has DEVICE records,
+ * else by the CPU-side rule) into r's shares, and forget them. */
+void rp_attribute_blocked(struct report *r, struct rp_proc *p);
+
+/* report_rules.c */
+void rp_verdict(struct report *r);
+void rp_findings(struct report *r);
+/* Top 3 call sites of a kind of call (RP_SITE_*), or of blocked sync time
+ * (which = RP_SITES): "fn at file:line ×N, ..." (or "pid P stack S" where
+ * the trace has no symbols for it); NULL when the trace has no stacks. */
+const char *rp_stack_sites(struct report *r, int which, char *buf, size_t len);
+/* The same top 3 as {pid << 32 | stack id, calls or ns}; returns how many. */
+int rp_top_sites(const struct report *r, int which, uint64_t top[3][2]);
+/* The call site of a stack, as above, into buf. */
+const char *rp_site_name(struct report *r, uint64_t site, char *buf, size_t len);
+
+/* report_out.c */
+void rp_print_text(FILE *out, struct report *r, const char *path);
+void rp_print_json(FILE *out, struct report *r);
+
+#endif

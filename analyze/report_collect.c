@@ -1,0 +1,685 @@
+/* report_collect.c — the streaming pass of `gputrace report` (see report.h).
+ *
+ * Every record goes through the shared gt_model first (kernel names,
+ * allocation matching, NVTX ranges), then, if it is in scope (--pid, and
+ * --from/--to by its start time), into the aggregates: per API, per kernel,
+ * per transfer direction, per sync API, per range name, and the time
+ * partition of each host thread (launch / copy / kernel / sync / api / idle).
+ *
+ * The time partition needs to know what a blocked host was waiting for.
+ * Each process keeps, per stream, the work queued and not yet waited for
+ * (estimated copy time, kernels). A blocking call (a synchronize, a
+ * synchronous or pageable copy, a memset of host memory) drains what it
+ * waits for and splits its duration by rp_cpu_split: copies get their
+ * estimated time, queued kernels the rest. The first RP_UNDECIDED_MAX
+ * blocking calls, and every one after a DEVICE record was seen, are kept
+ * instead and split at the end by measured device intervals
+ * (report_device.c): device-timing sources write DEVICE records after the
+ * work ran, so the first synchronizes come before the first of them.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gputrace/trace_file.h"
+#include "report.h"
+#include "util.h"
+
+#define PER_THREAD_STREAM (1ull << 63) /* stream key of a per-thread default stream */
+#define SCOPE_ALL UINT64_MAX           /* a call that waits for every stream */
+
+static unsigned char per_thread_api[GT_API_COUNT]; /* _ptsz / _ptds entry points */
+
+static void init_api_table(void) {
+  for (unsigned a = 0; a < GT_API_COUNT; a++) {
+    const char *n = gt_api_name(a);
+    size_t len = strlen(n);
+    per_thread_api[a] =
+        len > 5 && (!strcmp(n + len - 5, "_ptsz") || !strcmp(n + len - 5, "_ptds"));
+  }
+}
+
+int rp_is_sync_api(unsigned api) {
+  return api == GT_API_cudaDeviceSynchronize || api == GT_API_cudaStreamSynchronize ||
+         api == GT_API_cudaStreamSynchronize_ptsz || api == GT_API_cudaEventSynchronize;
+}
+
+/* The CPU-side split of a blocking call (docs/report.md, "Attribution"). */
+void rp_cpu_split(uint64_t blocked, uint64_t copy_est, unsigned flags, uint64_t *kernel,
+                  uint64_t *copy, uint64_t *sync) {
+  uint64_t c = copy_est < blocked ? copy_est : blocked, rest = blocked - c;
+  *kernel = *sync = 0;
+  if (flags & RP_BL_PEND_KERNELS)
+    *kernel = rest;
+  else if (flags & (RP_BL_COPYCALL | RP_BL_PEND_COPIES))
+    c += rest;
+  else
+    *sync = rest;
+  *copy = c;
+}
+
+/* ---- processes, threads, streams ---- */
+
+struct rp_proc *rp_proc_of(struct report *r, uint32_t pid) {
+  uint64_t idx;
+  if (gt_map_get(&r->proc_idx, pid, &idx))
+    return &r->procs[idx];
+  r->procs = gt_grow(r->procs, &r->cprocs, r->nprocs + 1, sizeof *r->procs);
+  struct rp_proc *p = &r->procs[r->nprocs];
+  memset(p, 0, sizeof *p);
+  p->pid = pid;
+  gt_map_put(&r->proc_idx, pid, r->nprocs++);
+  return p;
+}
+
+static struct rp_thread *thread_of(struct report *r, uint32_t pid, uint32_t tid) {
+  /* A few threads make most calls: a small cache before the map. */
+  uint32_t *slot = &r->thread_cache[(tid ^ pid) & 63];
+  if (*slot && r->threads[*slot - 1].tid == tid && r->threads[*slot - 1].pid == pid)
+    return &r->threads[*slot - 1];
+  uint64_t key = gt_pid_key(pid, tid), idx;
+  if (!gt_map_get(&r->thread_idx, key, &idx)) {
+    size_t proc = (size_t)(rp_proc_of(r, pid) - r->procs);
+    r->threads = gt_grow(r->threads, &r->cthreads, r->nthreads + 1, sizeof *r->threads);
+    r->threads[r->nthreads] = (struct rp_thread){.pid = pid, .tid = tid, .proc = proc};
+    idx = r->nthreads++;
+    gt_map_put(&r->thread_idx, key, idx);
+  }
+  *slot = (uint32_t)idx + 1;
+  return &r->threads[idx];
+}
+
+static uint64_t stream_key(unsigned api, uint64_t stream, uint32_t tid) {
+  if (stream == 2 || (stream == 0 && per_thread_api[api])) /* cudaStreamPerThread */
+    return PER_THREAD_STREAM | tid;
+  return stream == 1 ? 0 : stream; /* cudaStreamLegacy is stream 0 */
+}
+
+static struct rp_stream *stream_of(struct report *r, struct rp_proc *p, uint64_t key) {
+  uint64_t mk = gt_pid_key(p->pid, key ^ 0x5bd1e995ull), idx;
+  struct rp_thread *t = r->cur; /* a thread mostly queues on one stream */
+  if (t && t->last_stream == mk + 1) {
+    idx = t->last_stream_idx;
+  } else if (!gt_map_get(&r->stream_idx, mk, &idx)) {
+    r->streams = gt_grow(r->streams, &r->cstreams, r->nstreams + 1, sizeof *r->streams);
+    r->streams[r->nstreams] = (struct rp_stream){.epoch = p->epoch};
+    idx = r->nstreams++;
+    gt_map_put(&r->stream_idx, mk, idx);
+  }
+  if (t) {
+    t->last_stream = mk + 1;
+    t->last_stream_idx = idx;
+  }
+  struct rp_stream *s = &r->streams[idx];
+  if (s->epoch != p->epoch) { /* a wait for every stream came since */
+    memset(&s->pend, 0, sizeof s->pend);
+    s->epoch = p->epoch;
+  }
+  return s;
+}
+
+/* ---- the CPU-side device model: queue, drain, idle gaps ---- */
+
+static void gap_end(struct rp_proc *p, uint64_t now) {
+  if (p->idle_since && now > p->idle_since && now - p->idle_since >= RP_GAP_NS) {
+    uint64_t g = now - p->idle_since;
+    p->gaps.count++;
+    p->gaps.total_ns += g;
+    if (g > p->gaps.max_ns) {
+      p->gaps.max_ns = g;
+      p->gaps.max_at = p->idle_since;
+    }
+  }
+  p->idle_since = 0;
+}
+
+static void queue_work(struct report *r, struct rp_proc *p, uint64_t key, uint64_t est,
+                       int kernel, uint64_t now) {
+  if (p->pend.ops == 0)
+    gap_end(p, now);
+  struct rp_stream *s = stream_of(r, p, key);
+  s->pend.copy_est_ns += kernel ? 0 : est;
+  s->pend.kernels += kernel != 0;
+  s->pend.ops++;
+  p->pend.copy_est_ns += kernel ? 0 : est;
+  p->pend.kernels += kernel != 0;
+  p->pend.ops++;
+}
+
+static uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+/* Work a call waits for: everything (SCOPE_ALL) or one stream. Returns what
+ * was pending and forgets it. */
+static struct rp_pending drain(struct report *r, struct rp_proc *p, uint64_t scope) {
+  struct rp_pending got;
+  if (scope == SCOPE_ALL || scope == 0) { /* the legacy stream waits for all */
+    got = p->pend;
+    memset(&p->pend, 0, sizeof p->pend);
+    p->epoch++;
+    return got;
+  }
+  struct rp_stream *s = stream_of(r, p, scope);
+  got = s->pend;
+  p->pend.copy_est_ns = sub(p->pend.copy_est_ns, got.copy_est_ns);
+  p->pend.kernels = sub(p->pend.kernels, got.kernels);
+  p->pend.ops = sub(p->pend.ops, got.ops);
+  memset(&s->pend, 0, sizeof s->pend);
+  return got;
+}
+
+static uint64_t copy_estimate(uint64_t bytes, unsigned dir, int pinned) {
+  uint64_t bpns = dir == GT_DIR_DTOD || dir == GT_DIR_PEER ? RP_DTOD_BPNS
+                  : pinned                                 ? RP_PINNED_BPNS
+                                                           : RP_PAGEABLE_BPNS;
+  return dir == GT_DIR_HTOH ? 0 : RP_COPY_LATENCY_NS + bytes / bpns;
+}
+
+/* A call the host waited in: split it now (CPU-side model) or keep it for
+ * the device pass. */
+static void blocked(struct report *r, struct rp_proc *p, const struct gt_record *rec,
+                    uint64_t own_est, int copy_call, uint64_t scope) {
+  if (p->pend.ops == 0 && copy_call)
+    gap_end(p, rec->ts_ns); /* the device was idle until this copy */
+  struct rp_pending w = drain(r, p, scope);
+  unsigned flags = (copy_call ? RP_BL_COPYCALL : 0) | (w.kernels ? RP_BL_PEND_KERNELS : 0) |
+                   (w.ops > w.kernels ? RP_BL_PEND_COPIES : 0);
+  uint64_t est = own_est + w.copy_est_ns;
+  r->sh.blocked += rec->dur_ns;
+  if (r->device_active == 0 && ++r->undecided > RP_UNDECIDED_MAX) {
+    /* No DEVICE record by now: a CPU-side trace. Split what was kept and
+     * stop keeping (memory stays bounded). */
+    for (size_t i = 0; i < r->nprocs; i++)
+      rp_attribute_blocked(r, &r->procs[i]);
+    r->device_active = -1;
+  }
+  if (r->device_active >= 0) {
+    p->bl = gt_grow(p->bl, &p->capbl, p->nbl + 1, sizeof *p->bl);
+    p->bl[p->nbl++] = (struct rp_blocked){rec->ts_ns, rec->ts_ns + rec->dur_ns, est,
+                                          rec->api, (uint8_t)flags};
+  } else {
+    uint64_t k, c, s;
+    rp_cpu_split(rec->dur_ns, est, flags, &k, &c, &s);
+    r->sh.kernel += k;
+    r->sh.copy += c;
+    r->sh.sync += s;
+    if (rp_is_sync_api(rec->api)) {
+      r->sync[rec->api].kernel_ns += k;
+      r->sync[rec->api].copy_ns += c;
+      r->sync[rec->api].sync_ns += s;
+    }
+  }
+  if (p->pend.ops == 0)
+    p->idle_since = rec->ts_ns + rec->dur_ns;
+}
+
+static void site(struct report *r, int which, const struct gt_record *rec) {
+  if (!rec->stack_id)
+    return;
+  uint64_t key = (uint64_t)rec->pid << 32 | rec->stack_id, n = 0;
+  gt_map_get(&r->sites[which], key, &n);
+  gt_map_put(&r->sites[which], key, n + 1);
+}
+
+/* ---- per kind ---- */
+
+static size_t kernel_index(struct report *r, uint32_t pid, uint64_t stub,
+                           const struct gt_record *launch) {
+  uint64_t key = gt_pid_key(pid, stub), v;
+  unsigned slot = (unsigned)((key ^ key >> 17) & 255);
+  if (r->kc_key[slot] == key + 1)
+    return r->kc_idx[slot];
+  if (gt_map_get(&r->kcache, key, &v)) {
+    r->kc_key[slot] = key + 1;
+    r->kc_idx[slot] = (uint32_t)(v - 1);
+    return (size_t)v - 1;
+  }
+  struct gt_record tmp;
+  if (!launch) { /* a DEVICE record: look the name up as its launch would */
+    memset(&tmp, 0, sizeof tmp);
+    tmp.pid = pid;
+    tmp.kind = GT_KIND_LAUNCH;
+    tmp.u.launch.kernel = stub;
+    launch = &tmp;
+  }
+  size_t idx = gt_strtab_intern(&r->knames, gt_model_kernel(r->model, launch));
+  if (idx >= r->kcap) {
+    size_t old = r->kcap;
+    r->kern = gt_grow(r->kern, &r->kcap, idx + 1, sizeof *r->kern);
+    memset(r->kern + old, 0, (r->kcap - old) * sizeof *r->kern);
+  }
+  gt_map_put(&r->kcache, key, idx + 1);
+  return idx;
+}
+
+static void on_launch(struct report *r, struct rp_thread *t, struct rp_proc *p,
+                      const struct gt_record *rec) {
+  size_t ki = kernel_index(r, rec->pid, rec->u.launch.kernel, rec); /* may move r->kern */
+  struct rp_kernel *k = &r->kern[ki];
+  k->launches++;
+  k->cpu_ns += rec->dur_ns;
+  r->sh.launch += rec->dur_ns;
+  t->c.launches++;
+  p->c.launches++;
+  if (t->pending_launch)
+    r->rs.unsynced_launches++;
+  t->pending_launch = 1;
+  if (rec->result == 0 && !(rec->flags & GT_F_HOST_FN))
+    queue_work(r, p, stream_key(rec->api, rec->u.launch.stream, rec->tid), 0, 1, rec->ts_ns);
+}
+
+static int blocking_copy(const struct gt_record *rec) {
+  unsigned dir = rec->u.copy.dir;
+  if (dir == GT_DIR_HTOH || dir == GT_DIR_DTOD || dir == GT_DIR_PEER)
+    return 0; /* host-only, or asynchronous to the host */
+  return !(rec->flags & GT_F_ASYNC) || (rec->flags & GT_F_PAGEABLE);
+}
+
+static void copy_rules(struct report *r, const struct gt_record *rec) {
+  unsigned dir = rec->u.copy.dir;
+  uint64_t b = rec->u.copy.bytes;
+  /* Pageable host memory, except synchronous host-to-device copies of 64 KB
+   * or less: the runtime stages those and returns early (as nsys skips them). */
+  int staged = !(rec->flags & GT_F_ASYNC) && dir == GT_DIR_HTOD && b <= 65536;
+  if ((rec->flags & GT_F_PAGEABLE) && (dir == GT_DIR_HTOD || dir == GT_DIR_DTOH) && !staged) {
+    r->rs.pageable_n++;
+    r->rs.pageable_async += (rec->flags & GT_F_ASYNC) != 0;
+    r->rs.pageable_ns += rec->dur_ns;
+    r->rs.pageable_bytes += b;
+    site(r, RP_SITE_PAGEABLE, rec);
+  }
+  /* Like nsys cuda_memcpy_sync: host<->device copies that block, except
+   * host-to-device ones of 64 KB or less (staged and returned early). */
+  if (!(rec->flags & GT_F_ASYNC) &&
+      ((dir == GT_DIR_HTOD && b > 65536) || dir == GT_DIR_DTOH || dir == GT_DIR_DEFAULT)) {
+    r->rs.sync_copy_n++;
+    r->rs.sync_copy_ns += rec->dur_ns;
+    r->rs.sync_copy_bytes += b;
+    site(r, RP_SITE_SYNC_COPY, rec);
+  }
+}
+
+static void on_copy(struct report *r, struct rp_thread *t, struct rp_proc *p,
+                    const struct gt_record *rec) {
+  unsigned dir = rec->u.copy.dir < RP_XFER_MEMSET ? rec->u.copy.dir : GT_DIR_DEFAULT;
+  struct rp_xfer *x = &r->xfer[dir];
+  uint64_t b = rec->u.copy.bytes;
+  x->count++;
+  x->bytes += b;
+  x->host_ns += rec->dur_ns;
+  x->pageable += (rec->flags & GT_F_PAGEABLE) != 0;
+  x->async += (rec->flags & GT_F_ASYNC) != 0;
+  x->small += b < RP_SMALL_BYTES;
+  t->c.bytes += b;
+  p->c.bytes += b;
+  copy_rules(r, rec);
+  uint64_t est = copy_estimate(b, dir, (rec->flags & GT_F_PINNED) != 0);
+  if (rec->result != 0 || dir == GT_DIR_HTOH) {
+    r->sh.copy += rec->dur_ns;
+  } else if (blocking_copy(rec)) {
+    x->blocking++;
+    x->blocking_bytes += b;
+    x->blocking_ns += rec->dur_ns;
+    uint64_t scope = rec->flags & GT_F_ASYNC
+                         ? stream_key(rec->api, rec->u.copy.stream, rec->tid)
+                         : SCOPE_ALL;
+    blocked(r, p, rec, est, 1, scope);
+  } else {
+    r->sh.copy += rec->dur_ns;
+    queue_work(r, p, stream_key(rec->api, rec->u.copy.stream, rec->tid), est, 0, rec->ts_ns);
+  }
+}
+
+static void on_memset(struct report *r, struct rp_proc *p, const struct gt_record *rec) {
+  struct rp_xfer *x = &r->xfer[RP_XFER_MEMSET];
+  uint64_t b = rec->u.set.bytes;
+  x->count++;
+  x->bytes += b;
+  x->host_ns += rec->dur_ns;
+  x->async += (rec->flags & GT_F_ASYNC) != 0;
+  x->small += b < RP_SMALL_BYTES;
+  uint64_t est = RP_COPY_LATENCY_NS + b / RP_MEMSET_BPNS;
+  unsigned mem = gt_model_alloc_memory(r->model, rec->pid, rec->u.set.ptr);
+  /* A synchronous memset of pinned or managed memory blocks the host (nsys
+   * cuda_memset_sync); of device memory it does not. */
+  int blocks = !(rec->flags & GT_F_ASYNC) && (mem == GT_MEM_PINNED_HOST || mem == GT_MEM_MANAGED);
+  if (rec->result != 0) {
+    r->sh.copy += rec->dur_ns;
+  } else if (blocks) {
+    x->blocking++;
+    x->blocking_bytes += b;
+    x->blocking_ns += rec->dur_ns;
+    r->rs.sync_set_n++;
+    r->rs.sync_set_ns += rec->dur_ns;
+    blocked(r, p, rec, est, 1, SCOPE_ALL);
+  } else {
+    r->sh.copy += rec->dur_ns;
+    queue_work(r, p, stream_key(rec->api, rec->u.set.stream, rec->tid), est, 0, rec->ts_ns);
+  }
+}
+
+static uint64_t event_scope(struct report *r, const struct gt_record *rec, int *known) {
+  uint64_t key;
+  *known = gt_map_get(&r->event_stream, gt_pid_key(rec->pid, rec->u.handle.handle), &key);
+  return *known ? key : 0;
+}
+
+static void on_sync(struct report *r, struct rp_thread *t, struct rp_proc *p,
+                    const struct gt_record *rec) {
+  unsigned api = rec->api;
+  int known = 1;
+  uint64_t scope = SCOPE_ALL;
+  struct rp_sync *s = &r->sync[api];
+  s->calls++;
+  s->total_ns += rec->dur_ns;
+  if (rec->dur_ns > s->max_ns)
+    s->max_ns = rec->dur_ns;
+  if (!rp_is_sync_api(api)) { /* queries and cudaStreamWaitEvent never block */
+    r->sh.sync += rec->dur_ns;
+    s->sync_ns += rec->dur_ns;
+    if (rec->result == 0 && api == GT_API_cudaEventQuery)
+      scope = event_scope(r, rec, &known);
+    else if (rec->result == 0 && api != GT_API_cudaStreamWaitEvent &&
+             api != GT_API_cudaStreamWaitEvent_ptsz)
+      scope = stream_key(api, rec->u.handle.handle, rec->tid);
+    else
+      return;
+    if (known) { /* the query says the work is done */
+      drain(r, p, scope);
+      if (p->pend.ops == 0 && !p->idle_since)
+        p->idle_since = rec->ts_ns + rec->dur_ns;
+    }
+    return;
+  }
+  site(r, RP_SITE_SYNC, rec);
+  if (rec->stack_id) { /* where the host waited (a hook for per-site tables) */
+    uint64_t key = (uint64_t)rec->pid << 32 | rec->stack_id, ns = 0;
+    gt_map_get(&r->sync_site_ns, key, &ns);
+    gt_map_put(&r->sync_site_ns, key, ns + rec->dur_ns);
+  }
+  if (t->pending_launch)
+    r->rs.synced_launches++;
+  t->pending_launch = 0;
+  if (api == GT_API_cudaStreamSynchronize || api == GT_API_cudaStreamSynchronize_ptsz)
+    scope = stream_key(api, rec->u.handle.handle, rec->tid);
+  else if (api == GT_API_cudaEventSynchronize)
+    scope = event_scope(r, rec, &known);
+  if (!known) { /* an event never recorded: nothing to wait for */
+    r->sh.blocked += rec->dur_ns;
+    r->sh.sync += rec->dur_ns;
+    s->sync_ns += rec->dur_ns;
+    return;
+  }
+  blocked(r, p, rec, 0, 0, scope);
+}
+
+static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
+                   const struct gt_record *rec) {
+  r->sh.api += rec->dur_ns;
+  int alloc = rec->kind == GT_KIND_ALLOC;
+  if (alloc) {
+    r->rs.alloc_n++;
+    r->rs.alloc_ns += rec->dur_ns;
+  } else {
+    r->rs.free_n++;
+    r->rs.free_ns += rec->dur_ns;
+  }
+  if (rec->result != 0 || rec->u.mem.ptr == 0)
+    return;
+  /* Reuse opportunities: an allocation of a size this process freed before
+   * (same memory kind) could have kept the old buffer. */
+  uint64_t key = gt_pid_key(rec->pid, rec->u.mem.bytes * 8 + (rec->u.mem.memory & 7)), n = 0;
+  gt_map_get(&r->freed, key, &n);
+  if (alloc) {
+    t->c.allocs++;
+    p->c.allocs++;
+    site(r, RP_SITE_ALLOC, rec);
+    if (n) {
+      p->churn++;
+      gt_map_put(&r->freed, key, n - 1);
+    }
+  } else if (rec->u.mem.bytes) {
+    gt_map_put(&r->freed, key, n + 1);
+  }
+}
+
+static void on_api(struct report *r, const struct gt_record *rec) {
+  struct rp_thread *t = r->cur = thread_of(r, rec->pid, rec->tid);
+  struct rp_proc *p = &r->procs[t->proc];
+  uint64_t end = rec->ts_ns + rec->dur_ns;
+  if (!t->first || rec->ts_ns < t->first)
+    t->first = rec->ts_ns;
+  if (end > t->last)
+    t->last = end;
+  if (!r->first_ns || rec->ts_ns < r->first_ns)
+    r->first_ns = rec->ts_ns;
+  if (end > r->last_ns)
+    r->last_ns = end;
+  if (rec->kind == GT_KIND_NVTX) {
+    r->cur = NULL;
+    return;
+  }
+  struct rp_api *a = &r->api[rec->api];
+  a->calls++;
+  if (rec->result != 0) {
+    uint64_t key = (uint64_t)rec->api << 32 | (uint32_t)rec->result, n = 0;
+    gt_map_get(&r->errs, key, &n);
+    gt_map_put(&r->errs, key, n + 1);
+    a->errors++;
+  }
+  gt_durs_add(&a->durs, rec->dur_ns);
+  t->busy += rec->dur_ns;
+  p->calls++;
+  switch (rec->kind) {
+  case GT_KIND_LAUNCH: on_launch(r, t, p, rec); break;
+  case GT_KIND_MEMCPY: on_copy(r, t, p, rec); break;
+  case GT_KIND_MEMSET: on_memset(r, p, rec); break;
+  case GT_KIND_SYNC: on_sync(r, t, p, rec); break;
+  case GT_KIND_ALLOC:
+  case GT_KIND_FREE: on_mem(r, t, p, rec); break;
+  case GT_KIND_EVENT:
+    if (rec->u.handle.handle2 || rec->api == GT_API_cudaEventRecord ||
+        rec->api == GT_API_cudaEventRecord_ptsz)
+      gt_map_put(&r->event_stream, gt_pid_key(rec->pid, rec->u.handle.handle),
+                 stream_key(rec->api, rec->u.handle.handle2, rec->tid));
+    r->sh.api += rec->dur_ns;
+    break;
+  default: r->sh.api += rec->dur_ns; break;
+  }
+  r->cur = NULL; /* threads may move before the next record */
+}
+
+static void on_device(struct report *r, const struct gt_record *rec) {
+  const struct gt_device_args *d = &rec->u.device;
+  struct rp_proc *p = rp_proc_of(r, rec->pid);
+  uint32_t sample = d->sample ? d->sample : 1;
+  uint64_t s = rec->ts_ns, e = rec->ts_ns + rec->dur_ns;
+  r->device_active = 1; /* keep every blocking call from now on */
+  r->dev_records++;
+  p->dev_records++;
+  if (sample > r->dev_sample)
+    r->dev_sample = sample;
+  if (sample > p->dev_sample)
+    p->dev_sample = sample;
+  if (d->of_kind == GT_KIND_LAUNCH) {
+    size_t ki = kernel_index(r, rec->pid, d->kernel, NULL); /* may move r->kern */
+    struct rp_kernel *k = &r->kern[ki];
+    k->gpu_timed++;
+    k->gpu_ns += rec->dur_ns;
+    k->gpu_scaled_ns += rec->dur_ns * sample;
+    if (rec->dur_ns > k->gpu_max_ns)
+      k->gpu_max_ns = rec->dur_ns;
+    if (sample > k->sample)
+      k->sample = sample;
+    rp_runs_add(&p->kruns, s, e);
+    return;
+  }
+  if (d->of_kind != GT_KIND_MEMCPY && d->of_kind != GT_KIND_MEMSET)
+    return;
+  unsigned row = d->of_kind == GT_KIND_MEMSET ? RP_XFER_MEMSET
+                 : d->dir < RP_XFER_MEMSET    ? d->dir
+                                              : GT_DIR_DEFAULT;
+  struct rp_xfer *x = &r->xfer[row];
+  x->gpu_timed++;
+  x->gpu_bytes += d->bytes;
+  x->gpu_ns += rec->dur_ns;
+  x->gpu_scaled_ns += rec->dur_ns * sample;
+  if (sample > x->sample)
+    x->sample = sample;
+  rp_runs_add(&p->cruns, s, e);
+}
+
+/* ---- NVTX ranges: counters at the open, differences at the close ---- */
+
+static int in_window(const struct report *r, uint64_t ts) {
+  uint64_t rel = ts > r->origin ? ts - r->origin : 0;
+  return rel >= r->opt.from_ns && rel < r->opt.to_ns;
+}
+
+static uint64_t open_hook(void *ctx, const struct gt_record *rec) {
+  struct report *r = ctx;
+  if ((r->opt.has_pid && rec->pid != r->opt.pid) || !in_window(r, rec->ts_ns))
+    return 0;
+  struct rp_counters c = rec->u.nvtx.op == GT_NVTX_PUSH
+                             ? thread_of(r, rec->pid, rec->tid)->c
+                             : rp_proc_of(r, rec->pid)->c;
+  size_t idx;
+  if (r->nfree_snaps) {
+    idx = r->free_snaps[--r->nfree_snaps];
+  } else {
+    r->snaps = gt_grow(r->snaps, &r->csnaps, r->nsnaps + 1, sizeof *r->snaps);
+    idx = r->nsnaps++;
+  }
+  r->snaps[idx] = c;
+  return idx + 1;
+}
+
+static uint32_t delta32(uint64_t now, uint64_t then) {
+  uint64_t d = now - then;
+  return d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
+
+static void range_done(struct report *r, const struct gt_range *g) {
+  if (!g->tag)
+    return;
+  size_t si = (size_t)g->tag - 1;
+  struct rp_counters then = r->snaps[si];
+  r->free_snaps = gt_grow(r->free_snaps, &r->cfree_snaps, r->nfree_snaps + 1, sizeof(size_t));
+  r->free_snaps[r->nfree_snaps++] = si;
+  struct rp_counters now = g->depth >= 0 ? thread_of(r, g->pid, g->tid)->c
+                                         : rp_proc_of(r, g->pid)->c;
+  size_t idx = gt_strtab_intern(&r->rnames, g->name);
+  if (idx >= r->rcap) {
+    size_t old = r->rcap;
+    r->ranges = gt_grow(r->ranges, &r->rcap, idx + 1, sizeof *r->ranges);
+    memset(r->ranges + old, 0, (r->rcap - old) * sizeof *r->ranges);
+  }
+  struct rp_range *rg = &r->ranges[idx];
+  rg->occ = gt_grow(rg->occ, &rg->cap, rg->n + 1, sizeof *rg->occ);
+  rg->occ[rg->n++] = (struct rp_occ){
+      .start = g->start_ns, .end = g->end_ns > g->start_ns ? g->end_ns : g->start_ns,
+      .bytes = now.bytes - then.bytes, .pid = g->pid,
+      .launches = delta32(now.launches, then.launches),
+      .allocs = delta32(now.allocs, then.allocs)};
+}
+
+/* ---- the pass ---- */
+
+void rp_init(struct report *r, const struct rp_options *opt) {
+  memset(r, 0, sizeof *r);
+  r->opt = *opt;
+  r->model = gt_model_new();
+  gt_model_set_open_hook(r->model, open_hook, r);
+  r->symtab = gt_symtab_new();
+  init_api_table();
+}
+
+static void feed(struct report *r, struct gt_record *rec) {
+  struct gt_range range;
+  if (!r->have_origin) {
+    r->origin = rec->ts_ns;
+    r->have_origin = 1;
+  }
+  r->records++;
+  int closed = gt_model_feed(r->model, rec, &range);
+  if (r->opt.has_pid && rec->pid != r->opt.pid)
+    return;
+  if (closed)
+    range_done(r, &range);
+  switch (rec->kind) {
+  case GT_KIND_DROP:
+    r->dropped += rec->u.count.count;
+    if (rec->u.count.of_kind < GT_KIND_COUNT)
+      r->dropped_by_kind[rec->u.count.of_kind] += rec->u.count.count;
+    r->events++;
+    return;
+  case GT_KIND_LOST: r->lost += rec->u.count.count; r->events++; return;
+  case GT_KIND_KERNEL_NAME: /* a (re)registration: names may change */
+    gt_map_del(&r->kcache, gt_pid_key(rec->pid, rec->u.kname.kernel));
+    memset(r->kc_key, 0, sizeof r->kc_key);
+    r->events++;
+    return;
+  case GT_KIND_PROCESS: rp_proc_of(r, rec->pid); r->events++; return;
+  case GT_KIND_NONE: return;
+  case GT_KIND_DEVICE:
+    if (in_window(r, rec->ts_ns)) {
+      r->events++;
+      on_device(r, rec);
+    }
+    return;
+  default:
+    if (rec->kind > GT_KIND_DEVICE) { /* stacks, modules, frames: for call sites */
+      gt_symtab_feed(r->symtab, rec);
+      r->events++;
+    }
+    else if (rec->kind < GT_KIND_PROCESS && in_window(r, rec->ts_ns)) {
+      r->events++;
+      on_api(r, rec);
+    }
+  }
+}
+
+static void feed_cb(void *ctx, struct gt_record *rec) { feed(ctx, rec); }
+
+int rp_read(struct report *r, const char *path, const char *cmd) {
+  return rp_read_records(path, cmd, feed_cb, r, &r->damaged);
+}
+
+static void free_runs(struct rp_runs *x) {
+  free(x->s);
+  free(x->e);
+}
+
+void rp_free(struct report *r) {
+  for (unsigned a = 0; a < GT_API_COUNT; a++)
+    gt_durs_free(&r->api[a].durs);
+  gt_strtab_free(&r->knames);
+  free(r->kern);
+  gt_map_free(&r->kcache);
+  for (size_t i = 0; i < r->rnames.n; i++)
+    free(r->ranges[i].occ);
+  gt_strtab_free(&r->rnames);
+  free(r->ranges);
+  for (size_t i = 0; i < r->nprocs; i++) {
+    free_runs(&r->procs[i].kruns);
+    free_runs(&r->procs[i].cruns);
+    free(r->procs[i].bl);
+  }
+  free(r->procs);
+  gt_map_free(&r->proc_idx);
+  free(r->threads);
+  gt_map_free(&r->thread_idx);
+  free(r->streams);
+  gt_map_free(&r->stream_idx);
+  gt_map_free(&r->event_stream);
+  gt_map_free(&r->freed);
+  free(r->snaps);
+  free(r->free_snaps);
+  for (int i = 0; i < RP_SITES; i++)
+    gt_map_free(&r->sites[i]);
+  gt_map_free(&r->errs);
+  gt_map_free(&r->sync_site_ns);
+  gt_symtab_free(r->symtab);
+  free(r->findings);
+  gt_model_free(r->model);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,521 @@
+/* report_rules.c — finishing a report: percentiles, ranges, shares, the
+ * verdict and the findings (see report.h; docs/report.md states each rule
+ * and threshold — change one, change both).
+ *
+ * Shares are of the traced time: the sum over host threads of the span
+ * from their first traced call to the end of their last. A thread's span
+ * splits into launch calls, copy/memset calls and blocked time attributed
+ * to copies ("copy"), blocked time attributed to kernels ("kernel"),
+ * blocked time nothing explains plus non-blocking sync calls ("sync"),
+ * other runtime calls ("api") and time outside any call ("idle").
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "leaks.h"
+#include "report.h"
+#include "util.h"
+
+/* ---- finishing ---- */
+
+static void finish_range(struct rp_range *rg) {
+  size_t cold = 0;
+  for (size_t i = 1; i < rg->n; i++)
+    if (rg->occ[i].start < rg->occ[cold].start)
+      cold = i;
+  rg->cold = cold;
+  struct gt_durs d = {0};
+  for (size_t i = 0; i < rg->n; i++) {
+    if (i == cold)
+      continue;
+    const struct rp_occ *o = &rg->occ[i];
+    gt_durs_add(&d, o->end - o->start);
+    rg->launches += o->launches;
+    rg->bytes += o->bytes;
+    rg->allocs += o->allocs;
+    rg->gpu_ns += o->gpu_ns;
+  }
+  static const unsigned pcts[] = {50, 90, 99};
+  uint64_t out[3];
+  gt_durs_percentiles(&d, pcts, 3, out);
+  rg->warm = d.n;
+  rg->p50 = out[0];
+  rg->p90 = out[1];
+  rg->p99 = out[2];
+  rg->max = d.max;
+  rg->mean = d.n ? d.sum / d.n : 0;
+  gt_durs_free(&d);
+  rg->total_ns = 0;
+  for (size_t i = 0; i < rg->n; i++)
+    rg->total_ns += rg->occ[i].end - rg->occ[i].start;
+}
+
+void rp_finish(struct report *r) {
+  static const unsigned pcts[] = {50, 90, 99};
+  for (unsigned a = 0; a < GT_API_COUNT; a++) {
+    uint64_t out[3];
+    if (!r->api[a].calls)
+      continue;
+    gt_durs_percentiles(&r->api[a].durs, pcts, 3, out);
+    r->api[a].p50 = out[0];
+    r->api[a].p90 = out[1];
+    r->api[a].p99 = out[2];
+  }
+  rp_device_finish(r);
+  for (size_t i = 0; i < r->rnames.n; i++)
+    finish_range(&r->ranges[i]);
+  for (size_t i = 0; i < r->nthreads; i++) {
+    const struct rp_thread *t = &r->threads[i];
+    uint64_t span = t->last - t->first;
+    r->sh.traced += span;
+    r->sh.idle += span > t->busy ? span - t->busy : 0;
+  }
+  for (size_t i = 0; i < r->nprocs; i++) {
+    uint64_t peak = gt_model_peak_device_total(r->model, r->procs[i].pid);
+    if (peak > r->peak_device_bytes) {
+      r->peak_device_bytes = peak;
+      r->peak_pid = r->procs[i].pid;
+    }
+  }
+  rp_verdict(r);
+  rp_findings(r);
+}
+
+/* ---- verdict ---- */
+
+void rp_verdict(struct report *r) {
+  static const char *const names[] = {"transfer-bound", "compute-bound", "launch-bound",
+                                      "cpu-bound"};
+  const struct rp_shares *s = &r->sh;
+  /* Blocked time nothing explains is still the device's: work we did not
+   * see queued (libraries launching through the driver API). */
+  uint64_t g[4] = {s->copy, s->kernel + s->sync, s->launch, s->idle + s->api};
+  int best = 3;
+  if (s->traced) {
+    best = 0;
+    for (int i = 1; i < 4; i++)
+      if (g[i] > g[best])
+        best = i;
+  }
+  r->verdict = names[best];
+}
+
+/* ---- findings ---- */
+
+static struct rp_finding *add(struct report *r, const char *rule, const char *sev,
+                              const char *advice, const char *fmt, ...) {
+  r->findings = gt_grow(r->findings, &r->cfindings, r->nfindings + 1, sizeof *r->findings);
+  struct rp_finding *f = &r->findings[r->nfindings++];
+  memset(f, 0, sizeof *f);
+  f->rule = rule;
+  f->severity = sev;
+  f->advice = advice;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(f->message, sizeof f->message, fmt, ap);
+  va_end(ap);
+  return f;
+}
+
+static struct rp_ev *ev(struct rp_finding *f, const char *key, enum rp_ev_type type) {
+  if (f->nev >= RP_MAX_EV)
+    return &f->ev[RP_MAX_EV - 1]; /* never: each rule has fewer */
+  struct rp_ev *e = &f->ev[f->nev++];
+  e->key = key;
+  e->type = type;
+  return e;
+}
+static void ev_u(struct rp_finding *f, const char *k, enum rp_ev_type t, uint64_t v) {
+  ev(f, k, t)->u = v;
+}
+static void ev_frac(struct rp_finding *f, const char *k, double v) {
+  ev(f, k, RP_EV_FRAC)->d = v;
+}
+static void ev_str(struct rp_finding *f, const char *k, const char *v) {
+  snprintf(ev(f, k, RP_EV_STR)->s, sizeof f->ev[0].s, "%s", v);
+}
+
+static double frac(uint64_t part, uint64_t whole) {
+  return whole ? (double)part / (double)whole : 0;
+}
+
+static const char *by_share(double share, double high, double medium) {
+  return share >= high ? "high" : share >= medium ? "medium" : "low";
+}
+
+const char *rp_site_name(struct report *r, uint64_t site, char *buf, size_t len) {
+  struct gt_frame f[64];
+  uint32_t pid = (uint32_t)(site >> 32), id = (uint32_t)site;
+  int n = gt_symtab_stack(r->symtab, pid, id, f, 64);
+  const struct gt_frame *o = gt_leaks_origin(f, n); /* the user's frame */
+  if (!o) {
+    snprintf(buf, len, "pid %u stack %u", pid, id);
+  } else {
+    const char *file = strrchr(o->file, '/');
+    snprintf(buf, len, "%s", o->function);
+    if (o->file[0])
+      snprintf(buf + strlen(buf), len - strlen(buf), " at %s:%u", file ? file + 1 : o->file,
+               o->line);
+  }
+  return buf;
+}
+
+int rp_top_sites(const struct report *r, int which, uint64_t top[3][2]) {
+  const struct gt_map *m = which == RP_SITES ? &r->sync_site_ns : &r->sites[which];
+  int n = 0;
+  memset(top, 0, 3 * sizeof top[0]);
+  for (size_t i = 0; i < m->cap; i++) {
+    if (m->used[i] != 1)
+      continue;
+    for (int k = 0; k < 3; k++)
+      if (m->vals[i] > top[k][1]) {
+        memmove(top[k + 1], top[k], (size_t)(2 - k) * sizeof top[0]);
+        top[k][0] = m->keys[i];
+        top[k][1] = m->vals[i];
+        n += n < 3;
+        break;
+      }
+  }
+  return n;
+}
+
+const char *rp_stack_sites(struct report *r, int which, char *buf, size_t len) {
+  uint64_t top[3][2];
+  int n = rp_top_sites(r, which, top);
+  if (!n)
+    return NULL;
+  size_t off = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < n && off < len; k++) {
+    char name[160], v[32];
+    if (which == RP_SITES)
+      gt_fmt_ns(v, sizeof v, top[k][1]);
+    else
+      snprintf(v, sizeof v, "×%" PRIu64, top[k][1]);
+    off += (size_t)snprintf(buf + off, len - off, "%s%s %s", k ? "; " : "",
+                            rp_site_name(r, top[k][0], name, sizeof name), v);
+  }
+  return buf;
+}
+
+static void sites(struct report *r, struct rp_finding *f, int which) {
+  char buf[200];
+  if (rp_stack_sites(r, which, buf, sizeof buf))
+    ev_str(f, "call_sites", buf);
+}
+
+static void rule_pageable(struct report *r) {
+  const struct rp_rulestats *s = &r->rs;
+  double share = frac(s->pageable_ns, r->sh.traced);
+  if (!s->pageable_n || (!s->pageable_async && share < 0.05))
+    return;
+  struct rp_finding *f = add(
+      r, "pageable_memcpy", share >= 0.25 ? "high" : "medium",
+      "Allocate the host buffers with cudaMallocHost/cudaHostAlloc, or cudaHostRegister them "
+      "once: pinned copies run at full bandwidth and cudaMemcpyAsync becomes asynchronous.",
+      "%" PRIu64 " host<->device copies used pageable host memory (%.1f %% of the traced "
+      "time); %" PRIu64 " of them were async copies, which then block like synchronous ones",
+      s->pageable_n, 100 * share, s->pageable_async);
+  ev_u(f, "copies", RP_EV_U64, s->pageable_n);
+  ev_u(f, "async_copies", RP_EV_U64, s->pageable_async);
+  ev_u(f, "bytes", RP_EV_BYTES, s->pageable_bytes);
+  ev_u(f, "host_ns", RP_EV_NS, s->pageable_ns);
+  ev_frac(f, "share", share);
+  sites(r, f, RP_SITE_PAGEABLE);
+}
+
+static void rule_sync_copies(struct report *r) {
+  const struct rp_rulestats *s = &r->rs;
+  double share = frac(s->sync_copy_ns, r->sh.traced);
+  if (s->sync_copy_n >= 10) {
+    struct rp_finding *f = add(
+        r, "sync_memcpy", by_share(share, 0.25, 0.05),
+        "Use cudaMemcpyAsync on a stream with pinned buffers and wait once per iteration, "
+        "so copies overlap kernels and the host keeps queueing work.",
+        "%" PRIu64 " synchronous host<->device copies (host-to-device ones over 64 KB) "
+        "blocked the host for %.1f %% of the traced time",
+        s->sync_copy_n, 100 * share);
+    ev_u(f, "copies", RP_EV_U64, s->sync_copy_n);
+    ev_u(f, "bytes", RP_EV_BYTES, s->sync_copy_bytes);
+    ev_u(f, "host_ns", RP_EV_NS, s->sync_copy_ns);
+    ev_frac(f, "share", share);
+    sites(r, f, RP_SITE_SYNC_COPY);
+  }
+  share = frac(s->sync_set_ns, r->sh.traced);
+  if (s->sync_set_n) {
+    struct rp_finding *f = add(
+        r, "sync_memset", by_share(share, 0.25, 0.05),
+        "Use cudaMemsetAsync, or set device memory rather than pinned or managed memory.",
+        "%" PRIu64 " synchronous memsets of pinned or managed memory blocked the host "
+        "(%.1f %% of the traced time)",
+        s->sync_set_n, 100 * share);
+    ev_u(f, "memsets", RP_EV_U64, s->sync_set_n);
+    ev_u(f, "host_ns", RP_EV_NS, s->sync_set_ns);
+    ev_frac(f, "share", share);
+  }
+}
+
+static void rule_excessive_sync(struct report *r) {
+  const struct rp_rulestats *s = &r->rs;
+  uint64_t groups = s->synced_launches + s->unsynced_launches, calls = 0, blocked = 0;
+  double ratio = frac(s->synced_launches, groups);
+  if (groups < 10 || ratio < 0.5)
+    return;
+  for (unsigned a = 0; a < GT_API_COUNT; a++)
+    if (rp_is_sync_api(a)) {
+      calls += r->sync[a].calls;
+      blocked += r->sync[a].total_ns;
+    }
+  double share = frac(blocked, r->sh.traced);
+  struct rp_finding *f = add(
+      r, "excessive_sync", share >= 0.25 ? "high" : "medium",
+      "Synchronize once per iteration or request, where the host needs a result, not after "
+      "every kernel: queue the work on a stream and wait once (cudaStreamSynchronize / "
+      "cudaEventSynchronize).",
+      "%.0f %% of kernel launches were followed by a synchronize before the next launch "
+      "(%" PRIu64 " of %" PRIu64 "); the host was blocked in synchronizes for %.1f %% of the "
+      "traced time",
+      100 * ratio, s->synced_launches, groups, 100 * share);
+  ev_u(f, "launches", RP_EV_U64, groups);
+  ev_u(f, "launches_then_sync", RP_EV_U64, s->synced_launches);
+  ev_frac(f, "ratio", ratio);
+  ev_u(f, "sync_calls", RP_EV_U64, calls);
+  ev_u(f, "blocked_ns", RP_EV_NS, blocked);
+  ev_frac(f, "share", share);
+  sites(r, f, RP_SITE_SYNC);
+}
+
+static void rule_small_kernels(struct report *r) {
+  uint64_t launches = 0, cpu = 0, n = 0, small_launches = 0;
+  char names[200] = "";
+  for (size_t i = 0; i < r->knames.n; i++) {
+    const struct rp_kernel *k = &r->kern[i];
+    launches += k->launches;
+    cpu += k->cpu_ns;
+    if (k->launches < 100 || !k->gpu_timed ||
+        k->gpu_ns / k->gpu_timed > 2 * (k->cpu_ns / k->launches))
+      continue;
+    if (n++ < 3)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.60s", n > 1 ? "; " : "",
+               r->knames.strs[i]);
+    small_launches += k->launches;
+  }
+  int measured = r->dev_records > 0;
+  double launch_share = frac(r->sh.launch, r->sh.traced);
+  const char *advice = "Fuse small kernels, give each launch more work, or capture the "
+                       "sequence in a CUDA graph (one cudaGraphLaunch replaces many launches).";
+  if (measured && n) {
+    struct rp_finding *f =
+        add(r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
+            "%" PRIu64 " kernels (%" PRIu64 " launches) run on the device for at most twice "
+            "the host time of launching them",
+            n, small_launches);
+    ev_u(f, "kernels", RP_EV_U64, n);
+    ev_u(f, "launches", RP_EV_U64, small_launches);
+    ev_str(f, "examples", names);
+    ev_frac(f, "launch_share", launch_share);
+  } else if (!measured && launches >= 100 && r->sh.kernel <= 2 * cpu) {
+    /* No device timing: the kernels' time is what the host waited for them. */
+    struct rp_finding *f =
+        add(r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
+            "%" PRIu64 " launches: the host waited %.0f ns per launch for kernels (estimated) "
+            "and spent %.0f ns per launch launching them",
+            launches, (double)r->sh.kernel / (double)launches, (double)cpu / (double)launches);
+    ev_u(f, "launches", RP_EV_U64, launches);
+    ev_u(f, "kernel_est_ns", RP_EV_NS, r->sh.kernel);
+    ev_u(f, "launch_ns", RP_EV_NS, cpu);
+    ev_frac(f, "launch_share", launch_share);
+  }
+}
+
+static void rule_small_transfers(struct report *r) {
+  uint64_t copies = 0, small = 0;
+  for (unsigned d = 0; d < RP_XFER_MEMSET; d++)
+    if (d != GT_DIR_HTOH) {
+      copies += r->xfer[d].count;
+      small += r->xfer[d].small;
+    }
+  if (small < 100 || 2 * small < copies)
+    return;
+  struct rp_finding *f = add(
+      r, "small_transfers", small >= 1000 ? "medium" : "low",
+      "Batch small transfers into one larger copy (pack them in one buffer), or keep the data "
+      "on the device between iterations.",
+      "%" PRIu64 " of %" PRIu64 " copies moved less than 64 KiB each; each pays a fixed "
+      "latency of microseconds",
+      small, copies);
+  ev_u(f, "small_copies", RP_EV_U64, small);
+  ev_u(f, "copies", RP_EV_U64, copies);
+  ev_frac(f, "fraction", frac(small, copies));
+}
+
+static void rule_alloc_churn(struct report *r) {
+  uint64_t churn = 0;
+  for (size_t i = 0; i < r->nprocs; i++)
+    churn += r->procs[i].churn;
+  if (churn < 10)
+    return;
+  const struct rp_rulestats *s = &r->rs;
+  double share = frac(s->alloc_ns + s->free_ns, r->sh.traced);
+  struct rp_finding *f = add(
+      r, "alloc_churn", share >= 0.05 ? "medium" : "low",
+      "Allocate buffers once and reuse them across iterations, or use cudaMallocAsync with a "
+      "memory pool (or a caching allocator).",
+      "%" PRIu64 " allocations were of a size the process had freed before (%" PRIu64
+      " allocations, %" PRIu64 " frees; %.1f %% of the traced time in them)",
+      churn, s->alloc_n, s->free_n, 100 * share);
+  ev_u(f, "reallocations", RP_EV_U64, churn);
+  ev_u(f, "allocations", RP_EV_U64, s->alloc_n);
+  ev_u(f, "frees", RP_EV_U64, s->free_n);
+  ev_u(f, "host_ns", RP_EV_NS, s->alloc_ns + s->free_ns);
+  ev_frac(f, "share", share);
+  sites(r, f, RP_SITE_ALLOC);
+}
+
+static void rule_gaps(struct report *r) {
+  const struct rp_gaps *g = &r->gaps;
+  uint64_t dur = r->last_ns > r->first_ns ? r->last_ns - r->first_ns : 0;
+  if (!g->count)
+    return;
+  struct rp_finding *f = add(
+      r, "gpu_idle_gaps", frac(g->total_ns, dur) >= 0.25 ? "medium" : "low",
+      "Overlap host work (input preparation, post-processing) with device work, or batch "
+      "requests so the device always has work queued.",
+      "the device sat idle %" PRIu64 " times for 500 ms or more (%.1f %% of the run; "
+      "longest %.3f s, at +%.3f s)",
+      g->count, 100 * frac(g->total_ns, dur), (double)g->max_ns / 1e9,
+      (double)(g->max_at > r->origin ? g->max_at - r->origin : 0) / 1e9);
+  ev_u(f, "gaps", RP_EV_U64, g->count);
+  ev_u(f, "idle_ns", RP_EV_NS, g->total_ns);
+  ev_u(f, "longest_ns", RP_EV_NS, g->max_ns);
+  ev_str(f, "source", r->gaps_measured ? "device timing"
+                                       : "model: from a wait that drained all queued work "
+                                         "to the next work queued");
+}
+
+static void rule_utilization(struct report *r) {
+  if (!r->dev_records)
+    return;
+  int low = 0, worst = 0;
+  double sum = 0;
+  for (int c = 0; c < RP_UTIL_CHUNKS; c++) {
+    sum += r->util[c];
+    low += r->util[c] < 0.5;
+    if (r->util[c] < r->util[worst])
+      worst = c;
+  }
+  if (!low)
+    return;
+  struct rp_finding *f = add(
+      r, "low_gpu_utilization", low >= RP_UTIL_CHUNKS / 2 ? "medium" : "low",
+      "Keep more work queued: launch ahead of the results you wait for, use more streams or "
+      "larger batches.",
+      "the device was busy less than half the time in %d of %d equal parts of the run "
+      "(mean %.0f %%; lowest %.0f %% in part %d)",
+      low, RP_UTIL_CHUNKS, 100 * sum / RP_UTIL_CHUNKS, 100 * r->util[worst], worst + 1);
+  ev_u(f, "chunks", RP_EV_U64, RP_UTIL_CHUNKS);
+  ev_u(f, "low_chunks", RP_EV_U64, (uint64_t)low);
+  ev_frac(f, "mean_utilization", sum / RP_UTIL_CHUNKS);
+  ev_frac(f, "lowest_utilization", r->util[worst]);
+}
+
+static void rule_memory(struct report *r) {
+  if (!r->opt.device_memory || !r->peak_device_bytes)
+    return;
+  double used = frac(r->peak_device_bytes, r->opt.device_memory);
+  if (used < 0.85)
+    return;
+  struct rp_finding *f = add(
+      r, "memory_pressure", used >= 0.90 ? "high" : "medium",
+      "Close to out-of-memory: reduce the batch size or the caching allocator's reserve, free "
+      "buffers not needed any more, or move rarely used data to the host.",
+      "peak device memory of pid %u reached %.1f %% of the device's memory", r->peak_pid,
+      100 * used);
+  ev_u(f, "peak_bytes", RP_EV_BYTES, r->peak_device_bytes);
+  ev_u(f, "device_bytes", RP_EV_BYTES, r->opt.device_memory);
+  ev_frac(f, "fraction", used);
+  ev_u(f, "pid", RP_EV_U64, r->peak_pid);
+}
+
+static int expected_error(unsigned api, int32_t code) {
+  /* A query's "not ready" is its answer, not a failure. */
+  return code == 600 && (api == GT_API_cudaStreamQuery || api == GT_API_cudaStreamQuery_ptsz ||
+                         api == GT_API_cudaEventQuery);
+}
+
+static void rule_errors(struct report *r) {
+  uint64_t total = 0, top[3][2] = {{0}};
+  for (size_t i = 0; i < r->errs.cap; i++) {
+    if (r->errs.used[i] != 1 ||
+        expected_error((unsigned)(r->errs.keys[i] >> 32), (int32_t)r->errs.keys[i]))
+      continue;
+    total += r->errs.vals[i];
+    for (int k = 0; k < 3; k++)
+      if (r->errs.vals[i] > top[k][1]) {
+        memmove(top[k + 1], top[k], (size_t)(2 - k) * sizeof top[0]);
+        top[k][0] = r->errs.keys[i];
+        top[k][1] = r->errs.vals[i];
+        break;
+      }
+  }
+  if (!total)
+    return;
+  char what[200] = "";
+  for (int k = 0; k < 3 && top[k][1]; k++)
+    snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s: %s ×%" PRIu64,
+             k ? ", " : "", gt_api_name((unsigned)(top[k][0] >> 32)),
+             gt_cuda_error_name((int32_t)top[k][0]), top[k][1]);
+  struct rp_finding *f = add(
+      r, "api_errors", "high",
+      "Check the result of every CUDA call (and cudaGetLastError after launches): a failed "
+      "call did not do its work, and later results may be wrong.",
+      "%" PRIu64 " CUDA calls returned an error (%s)", total, what);
+  ev_u(f, "failed_calls", RP_EV_U64, total);
+  ev_str(f, "top", what);
+}
+
+static void rule_cold_start(struct report *r) {
+  for (size_t i = 0; i < r->rnames.n; i++) {
+    const struct rp_range *rg = &r->ranges[i];
+    if (rg->warm < 2)
+      continue;
+    uint64_t cold = rg->occ[rg->cold].end - rg->occ[rg->cold].start;
+    if (cold < 2 * rg->p50 || cold - rg->p50 < 1000000)
+      continue;
+    struct rp_finding *f = add(
+        r, "cold_start", "low",
+        "Warm up before serving (one dummy request loads modules, allocates pools and "
+        "autotunes), or keep the first request out of latency objectives.",
+        "the first \"%.80s\" range took %.1fx the median of the others", r->rnames.strs[i],
+        (double)cold / (double)(rg->p50 ? rg->p50 : 1));
+    ev_str(f, "range", r->rnames.strs[i]);
+    ev_u(f, "cold_ns", RP_EV_NS, cold);
+    ev_u(f, "p50_ns", RP_EV_NS, rg->p50);
+  }
+}
+
+static int severity_rank(const char *s) { return s[0] == 'h' ? 0 : s[0] == 'm' ? 1 : 2; }
+
+void rp_findings(struct report *r) {
+  rule_errors(r);
+  rule_pageable(r);
+  rule_sync_copies(r);
+  rule_excessive_sync(r);
+  rule_small_kernels(r);
+  rule_small_transfers(r);
+  rule_alloc_churn(r);
+  rule_gaps(r);
+  rule_utilization(r);
+  rule_memory(r);
+  rule_cold_start(r);
+  /* Stable order: by severity, then in the order above. */
+  for (size_t i = 1; i < r->nfindings; i++) {
+    struct rp_finding f = r->findings[i];
+    size_t j = i;
+    for (; j > 0 && severity_rank(r->findings[j - 1].severity) > severity_rank(f.severity); j--)
+      r->findings[j] = r->findings[j - 1];
+    r->findings[j] = f;
+  }
+}

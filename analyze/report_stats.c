@@ -1,0 +1,228 @@
+/* report_stats.c — see report_stats.h. */
+#include "report_stats.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(void) {
+  fprintf(stderr, "gputrace: out of memory\n");
+  exit(2);
+}
+
+void *gt_grow(void *p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return p;
+  size_t n = *cap ? *cap * 2 : 16;
+  while (n < need)
+    n *= 2;
+  void *q = realloc(p, n * elem);
+  if (!q)
+    oom();
+  *cap = n;
+  return q;
+}
+
+void *gt_xcalloc(size_t n, size_t elem) {
+  void *p = calloc(n ? n : 1, elem);
+  if (!p)
+    oom();
+  return p;
+}
+
+/* ---- durations ---- */
+
+static void widen(struct gt_durs *d) {
+  uint64_t *w = malloc((d->cap ? d->cap : 1) * sizeof *w);
+  if (!w)
+    oom();
+  const uint32_t *s = d->v;
+  for (size_t i = 0; i < d->n; i++)
+    w[i] = s[i];
+  free(d->v);
+  d->v = w;
+  d->wide = 1;
+}
+
+void gt_durs_add(struct gt_durs *d, uint64_t ns) {
+  if (ns > UINT32_MAX && !d->wide)
+    widen(d);
+  if (d->n == d->cap) {
+    size_t cap = d->cap;
+    d->v = gt_grow(d->v, &cap, d->n + 1, d->wide ? 8 : 4);
+    d->cap = cap;
+  }
+  if (d->wide)
+    ((uint64_t *)d->v)[d->n++] = ns;
+  else
+    ((uint32_t *)d->v)[d->n++] = (uint32_t)ns;
+  d->sum += ns;
+  if (ns > d->max)
+    d->max = ns;
+}
+
+size_t gt_rank(unsigned pct, size_t n) {
+  if (n == 0)
+    return 0;
+  /* k = ceil(pct * n / 100), 1-based, in integers (exact for any n). */
+  size_t k = (size_t)(((unsigned __int128)pct * n + 99) / 100);
+  if (k < 1)
+    k = 1;
+  if (k > n)
+    k = n;
+  return k - 1;
+}
+
+/* Quickselect (Hoare partition, median-of-three pivot): afterwards a[k] is
+ * the value sorted order puts there, a[lo..k) <= a[k] <= a(k..hi]. One
+ * definition for both element widths. */
+#define GT_SELECT(NAME, T)                                                               \
+  static void NAME(T *a, size_t lo, size_t hi, size_t k) {                               \
+    while (hi > lo) {                                                                    \
+      size_t mid = lo + (hi - lo) / 2;                                                   \
+      T x = a[lo], y = a[mid], z = a[hi];                                                \
+      T pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));   \
+      size_t i = lo, j = hi;                                                             \
+      while (i <= j) {                                                                   \
+        while (a[i] < pivot)                                                             \
+          i++;                                                                           \
+        while (a[j] > pivot)                                                             \
+          j--;                                                                           \
+        if (i <= j) {                                                                    \
+          T t = a[i];                                                                    \
+          a[i] = a[j];                                                                   \
+          a[j] = t;                                                                      \
+          i++;                                                                           \
+          if (j == 0)                                                                    \
+            break;                                                                       \
+          j--;                                                                           \
+        }                                                                                \
+      }                                                                                  \
+      if (k <= j)                                                                        \
+        hi = j;                                                                          \
+      else if (k >= i)                                                                   \
+        lo = i;                                                                          \
+      else                                                                               \
+        return;                                                                          \
+    }                                                                                    \
+  }
+GT_SELECT(select32, uint32_t)
+GT_SELECT(select64, uint64_t)
+
+void gt_durs_percentiles(struct gt_durs *d, const unsigned *pcts, size_t npcts,
+                         uint64_t *out) {
+  /* Ascending ranks: each select only has to look right of the last one. */
+  size_t lo = 0;
+  for (size_t i = 0; i < npcts; i++) {
+    if (d->n == 0) {
+      out[i] = 0;
+      continue;
+    }
+    size_t k = gt_rank(pcts[i], d->n);
+    if (k < lo)
+      k = lo; /* pcts not ascending: cannot happen with our callers */
+    if (d->wide) {
+      select64(d->v, lo, d->n - 1, k);
+      out[i] = ((uint64_t *)d->v)[k];
+    } else {
+      select32(d->v, lo, d->n - 1, k);
+      out[i] = ((uint32_t *)d->v)[k];
+    }
+    lo = k;
+  }
+}
+
+size_t gt_durs_bytes(const struct gt_durs *d) { return d->cap * (d->wide ? 8 : 4); }
+
+void gt_durs_free(struct gt_durs *d) {
+  free(d->v);
+  memset(d, 0, sizeof *d);
+}
+
+/* ---- string table ---- */
+
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+size_t gt_strtab_intern(struct gt_strtab *t, const char *s) {
+  uint64_t h = fnv1a(s), idx;
+  /* Collisions of different strings: probe h+1, h+2, ... */
+  for (;; h++) {
+    if (!gt_map_get(&t->index, h, &idx))
+      break;
+    if (strcmp(t->strs[idx], s) == 0)
+      return idx;
+  }
+  t->strs = gt_grow(t->strs, &t->cap, t->n + 1, sizeof *t->strs);
+  if (!(t->strs[t->n] = strdup(s)) || gt_map_put(&t->index, h, t->n) != 0)
+    oom();
+  return t->n++;
+}
+
+size_t gt_strtab_find(const struct gt_strtab *t, const char *s) {
+  uint64_t idx;
+  for (uint64_t h = fnv1a(s); gt_map_get(&t->index, h, &idx); h++)
+    if (strcmp(t->strs[idx], s) == 0)
+      return idx;
+  return SIZE_MAX;
+}
+
+void gt_strtab_free(struct gt_strtab *t) {
+  for (size_t i = 0; i < t->n; i++)
+    free(t->strs[i]);
+  free(t->strs);
+  gt_map_free(&t->index);
+  memset(t, 0, sizeof *t);
+}
+
+/* ---- human units ---- */
+
+const char *gt_fmt_ns(char *buf, size_t len, uint64_t ns) {
+  double v = (double)ns;
+  if (ns < 1000)
+    snprintf(buf, len, "%" PRIu64 " ns", ns);
+  else if (ns < 1000000)
+    snprintf(buf, len, "%.*f µs", v < 1e4 ? 2 : v < 1e5 ? 1 : 0, v / 1e3);
+  else if (ns < 1000000000)
+    snprintf(buf, len, "%.*f ms", v < 1e7 ? 2 : v < 1e8 ? 1 : 0, v / 1e6);
+  else
+    snprintf(buf, len, "%.2f s", v / 1e9);
+  return buf;
+}
+
+const char *gt_fmt_bytes(char *buf, size_t len, uint64_t bytes) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) {
+    snprintf(buf, len, "%" PRIu64 " B", bytes);
+    return buf;
+  }
+  double v = (double)bytes / 1024;
+  unsigned u = 0;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    u++;
+  }
+  snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
+  return buf;
+}
+
+const char *gt_fmt_gbps(char *buf, size_t len, uint64_t bytes, uint64_t ns) {
+  if (ns == 0)
+    snprintf(buf, len, "-");
+  else
+    snprintf(buf, len, "%.2f GB/s", (double)bytes / (double)ns);
+  return buf;
+}
+
+const char *gt_fmt_pct(char *buf, size_t len, double part, double whole) {
+  if (whole <= 0)
+    snprintf(buf, len, "-");
+  else
+    snprintf(buf, len, "%.1f %%", 100.0 * part / whole);
+  return buf;
+}

@@ -1,0 +1,34 @@
+/* symtab.h — stacks and their symbols, as the trace carries them.
+ *
+ * Contract: feed every record; STACK, FRAME and PYFRAME records are kept
+ * (per process), others ignored. gt_symtab_stack expands a stack id into
+ * frames, innermost first, inline levels and Python frames included; names
+ * stay valid until gt_symtab_free. Records may come in any order: a stack
+ * can be expanded once the whole trace has been fed. Memory is bounded by
+ * the distinct stacks, addresses and Python frames. */
+#ifndef GPUTRACE_ANALYZE_SYMTAB_H
+#define GPUTRACE_ANALYZE_SYMTAB_H
+
+#include <stdint.h>
+
+#include "gputrace/schema.h"
+
+struct gt_symtab;
+
+struct gt_frame {
+  const char *function; /* "??" when unknown */
+  const char *file;     /* "" when unknown */
+  const char *module;   /* "" when unknown */
+  uint32_t line;        /* 0 when unknown */
+  int python;
+  uint64_t ip;          /* native frames */
+};
+
+struct gt_symtab *gt_symtab_new(void);
+void gt_symtab_free(struct gt_symtab *t);
+void gt_symtab_feed(struct gt_symtab *t, const struct gt_record *rec);
+/* Frames of a stack, innermost first; returns how many were written. */
+int gt_symtab_stack(struct gt_symtab *t, uint32_t pid, uint32_t stack_id,
+                    struct gt_frame *out, int max);
+
+#endif

@@ -1,0 +1,145 @@
+"""`gputrace leaks` and `gputrace flame` on programs with known leaks:
+exact bytes, blocks, functions and lines (native and Python), nothing freed
+reported, invalid frees, the peak, growth in a program killed mid-run, a
+forked child's leak under its pid, suppressions, --fail-on-leak."""
+import json
+import os
+import signal
+import subprocess
+import time
+from gtest import *
+
+MiB = 1 << 20
+
+
+def leaks_json(path, *args):
+    p = run([GPUTRACE, "leaks", "--json", path] + list(args), base_env())
+    if p.returncode not in (0, 1):
+        raise AssertionError("leaks exited %d: %s" % (p.returncode, p.stderr))
+    return json.loads(p.stdout), p.returncode
+
+
+def origin(leak):
+    """(function, file basename, line) of the first frame."""
+    f = leak["stack"][0]
+    return f["function"], os.path.basename(f["file"]), f["line"]
+
+
+def test_leaky_exact():
+    p, out = record([prog("leaky")])
+    d, _ = leaks_json(out)
+    got = sorted((l["memory"], l["bytes"], l["blocks"]) + origin(l) for l in d["leaks"])
+    eq(got, sorted([("device", 48 * MiB, 1, "load_model()", "leaky.cu", 25),
+                    ("device", 25 * MiB, 25, "stage_input(int)", "leaky.cu", 20),
+                    ("pinned_host", 65536, 1, "pinned_staging()", "leaky.cu", 35)]),
+       "leaks: memory, bytes, blocks, origin")
+    for l in d["leaks"]:
+        eq(l["stack"][1]["function"], "main", "caller of " + l["stack"][0]["function"])
+    eq(d["totals"][0]["device"], {"bytes": 73 * MiB, "blocks": 26}, "device totals")
+    eq((d["totals"][0]["ended"], d["totals"][0]["exited"]), (True, True), "process exited")
+    inv = sorted((v["status"], v["allocation_memory"], v["stack"][0]["line"]) for v in d["invalid_frees"])
+    eq(inv, [("double free", "unknown", 43), ("wrong memory kind", "pinned_host", 39)], "invalid frees")
+    peak = d["peak"]
+    eq(peak["device_bytes"], 48 * MiB + 25 * MiB + 4096, "peak device bytes")
+    eq([(s["bytes"], s["blocks"], s["stack"][0]["function"]) for s in peak["stacks"]],
+       [(48 * MiB, 1, "load_model()"), (25 * MiB, 25, "stage_input(int)"), (4096, 1, "scratch()")],
+       "stacks holding the peak")
+    eq([(g["bytes"], g["stack"][0]["function"], g["per_range"]["name"],
+         g["per_range"]["bytes_per_occurrence"], g["per_range"]["occurrences"]) for g in d["growth"]],
+       [(25 * MiB, "stage_input(int)", "request", MiB, 25)], "growth: only the per-request leak")
+    text = run([GPUTRACE, "leaks", out], base_env(), check_rc=0).stdout
+    for line in ["25.0 MiB in 25 blocks leaked (device) from stage_input(int) at leaky.cu:20 in leaky",
+                 "48.0 MiB in 1 block leaked (device) from load_model() at leaky.cu:25 in leaky",
+                 "64.0 KiB in 1 block leaked (pinned_host) from pinned_staging() at leaky.cu:35 in leaky",
+                 "Invalid frees: 2"]:
+        if line not in text.splitlines():
+            raise AssertionError("missing line %r in:\n%s" % (line, text))
+    if "scratch" in text.split("Peak device memory")[0]:
+        raise AssertionError("a freed allocation was reported as leaked")
+
+
+def test_fail_on_leak_and_suppressions():
+    _, out = record([prog("leaky")], out=os.path.join(TMP, "leaky_sup.gtrace"))
+    p = run([GPUTRACE, "leaks", "--fail-on-leak", out], base_env())
+    eq(p.returncode, 1, "status with leaks")
+    sup = os.path.join(TMP, "sup.txt")
+    with open(sup, "w") as f:
+        f.write("# known\nleak:stage_input\nleak:load_model\nleak:pinned_*\n")
+    p = run([GPUTRACE, "leaks", "--fail-on-leak", "--suppressions", sup, out], base_env())
+    eq(p.returncode, 0, "status with every leak suppressed (%s)" % p.stdout)
+    d, _ = leaks_json(out, "--suppressions", sup)
+    eq(d["leaks"], [], "nothing left")
+    eq(d["suppressed"], {"bytes": 73 * MiB + 65536, "blocks": 27}, "suppressed totals")
+    with open(sup, "w") as f:
+        f.write("stage_input\n")
+    p = run([GPUTRACE, "leaks", "--suppressions", sup, out], base_env())
+    eq(p.returncode, 2, "bad suppression file")
+    if "expected 'leak:PATTERN'" not in p.stderr:
+        raise AssertionError(p.stderr)
+
+
+def test_growth_in_killed_program():
+    out = os.path.join(TMP, "killed_leaky.gtrace")
+    p = subprocess.Popen([GPUTRACE, "record", "-q", "-o", out, "--", prog("leaky"), "60", "20000"],
+                         env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.8)
+    kids = subprocess.run(["pgrep", "-P", str(p.pid), "-x", "leaky"], capture_output=True, text=True)
+    os.kill(int(kids.stdout.split()[0]), signal.SIGKILL)
+    p.communicate(timeout=60)
+    eq(p.returncode, 137, "record's status")
+    d, _ = leaks_json(out)
+    eq((d["totals"][0]["ended"], d["totals"][0]["exited"]), (True, False),
+       "the killed process ended without exit()")
+    growth = [(g["stack"][0]["function"], g["bytes"] // MiB == g["blocks"]) for g in d["growth"]]
+    eq(growth, [("stage_input(int)", True)], "growing stacks")
+    g = d["growth"][0]
+    if not (10 <= g["blocks"] < 60 and g["bytes_per_min"] > 0):
+        raise AssertionError("growth figures: %r" % {k: g[k] for k in ("blocks", "bytes_per_min")})
+    held = [l for l in d["leaks"] if l["stack"][0]["function"] == "load_model()"]
+    eq((len(held), held[0]["growing"]), (1, False), "start-up memory is held, not growing")
+
+
+def test_forked_child_leak():
+    p, out = record([prog("fork_leak")])
+    parent, child = [int(x) for x in p.stdout.split()[1::2]]
+    d, _ = leaks_json(out)
+    eq([(l["pid"], l["bytes"], l["stack"][0]["function"]) for l in d["leaks"]],
+       [(child, 777, "child_work()")], "the child's leak under its pid")
+
+
+def test_python_frames():
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_alloc.py")
+    p, out = record(["python3", script, "3"], out=os.path.join(TMP, "py.gtrace"))
+    d, _ = leaks_json(out)
+    eq(sum(l["blocks"] for l in d["leaks"]), 3, "leaked blocks")
+    eq(sum(l["bytes"] for l in d["leaks"]), 3 * 65536, "leaked bytes")
+    for l in d["leaks"]:
+        py = [f for f in l["stack"] if f["python"]]
+        eq([(f["function"], os.path.basename(f["file"]), f["line"]) for f in py[:2]],
+           [("allocate_batch", "py_alloc.py", 16), ("<listcomp>", "py_alloc.py", 22)],
+           "innermost Python frames")
+        eq(py[-1]["function"], "<module>", "outermost Python frame")
+    text = run([GPUTRACE, "leaks", out], base_env(), check_rc=0).stdout
+    if "from allocate_batch at py_alloc.py:16" not in text:
+        raise AssertionError(text[:2000])
+
+
+def test_flame():
+    _, out = record([prog("leaky")], out=os.path.join(TMP, "flame.gtrace"))
+    def folded(*mode):
+        lines = run([GPUTRACE, "flame", out] + list(mode), base_env(), check_rc=0).stdout.splitlines()
+        return {l.rsplit(" ", 1)[0].split(";")[-1]: int(l.rsplit(" ", 1)[1]) for l in lines}
+    eq(folded(), {"load_model()": 48 * MiB, "stage_input(int)": 25 * MiB, "pinned_staging()": 65536},
+       "leaked")
+    alloc = folded("--allocated")
+    eq((alloc["scratch()"], alloc["stage_input(int)"], alloc["bad_free(void*)"]),
+       (25 * 4096, 25 * MiB, 512), "allocated")
+    eq(folded("--peak"), {"load_model()": 48 * MiB, "stage_input(int)": 25 * MiB, "scratch()": 4096},
+       "at the peak")
+    line = [l for l in run([GPUTRACE, "flame", out], base_env()).stdout.splitlines() if "stage_input" in l][0]
+    if not line.startswith("pid ") or ";main;stage_input(int) " not in line:
+        raise AssertionError("folded line: " + line)
+
+
+main([test_leaky_exact, test_fail_on_leak_and_suppressions, test_growth_in_killed_program,
+      test_forked_child_leak, test_python_frames, test_flame])
