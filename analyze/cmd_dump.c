@@ -263,7 +263,7 @@ static void print_summary(struct dump *d) {
 }
 
 int cmd_dump(int argc, char **argv) {
-  struct dump d = {.out = stdout, .model = gt_model_new()};
+  struct dump d = {.out = stdout};
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     if (gt_streq(argv[i], "--json"))
@@ -285,6 +285,7 @@ int cmd_dump(int argc, char **argv) {
     fprintf(stderr, "gputrace dump: %s\n", err);
     return 2;
   }
+  d.model = gt_model_new();
   const struct gt_record *rec;
   struct gt_record buf[GT_MAX_SLOTS];
   struct gt_range range;

@@ -168,7 +168,8 @@ static void snapshot_peak(struct run *r, struct gt_proc_summary *p) {
   struct groups g = {0};
   void *args[2] = {&g, &p->pid};
   gt_heap_foreach(r->heap, snapshot_cb, args);
-  qsort(g.items, g.n, sizeof *g.items, by_bytes_desc);
+  if (g.n)
+    qsort(g.items, g.n, sizeof *g.items, by_bytes_desc);
   p->at_peak = g.items;
   p->nat_peak = g.n;
   gt_map_free(&g.index);
@@ -333,8 +334,10 @@ static void finish(struct run *r, const struct gt_suppressions *sup) {
       o->suppressed_blocks += g->blocks;
     }
   }
-  qsort(leaked.items, leaked.n, sizeof *leaked.items, by_bytes_desc);
-  qsort(r->allocated.items, r->allocated.n, sizeof *r->allocated.items, by_bytes_desc);
+  if (leaked.n) /* qsort's pointer must not be NULL, even for no items */
+    qsort(leaked.items, leaked.n, sizeof *leaked.items, by_bytes_desc);
+  if (r->allocated.n)
+    qsort(r->allocated.items, r->allocated.n, sizeof *r->allocated.items, by_bytes_desc);
   o->leaks = leaked.items;
   o->nleaks = leaked.n;
   o->allocated = r->allocated.items;

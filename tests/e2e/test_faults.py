@@ -47,7 +47,10 @@ def test_collector_killed_mid_run():
     p = subprocess.Popen([prog("steady"), "300"], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     coll = find_collector(out)
-    time.sleep(0.2)
+    # Kill it once it has written a chunk (chunks are cut every 200 ms).
+    deadline = time.time() + 20
+    while time.time() < deadline and (not os.path.exists(out) or os.path.getsize(out) <= 64):
+        time.sleep(0.02)
     os.kill(coll, signal.SIGKILL)
     stdout, stderr = p.communicate(timeout=60)
     eq((p.returncode, stdout), (0, "steady: 300 iterations\n"), "program result")
