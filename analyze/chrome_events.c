@@ -59,7 +59,9 @@ static void forget_kernel(struct chrome *ch, const struct gt_record *r) {
   }
 }
 
-/* {"ph":"<ph>", ... "pid":P,"tid":T,"ts":S — the caller adds the rest. */
+/* {"ph":"<ph>", ... "pid":P,"tid":T,"ts":S — the caller adds the rest. Every
+ * event has its ts before any text from the trace: older Perfetto tokenizers
+ * scan an event's keys in order up to "ts" and fail on \u escapes. */
 static void head(struct chrome *ch, const char *ph_cat, size_t n, uint32_t pid,
                  uint32_t tid, int64_t ts) {
   struct co_out *o = &ch->out;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -32,6 +33,8 @@ int co_open(struct co_out *o, const char *path, int gzip_level, char *err,
     snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
     return -1;
   }
+  struct stat st;
+  o->is_regular = !o->is_stdout && fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
   o->path = strdup(path);
   o->buf = malloc(CO_BUF_BYTES);
   o->cap = CO_BUF_BYTES;

@@ -28,6 +28,7 @@ struct co_out {
   size_t len, cap;
   int fd;
   int is_stdout;
+  int is_regular; /* a plain file (the caller may remove it after an error) */
   struct co_zstate *z;
   uint64_t flushed;    /* JSON bytes already handed to write/deflate */
   uint64_t warn_bytes; /* 0 = never warn */

@@ -88,9 +88,10 @@ void ch_free(struct chrome *ch) {
 }
 
 int64_t ch_rel(struct chrome *ch, uint64_t ts_ns) {
-  if (ts_ns < ch->base_ns) {
+  const uint64_t limit = 1ull << 62; /* a damaged stamp: keep ts + dur in range */
+  if (ts_ns < ch->base_ns || ts_ns - ch->base_ns > limit) {
     ch->clamped++;
-    return 0;
+    return ts_ns < ch->base_ns ? 0 : (int64_t)limit;
   }
   return (int64_t)(ts_ns - ch->base_ns);
 }

@@ -209,11 +209,13 @@ static void footer(struct chrome *ch, const struct chrome_opts *op,
 }
 
 /* The record loop: every record goes through the model (names, memory,
- * ranges), then, when it belongs to the export, to ch_record. */
-static void export(struct chrome *ch, struct gt_reader *rd) {
+ * ranges), then, when it belongs to the export, to ch_record. Returns the
+ * records of the --pid process (all records without --pid). */
+static uint64_t export(struct chrome *ch, struct gt_reader *rd) {
   const struct gt_record *rec;
   struct gt_record copy;
   struct gt_range range;
+  uint64_t n = 0;
   while (gt_reader_next(rd, &rec) == 1) {
     /* The model rewrites frees only (their bytes and memory kind, and frees
      * carry no text): every other record is read in place, not copied. */
@@ -230,9 +232,10 @@ static void export(struct chrome *ch, struct gt_reader *rd) {
       ch_prime(ch, r);
     int closed = gt_model_feed(ch->model, r, &range);
     if (mine)
-      ch_record(ch, r, closed, &range);
+      ch_record(ch, r, closed, &range), n++;
   }
   ch_finish(ch);
+  return n;
 }
 
 static int finish(struct chrome_opts *op, int rc) {
@@ -277,17 +280,19 @@ int cmd_chrome(int argc, char **argv) {
   else /* told once is enough */
     ch.out.warn_bytes = warn, ch.out.on_warn = warn_output, ch.out.warn_ctx = &op;
   CO_LIT(&ch.out, "{\"traceEvents\":[\n");
-  export(&ch, rd);
+  if (!export(&ch, rd) && op.has_pid)
+    fprintf(stderr, "gputrace chrome: warning: %s has no process %u\n", op.in, op.pid);
   footer(&ch, &op, rd);
   int damaged = gt_reader_warnings(rd) > 0;
   gt_reader_close(rd);
   gt_model_free(ch.model);
   ch_free(&ch);
+  int regular = ch.out.is_regular;
   if (co_close(&ch.out) != 0) {
     fprintf(stderr, "gputrace chrome: writing %s: %s\n", op.out,
             ch.out.error == -1 ? "compression failed" : strerror(ch.out.error));
-    if (strcmp(op.out, "-"))
-      unlink(op.out); /* a cut JSON file only fails later, in the viewer */
+    if (regular) /* a cut JSON file only fails later, in the viewer */
+      unlink(op.out);
     return finish(&op, 2);
   }
   return finish(&op, damaged ? 3 : 0);

@@ -282,9 +282,8 @@ def test_window():
     full = export(trace)
     base = full["metadata"]["trace_start_ns"]
     calls_ = [r for r in records if r["kind"] in HOST_KINDS]
-    first = min(r["ts_ns"] for r in calls_) - base
-    last = max(r["ts_ns"] + r["dur_ns"] for r in calls_) - base
-    lo, hi = first + (last - first) * 2 // 5, first + (last - first) * 3 // 5
+    starts = sorted(r["ts_ns"] - base for r in calls_)  # a window around the middle fifth
+    lo, hi = starts[len(starts) * 2 // 5] + 1, starts[len(starts) * 3 // 5]  # of the calls
     doc = export(trace, "--from", "%dns" % lo, "--to", "%dns" % hi,
                  out=os.path.join(TMP, "window.json"))
     check_doc(doc)
@@ -336,6 +335,9 @@ def test_bad_input():
     p = chrome(trace, "-o", "/nonexistent-dir/out.json", rc=2)
     eq(p.stderr.strip().startswith("gputrace chrome: cannot write /nonexistent-dir/out.json"), True,
        "unwritable output named: " + p.stderr)
+    p = chrome(trace, "-o", "/dev/full", rc=2)  # a write error: named, and no file removed
+    eq((p.stderr.strip(), os.path.exists("/dev/full")),
+       ("gputrace chrome: writing /dev/full: No space left on device", True), "write error")
     p = chrome(trace, "-o", trace, rc=2)
     if "would overwrite" not in p.stderr:
         raise AssertionError(p.stderr)
@@ -346,6 +348,11 @@ def test_bad_input():
             raise AssertionError("no message for %s" % args)
     p = subprocess.run([GPUTRACE, "chrome"], capture_output=True, text=True)
     eq(p.returncode, 2, "no file")
+    out = os.path.join(TMP, "nopid.json")
+    p = chrome(trace, "--pid", "1", "-o", out)
+    if "has no process 1" not in p.stderr:
+        raise AssertionError("unknown --pid: " + p.stderr)
+    eq(load(out)["traceEvents"], [], "nothing exported for an unknown pid")
 
 
 def test_damaged_trace():
