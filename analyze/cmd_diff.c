@@ -60,8 +60,10 @@ static double change_pct(uint64_t a, uint64_t b) {
 static int significant(const struct diff *d, const struct drow *w) {
   uint64_t big = w->a > w->b ? w->a : w->b;
   switch (w->type) {
-  case COUNT: return big >= 10;
-  case MEMORY: return big >= (1u << 20);
+  case COUNT:
+    return big >= 10;
+  case MEMORY:
+    return big >= (1u << 20);
   case GPUTIME:
     return 100.0 * (double)w->weight_a >= d->min_share * (double)d->gpu_a ||
            100.0 * (double)w->weight_b >= d->min_share * (double)d->gpu_b;
@@ -89,7 +91,8 @@ static void api_rows(struct diff *d) {
       continue;
     const char *n = gt_api_name(a);
     row(d, "api", n, "calls", COUNT, x->calls, y->calls, 0, 0);
-    row(d, "api", n, "total_ns", TIME, x->durs.sum, y->durs.sum, x->durs.sum, y->durs.sum);
+    row(d, "api", n, "total_ns", TIME, x->durs.sum, y->durs.sum, x->durs.sum,
+        y->durs.sum);
     row(d, "api", n, "mean_ns", TIME, x->calls ? x->durs.sum / x->calls : 0,
         y->calls ? y->durs.sum / y->calls : 0, x->durs.sum, y->durs.sum);
   }
@@ -110,7 +113,8 @@ static void kernel_row(struct diff *d, const char *n, const struct rp_kernel *x,
   if (d->a->dev_records && d->b->dev_records) {
     row(d, "kernel", n, "gpu_total_ns", GPUTIME, x->gpu_scaled_ns, y->gpu_scaled_ns,
         x->gpu_scaled_ns, y->gpu_scaled_ns);
-    row(d, "kernel", n, "gpu_mean_ns", GPUTIME, x->gpu_timed ? x->gpu_ns / x->gpu_timed : 0,
+    row(d, "kernel", n, "gpu_mean_ns", GPUTIME,
+        x->gpu_timed ? x->gpu_ns / x->gpu_timed : 0,
         y->gpu_timed ? y->gpu_ns / y->gpu_timed : 0, x->gpu_scaled_ns, y->gpu_scaled_ns);
   }
 }
@@ -132,7 +136,7 @@ static void kernel_rows(struct diff *d) {
 }
 
 static void transfer_rows(struct diff *d) {
-  static const char *const names[RP_XFER_ROWS] = {"HtoH", "HtoD", "DtoH", "DtoD",
+  static const char *const names[RP_XFER_ROWS] = {"HtoH",    "HtoD", "DtoH",  "DtoD",
                                                   "default", "peer", "memset"};
   for (unsigned t = 0; t < RP_XFER_ROWS; t++) {
     const struct rp_xfer *x = &d->a->xfer[t], *y = &d->b->xfer[t];
@@ -143,8 +147,8 @@ static void transfer_rows(struct diff *d) {
     row(d, "transfer", names[t], "host_ns", TIME, x->host_ns, y->host_ns, x->host_ns,
         y->host_ns);
     if (d->a->dev_records && d->b->dev_records)
-      row(d, "transfer", names[t], "gpu_total_ns", TIME, x->gpu_scaled_ns, y->gpu_scaled_ns,
-          x->gpu_scaled_ns, y->gpu_scaled_ns);
+      row(d, "transfer", names[t], "gpu_total_ns", TIME, x->gpu_scaled_ns,
+          y->gpu_scaled_ns, x->gpu_scaled_ns, y->gpu_scaled_ns);
   }
 }
 
@@ -166,7 +170,8 @@ static const struct rp_range *range_in(const struct report *r, const char *name)
 
 static void range_rows(struct diff *d) {
   for (size_t i = 0; i < d->a->rnames.n; i++)
-    range_row(d, d->a->rnames.strs[i], &d->a->ranges[i], range_in(d->b, d->a->rnames.strs[i]));
+    range_row(d, d->a->rnames.strs[i], &d->a->ranges[i],
+              range_in(d->b, d->a->rnames.strs[i]));
   for (size_t i = 0; i < d->b->rnames.n; i++)
     if (!range_in(d->a, d->b->rnames.strs[i]))
       range_row(d, d->b->rnames.strs[i], NULL, &d->b->ranges[i]);
@@ -192,8 +197,8 @@ static void print_text(const struct diff *d, const char *pa, const char *pb, int
   printf("gputrace diff: %s -> %s (threshold %.1f %%, min share %.1f %%)\n", pa, pb,
          d->threshold, d->min_share);
   printf("  verdict: %s -> %s\n", d->a->verdict, d->b->verdict);
-  printf("  %zu regression%s, %zu improvement%s\n", regressions, regressions == 1 ? "" : "s",
-         improvements, improvements == 1 ? "" : "s");
+  printf("  %zu regression%s, %zu improvement%s\n", regressions,
+         regressions == 1 ? "" : "s", improvements, improvements == 1 ? "" : "s");
   for (size_t i = 0; i < d->n; i++) {
     const struct drow *w = &d->rows[i];
     if (!all && w->status == UNCHANGED)
@@ -212,16 +217,18 @@ static void print_text(const struct diff *d, const char *pa, const char *pb, int
 }
 
 static void print_json(const struct diff *d, size_t regressions, size_t improvements) {
-  printf("{\"threshold_pct\":%.6g,\"min_share_pct\":%.6g,\"verdict\":{\"a\":\"%s\",\"b\":\"%s\"},"
+  printf("{\"threshold_pct\":%.6g,\"min_share_pct\":%.6g,\"verdict\":{\"a\":\"%s\",\"b\":"
+         "\"%s\"},"
          "\"regressions\":%zu,\"improvements\":%zu,\"changes\":[",
-         d->threshold, d->min_share, d->a->verdict, d->b->verdict, regressions, improvements);
+         d->threshold, d->min_share, d->a->verdict, d->b->verdict, regressions,
+         improvements);
   for (size_t i = 0; i < d->n; i++) {
     const struct drow *w = &d->rows[i];
     double pct = change_pct(w->a, w->b);
     printf("%s\n {\"section\":\"%s\",\"name\":", i ? "," : "", w->section);
     gt_json_str(stdout, w->name);
-    printf(",\"metric\":\"%s\",\"a\":%" PRIu64 ",\"b\":%" PRIu64 ",\"change_pct\":", w->metric,
-           w->a, w->b);
+    printf(",\"metric\":\"%s\",\"a\":%" PRIu64 ",\"b\":%" PRIu64 ",\"change_pct\":",
+           w->metric, w->a, w->b);
     if (isinf(pct))
       printf("null");
     else
@@ -289,7 +296,8 @@ int cmd_diff(int argc, char **argv) {
       all = 1;
     } else if (gt_streq(a, "-h") || gt_streq(a, "--help")) {
       return gt_usage_ok(SYNOPSIS);
-    } else if ((gt_streq(a, "--threshold") || gt_streq(a, "--min-share")) && i + 1 < argc) {
+    } else if ((gt_streq(a, "--threshold") || gt_streq(a, "--min-share")) &&
+               i + 1 < argc) {
       if (parse_pct(argv[++i], a[2] == 't' ? &d.threshold : &d.min_share) != 0)
         return gt_usage_error("diff", argv[i], SYNOPSIS);
     } else if (a[0] == '-' || np == 2) {

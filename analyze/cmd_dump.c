@@ -81,6 +81,51 @@ static void json_symbol_fields(struct dump *d, const struct gt_record *r) {
   }
 }
 
+/* ---- DEVICE records: when a launch, copy or memset ran on the device ---- */
+
+static const char *device_kernel(struct dump *d, const struct gt_record *r) {
+  struct gt_record launch = *r; /* the model names launch-shaped records */
+  memset(&launch.u, 0, sizeof launch.u);
+  launch.u.launch.kernel = r->u.device.kernel;
+  return gt_model_kernel(d->model, &launch);
+}
+
+static const char *devtime_source(unsigned source) {
+  return source == GT_DEVTIME_EVENTS  ? "events"
+         : source == GT_DEVTIME_CUPTI ? "cupti"
+                                      : "?";
+}
+
+static void json_device_fields(struct dump *d, const struct gt_record *r) {
+  const struct gt_device_args *a = &r->u.device;
+  fprintf(d->out,
+          ",\"of_kind\":\"%s\",\"corr\":%u,\"stream\":\"0x%" PRIx64
+          "\",\"sample\":%u,\"source\":\"%s\",\"device\":%d",
+          gt_kind_name(a->of_kind), a->corr, a->stream, a->sample,
+          devtime_source(a->source), a->device);
+  if (a->of_kind == GT_KIND_LAUNCH) {
+    fputs(",\"kernel\":", d->out);
+    gt_json_str(d->out, device_kernel(d, r));
+  } else {
+    fprintf(d->out, ",\"bytes\":%" PRIu64, a->bytes);
+  }
+  if (a->of_kind == GT_KIND_MEMCPY)
+    fprintf(d->out, ",\"dir\":\"%s\",\"pinned\":%s", gt_dir_name(a->dir),
+            r->flags & GT_F_PINNED ? "true" : "false");
+}
+
+static void text_device_fields(struct dump *d, const struct gt_record *r) {
+  const struct gt_device_args *a = &r->u.device;
+  if (a->of_kind == GT_KIND_LAUNCH)
+    fprintf(d->out, " %s", device_kernel(d, r));
+  else if (a->of_kind == GT_KIND_MEMCPY)
+    fprintf(d->out, " %s bytes=%" PRIu64, gt_dir_name(a->dir), a->bytes);
+  else
+    fprintf(d->out, " bytes=%" PRIu64, a->bytes);
+  fprintf(d->out, " stream=0x%" PRIx64 " corr=%u sample=%u source=%s", a->stream, a->corr,
+          a->sample, devtime_source(a->source));
+}
+
 static void json_fields(struct dump *d, const struct gt_record *r) {
   FILE *o = d->out;
   switch (r->kind) {
@@ -97,10 +142,12 @@ static void json_fields(struct dump *d, const struct gt_record *r) {
             r->u.copy.bytes, gt_dir_name(r->u.copy.dir),
             r->flags & GT_F_PINNED ? "true" : "false", r->u.copy.stream, r->u.copy.dst,
             r->u.copy.src);
+    fprintf(o, ",\"corr\":%u", r->u.copy.corr);
     break;
   case GT_KIND_MEMSET:
     fprintf(o, ",\"ptr\":\"0x%" PRIx64 "\",\"bytes\":%" PRIu64 ",\"value\":%d,\"stream\":\"0x%" PRIx64 "\"",
             r->u.set.ptr, r->u.set.bytes, r->u.set.value, r->u.set.stream);
+    fprintf(o, ",\"corr\":%u", r->u.set.corr);
     break;
   case GT_KIND_LAUNCH:
     fputs(",\"kernel\":", o);
@@ -110,6 +157,10 @@ static void json_fields(struct dump *d, const struct gt_record *r) {
             r->u.launch.grid[0], r->u.launch.grid[1], r->u.launch.grid[2],
             r->u.launch.block[0], r->u.launch.block[1], r->u.launch.block[2],
             r->u.launch.shared_mem, r->u.launch.stream);
+    fprintf(o, ",\"corr\":%u", r->u.launch.corr);
+    break;
+  case GT_KIND_DEVICE:
+    json_device_fields(d, r);
     break;
   case GT_KIND_SYNC:
   case GT_KIND_STREAM:
@@ -190,6 +241,9 @@ static void text_fields(struct dump *d, const struct gt_record *r) {
             r->u.launch.grid[2], r->u.launch.block[0], r->u.launch.block[1],
             r->u.launch.block[2], r->u.launch.shared_mem, r->u.launch.stream);
     break;
+  case GT_KIND_DEVICE:
+    text_device_fields(d, r);
+    break;
   case GT_KIND_SYNC:
   case GT_KIND_STREAM:
   case GT_KIND_EVENT:
@@ -260,6 +314,16 @@ static void print_summary(struct dump *d) {
   for (unsigned a = 1; a < GT_API_COUNT; a++)
     if (d->per_api[a])
       fprintf(d->out, "  %-34s %10" PRIu64 "\n", gt_api_name(a), d->per_api[a]);
+  /* One line: dropped DEVICE records are device work that went untimed
+   * (docs/devtime.md) or found the ring full. */
+  const char *sep = "dropped by kind: ";
+  for (unsigned k = 0; k < GT_KIND_COUNT; k++)
+    if (t->dropped_by_kind[k]) {
+      fprintf(d->out, "%s%s %" PRIu64, sep, gt_kind_name(k), t->dropped_by_kind[k]);
+      sep = ", ";
+    }
+  if (sep[0] == ',')
+    fputc('\n', d->out);
 }
 
 int cmd_dump(int argc, char **argv) {

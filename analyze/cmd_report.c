@@ -18,7 +18,7 @@
 #include "report.h"
 #include "util.h"
 
-#define SYNOPSIS                                                                          \
+#define SYNOPSIS                                                                         \
   "report FILE [--json] [--pid P] [--from T] [--to T] [--device-memory SIZE]\n"          \
   "  T: seconds from the first record (1.5, 250ms, 10us, 800ns); SIZE: bytes (80GiB, "   \
   "16G, 1e9)"
@@ -54,10 +54,10 @@ int gt_parse_duration(const char *s, uint64_t *ns) {
 }
 
 int gt_parse_size(const char *s, uint64_t *bytes) {
-  static const char *const units[] = {"B", "K", "KiB", "M", "MiB", "G", "GiB", "T", "TiB",
-                                      "KB", "MB", "GB", "TB"};
-  static const double scale[] = {1, 0x1p10, 0x1p10, 0x1p20, 0x1p20, 0x1p30, 0x1p30, 0x1p40,
-                                 0x1p40, 1e3, 1e6, 1e9, 1e12};
+  static const char *const units[] = {"B", "K",   "KiB", "M",  "MiB", "G", "GiB",
+                                      "T", "TiB", "KB",  "MB", "GB",  "TB"};
+  static const double scale[] = {1,      0x1p10, 0x1p10, 0x1p20, 0x1p20, 0x1p30, 0x1p30,
+                                 0x1p40, 0x1p40, 1e3,    1e6,    1e9,    1e12};
   double v;
   if (scaled(s, units, scale, 13, 1, &v) != 0 || v >= 1.8e19)
     return -1;
@@ -66,8 +66,8 @@ int gt_parse_size(const char *s, uint64_t *bytes) {
 }
 
 static int bad_value(const char *opt, const char *val) {
-  fprintf(stderr, "gputrace report: bad value for %s: '%s'\nusage: gputrace %s\n", opt, val,
-          SYNOPSIS);
+  fprintf(stderr, "gputrace report: bad value for %s: '%s'\nusage: gputrace %s\n", opt,
+          val, SYNOPSIS);
   return 2;
 }
 

@@ -7,19 +7,21 @@
  *    findings), then print (report_out.c) or compare (cmd_diff.c), then
  *    rp_free. docs/report.md defines every figure; the code follows it.
  *  - Memory is bounded by distinct APIs, kernels, range names, processes,
- *    threads, streams, events and allocation sizes, plus what exact
- *    percentiles need: one duration per API call (4 bytes, 8 past 4.29 s)
- *    and one 48-byte entry per NVTX range occurrence. With DEVICE records,
- *    also 32 bytes per blocking call and 16 bytes per busy stretch of a
- *    process's device (merged intervals); without, at most RP_UNDECIDED_MAX
- *    blocking calls are kept while waiting for a first DEVICE record.
+ *    threads, streams, events, allocation sizes and stacks, plus what exact
+ *    percentiles need: one duration per API call and per NVTX range
+ *    occurrence (4 bytes, 8 past 4.29 s). With DEVICE records, also 24
+ *    bytes per range occurrence (where it was, for its GPU time), 32 per
+ *    blocking call and 16 per busy stretch of a process's device (merged
+ *    intervals); without, at most RP_UNDECIDED_MAX blocking calls are kept
+ *    while waiting for a first DEVICE record.
  *  - Times are CLOCK_MONOTONIC ns; --from/--to are relative to the first
  *    record in the file (the origin `gputrace dump` prints times from).
  *
- * Files: report_read.c (reading on a second thread), report_collect.c
- * (the streaming pass), report_device.c (device
- * intervals, blocked-time attribution, gaps, utilization), report_rules.c
- * (verdict and findings), report_out.c (text and JSON), report_stats.c.
+ * Files: report_read.c (reading on a second thread), report_collect.c (the
+ * streaming pass), report_device.c (device intervals, blocked-time
+ * attribution, gaps, utilization), report_rules.c (finishing, verdict and
+ * findings), report_sites.c (call sites), report_out.c (text and JSON),
+ * report_stats.c (durations, percentiles, strings, units).
  */
 #ifndef GPUTRACE_ANALYZE_REPORT_H
 #define GPUTRACE_ANALYZE_REPORT_H
@@ -36,21 +38,21 @@
 enum { RP_XFER_MEMSET = 6, RP_XFER_ROWS = 7 };
 
 /* Thresholds and model constants (docs/report.md lists them all). */
-#define RP_SMALL_BYTES (64u << 10)            /* "small" copy: < 64 KiB */
-#define RP_GAP_NS 500000000ull                /* GPU idle gap, like nsys gpu_gaps */
-#define RP_UTIL_CHUNKS 30                     /* like nsys gpu_time_util */
-#define RP_COPY_LATENCY_NS 2000ull            /* CPU-side model of a copy or memset */
-#define RP_PAGEABLE_BPNS 6ull                 /* bytes per ns = GB/s */
+#define RP_SMALL_BYTES (64u << 10) /* "small" copy: < 64 KiB */
+#define RP_GAP_NS 500000000ull     /* GPU idle gap, like nsys gpu_gaps */
+#define RP_UTIL_CHUNKS 30          /* like nsys gpu_time_util */
+#define RP_COPY_LATENCY_NS 2000ull /* CPU-side model of a copy or memset */
+#define RP_PAGEABLE_BPNS 6ull      /* bytes per ns = GB/s */
 #define RP_PINNED_BPNS 24ull
 #define RP_DTOD_BPNS 1000ull
 #define RP_MEMSET_BPNS 1000ull
-#define RP_UNDECIDED_MAX 4096  /* blocking calls kept before any DEVICE record */
+#define RP_UNDECIDED_MAX 4096 /* blocking calls kept before any DEVICE record */
 
 struct rp_options {
   int has_pid;
   uint32_t pid;
-  uint64_t from_ns, to_ns;  /* window relative to the origin; to_ns = UINT64_MAX: end */
-  uint64_t device_memory;   /* bytes of device memory; 0 = unknown */
+  uint64_t from_ns, to_ns; /* window relative to the origin; to_ns = UINT64_MAX: end */
+  uint64_t device_memory;  /* bytes of device memory; 0 = unknown */
 };
 
 struct rp_api {
@@ -85,15 +87,22 @@ struct rp_occ { /* one completed NVTX range */
   uint32_t pid, launches, allocs, pad;
 };
 
+struct rp_span { /* where a warm occurrence was, for its GPU time */
+  uint64_t start, end;
+  uint32_t pid;
+};
+
 struct rp_range {
-  struct rp_occ *occ;
-  size_t n, cap;
-  /* rp_finish: the first occurrence (earliest start) is the cold start;
-   * the figures below are over the others ("warm"). */
-  size_t cold;
-  uint64_t warm, p50, p90, p99, max, mean;
+  size_t n;              /* occurrences */
+  struct rp_occ cold;    /* the one that started first: the cold start */
+  struct gt_durs warm_d; /* durations of the others ("warm") */
   uint64_t launches, bytes, allocs, gpu_ns; /* sums over warm occurrences */
-  uint64_t total_ns;                         /* over all occurrences */
+  struct rp_span *spans; /* warm occurrences, while DEVICE records may come */
+  size_t nspans, cspans;
+  int no_spans; /* spans were dropped: no GPU time per range */
+  /* rp_finish */
+  uint64_t warm, p50, p90, p99, max, mean;
+  uint64_t total_ns; /* over all occurrences */
 };
 
 struct rp_pending { /* work queued on a stream and not yet waited for */
@@ -124,8 +133,8 @@ struct rp_proc {
   struct rp_pending pend; /* everything queued, all streams */
   uint64_t idle_since;    /* CPU-side model: device drained at, 0 = busy */
   struct rp_counters c;
-  struct rp_gaps gaps;    /* CPU-side model */
-  uint64_t churn;         /* allocations of a size this process freed before */
+  struct rp_gaps gaps; /* CPU-side model */
+  uint64_t churn;      /* allocations of a size this process freed before */
   uint64_t dev_records;
   uint32_t dev_sample;
   struct rp_runs kruns, cruns; /* device busy: kernels; copies and memsets */
@@ -137,7 +146,7 @@ struct rp_thread {
   uint32_t pid, tid;
   size_t proc;
   uint64_t first, last, busy;
-  int pending_launch; /* a launch not yet followed by a launch or a sync */
+  int pending_launch;   /* a launch not yet followed by a launch or a sync */
   uint64_t last_stream; /* cache: stream map key + 1 -> last_stream_idx */
   size_t last_stream_idx;
   struct rp_counters c;
@@ -184,7 +193,7 @@ struct report {
   struct rp_options opt;
   struct gt_model *model;
   int have_origin, damaged;
-  int device_active;  /* 0 undecided, 1 DEVICE records seen, -1 none by RP_UNDECIDED_MAX */
+  int device_active; /* 0 undecided, 1 DEVICE records seen, -1 none by RP_UNDECIDED_MAX */
   uint64_t undecided; /* blocking calls kept while undecided */
   uint64_t origin, records, events, first_ns, last_ns;
   uint64_t dropped, lost, dropped_by_kind[GT_KIND_COUNT];
@@ -206,7 +215,7 @@ struct report {
   struct rp_thread *threads;
   size_t nthreads, cthreads;
   uint32_t thread_cache[64]; /* direct-mapped by tid: thread index + 1 */
-  struct rp_thread *cur;      /* the thread of the record on_api is handling */
+  struct rp_thread *cur;     /* the thread of the record on_api is handling */
   struct gt_map thread_idx;
   struct rp_stream *streams;
   size_t nstreams, cstreams;
@@ -224,10 +233,10 @@ struct report {
   uint32_t dev_sample;
   /* rp_finish */
   struct rp_shares sh;
-  struct rp_gaps gaps;                  /* device idle gaps, all processes */
-  int gaps_measured;                    /* from DEVICE records, not the model */
-  double util[RP_UTIL_CHUNKS];          /* device timing only */
-  uint64_t peak_device_bytes;           /* largest per-process device+managed peak */
+  struct rp_gaps gaps;         /* device idle gaps, all processes */
+  int gaps_measured;           /* from DEVICE records, not the model */
+  double util[RP_UTIL_CHUNKS]; /* device timing only */
+  uint64_t peak_device_bytes;  /* largest per-process device+managed peak */
   uint32_t peak_pid;
   const char *verdict;
   struct rp_finding *findings;
@@ -245,7 +254,8 @@ void rp_free(struct report *r);
  * may be modified). Returns 0, or 2 when the file cannot be read (message on
  * stderr, prefixed by "gputrace <cmd>: "); *damaged when the reader warned. */
 int rp_read_records(const char *path, const char *cmd,
-                    void (*fn)(void *ctx, struct gt_record *rec), void *ctx, int *damaged);
+                    void (*fn)(void *ctx, struct gt_record *rec), void *ctx,
+                    int *damaged);
 
 /* report_collect.c, for the device pass */
 struct rp_proc *rp_proc_of(struct report *r, uint32_t pid);
@@ -266,14 +276,17 @@ void rp_attribute_blocked(struct report *r, struct rp_proc *p);
 /* report_rules.c */
 void rp_verdict(struct report *r);
 void rp_findings(struct report *r);
-/* Top 3 call sites of a kind of call (RP_SITE_*), or of blocked sync time
- * (which = RP_SITES): "fn at file:line ×N, ..." (or "pid P stack S" where
- * the trace has no symbols for it); NULL when the trace has no stacks. */
+/* report_sites.c: the top call sites of a kind of call (RP_SITE_*: by
+ * calls) or of the time blocked in syncs (RP_SITES: by ns), stacks with the
+ * same user frame together. */
+struct rp_site {
+  char name[160];         /* "fn at file:line", or "pid P stack S" without symbols */
+  uint32_t pid, stack_id; /* the stack contributing most */
+  uint64_t value;         /* calls or ns */
+};
+int rp_top_sites(struct report *r, int which, struct rp_site out[3]); /* how many */
+/* "name ×N; name ×N" (or "name 1.2 ms; ..."), or NULL when no stacks. */
 const char *rp_stack_sites(struct report *r, int which, char *buf, size_t len);
-/* The same top 3 as {pid << 32 | stack id, calls or ns}; returns how many. */
-int rp_top_sites(const struct report *r, int which, uint64_t top[3][2]);
-/* The call site of a stack, as above, into buf. */
-const char *rp_site_name(struct report *r, uint64_t site, char *buf, size_t len);
 
 /* report_out.c */
 void rp_print_text(FILE *out, struct report *r, const char *path);

@@ -146,7 +146,9 @@ static void queue_work(struct report *r, struct rp_proc *p, uint64_t key, uint64
   p->pend.ops++;
 }
 
-static uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+static uint64_t sub(uint64_t a, uint64_t b) {
+  return a > b ? a - b : 0;
+}
 
 /* Work a call waits for: everything (SCOPE_ALL) or one stream. Returns what
  * was pending and forgets it. */
@@ -167,6 +169,8 @@ static struct rp_pending drain(struct report *r, struct rp_proc *p, uint64_t sco
   return got;
 }
 
+static void drop_spans(struct report *r);
+
 static uint64_t copy_estimate(uint64_t bytes, unsigned dir, int pinned) {
   uint64_t bpns = dir == GT_DIR_DTOD || dir == GT_DIR_PEER ? RP_DTOD_BPNS
                   : pinned                                 ? RP_PINNED_BPNS
@@ -181,7 +185,8 @@ static void blocked(struct report *r, struct rp_proc *p, const struct gt_record 
   if (p->pend.ops == 0 && copy_call)
     gap_end(p, rec->ts_ns); /* the device was idle until this copy */
   struct rp_pending w = drain(r, p, scope);
-  unsigned flags = (copy_call ? RP_BL_COPYCALL : 0) | (w.kernels ? RP_BL_PEND_KERNELS : 0) |
+  unsigned flags = (copy_call ? RP_BL_COPYCALL : 0) |
+                   (w.kernels ? RP_BL_PEND_KERNELS : 0) |
                    (w.ops > w.kernels ? RP_BL_PEND_COPIES : 0);
   uint64_t est = own_est + w.copy_est_ns;
   r->sh.blocked += rec->dur_ns;
@@ -191,6 +196,7 @@ static void blocked(struct report *r, struct rp_proc *p, const struct gt_record 
     for (size_t i = 0; i < r->nprocs; i++)
       rp_attribute_blocked(r, &r->procs[i]);
     r->device_active = -1;
+    drop_spans(r);
   }
   if (r->device_active >= 0) {
     p->bl = gt_grow(p->bl, &p->capbl, p->nbl + 1, sizeof *p->bl);
@@ -264,7 +270,8 @@ static void on_launch(struct report *r, struct rp_thread *t, struct rp_proc *p,
     r->rs.unsynced_launches++;
   t->pending_launch = 1;
   if (rec->result == 0 && !(rec->flags & GT_F_HOST_FN))
-    queue_work(r, p, stream_key(rec->api, rec->u.launch.stream, rec->tid), 0, 1, rec->ts_ns);
+    queue_work(r, p, stream_key(rec->api, rec->u.launch.stream, rec->tid), 0, 1,
+               rec->ts_ns);
 }
 
 static int blocking_copy(const struct gt_record *rec) {
@@ -280,7 +287,8 @@ static void copy_rules(struct report *r, const struct gt_record *rec) {
   /* Pageable host memory, except synchronous host-to-device copies of 64 KB
    * or less: the runtime stages those and returns early (as nsys skips them). */
   int staged = !(rec->flags & GT_F_ASYNC) && dir == GT_DIR_HTOD && b <= 65536;
-  if ((rec->flags & GT_F_PAGEABLE) && (dir == GT_DIR_HTOD || dir == GT_DIR_DTOH) && !staged) {
+  if ((rec->flags & GT_F_PAGEABLE) && (dir == GT_DIR_HTOD || dir == GT_DIR_DTOH) &&
+      !staged) {
     r->rs.pageable_n++;
     r->rs.pageable_async += (rec->flags & GT_F_ASYNC) != 0;
     r->rs.pageable_ns += rec->dur_ns;
@@ -289,8 +297,8 @@ static void copy_rules(struct report *r, const struct gt_record *rec) {
   }
   /* Like nsys cuda_memcpy_sync: host<->device copies that block, except
    * host-to-device ones of 64 KB or less (staged and returned early). */
-  if (!(rec->flags & GT_F_ASYNC) &&
-      ((dir == GT_DIR_HTOD && b > 65536) || dir == GT_DIR_DTOH || dir == GT_DIR_DEFAULT)) {
+  if (!(rec->flags & GT_F_ASYNC) && ((dir == GT_DIR_HTOD && b > 65536) ||
+                                     dir == GT_DIR_DTOH || dir == GT_DIR_DEFAULT)) {
     r->rs.sync_copy_n++;
     r->rs.sync_copy_ns += rec->dur_ns;
     r->rs.sync_copy_bytes += b;
@@ -325,7 +333,8 @@ static void on_copy(struct report *r, struct rp_thread *t, struct rp_proc *p,
     blocked(r, p, rec, est, 1, scope);
   } else {
     r->sh.copy += rec->dur_ns;
-    queue_work(r, p, stream_key(rec->api, rec->u.copy.stream, rec->tid), est, 0, rec->ts_ns);
+    queue_work(r, p, stream_key(rec->api, rec->u.copy.stream, rec->tid), est, 0,
+               rec->ts_ns);
   }
 }
 
@@ -341,7 +350,8 @@ static void on_memset(struct report *r, struct rp_proc *p, const struct gt_recor
   unsigned mem = gt_model_alloc_memory(r->model, rec->pid, rec->u.set.ptr);
   /* A synchronous memset of pinned or managed memory blocks the host (nsys
    * cuda_memset_sync); of device memory it does not. */
-  int blocks = !(rec->flags & GT_F_ASYNC) && (mem == GT_MEM_PINNED_HOST || mem == GT_MEM_MANAGED);
+  int blocks =
+      !(rec->flags & GT_F_ASYNC) && (mem == GT_MEM_PINNED_HOST || mem == GT_MEM_MANAGED);
   if (rec->result != 0) {
     r->sh.copy += rec->dur_ns;
   } else if (blocks) {
@@ -353,7 +363,8 @@ static void on_memset(struct report *r, struct rp_proc *p, const struct gt_recor
     blocked(r, p, rec, est, 1, SCOPE_ALL);
   } else {
     r->sh.copy += rec->dur_ns;
-    queue_work(r, p, stream_key(rec->api, rec->u.set.stream, rec->tid), est, 0, rec->ts_ns);
+    queue_work(r, p, stream_key(rec->api, rec->u.set.stream, rec->tid), est, 0,
+               rec->ts_ns);
   }
 }
 
@@ -427,7 +438,8 @@ static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
     return;
   /* Reuse opportunities: an allocation of a size this process freed before
    * (same memory kind) could have kept the old buffer. */
-  uint64_t key = gt_pid_key(rec->pid, rec->u.mem.bytes * 8 + (rec->u.mem.memory & 7)), n = 0;
+  uint64_t key = gt_pid_key(rec->pid, rec->u.mem.bytes * 8 + (rec->u.mem.memory & 7)),
+           n = 0;
   gt_map_get(&r->freed, key, &n);
   if (alloc) {
     t->c.allocs++;
@@ -470,12 +482,22 @@ static void on_api(struct report *r, const struct gt_record *rec) {
   t->busy += rec->dur_ns;
   p->calls++;
   switch (rec->kind) {
-  case GT_KIND_LAUNCH: on_launch(r, t, p, rec); break;
-  case GT_KIND_MEMCPY: on_copy(r, t, p, rec); break;
-  case GT_KIND_MEMSET: on_memset(r, p, rec); break;
-  case GT_KIND_SYNC: on_sync(r, t, p, rec); break;
+  case GT_KIND_LAUNCH:
+    on_launch(r, t, p, rec);
+    break;
+  case GT_KIND_MEMCPY:
+    on_copy(r, t, p, rec);
+    break;
+  case GT_KIND_MEMSET:
+    on_memset(r, p, rec);
+    break;
+  case GT_KIND_SYNC:
+    on_sync(r, t, p, rec);
+    break;
   case GT_KIND_ALLOC:
-  case GT_KIND_FREE: on_mem(r, t, p, rec); break;
+  case GT_KIND_FREE:
+    on_mem(r, t, p, rec);
+    break;
   case GT_KIND_EVENT:
     if (rec->u.handle.handle2 || rec->api == GT_API_cudaEventRecord ||
         rec->api == GT_API_cudaEventRecord_ptsz)
@@ -483,7 +505,9 @@ static void on_api(struct report *r, const struct gt_record *rec) {
                  stream_key(rec->api, rec->u.handle.handle2, rec->tid));
     r->sh.api += rec->dur_ns;
     break;
-  default: r->sh.api += rec->dur_ns; break;
+  default:
+    r->sh.api += rec->dur_ns;
+    break;
   }
   r->cur = NULL; /* threads may move before the next record */
 }
@@ -563,23 +587,51 @@ static void range_done(struct report *r, const struct gt_range *g) {
     return;
   size_t si = (size_t)g->tag - 1;
   struct rp_counters then = r->snaps[si];
-  r->free_snaps = gt_grow(r->free_snaps, &r->cfree_snaps, r->nfree_snaps + 1, sizeof(size_t));
+  r->free_snaps =
+      gt_grow(r->free_snaps, &r->cfree_snaps, r->nfree_snaps + 1, sizeof(size_t));
   r->free_snaps[r->nfree_snaps++] = si;
-  struct rp_counters now = g->depth >= 0 ? thread_of(r, g->pid, g->tid)->c
-                                         : rp_proc_of(r, g->pid)->c;
+  struct rp_counters now =
+      g->depth >= 0 ? thread_of(r, g->pid, g->tid)->c : rp_proc_of(r, g->pid)->c;
   size_t idx = gt_strtab_intern(&r->rnames, g->name);
   if (idx >= r->rcap) {
     size_t old = r->rcap;
     r->ranges = gt_grow(r->ranges, &r->rcap, idx + 1, sizeof *r->ranges);
     memset(r->ranges + old, 0, (r->rcap - old) * sizeof *r->ranges);
   }
+  struct rp_occ o = {.start = g->start_ns,
+                     .end = g->end_ns > g->start_ns ? g->end_ns : g->start_ns,
+                     .bytes = now.bytes - then.bytes,
+                     .pid = g->pid,
+                     .launches = delta32(now.launches, then.launches),
+                     .allocs = delta32(now.allocs, then.allocs)};
   struct rp_range *rg = &r->ranges[idx];
-  rg->occ = gt_grow(rg->occ, &rg->cap, rg->n + 1, sizeof *rg->occ);
-  rg->occ[rg->n++] = (struct rp_occ){
-      .start = g->start_ns, .end = g->end_ns > g->start_ns ? g->end_ns : g->start_ns,
-      .bytes = now.bytes - then.bytes, .pid = g->pid,
-      .launches = delta32(now.launches, then.launches),
-      .allocs = delta32(now.allocs, then.allocs)};
+  if (rg->n++ == 0) {
+    rg->cold = o;
+    return;
+  }
+  if (o.start < rg->cold.start) { /* an earlier one (an outer range of the same name) */
+    struct rp_occ t = rg->cold;
+    rg->cold = o;
+    o = t;
+  }
+  gt_durs_add(&rg->warm_d, o.end - o.start);
+  rg->launches += o.launches;
+  rg->bytes += o.bytes;
+  rg->allocs += o.allocs;
+  if (r->device_active >= 0 && !rg->no_spans) { /* GPU time needs where it was */
+    rg->spans = gt_grow(rg->spans, &rg->cspans, rg->nspans + 1, sizeof *rg->spans);
+    rg->spans[rg->nspans++] = (struct rp_span){o.start, o.end, o.pid};
+  }
+}
+
+/* No DEVICE record by now: no range will get GPU time; forget where they were. */
+static void drop_spans(struct report *r) {
+  for (size_t i = 0; i < r->rnames.n; i++) {
+    free(r->ranges[i].spans);
+    r->ranges[i].spans = NULL;
+    r->ranges[i].nspans = r->ranges[i].cspans = 0;
+    r->ranges[i].no_spans = 1;
+  }
 }
 
 /* ---- the pass ---- */
@@ -612,14 +664,21 @@ static void feed(struct report *r, struct gt_record *rec) {
       r->dropped_by_kind[rec->u.count.of_kind] += rec->u.count.count;
     r->events++;
     return;
-  case GT_KIND_LOST: r->lost += rec->u.count.count; r->events++; return;
+  case GT_KIND_LOST:
+    r->lost += rec->u.count.count;
+    r->events++;
+    return;
   case GT_KIND_KERNEL_NAME: /* a (re)registration: names may change */
     gt_map_del(&r->kcache, gt_pid_key(rec->pid, rec->u.kname.kernel));
     memset(r->kc_key, 0, sizeof r->kc_key);
     r->events++;
     return;
-  case GT_KIND_PROCESS: rp_proc_of(r, rec->pid); r->events++; return;
-  case GT_KIND_NONE: return;
+  case GT_KIND_PROCESS:
+    rp_proc_of(r, rec->pid);
+    r->events++;
+    return;
+  case GT_KIND_NONE:
+    return;
   case GT_KIND_DEVICE:
     if (in_window(r, rec->ts_ns)) {
       r->events++;
@@ -630,15 +689,16 @@ static void feed(struct report *r, struct gt_record *rec) {
     if (rec->kind > GT_KIND_DEVICE) { /* stacks, modules, frames: for call sites */
       gt_symtab_feed(r->symtab, rec);
       r->events++;
-    }
-    else if (rec->kind < GT_KIND_PROCESS && in_window(r, rec->ts_ns)) {
+    } else if (rec->kind < GT_KIND_PROCESS && in_window(r, rec->ts_ns)) {
       r->events++;
       on_api(r, rec);
     }
   }
 }
 
-static void feed_cb(void *ctx, struct gt_record *rec) { feed(ctx, rec); }
+static void feed_cb(void *ctx, struct gt_record *rec) {
+  feed(ctx, rec);
+}
 
 int rp_read(struct report *r, const char *path, const char *cmd) {
   return rp_read_records(path, cmd, feed_cb, r, &r->damaged);
@@ -655,8 +715,10 @@ void rp_free(struct report *r) {
   gt_strtab_free(&r->knames);
   free(r->kern);
   gt_map_free(&r->kcache);
-  for (size_t i = 0; i < r->rnames.n; i++)
-    free(r->ranges[i].occ);
+  for (size_t i = 0; i < r->rnames.n; i++) {
+    gt_durs_free(&r->ranges[i].warm_d);
+    free(r->ranges[i].spans);
+  }
   gt_strtab_free(&r->rnames);
   free(r->ranges);
   for (size_t i = 0; i < r->nprocs; i++) {

@@ -128,16 +128,41 @@ static int uwalk_next(struct uwalk *w, uint64_t *s, uint64_t *e) {
 
 uint64_t rp_union_overlap(const struct rp_runs *a, const struct rp_runs *b, uint64_t s,
                           uint64_t e) {
-  struct uwalk w = {a, b, first_after(a, s), first_after(b, s), 0, 0, 0};
-  uint64_t total = 0, ss, se;
-  while (uwalk_next(&w, &ss, &se) && ss < e)
-    total += (se < e ? se : e) - (ss > s ? ss : s);
-  return total;
+  /* Merge only the runs that start before e: a busy stretch reaching far
+   * past e must not be walked to its end (that made this quadratic). */
+  size_t i = first_after(a, s), j = first_after(b, s);
+  uint64_t total = 0, cs = 0, ce = 0;
+  int have = 0;
+  for (;;) {
+    int ta = i < a->n && a->s[i] < e, tb = j < b->n && b->s[j] < e;
+    uint64_t ns, ne;
+    if (!ta && !tb)
+      break;
+    if (ta && (!tb || a->s[i] <= b->s[j])) {
+      ns = a->s[i];
+      ne = a->e[i++];
+    } else {
+      ns = b->s[j];
+      ne = b->e[j++];
+    }
+    ns = ns > s ? ns : s;
+    ne = ne < e ? ne : e;
+    if (have && ns <= ce) {
+      ce = ne > ce ? ne : ce;
+    } else {
+      total += have ? ce - cs : 0;
+      cs = ns;
+      ce = ne;
+      have = 1;
+    }
+  }
+  return total + (have ? ce - cs : 0);
 }
 
 /* ---- the end-of-trace pass ---- */
 
-static void attribute(struct report *r, const struct rp_proc *p, const struct rp_blocked *b) {
+static void attribute(struct report *r, const struct rp_proc *p,
+                      const struct rp_blocked *b) {
   uint64_t len = b->end - b->start, k = 0, c = 0, s = 0;
   if (p->kruns.n || p->cruns.n) {
     uint64_t kd = rp_runs_overlap(&p->kruns, b->start, b->end);
@@ -166,13 +191,18 @@ static void attribute(struct report *r, const struct rp_proc *p, const struct rp
   }
 }
 
+static uint64_t busy_in(struct report *r, uint32_t pid, uint64_t s, uint64_t e) {
+  const struct rp_proc *p = rp_proc_of(r, pid);
+  return rp_union_overlap(&p->kruns, &p->cruns, s, e);
+}
+
 static void range_gpu(struct report *r) {
-  for (size_t i = 0; i < r->rnames.n; i++)
-    for (size_t j = 0; j < r->ranges[i].n; j++) {
-      struct rp_occ *o = &r->ranges[i].occ[j];
-      const struct rp_proc *p = rp_proc_of(r, o->pid);
-      o->gpu_ns = rp_union_overlap(&p->kruns, &p->cruns, o->start, o->end);
-    }
+  for (size_t i = 0; i < r->rnames.n; i++) {
+    struct rp_range *g = &r->ranges[i];
+    g->cold.gpu_ns = busy_in(r, g->cold.pid, g->cold.start, g->cold.end);
+    for (size_t j = 0; j < g->nspans; j++)
+      g->gpu_ns += busy_in(r, g->spans[j].pid, g->spans[j].start, g->spans[j].end);
+  }
 }
 
 static void add_gap(struct rp_gaps *g, uint64_t at, uint64_t len) {
@@ -197,7 +227,8 @@ static void walk_device(struct report *r, const struct rp_proc *p, double *busy)
     uint64_t cs = s > t0 ? s : t0, ce = e < r->last_ns ? e : r->last_ns;
     for (uint64_t c = (cs - t0) * RP_UTIL_CHUNKS / span; ce > cs && c < RP_UTIL_CHUNKS;
          c++) {
-      uint64_t lo = t0 + span * c / RP_UTIL_CHUNKS, hi = t0 + span * (c + 1) / RP_UTIL_CHUNKS;
+      uint64_t lo = t0 + span * c / RP_UTIL_CHUNKS,
+               hi = t0 + span * (c + 1) / RP_UTIL_CHUNKS;
       if (lo >= ce)
         break;
       uint64_t a = cs > lo ? cs : lo, b = ce < hi ? ce : hi;

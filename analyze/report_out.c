@@ -35,7 +35,8 @@ static int by_kernel_cost(const void *a, const void *b) {
   uint64_t cx = kernel_cost(x), cy = kernel_cost(y);
   if (cx != cy)
     return cx < cy ? 1 : -1;
-  return strcmp(sort_r->knames.strs[*(const size_t *)a], sort_r->knames.strs[*(const size_t *)b]);
+  return strcmp(sort_r->knames.strs[*(const size_t *)a],
+                sort_r->knames.strs[*(const size_t *)b]);
 }
 
 static int by_range_total(const void *a, const void *b) {
@@ -43,7 +44,8 @@ static int by_range_total(const void *a, const void *b) {
            y = sort_r->ranges[*(const size_t *)b].total_ns;
   if (x != y)
     return x < y ? 1 : -1;
-  return strcmp(sort_r->rnames.strs[*(const size_t *)a], sort_r->rnames.strs[*(const size_t *)b]);
+  return strcmp(sort_r->rnames.strs[*(const size_t *)a],
+                sort_r->rnames.strs[*(const size_t *)b]);
 }
 
 static unsigned *api_order(const struct report *r, size_t *n) {
@@ -114,15 +116,52 @@ static void u_cell(FILE *o, uint64_t v, int width) {
   cell(o, b, width, 1);
 }
 
+/* Length of the valid UTF-8 sequence at p (shortest form, no surrogates,
+ * at most U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *p) {
+  int n = p[0] < 0x80                    ? 1
+          : p[0] >= 0xC2 && p[0] <= 0xDF ? 2
+          : (p[0] & 0xF0) == 0xE0        ? 3
+          : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4
+                                         : 0;
+  for (int k = 1; k < n; k++)
+    if ((p[k] & 0xC0) != 0x80)
+      return 0;
+  if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0) ||
+      (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))
+    return 0;
+  return n;
+}
+
+/* Text from the traced process, made safe for a terminal: control bytes
+ * and invalid UTF-8 become '?' (JSON output escapes instead). */
+static const char *clean(char *dst, size_t len, const char *s) {
+  size_t j = 0;
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p && j + 5 < len) {
+    int n = utf8_len(p);
+    if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+      dst[j++] = '?';
+      p++;
+      continue;
+    }
+    memcpy(dst + j, p, (size_t)n);
+    j += (size_t)n;
+    p += n;
+  }
+  dst[j] = '\0';
+  return dst;
+}
+
 static void name_cell(FILE *o, const char *s, int width) {
-  char b[256];
+  char b[256], c[256];
   size_t n = strlen(s);
   if ((int)n > width) /* keep the start and the end: templates differ at the end */
     snprintf(b, sizeof b, "%.*s…%s", width / 2 - 1, s, s + n - (width - width / 2));
   else
     snprintf(b, sizeof b, "%s", s);
   fprintf(o, "  ");
-  cell(o, b, width, 0);
+  cell(o, clean(c, sizeof c, b), width, 0);
 }
 
 static void text_summary(FILE *o, const struct report *r, const char *path) {
@@ -141,8 +180,9 @@ static void text_summary(FILE *o, const struct report *r, const char *path) {
     fprintf(o, " · pid %u", r->opt.pid);
   fputc('\n', o);
   if (r->dropped || r->lost)
-    fprintf(o, "  !! %" PRIu64 " records dropped, %" PRIu64
-               " lost — figures below undercount\n",
+    fprintf(o,
+            "  !! %" PRIu64 " records dropped, %" PRIu64
+            " lost — figures below undercount\n",
             r->dropped, r->lost);
   if (r->damaged)
     fprintf(o, "  !! the trace is damaged: figures cover what could be read\n");
@@ -154,28 +194,42 @@ static void text_verdict(FILE *o, const struct report *r) {
   double w = (double)s->traced;
   fprintf(o, "\nVerdict: %s\n", r->verdict);
   fprintf(o, "  copies %s · kernels %s · launch %s · sync %s · api %s · idle %s\n",
-          gt_fmt_pct(p[0], CELL, (double)s->copy, w), gt_fmt_pct(p[1], CELL, (double)s->kernel, w),
-          gt_fmt_pct(p[2], CELL, (double)s->launch, w), gt_fmt_pct(p[3], CELL, (double)s->sync, w),
-          gt_fmt_pct(p[4], CELL, (double)s->api, w), gt_fmt_pct(p[5], CELL, (double)s->idle, w));
+          gt_fmt_pct(p[0], CELL, (double)s->copy, w),
+          gt_fmt_pct(p[1], CELL, (double)s->kernel, w),
+          gt_fmt_pct(p[2], CELL, (double)s->launch, w),
+          gt_fmt_pct(p[3], CELL, (double)s->sync, w),
+          gt_fmt_pct(p[4], CELL, (double)s->api, w),
+          gt_fmt_pct(p[5], CELL, (double)s->idle, w));
   fprintf(o, "  of %s traced host time (summed over threads); blocked in calls %s\n",
           gt_fmt_ns(t, sizeof t, s->traced), gt_fmt_ns(bl, sizeof bl, s->blocked));
   if (r->dev_records)
     fprintf(o, "  device timing: %" PRIu64 " DEVICE records%s%s\n", r->dev_records,
             r->dev_sample > 1 ? ", sampled 1 in " : "",
-            r->dev_sample > 1 ? (snprintf(t, sizeof t, "%u (scaled)", r->dev_sample), t) : "");
+            r->dev_sample > 1 ? (snprintf(t, sizeof t, "%u (scaled)", r->dev_sample), t)
+                              : "");
   else
     fprintf(o, "  device timing: none — blocked time split by the CPU-side model\n");
 }
 
 static void text_ev(FILE *o, const struct rp_ev *e) {
-  char b[CELL];
+  char b[CELL], b2[sizeof e->s * 2];
   fprintf(o, " %s=", e->key);
   switch (e->type) {
-  case RP_EV_U64: fprintf(o, "%" PRIu64, e->u); break;
-  case RP_EV_NS: fputs(gt_fmt_ns(b, sizeof b, e->u), o); break;
-  case RP_EV_BYTES: fputs(gt_fmt_bytes(b, sizeof b, e->u), o); break;
-  case RP_EV_FRAC: fprintf(o, "%.1f%%", 100 * e->d); break;
-  case RP_EV_STR: fprintf(o, "\"%s\"", e->s); break;
+  case RP_EV_U64:
+    fprintf(o, "%" PRIu64, e->u);
+    break;
+  case RP_EV_NS:
+    fputs(gt_fmt_ns(b, sizeof b, e->u), o);
+    break;
+  case RP_EV_BYTES:
+    fputs(gt_fmt_bytes(b, sizeof b, e->u), o);
+    break;
+  case RP_EV_FRAC:
+    fprintf(o, "%.1f%%", 100 * e->d);
+    break;
+  case RP_EV_STR:
+    fprintf(o, "\"%s\"", clean(b2, sizeof b2, e->s));
+    break;
   }
 }
 
@@ -185,7 +239,9 @@ static void text_findings(FILE *o, const struct report *r) {
     fprintf(o, "  none\n");
   for (size_t i = 0; i < r->nfindings; i++) {
     const struct rp_finding *f = &r->findings[i];
-    fprintf(o, "  [%s] %s: %s\n        evidence:", f->severity, f->rule, f->message);
+    char m[sizeof f->message * 2];
+    fprintf(o, "  [%s] %s: %s\n        evidence:", f->severity, f->rule,
+            clean(m, sizeof m, f->message));
     for (int k = 0; k < f->nev; k++)
       text_ev(o, &f->ev[k]);
     fprintf(o, "\n        advice: %s\n", f->advice);
@@ -220,7 +276,8 @@ static void text_kernels(FILE *o, const struct report *r) {
   if (!r->knames.n)
     return;
   size_t *ord = index_order(r, r->knames.n, by_kernel_cost);
-  fprintf(o, "\nKernels%s\n", r->dev_sample > 1 ? " (GPU times scaled from sampled DEVICE records)" : "");
+  fprintf(o, "\nKernels%s\n",
+          r->dev_sample > 1 ? " (GPU times scaled from sampled DEVICE records)" : "");
   fprintf(o, "  %-44s %9s %12s %11s %11s %11s\n", "kernel", "launches", "launch total",
           "launch mean", "GPU total", "GPU mean");
   for (size_t i = 0; i < r->knames.n; i++) {
@@ -250,7 +307,8 @@ static void text_transfers(FILE *o, const struct report *r) {
     any |= r->xfer[d].count || r->xfer[d].gpu_timed;
   if (!any)
     return;
-  fprintf(o, "\nTransfers (bandwidth: device time if timed, else host time of blocking calls)\n");
+  fprintf(o, "\nTransfers (bandwidth: device time if timed, else host time of blocking "
+             "calls)\n");
   fprintf(o, "  %-8s %8s %11s %9s %7s %11s %9s %11s %11s\n", "dir", "count", "bytes",
           "pageable", "async", "host time", "blocking", "GPU time", "bandwidth");
   for (unsigned d = 0; d < RP_XFER_ROWS; d++) {
@@ -297,9 +355,9 @@ static void text_sync(FILE *o, struct report *r) {
     ns_cell(o, s->sync_ns, 12);
     fputc('\n', o);
   }
-  char sites[600];
+  char sites[600], c[600];
   if (rp_stack_sites(r, RP_SITES, sites, sizeof sites))
-    fprintf(o, "  blocked most at: %s\n", sites);
+    fprintf(o, "  blocked most at: %s\n", clean(c, sizeof c, sites));
 }
 
 static void text_ranges(FILE *o, const struct report *r) {
@@ -307,12 +365,14 @@ static void text_ranges(FILE *o, const struct report *r) {
     return;
   char b[CELL];
   size_t *ord = index_order(r, r->rnames.n, by_range_total);
-  fprintf(o, "\nNVTX ranges (first occurrence apart; others: percentiles, means per range)\n");
+  fprintf(
+      o,
+      "\nNVTX ranges (first occurrence apart; others: percentiles, means per range)\n");
   fprintf(o, "  %-24s %7s %10s %10s %10s %10s %10s %9s %10s %7s %10s\n", "range", "count",
           "first", "p50", "p90", "p99", "max", "launches", "copied", "allocs", "GPU");
   for (size_t i = 0; i < r->rnames.n; i++) {
     const struct rp_range *g = &r->ranges[ord[i]];
-    const struct rp_occ *c = &g->occ[g->cold];
+    const struct rp_occ *c = &g->cold;
     uint64_t w = g->warm ? g->warm : 1;
     name_cell(o, r->rnames.strs[ord[i]], 24);
     u_cell(o, g->n, 8);
@@ -327,7 +387,7 @@ static void text_ranges(FILE *o, const struct report *r) {
       cell(o, gt_fmt_bytes(b, sizeof b, g->bytes / w), 11, 1);
       snprintf(b, sizeof b, "%.1f", (double)g->allocs / (double)w);
       cell(o, b, 8, 1);
-      if (r->dev_records)
+      if (r->dev_records && !g->no_spans)
         ns_cell(o, g->gpu_ns / w, 11);
       else
         cell(o, "-", 11, 1);
@@ -341,12 +401,15 @@ static void text_ranges(FILE *o, const struct report *r) {
 
 static void text_memory(FILE *o, const struct report *r) {
   char a[CELL], b[CELL];
-  fprintf(o, "\nMemory: peak device+managed %s", gt_fmt_bytes(a, sizeof a, r->peak_device_bytes));
+  fprintf(o, "\nMemory: peak device+managed %s",
+          gt_fmt_bytes(a, sizeof a, r->peak_device_bytes));
   if (r->peak_device_bytes)
     fprintf(o, " (pid %u)", r->peak_pid);
   if (r->opt.device_memory)
-    fprintf(o, " of %s device memory (%s)\n", gt_fmt_bytes(b, sizeof b, r->opt.device_memory),
-            gt_fmt_pct(a, sizeof a, (double)r->peak_device_bytes, (double)r->opt.device_memory));
+    fprintf(o, " of %s device memory (%s)\n",
+            gt_fmt_bytes(b, sizeof b, r->opt.device_memory),
+            gt_fmt_pct(a, sizeof a, (double)r->peak_device_bytes,
+                       (double)r->opt.device_memory));
   else
     fprintf(o, "; device memory: unknown (pass --device-memory SIZE)\n");
 }
@@ -383,9 +446,10 @@ static void json_ev(FILE *o, const struct rp_finding *f) {
 static void json_head(FILE *o, const struct report *r) {
   const struct rp_shares *s = &r->sh;
   double w = s->traced ? (double)s->traced : 1;
-  fprintf(o, "{\"duration_ns\":%" PRIu64 ",\"records\":%" PRIu64 ",\"events\":%" PRIu64
-             ",\"processes\":%zu,\"threads\":%zu,\"dropped\":%" PRIu64 ",\"lost\":%" PRIu64
-             ",\"damaged\":%s,\"window\":{\"from_ns\":%" PRIu64 ",\"to_ns\":",
+  fprintf(o,
+          "{\"duration_ns\":%" PRIu64 ",\"records\":%" PRIu64 ",\"events\":%" PRIu64
+          ",\"processes\":%zu,\"threads\":%zu,\"dropped\":%" PRIu64 ",\"lost\":%" PRIu64
+          ",\"damaged\":%s,\"window\":{\"from_ns\":%" PRIu64 ",\"to_ns\":",
           r->last_ns > r->first_ns ? r->last_ns - r->first_ns : 0, r->records, r->events,
           r->nprocs, r->nthreads, r->dropped, r->lost, r->damaged ? "true" : "false",
           r->opt.from_ns);
@@ -393,20 +457,24 @@ static void json_head(FILE *o, const struct report *r) {
     fputs("null", o);
   else
     fprintf(o, "%" PRIu64, r->opt.to_ns);
-  fprintf(o, "},\n\"device_timing\":%s,\"device_records\":%" PRIu64 ",\"device_sample\":%u,",
-          r->dev_records ? "true" : "false", r->dev_records, r->dev_sample ? r->dev_sample : 1);
-  fprintf(o, "\n\"verdict\":\"%s\",\"shares\":{\"traced_ns\":%" PRIu64 ",\"blocked_ns\":%" PRIu64
-             ",\"copy\":%.6f,\"kernel\":%.6f,\"launch\":%.6f,\"sync\":%.6f,\"api\":%.6f,"
-             "\"idle\":%.6f,\"copy_ns\":%" PRIu64 ",\"kernel_ns\":%" PRIu64
-             ",\"launch_ns\":%" PRIu64 ",\"sync_ns\":%" PRIu64 ",\"api_ns\":%" PRIu64
-             ",\"idle_ns\":%" PRIu64 "},\n\"findings\":[",
+  fprintf(o,
+          "},\n\"device_timing\":%s,\"device_records\":%" PRIu64 ",\"device_sample\":%u,",
+          r->dev_records ? "true" : "false", r->dev_records,
+          r->dev_sample ? r->dev_sample : 1);
+  fprintf(o,
+          "\n\"verdict\":\"%s\",\"shares\":{\"traced_ns\":%" PRIu64
+          ",\"blocked_ns\":%" PRIu64
+          ",\"copy\":%.6f,\"kernel\":%.6f,\"launch\":%.6f,\"sync\":%.6f,\"api\":%.6f,"
+          "\"idle\":%.6f,\"copy_ns\":%" PRIu64 ",\"kernel_ns\":%" PRIu64
+          ",\"launch_ns\":%" PRIu64 ",\"sync_ns\":%" PRIu64 ",\"api_ns\":%" PRIu64
+          ",\"idle_ns\":%" PRIu64 "},\n\"findings\":[",
           r->verdict, s->traced, s->blocked, (double)s->copy / w, (double)s->kernel / w,
-          (double)s->launch / w, (double)s->sync / w, (double)s->api / w, (double)s->idle / w,
-          s->copy, s->kernel, s->launch, s->sync, s->api, s->idle);
+          (double)s->launch / w, (double)s->sync / w, (double)s->api / w,
+          (double)s->idle / w, s->copy, s->kernel, s->launch, s->sync, s->api, s->idle);
   for (size_t i = 0; i < r->nfindings; i++) {
     const struct rp_finding *f = &r->findings[i];
-    fprintf(o, "%s\n {\"rule\":\"%s\",\"severity\":\"%s\",\"message\":", i ? "," : "", f->rule,
-            f->severity);
+    fprintf(o, "%s\n {\"rule\":\"%s\",\"severity\":\"%s\",\"message\":", i ? "," : "",
+            f->rule, f->severity);
     gt_json_str(o, f->message);
     fputs(",\"advice\":", o);
     gt_json_str(o, f->advice);
@@ -424,13 +492,14 @@ static void json_api(FILE *o, const struct report *r) {
   fputs("\"api\":[", o);
   for (size_t i = 0; i < n; i++) {
     const struct rp_api *a = &r->api[ord[i]];
-    fprintf(o, "%s\n {\"api\":\"%s\",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64
-               ",\"mean_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64 ",\"p90_ns\":%" PRIu64
-               ",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"share\":%.6f,\"errors\":%" PRIu64
-               "}",
-            i ? "," : "", gt_api_name(ord[i]), a->calls, a->durs.sum, a->durs.sum / a->calls,
-            a->p50, a->p90, a->p99, a->durs.max, all > 0 ? (double)a->durs.sum / all : 0,
-            a->errors);
+    fprintf(o,
+            "%s\n {\"api\":\"%s\",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64
+            ",\"mean_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64 ",\"p90_ns\":%" PRIu64
+            ",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
+            ",\"share\":%.6f,\"errors\":%" PRIu64 "}",
+            i ? "," : "", gt_api_name(ord[i]), a->calls, a->durs.sum,
+            a->durs.sum / a->calls, a->p50, a->p90, a->p99, a->durs.max,
+            all > 0 ? (double)a->durs.sum / all : 0, a->errors);
   }
   fputs("],\n", o);
   free(ord);
@@ -446,11 +515,14 @@ static void json_kernels(FILE *o, const struct report *r) {
     fprintf(o, "%s\n {\"kernel\":", first ? "" : ",");
     first = 0;
     gt_json_str(o, r->knames.strs[ord[i]]);
-    fprintf(o, ",\"launches\":%" PRIu64 ",\"cpu_total_ns\":%" PRIu64 ",\"cpu_mean_ns\":%" PRIu64,
+    fprintf(o,
+            ",\"launches\":%" PRIu64 ",\"cpu_total_ns\":%" PRIu64
+            ",\"cpu_mean_ns\":%" PRIu64,
             k->launches, k->cpu_ns, k->launches ? k->cpu_ns / k->launches : 0);
     if (k->gpu_timed)
-      fprintf(o, ",\"gpu_total_ns\":%" PRIu64 ",\"gpu_mean_ns\":%" PRIu64
-                 ",\"gpu_max_ns\":%" PRIu64 ",\"gpu_timed\":%" PRIu64 ",\"gpu_sample\":%u",
+      fprintf(o,
+              ",\"gpu_total_ns\":%" PRIu64 ",\"gpu_mean_ns\":%" PRIu64
+              ",\"gpu_max_ns\":%" PRIu64 ",\"gpu_timed\":%" PRIu64 ",\"gpu_sample\":%u",
               k->gpu_scaled_ns, k->gpu_ns / k->gpu_timed, k->gpu_max_ns, k->gpu_timed,
               k->sample);
     fputs("}", o);
@@ -467,16 +539,19 @@ static void json_transfers(FILE *o, struct report *r) {
       continue;
     uint64_t bb, bn;
     xfer_bw(x, &bb, &bn);
-    fprintf(o, "%s\n {\"dir\":\"%s\",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
-               ",\"pageable_count\":%" PRIu64 ",\"async_count\":%" PRIu64 ",\"small_count\":%" PRIu64
-               ",\"host_ns\":%" PRIu64 ",\"blocking_count\":%" PRIu64 ",\"blocking_bytes\":%" PRIu64
-               ",\"blocking_ns\":%" PRIu64,
-            first ? "" : ",", xfer_name(d), x->count, x->bytes, x->pageable, x->async, x->small,
-            x->host_ns, x->blocking, x->blocking_bytes, x->blocking_ns);
+    fprintf(o,
+            "%s\n {\"dir\":\"%s\",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+            ",\"pageable_count\":%" PRIu64 ",\"async_count\":%" PRIu64
+            ",\"small_count\":%" PRIu64 ",\"host_ns\":%" PRIu64
+            ",\"blocking_count\":%" PRIu64 ",\"blocking_bytes\":%" PRIu64
+            ",\"blocking_ns\":%" PRIu64,
+            first ? "" : ",", xfer_name(d), x->count, x->bytes, x->pageable, x->async,
+            x->small, x->host_ns, x->blocking, x->blocking_bytes, x->blocking_ns);
     first = 0;
     if (x->gpu_timed)
-      fprintf(o, ",\"gpu_total_ns\":%" PRIu64 ",\"gpu_timed\":%" PRIu64
-                 ",\"gpu_timed_bytes\":%" PRIu64 ",\"gpu_sample\":%u",
+      fprintf(o,
+              ",\"gpu_total_ns\":%" PRIu64 ",\"gpu_timed\":%" PRIu64
+              ",\"gpu_timed_bytes\":%" PRIu64 ",\"gpu_sample\":%u",
               x->gpu_scaled_ns, x->gpu_timed, x->gpu_bytes, x->sample);
     if (bn)
       fprintf(o, ",\"bandwidth_gbps\":%.6f", (double)bb / (double)bn);
@@ -487,22 +562,22 @@ static void json_transfers(FILE *o, struct report *r) {
     const struct rp_sync *s = &r->sync[a];
     if (!s->calls)
       continue;
-    fprintf(o, "%s\n {\"api\":\"%s\",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64
-               ",\"max_ns\":%" PRIu64 ",\"kernel_ns\":%" PRIu64 ",\"copy_ns\":%" PRIu64
-               ",\"unexplained_ns\":%" PRIu64 "}",
-            first ? "" : ",", gt_api_name(a), s->calls, s->total_ns, s->max_ns, s->kernel_ns,
-            s->copy_ns, s->sync_ns);
+    fprintf(o,
+            "%s\n {\"api\":\"%s\",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64
+            ",\"max_ns\":%" PRIu64 ",\"kernel_ns\":%" PRIu64 ",\"copy_ns\":%" PRIu64
+            ",\"unexplained_ns\":%" PRIu64 "}",
+            first ? "" : ",", gt_api_name(a), s->calls, s->total_ns, s->max_ns,
+            s->kernel_ns, s->copy_ns, s->sync_ns);
     first = 0;
   }
   fputs("],\n\"sync_sites\":[", o);
-  uint64_t top[3][2];
+  struct rp_site top[3];
   int n = rp_top_sites(r, RP_SITES, top);
   for (int k = 0; k < n; k++) {
-    char name[160];
-    fprintf(o, "%s{\"pid\":%u,\"stack_id\":%u,\"site\":", k ? "," : "",
-            (uint32_t)(top[k][0] >> 32), (uint32_t)top[k][0]);
-    gt_json_str(o, rp_site_name(r, top[k][0], name, sizeof name));
-    fprintf(o, ",\"blocked_ns\":%" PRIu64 "}", top[k][1]);
+    fprintf(o, "%s{\"pid\":%u,\"stack_id\":%u,\"site\":", k ? "," : "", top[k].pid,
+            top[k].stack_id);
+    gt_json_str(o, top[k].name);
+    fprintf(o, ",\"blocked_ns\":%" PRIu64 "}", top[k].value);
   }
   fputs("],\n", o);
 }
@@ -512,21 +587,23 @@ static void json_ranges(FILE *o, const struct report *r) {
   fputs("\"ranges\":[", o);
   for (size_t i = 0; i < r->rnames.n; i++) {
     const struct rp_range *g = &r->ranges[ord[i]];
-    const struct rp_occ *c = &g->occ[g->cold];
+    const struct rp_occ *c = &g->cold;
     fprintf(o, "%s\n {\"name\":", i ? "," : "");
     gt_json_str(o, r->rnames.strs[ord[i]]);
-    fprintf(o, ",\"count\":%zu,\"warm_count\":%" PRIu64 ",\"p50_ns\":%" PRIu64
-               ",\"p90_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
-               ",\"mean_ns\":%" PRIu64 ",\"launches\":%" PRIu64 ",\"bytes\":%" PRIu64
-               ",\"allocs\":%" PRIu64,
+    fprintf(o,
+            ",\"count\":%zu,\"warm_count\":%" PRIu64 ",\"p50_ns\":%" PRIu64
+            ",\"p90_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
+            ",\"mean_ns\":%" PRIu64 ",\"launches\":%" PRIu64 ",\"bytes\":%" PRIu64
+            ",\"allocs\":%" PRIu64,
             g->n, g->warm, g->p50, g->p90, g->p99, g->max, g->mean, g->launches, g->bytes,
             g->allocs);
-    if (r->dev_records)
+    if (r->dev_records && !g->no_spans)
       fprintf(o, ",\"gpu_ns\":%" PRIu64, g->gpu_ns);
-    fprintf(o, ",\"cold\":{\"start_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64 ",\"launches\":%u"
-               ",\"bytes\":%" PRIu64 ",\"allocs\":%u",
+    fprintf(o,
+            ",\"cold\":{\"start_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64 ",\"launches\":%u"
+            ",\"bytes\":%" PRIu64 ",\"allocs\":%u",
             c->start, c->end - c->start, c->launches, c->bytes, c->allocs);
-    if (r->dev_records)
+    if (r->dev_records && !g->no_spans)
       fprintf(o, ",\"gpu_ns\":%" PRIu64, c->gpu_ns);
     fputs("}}", o);
   }
@@ -535,12 +612,17 @@ static void json_ranges(FILE *o, const struct report *r) {
 }
 
 static void json_memory(FILE *o, const struct report *r) {
-  fprintf(o, "\"memory\":{\"peak_device_bytes\":%" PRIu64 ",\"pid\":%u,\"device_memory_bytes\":",
+  fprintf(o,
+          "\"memory\":{\"peak_device_bytes\":%" PRIu64
+          ",\"pid\":%u,\"device_memory_bytes\":",
           r->peak_device_bytes, r->peak_pid);
   if (r->opt.device_memory) {
     double f = (double)r->peak_device_bytes / (double)r->opt.device_memory;
-    fprintf(o, "%" PRIu64 ",\"fraction\":%.6f,\"pressure\":\"%s\"}", r->opt.device_memory, f,
-            f >= 0.90 ? "high" : f >= 0.85 ? "medium" : "ok");
+    fprintf(o, "%" PRIu64 ",\"fraction\":%.6f,\"pressure\":\"%s\"}", r->opt.device_memory,
+            f,
+            f >= 0.90   ? "high"
+            : f >= 0.85 ? "medium"
+                        : "ok");
   } else {
     fputs("null,\"fraction\":null,\"pressure\":\"unknown\"}", o);
   }

@@ -77,7 +77,8 @@ static struct batch *consume(struct pipe *p, int release) {
   return b;
 }
 
-static void feed_batch(struct batch *b, void (*fn)(void *, struct gt_record *), void *ctx) {
+static void feed_batch(struct batch *b, void (*fn)(void *, struct gt_record *),
+                       void *ctx) {
   for (size_t off = 0; off < b->len;) {
     /* gt_model_feed may rewrite a record (a free learns its bytes): the
      * batch is ours to write. Records are whole and aligned (96 bytes). */
@@ -88,7 +89,8 @@ static void feed_batch(struct batch *b, void (*fn)(void *, struct gt_record *), 
 }
 
 int rp_read_records(const char *path, const char *cmd,
-                    void (*fn)(void *ctx, struct gt_record *rec), void *ctx, int *damaged) {
+                    void (*fn)(void *ctx, struct gt_record *rec), void *ctx,
+                    int *damaged) {
   char err[512];
   struct pipe p = {.rd = gt_reader_open(path, err, sizeof err)};
   if (!p.rd) {
@@ -119,4 +121,3 @@ int rp_read_records(const char *path, const char *cmd,
   pthread_cond_destroy(&p.cv);
   return 0;
 }
-

@@ -14,42 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "leaks.h"
 #include "report.h"
 #include "util.h"
 
 /* ---- finishing ---- */
 
 static void finish_range(struct rp_range *rg) {
-  size_t cold = 0;
-  for (size_t i = 1; i < rg->n; i++)
-    if (rg->occ[i].start < rg->occ[cold].start)
-      cold = i;
-  rg->cold = cold;
-  struct gt_durs d = {0};
-  for (size_t i = 0; i < rg->n; i++) {
-    if (i == cold)
-      continue;
-    const struct rp_occ *o = &rg->occ[i];
-    gt_durs_add(&d, o->end - o->start);
-    rg->launches += o->launches;
-    rg->bytes += o->bytes;
-    rg->allocs += o->allocs;
-    rg->gpu_ns += o->gpu_ns;
-  }
   static const unsigned pcts[] = {50, 90, 99};
   uint64_t out[3];
-  gt_durs_percentiles(&d, pcts, 3, out);
-  rg->warm = d.n;
+  rg->warm = rg->warm_d.n;
+  rg->max = rg->warm_d.max;
+  rg->mean = rg->warm ? rg->warm_d.sum / rg->warm : 0;
+  rg->total_ns = rg->warm_d.sum + (rg->cold.end - rg->cold.start);
+  gt_durs_percentiles(&rg->warm_d, pcts, 3, out);
   rg->p50 = out[0];
   rg->p90 = out[1];
   rg->p99 = out[2];
-  rg->max = d.max;
-  rg->mean = d.n ? d.sum / d.n : 0;
-  gt_durs_free(&d);
-  rg->total_ns = 0;
-  for (size_t i = 0; i < rg->n; i++)
-    rg->total_ns += rg->occ[i].end - rg->occ[i].start;
 }
 
 void rp_finish(struct report *r) {
@@ -89,9 +69,12 @@ void rp_verdict(struct report *r) {
   static const char *const names[] = {"transfer-bound", "compute-bound", "launch-bound",
                                       "cpu-bound"};
   const struct rp_shares *s = &r->sh;
-  /* Blocked time nothing explains is still the device's: work we did not
-   * see queued (libraries launching through the driver API). */
-  uint64_t g[4] = {s->copy, s->kernel + s->sync, s->launch, s->idle + s->api};
+  /* Without device timing, blocked time nothing explains is still the
+   * device's: work we did not see queued (libraries launching through the
+   * driver API). With it, that time is measured: the device was idle while
+   * the host waited, which is no group's. */
+  uint64_t g[4] = {s->copy, s->kernel + (r->dev_records ? 0 : s->sync), s->launch,
+                   s->idle + s->api};
   int best = 3;
   if (s->traced) {
     best = 0;
@@ -106,7 +89,8 @@ void rp_verdict(struct report *r) {
 
 static struct rp_finding *add(struct report *r, const char *rule, const char *sev,
                               const char *advice, const char *fmt, ...) {
-  r->findings = gt_grow(r->findings, &r->cfindings, r->nfindings + 1, sizeof *r->findings);
+  r->findings =
+      gt_grow(r->findings, &r->cfindings, r->nfindings + 1, sizeof *r->findings);
   struct rp_finding *f = &r->findings[r->nfindings++];
   memset(f, 0, sizeof *f);
   f->rule = rule;
@@ -145,61 +129,6 @@ static const char *by_share(double share, double high, double medium) {
   return share >= high ? "high" : share >= medium ? "medium" : "low";
 }
 
-const char *rp_site_name(struct report *r, uint64_t site, char *buf, size_t len) {
-  struct gt_frame f[64];
-  uint32_t pid = (uint32_t)(site >> 32), id = (uint32_t)site;
-  int n = gt_symtab_stack(r->symtab, pid, id, f, 64);
-  const struct gt_frame *o = gt_leaks_origin(f, n); /* the user's frame */
-  if (!o) {
-    snprintf(buf, len, "pid %u stack %u", pid, id);
-  } else {
-    const char *file = strrchr(o->file, '/');
-    snprintf(buf, len, "%s", o->function);
-    if (o->file[0])
-      snprintf(buf + strlen(buf), len - strlen(buf), " at %s:%u", file ? file + 1 : o->file,
-               o->line);
-  }
-  return buf;
-}
-
-int rp_top_sites(const struct report *r, int which, uint64_t top[3][2]) {
-  const struct gt_map *m = which == RP_SITES ? &r->sync_site_ns : &r->sites[which];
-  int n = 0;
-  memset(top, 0, 3 * sizeof top[0]);
-  for (size_t i = 0; i < m->cap; i++) {
-    if (m->used[i] != 1)
-      continue;
-    for (int k = 0; k < 3; k++)
-      if (m->vals[i] > top[k][1]) {
-        memmove(top[k + 1], top[k], (size_t)(2 - k) * sizeof top[0]);
-        top[k][0] = m->keys[i];
-        top[k][1] = m->vals[i];
-        n += n < 3;
-        break;
-      }
-  }
-  return n;
-}
-
-const char *rp_stack_sites(struct report *r, int which, char *buf, size_t len) {
-  uint64_t top[3][2];
-  int n = rp_top_sites(r, which, top);
-  if (!n)
-    return NULL;
-  size_t off = 0;
-  buf[0] = '\0';
-  for (int k = 0; k < n && off < len; k++) {
-    char name[160], v[32];
-    if (which == RP_SITES)
-      gt_fmt_ns(v, sizeof v, top[k][1]);
-    else
-      snprintf(v, sizeof v, "×%" PRIu64, top[k][1]);
-    off += (size_t)snprintf(buf + off, len - off, "%s%s %s", k ? "; " : "",
-                            rp_site_name(r, top[k][0], name, sizeof name), v);
-  }
-  return buf;
-}
-
 static void sites(struct report *r, struct rp_finding *f, int which) {
   char buf[200];
   if (rp_stack_sites(r, which, buf, sizeof buf))
@@ -213,10 +142,13 @@ static void rule_pageable(struct report *r) {
     return;
   struct rp_finding *f = add(
       r, "pageable_memcpy", share >= 0.25 ? "high" : "medium",
-      "Allocate the host buffers with cudaMallocHost/cudaHostAlloc, or cudaHostRegister them "
-      "once: pinned copies run at full bandwidth and cudaMemcpyAsync becomes asynchronous.",
+      "Allocate the host buffers with cudaMallocHost/cudaHostAlloc, or cudaHostRegister "
+      "them "
+      "once: pinned copies run at full bandwidth and cudaMemcpyAsync becomes "
+      "asynchronous.",
       "%" PRIu64 " host<->device copies used pageable host memory (%.1f %% of the traced "
-      "time); %" PRIu64 " of them were async copies, which then block like synchronous ones",
+      "time); %" PRIu64
+      " of them were async copies, which then block like synchronous ones",
       s->pageable_n, 100 * share, s->pageable_async);
   ev_u(f, "copies", RP_EV_U64, s->pageable_n);
   ev_u(f, "async_copies", RP_EV_U64, s->pageable_async);
@@ -232,7 +164,8 @@ static void rule_sync_copies(struct report *r) {
   if (s->sync_copy_n >= 10) {
     struct rp_finding *f = add(
         r, "sync_memcpy", by_share(share, 0.25, 0.05),
-        "Use cudaMemcpyAsync on a stream with pinned buffers and wait once per iteration, "
+        "Use cudaMemcpyAsync on a stream with pinned buffers and wait once per "
+        "iteration, "
         "so copies overlap kernels and the host keeps queueing work.",
         "%" PRIu64 " synchronous host<->device copies (host-to-device ones over 64 KB) "
         "blocked the host for %.1f %% of the traced time",
@@ -271,11 +204,13 @@ static void rule_excessive_sync(struct report *r) {
   double share = frac(blocked, r->sh.traced);
   struct rp_finding *f = add(
       r, "excessive_sync", share >= 0.25 ? "high" : "medium",
-      "Synchronize once per iteration or request, where the host needs a result, not after "
+      "Synchronize once per iteration or request, where the host needs a result, not "
+      "after "
       "every kernel: queue the work on a stream and wait once (cudaStreamSynchronize / "
       "cudaEventSynchronize).",
       "%.0f %% of kernel launches were followed by a synchronize before the next launch "
-      "(%" PRIu64 " of %" PRIu64 "); the host was blocked in synchronizes for %.1f %% of the "
+      "(%" PRIu64 " of %" PRIu64
+      "); the host was blocked in synchronizes for %.1f %% of the "
       "traced time",
       100 * ratio, s->synced_launches, groups, 100 * share);
   ev_u(f, "launches", RP_EV_U64, groups);
@@ -298,20 +233,21 @@ static void rule_small_kernels(struct report *r) {
         k->gpu_ns / k->gpu_timed > 2 * (k->cpu_ns / k->launches))
       continue;
     if (n++ < 3)
-      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.60s", n > 1 ? "; " : "",
-               r->knames.strs[i]);
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.60s",
+               n > 1 ? "; " : "", r->knames.strs[i]);
     small_launches += k->launches;
   }
   int measured = r->dev_records > 0;
   double launch_share = frac(r->sh.launch, r->sh.traced);
-  const char *advice = "Fuse small kernels, give each launch more work, or capture the "
-                       "sequence in a CUDA graph (one cudaGraphLaunch replaces many launches).";
+  const char *advice =
+      "Fuse small kernels, give each launch more work, or capture the "
+      "sequence in a CUDA graph (one cudaGraphLaunch replaces many launches).";
   if (measured && n) {
-    struct rp_finding *f =
-        add(r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
-            "%" PRIu64 " kernels (%" PRIu64 " launches) run on the device for at most twice "
-            "the host time of launching them",
-            n, small_launches);
+    struct rp_finding *f = add(
+        r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
+        "%" PRIu64 " kernels (%" PRIu64 " launches) run on the device for at most twice "
+        "the host time of launching them",
+        n, small_launches);
     ev_u(f, "kernels", RP_EV_U64, n);
     ev_u(f, "launches", RP_EV_U64, small_launches);
     ev_str(f, "examples", names);
@@ -320,9 +256,11 @@ static void rule_small_kernels(struct report *r) {
     /* No device timing: the kernels' time is what the host waited for them. */
     struct rp_finding *f =
         add(r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
-            "%" PRIu64 " launches: the host waited %.0f ns per launch for kernels (estimated) "
+            "%" PRIu64
+            " launches: the host waited %.0f ns per launch for kernels (estimated) "
             "and spent %.0f ns per launch launching them",
-            launches, (double)r->sh.kernel / (double)launches, (double)cpu / (double)launches);
+            launches, (double)r->sh.kernel / (double)launches,
+            (double)cpu / (double)launches);
     ev_u(f, "launches", RP_EV_U64, launches);
     ev_u(f, "kernel_est_ns", RP_EV_NS, r->sh.kernel);
     ev_u(f, "launch_ns", RP_EV_NS, cpu);
@@ -339,13 +277,14 @@ static void rule_small_transfers(struct report *r) {
     }
   if (small < 100 || 2 * small < copies)
     return;
-  struct rp_finding *f = add(
-      r, "small_transfers", small >= 1000 ? "medium" : "low",
-      "Batch small transfers into one larger copy (pack them in one buffer), or keep the data "
-      "on the device between iterations.",
-      "%" PRIu64 " of %" PRIu64 " copies moved less than 64 KiB each; each pays a fixed "
-      "latency of microseconds",
-      small, copies);
+  struct rp_finding *f = add(r, "small_transfers", small >= 1000 ? "medium" : "low",
+                             "Batch small transfers into one larger copy (pack them in "
+                             "one buffer), or keep the data "
+                             "on the device between iterations.",
+                             "%" PRIu64 " of %" PRIu64
+                             " copies moved less than 64 KiB each; each pays a fixed "
+                             "latency of microseconds",
+                             small, copies);
   ev_u(f, "small_copies", RP_EV_U64, small);
   ev_u(f, "copies", RP_EV_U64, copies);
   ev_frac(f, "fraction", frac(small, copies));
@@ -359,13 +298,14 @@ static void rule_alloc_churn(struct report *r) {
     return;
   const struct rp_rulestats *s = &r->rs;
   double share = frac(s->alloc_ns + s->free_ns, r->sh.traced);
-  struct rp_finding *f = add(
-      r, "alloc_churn", share >= 0.05 ? "medium" : "low",
-      "Allocate buffers once and reuse them across iterations, or use cudaMallocAsync with a "
-      "memory pool (or a caching allocator).",
-      "%" PRIu64 " allocations were of a size the process had freed before (%" PRIu64
-      " allocations, %" PRIu64 " frees; %.1f %% of the traced time in them)",
-      churn, s->alloc_n, s->free_n, 100 * share);
+  struct rp_finding *f =
+      add(r, "alloc_churn", share >= 0.05 ? "medium" : "low",
+          "Allocate buffers once and reuse them across iterations, or use "
+          "cudaMallocAsync with a "
+          "memory pool (or a caching allocator).",
+          "%" PRIu64 " allocations were of a size the process had freed before (%" PRIu64
+          " allocations, %" PRIu64 " frees; %.1f %% of the traced time in them)",
+          churn, s->alloc_n, s->free_n, 100 * share);
   ev_u(f, "reallocations", RP_EV_U64, churn);
   ev_u(f, "allocations", RP_EV_U64, s->alloc_n);
   ev_u(f, "frees", RP_EV_U64, s->free_n);
@@ -390,9 +330,10 @@ static void rule_gaps(struct report *r) {
   ev_u(f, "gaps", RP_EV_U64, g->count);
   ev_u(f, "idle_ns", RP_EV_NS, g->total_ns);
   ev_u(f, "longest_ns", RP_EV_NS, g->max_ns);
-  ev_str(f, "source", r->gaps_measured ? "device timing"
-                                       : "model: from a wait that drained all queued work "
-                                         "to the next work queued");
+  ev_str(f, "source",
+         r->gaps_measured ? "device timing"
+                          : "model: from a wait that drained all queued work "
+                            "to the next work queued");
 }
 
 static void rule_utilization(struct report *r) {
@@ -410,7 +351,8 @@ static void rule_utilization(struct report *r) {
     return;
   struct rp_finding *f = add(
       r, "low_gpu_utilization", low >= RP_UTIL_CHUNKS / 2 ? "medium" : "low",
-      "Keep more work queued: launch ahead of the results you wait for, use more streams or "
+      "Keep more work queued: launch ahead of the results you wait for, use more streams "
+      "or "
       "larger batches.",
       "the device was busy less than half the time in %d of %d equal parts of the run "
       "(mean %.0f %%; lowest %.0f %% in part %d)",
@@ -427,12 +369,13 @@ static void rule_memory(struct report *r) {
   double used = frac(r->peak_device_bytes, r->opt.device_memory);
   if (used < 0.85)
     return;
-  struct rp_finding *f = add(
-      r, "memory_pressure", used >= 0.90 ? "high" : "medium",
-      "Close to out-of-memory: reduce the batch size or the caching allocator's reserve, free "
-      "buffers not needed any more, or move rarely used data to the host.",
-      "peak device memory of pid %u reached %.1f %% of the device's memory", r->peak_pid,
-      100 * used);
+  struct rp_finding *f =
+      add(r, "memory_pressure", used >= 0.90 ? "high" : "medium",
+          "Close to out-of-memory: reduce the batch size or the caching allocator's "
+          "reserve, free "
+          "buffers not needed any more, or move rarely used data to the host.",
+          "peak device memory of pid %u reached %.1f %% of the device's memory",
+          r->peak_pid, 100 * used);
   ev_u(f, "peak_bytes", RP_EV_BYTES, r->peak_device_bytes);
   ev_u(f, "device_bytes", RP_EV_BYTES, r->opt.device_memory);
   ev_frac(f, "fraction", used);
@@ -441,8 +384,9 @@ static void rule_memory(struct report *r) {
 
 static int expected_error(unsigned api, int32_t code) {
   /* A query's "not ready" is its answer, not a failure. */
-  return code == 600 && (api == GT_API_cudaStreamQuery || api == GT_API_cudaStreamQuery_ptsz ||
-                         api == GT_API_cudaEventQuery);
+  return code == 600 &&
+         (api == GT_API_cudaStreamQuery || api == GT_API_cudaStreamQuery_ptsz ||
+          api == GT_API_cudaEventQuery);
 }
 
 static void rule_errors(struct report *r) {
@@ -467,11 +411,12 @@ static void rule_errors(struct report *r) {
     snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s: %s ×%" PRIu64,
              k ? ", " : "", gt_api_name((unsigned)(top[k][0] >> 32)),
              gt_cuda_error_name((int32_t)top[k][0]), top[k][1]);
-  struct rp_finding *f = add(
-      r, "api_errors", "high",
-      "Check the result of every CUDA call (and cudaGetLastError after launches): a failed "
-      "call did not do its work, and later results may be wrong.",
-      "%" PRIu64 " CUDA calls returned an error (%s)", total, what);
+  struct rp_finding *f =
+      add(r, "api_errors", "high",
+          "Check the result of every CUDA call (and cudaGetLastError after launches): a "
+          "failed "
+          "call did not do its work, and later results may be wrong.",
+          "%" PRIu64 " CUDA calls returned an error (%s)", total, what);
   ev_u(f, "failed_calls", RP_EV_U64, total);
   ev_str(f, "top", what);
 }
@@ -481,22 +426,24 @@ static void rule_cold_start(struct report *r) {
     const struct rp_range *rg = &r->ranges[i];
     if (rg->warm < 2)
       continue;
-    uint64_t cold = rg->occ[rg->cold].end - rg->occ[rg->cold].start;
+    uint64_t cold = rg->cold.end - rg->cold.start;
     if (cold < 2 * rg->p50 || cold - rg->p50 < 1000000)
       continue;
     struct rp_finding *f = add(
         r, "cold_start", "low",
         "Warm up before serving (one dummy request loads modules, allocates pools and "
         "autotunes), or keep the first request out of latency objectives.",
-        "the first \"%.80s\" range took %.1fx the median of the others", r->rnames.strs[i],
-        (double)cold / (double)(rg->p50 ? rg->p50 : 1));
+        "the first \"%.80s\" range took %.1fx the median of the others",
+        r->rnames.strs[i], (double)cold / (double)(rg->p50 ? rg->p50 : 1));
     ev_str(f, "range", r->rnames.strs[i]);
     ev_u(f, "cold_ns", RP_EV_NS, cold);
     ev_u(f, "p50_ns", RP_EV_NS, rg->p50);
   }
 }
 
-static int severity_rank(const char *s) { return s[0] == 'h' ? 0 : s[0] == 'm' ? 1 : 2; }
+static int severity_rank(const char *s) {
+  return s[0] == 'h' ? 0 : s[0] == 'm' ? 1 : 2;
+}
 
 void rp_findings(struct report *r) {
   rule_errors(r);
@@ -514,7 +461,9 @@ void rp_findings(struct report *r) {
   for (size_t i = 1; i < r->nfindings; i++) {
     struct rp_finding f = r->findings[i];
     size_t j = i;
-    for (; j > 0 && severity_rank(r->findings[j - 1].severity) > severity_rank(f.severity); j--)
+    for (;
+         j > 0 && severity_rank(r->findings[j - 1].severity) > severity_rank(f.severity);
+         j--)
       r->findings[j] = r->findings[j - 1];
     r->findings[j] = f;
   }

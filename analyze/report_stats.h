@@ -5,8 +5,9 @@
  *    fit in 32 bits (< 4.29 s), widened once to 8 bytes each when one does
  *    not. Percentiles are exact, by the nearest-rank definition: the p-th
  *    percentile of n values is the k-th smallest, k = ceil(p * n / 100)
- *    (k >= 1). Computing them reorders the values (quickselect), so call
- *    gt_durs_percentiles once, after the last add.
+ *    (k >= 1). Computing them may reorder the values (quickselect; large
+ *    32-bit arrays: a two-pass radix select), so call gt_durs_percentiles
+ *    once, after the last add.
  *  - gt_strtab: interns strings; an index stays valid, and its string
  *    unchanged, until gt_strtab_free.
  *  - gt_fmt_*: human units for text output, into a caller's buffer.
@@ -21,7 +22,7 @@
 #include "gputrace/map.h"
 
 struct gt_durs {
-  void *v;   /* uint32_t[] or, once wide, uint64_t[] */
+  void *v; /* uint32_t[] or, once wide, uint64_t[] */
   size_t n, cap;
   int wide;
   uint64_t sum, max;

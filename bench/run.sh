@@ -14,6 +14,9 @@ build=${3:-build}
 prog=$build/bench/launch_loop
 [ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
+# The hook path alone: device timing (on by default) is measured by
+# bench/devtime.sh; set GPUTRACE_GPU_TIMING to measure another mode here.
+export GPUTRACE_GPU_TIMING=${GPUTRACE_GPU_TIMING:-off}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -241,7 +241,9 @@ unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned bud
     enum gt_ring_status st = gt_ring_read(&c->ring, rec);
     if (st == GT_RING_RECORD) {
       rec->pid = c->pid; /* the connection, not the ring, says who wrote it */
-      if (c->tsc) {
+      /* DEVICE records are made off the hot path from CLOCK_MONOTONIC
+       * (preload/devtime_resolve.c): their times are ns in every ring. */
+      if (c->tsc && rec->kind != GT_KIND_DEVICE) {
         rec->ts_ns = gt_tsc_to_ns(rec->ts_ns);
         rec->dur_ns = gt_tsc_span_ns(rec->dur_ns);
       }
@@ -286,9 +288,13 @@ void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns
   rec.u.proc.exited = atomic_load(&c->ring.hdr->exited) != 0;
   gt_sink_put(sink, &rec);
   if (c->dropped || c->ring.lost) {
-    char what[96];
-    snprintf(what, sizeof what, "%llu records dropped (ring full), %llu lost",
-             (unsigned long long)c->dropped, (unsigned long long)c->ring.lost);
+    /* DEVICE drops also count device work the shim could not time. */
+    uint64_t device = c->last_dropped[GT_KIND_DEVICE];
+    char what[128];
+    snprintf(what, sizeof what,
+             "%llu records dropped (ring full), %llu device times missing, %llu lost",
+             (unsigned long long)(c->dropped - device), (unsigned long long)device,
+             (unsigned long long)c->ring.lost);
     note("gputrace-collector: %s in pid %u", what, c->pid);
   }
   free_client(c);

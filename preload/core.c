@@ -13,7 +13,10 @@
  *    them and starts its own on its first traced call, under its own pid.
  *  - No destructor: records are in shared memory the moment they are
  *    committed, so exit, _exit, a crash or SIGKILL lose nothing already
- *    written, and no CUDA call is made at teardown.
+ *    written, and no CUDA call is made at teardown. (Device timing,
+ *    devtime.c, resolves completed work from an atexit handler that runs
+ *    before the runtime's own teardown; gt_dt_configure is called from the
+ *    constructor.)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,6 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "devtime.h"
 #include "gputrace/protocol.h"
 #include "gputrace/ring.h"
 #include "shim.h"
@@ -145,6 +149,7 @@ static void construct(void) {
   set_nvtx_injection();
   gt_transport_prepare_env();
   pthread_atfork(NULL, NULL, atfork_child);
+  gt_dt_configure();
 }
 
 __attribute__((constructor)) static void gt_constructor(void) {
@@ -268,6 +273,13 @@ void gt_emit(struct gt_record *rec) {
   rec->nslots = 1;
   if (!gt_ring_write(&g_ring, rec))
     on_drop();
+}
+
+void gt_count_dropped(unsigned kind, uint64_t n) {
+  /* The collector turns the ring's per-kind counters into DROP records. */
+  if (kind < GT_KIND_COUNT &&
+      atomic_load_explicit(&g_state, memory_order_relaxed) == ST_ON)
+    atomic_fetch_add_explicit(&g_ring.hdr->dropped[kind], n, memory_order_relaxed);
 }
 
 void gt_emit_text(struct gt_record *rec, const char *text, size_t len) {

@@ -23,6 +23,14 @@ typedef struct {
   unsigned int x, y, z;
 } dim3;
 
+/* Streams and events (driver_types.h), for device timing (devtime.c). */
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
+#define cudaStreamNonBlocking 0x01u
+#define cudaEventDefault 0x00u
+enum { cudaErrorNotReady = 600 };
+enum { cudaStreamCaptureStatusNone = 0, cudaStreamCaptureStatusActive = 1 };
+
 typedef struct {
   unsigned int x, y, z;
 } uint3; /* __cudaRegisterFunction's tid/bid */

@@ -22,10 +22,13 @@
  *    kinds are checked against the pinned ranges (registry.c).
  *  - MEMSET records: ptr, bytes (width * height for 2D), width/height,
  *    value, stream.
+ *  - Every copy and memset gets a correlation id (corr) and is timed on the
+ *    device when device timing is on (devtime.h): the synchronous ones on
+ *    the legacy stream, or the per-thread stream for the _ptds twins.
  */
 #include <string.h>
 
-#include "shim.h"
+#include "devtime.h"
 
 /* ---- where a copy's sides live ---- */
 
@@ -165,7 +168,9 @@ static void emit_copy(const struct copy_desc *c, uint64_t t0, uint64_t t1,
   rec.u.copy.dir = dir_of(dst, src);
   rec.u.copy.dst_device = -1;
   rec.u.copy.src_device = -1;
+  rec.u.copy.corr = gt_tls_corr;
   gt_emit(&rec);
+  gt_dt_commit(&rec);
 }
 
 /* A struct copy_desc pointer for the common fields. */
@@ -191,55 +196,59 @@ static void emit_copy(const struct copy_desc *c, uint64_t t0, uint64_t t1,
 
 /* ---- cudaMemcpy, cudaMemcpyAsync ---- */
 
-#define GT_HOOK_MEMCPY(name)                                                             \
+#define GT_HOOK_MEMCPY(name, ptsz)                                                       \
   GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count, int kind) {       \
     GT_REAL(name, cudaError_t, (void *, const void *, size_t, int));                     \
-    GT_TRACE_CALL(                                                                       \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
         real_##name(dst, src, count, kind),                                              \
         emit_copy(GT_COPY(name, 0, dst, src, count, kind, NULL, SYM_NONE), t0, t1, r));  \
   }
-GT_HOOK_MEMCPY(cudaMemcpy)
-GT_HOOK_MEMCPY(cudaMemcpy_ptds)
+GT_HOOK_MEMCPY(cudaMemcpy, 0)
+GT_HOOK_MEMCPY(cudaMemcpy_ptds, 1)
 
-#define GT_HOOK_MEMCPY_ASYNC(name)                                                       \
+#define GT_HOOK_MEMCPY_ASYNC(name, ptsz)                                                 \
   GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count, int kind,         \
                              cudaStream_t stream) {                                      \
     GT_REAL(name, cudaError_t, (void *, const void *, size_t, int, cudaStream_t));       \
-    GT_TRACE_CALL(                                                                       \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
         real_##name(dst, src, count, kind, stream),                                      \
         emit_copy(GT_COPY(name, GT_F_ASYNC, dst, src, count, kind, stream, SYM_NONE),    \
                   t0, t1, r));                                                           \
   }
-GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync)
-GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz)
+GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync, 0)
+GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz, 1)
 
 /* ---- cudaMemcpy2D, cudaMemcpy2DAsync ---- */
 
-#define GT_HOOK_MEMCPY_2D(name)                                                          \
+#define GT_HOOK_MEMCPY_2D(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(void *dst, size_t dpitch, const void *src, size_t spitch,   \
                              size_t width, size_t height, int kind) {                    \
     GT_REAL(name, cudaError_t,                                                           \
             (void *, size_t, const void *, size_t, size_t, size_t, int));                \
-    GT_TRACE_CALL(                                                                       \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
         real_##name(dst, dpitch, src, spitch, width, height, kind),                      \
         emit_copy(GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL), t0, t1, r)); \
   }
-GT_HOOK_MEMCPY_2D(cudaMemcpy2D)
-GT_HOOK_MEMCPY_2D(cudaMemcpy2D_ptds)
+GT_HOOK_MEMCPY_2D(cudaMemcpy2D, 0)
+GT_HOOK_MEMCPY_2D(cudaMemcpy2D_ptds, 1)
 
-#define GT_HOOK_MEMCPY_2D_ASYNC(name)                                                    \
+#define GT_HOOK_MEMCPY_2D_ASYNC(name, ptsz)                                              \
   GT_EXPORT cudaError_t name(void *dst, size_t dpitch, const void *src, size_t spitch,   \
                              size_t width, size_t height, int kind,                      \
                              cudaStream_t stream) {                                      \
     GT_REAL(name, cudaError_t,                                                           \
             (void *, size_t, const void *, size_t, size_t, size_t, int, cudaStream_t));  \
-    GT_TRACE_CALL(                                                                       \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
         real_##name(dst, dpitch, src, spitch, width, height, kind, stream),              \
         emit_copy(GT_COPY_2D(name, GT_F_ASYNC, dst, src, width, height, kind, stream),   \
                   t0, t1, r));                                                           \
   }
-GT_HOOK_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync)
-GT_HOOK_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync_ptsz)
+GT_HOOK_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync, 0)
+GT_HOOK_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync_ptsz, 1)
 
 /* ---- peer copies ---- */
 
@@ -257,15 +266,18 @@ static void emit_peer(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
   rec.u.copy.dir = GT_DIR_PEER;
   rec.u.copy.dst_device = dst_device;
   rec.u.copy.src_device = src_device;
+  rec.u.copy.corr = gt_tls_corr;
   gt_emit(&rec);
+  gt_dt_commit(&rec);
 }
 
 GT_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
                                      int srcDevice, size_t count) {
   GT_REAL(cudaMemcpyPeer, cudaError_t, (void *, int, const void *, int, size_t));
-  GT_TRACE_CALL(real_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count),
-                emit_peer(GT_API_cudaMemcpyPeer, 0, t0, t1, r, dst, dstDevice, src,
-                          srcDevice, count, NULL));
+  GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_cudaMemcpyPeer, NULL, 0,
+                 real_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count),
+                 emit_peer(GT_API_cudaMemcpyPeer, 0, t0, t1, r, dst, dstDevice, src,
+                           srcDevice, count, NULL));
 }
 
 GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
@@ -273,60 +285,65 @@ GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *
                                           cudaStream_t stream) {
   GT_REAL(cudaMemcpyPeerAsync, cudaError_t,
           (void *, int, const void *, int, size_t, cudaStream_t));
-  GT_TRACE_CALL(real_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream),
-                emit_peer(GT_API_cudaMemcpyPeerAsync, GT_F_ASYNC, t0, t1, r, dst,
-                          dstDevice, src, srcDevice, count, stream));
+  GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_cudaMemcpyPeerAsync, stream, 0,
+                 real_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream),
+                 emit_peer(GT_API_cudaMemcpyPeerAsync, GT_F_ASYNC, t0, t1, r, dst,
+                           dstDevice, src, srcDevice, count, stream));
 }
 
 /* ---- symbol copies ---- */
 
-#define GT_HOOK_TO_SYMBOL(name)                                                          \
+#define GT_HOOK_TO_SYMBOL(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(const void *symbol, const void *src, size_t count,          \
                              size_t offset, int kind) {                                  \
     GT_REAL(name, cudaError_t, (const void *, const void *, size_t, size_t, int));       \
-    GT_TRACE_CALL(real_##name(symbol, src, count, offset, kind),                         \
-                  emit_copy(GT_COPY(name, 0, symbol, src, count, kind, NULL, SYM_DST),   \
-                            t0, t1, r));                                                 \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
+                   real_##name(symbol, src, count, offset, kind),                        \
+                   emit_copy(GT_COPY(name, 0, symbol, src, count, kind, NULL, SYM_DST),  \
+                             t0, t1, r));                                                \
   }
-GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol)
-GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol_ptds)
+GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol, 0)
+GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol_ptds, 1)
 
-#define GT_HOOK_FROM_SYMBOL(name)                                                        \
+#define GT_HOOK_FROM_SYMBOL(name, ptsz)                                                  \
   GT_EXPORT cudaError_t name(void *dst, const void *symbol, size_t count, size_t offset, \
                              int kind) {                                                 \
     GT_REAL(name, cudaError_t, (void *, const void *, size_t, size_t, int));             \
-    GT_TRACE_CALL(real_##name(dst, symbol, count, offset, kind),                         \
-                  emit_copy(GT_COPY(name, 0, dst, symbol, count, kind, NULL, SYM_SRC),   \
-                            t0, t1, r));                                                 \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
+                   real_##name(dst, symbol, count, offset, kind),                        \
+                   emit_copy(GT_COPY(name, 0, dst, symbol, count, kind, NULL, SYM_SRC),  \
+                             t0, t1, r));                                                \
   }
-GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol)
-GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol_ptds)
+GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol, 0)
+GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol_ptds, 1)
 
-#define GT_HOOK_TO_SYMBOL_ASYNC(name)                                                    \
+#define GT_HOOK_TO_SYMBOL_ASYNC(name, ptsz)                                              \
   GT_EXPORT cudaError_t name(const void *symbol, const void *src, size_t count,          \
                              size_t offset, int kind, cudaStream_t stream) {             \
     GT_REAL(name, cudaError_t,                                                           \
             (const void *, const void *, size_t, size_t, int, cudaStream_t));            \
-    GT_TRACE_CALL(                                                                       \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
         real_##name(symbol, src, count, offset, kind, stream),                           \
         emit_copy(GT_COPY(name, GT_F_ASYNC, symbol, src, count, kind, stream, SYM_DST),  \
                   t0, t1, r));                                                           \
   }
-GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync)
-GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz)
+GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync, 0)
+GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz, 1)
 
-#define GT_HOOK_FROM_SYMBOL_ASYNC(name)                                                  \
+#define GT_HOOK_FROM_SYMBOL_ASYNC(name, ptsz)                                            \
   GT_EXPORT cudaError_t name(void *dst, const void *symbol, size_t count, size_t offset, \
                              int kind, cudaStream_t stream) {                            \
     GT_REAL(name, cudaError_t,                                                           \
             (void *, const void *, size_t, size_t, int, cudaStream_t));                  \
-    GT_TRACE_CALL(                                                                       \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
         real_##name(dst, symbol, count, offset, kind, stream),                           \
         emit_copy(GT_COPY(name, GT_F_ASYNC, dst, symbol, count, kind, stream, SYM_SRC),  \
                   t0, t1, r));                                                           \
   }
-GT_HOOK_FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync)
-GT_HOOK_FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync_ptsz)
+GT_HOOK_FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync, 0)
+GT_HOOK_FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync_ptsz, 1)
 
 /* ---- memsets ---- */
 
@@ -342,48 +359,54 @@ static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
   rec.u.set.width = (uint32_t)width;
   rec.u.set.height = (uint32_t)height;
   rec.u.set.value = value;
+  rec.u.set.corr = gt_tls_corr;
   gt_emit(&rec);
+  gt_dt_commit(&rec);
 }
 
-#define GT_HOOK_MEMSET(name)                                                             \
+#define GT_HOOK_MEMSET(name, ptsz)                                                       \
   GT_EXPORT cudaError_t name(void *devPtr, int value, size_t count) {                    \
     GT_REAL(name, cudaError_t, (void *, int, size_t));                                   \
-    GT_TRACE_CALL(                                                                       \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_SET, (const void *)GT_API_##name, NULL, ptsz,                              \
         real_##name(devPtr, value, count),                                               \
         emit_set(GT_API_##name, 0, t0, t1, r, devPtr, value, 0, 0, count, NULL));        \
   }
-GT_HOOK_MEMSET(cudaMemset)
-GT_HOOK_MEMSET(cudaMemset_ptds)
+GT_HOOK_MEMSET(cudaMemset, 0)
+GT_HOOK_MEMSET(cudaMemset_ptds, 1)
 
-#define GT_HOOK_MEMSET_ASYNC(name)                                                       \
+#define GT_HOOK_MEMSET_ASYNC(name, ptsz)                                                 \
   GT_EXPORT cudaError_t name(void *devPtr, int value, size_t count,                      \
                              cudaStream_t stream) {                                      \
     GT_REAL(name, cudaError_t, (void *, int, size_t, cudaStream_t));                     \
-    GT_TRACE_CALL(real_##name(devPtr, value, count, stream),                             \
-                  emit_set(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value, 0, 0,    \
-                           count, stream));                                              \
+    GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, stream, ptsz,                 \
+                   real_##name(devPtr, value, count, stream),                            \
+                   emit_set(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value, 0, 0,   \
+                            count, stream));                                             \
   }
-GT_HOOK_MEMSET_ASYNC(cudaMemsetAsync)
-GT_HOOK_MEMSET_ASYNC(cudaMemsetAsync_ptsz)
+GT_HOOK_MEMSET_ASYNC(cudaMemsetAsync, 0)
+GT_HOOK_MEMSET_ASYNC(cudaMemsetAsync_ptsz, 1)
 
-#define GT_HOOK_MEMSET_2D(name)                                                          \
+#define GT_HOOK_MEMSET_2D(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(void *devPtr, size_t pitch, int value, size_t width,        \
                              size_t height) {                                            \
     GT_REAL(name, cudaError_t, (void *, size_t, int, size_t, size_t));                   \
-    GT_TRACE_CALL(real_##name(devPtr, pitch, value, width, height),                      \
-                  emit_set(GT_API_##name, 0, t0, t1, r, devPtr, value, width, height,    \
-                           (uint64_t)width *height, NULL));                              \
+    GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, NULL, ptsz,                   \
+                   real_##name(devPtr, pitch, value, width, height),                     \
+                   emit_set(GT_API_##name, 0, t0, t1, r, devPtr, value, width, height,   \
+                            (uint64_t)width *height, NULL));                             \
   }
-GT_HOOK_MEMSET_2D(cudaMemset2D)
-GT_HOOK_MEMSET_2D(cudaMemset2D_ptds)
+GT_HOOK_MEMSET_2D(cudaMemset2D, 0)
+GT_HOOK_MEMSET_2D(cudaMemset2D_ptds, 1)
 
-#define GT_HOOK_MEMSET_2D_ASYNC(name)                                                    \
+#define GT_HOOK_MEMSET_2D_ASYNC(name, ptsz)                                              \
   GT_EXPORT cudaError_t name(void *devPtr, size_t pitch, int value, size_t width,        \
                              size_t height, cudaStream_t stream) {                       \
     GT_REAL(name, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t));     \
-    GT_TRACE_CALL(real_##name(devPtr, pitch, value, width, height, stream),              \
-                  emit_set(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value, width,   \
-                           height, (uint64_t)width *height, stream));                    \
+    GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, stream, ptsz,                 \
+                   real_##name(devPtr, pitch, value, width, height, stream),             \
+                   emit_set(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value, width,  \
+                            height, (uint64_t)width *height, stream));                   \
   }
-GT_HOOK_MEMSET_2D_ASYNC(cudaMemset2DAsync)
-GT_HOOK_MEMSET_2D_ASYNC(cudaMemset2DAsync_ptsz)
+GT_HOOK_MEMSET_2D_ASYNC(cudaMemset2DAsync, 0)
+GT_HOOK_MEMSET_2D_ASYNC(cudaMemset2DAsync_ptsz, 1)

@@ -13,15 +13,19 @@
  *       both); cudaLaunchHostFunc: the function (GT_F_HOST_FN);
  *       cudaGraphLaunch: the executable graph (GT_F_GRAPH).
  *     cudaLaunchKernelExC with a NULL config is recorded with zero dims.
+ *  - Every launch gets a correlation id (corr, devtime.h); kernel and graph
+ *    launches are timed on the device when device timing is on (devtime.c:
+ *    events recorded around the call, outside its host timing).
  *  - The launch path is the hot path: two clock reads, at most one lock-free
- *    hash lookup, gt_record_begin and gt_emit. Nothing else.
+ *    hash lookup, gt_record_begin and gt_emit; with device timing, what
+ *    gt_dt_before/after do. Nothing else.
  *  - __cudaRegisterFunction forwards, then registers stub -> mangled name
  *    (which emits KERNEL_NAME when tracing). __cudaGetKernel and
  *    cudaGetKernel forward, then map handle -> stub on success. These three
  *    are not traced themselves and do their bookkeeping even when tracing
  *    is off, so that later launches resolve.
  */
-#include "shim.h"
+#include "devtime.h"
 
 /* ---- records ---- */
 
@@ -42,7 +46,9 @@ static inline void emit_launch(unsigned api, uint32_t flags, uint64_t t0, uint64
   rec.u.launch.block[2] = block.z;
   rec.u.launch.shared_mem = shmem;
   rec.u.launch.stream = (uint64_t)(uintptr_t)stream;
+  rec.u.launch.corr = gt_tls_corr;
   gt_emit(&rec);
+  gt_dt_commit(&rec);
 }
 
 /* A launch by cudaKernel_t: record its stub, or the handle when unknown. */
@@ -67,32 +73,34 @@ static inline void emit_func_launch(unsigned api, uint64_t t0, uint64_t t1, cuda
 /* ---- launches ---- */
 
 /* CUDA 13 <<<>>> launches (crt/device_functions.h). */
-#define GT_HOOK_LAUNCH_HANDLE(name)                                                      \
+#define GT_HOOK_LAUNCH_HANDLE(name, ptsz)                                                \
   GT_EXPORT cudaError_t name(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,           \
                              void **args, size_t sharedMem, cudaStream_t stream) {       \
     GT_REAL(name, cudaError_t,                                                           \
             (cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t));                  \
-    GT_TRACE_CALL(real_##name(kernel, gridDim, blockDim, args, sharedMem, stream),       \
-                  emit_handle_launch(GT_API_##name, t0, t1, r, kernel, gridDim,          \
-                                     blockDim, sharedMem, stream));                      \
+    GT_TRACE_TIMED(GT_DT_LAUNCH, kernel, stream, ptsz,                                   \
+                   real_##name(kernel, gridDim, blockDim, args, sharedMem, stream),      \
+                   emit_handle_launch(GT_API_##name, t0, t1, r, kernel, gridDim,         \
+                                      blockDim, sharedMem, stream));                     \
   }
-GT_HOOK_LAUNCH_HANDLE(__cudaLaunchKernel)
-GT_HOOK_LAUNCH_HANDLE(__cudaLaunchKernel_ptsz)
+GT_HOOK_LAUNCH_HANDLE(__cudaLaunchKernel, 0)
+GT_HOOK_LAUNCH_HANDLE(__cudaLaunchKernel_ptsz, 1)
 
 /* cudaLaunchKernel and cudaLaunchCooperativeKernel, with their _ptsz twins. */
-#define GT_HOOK_LAUNCH_FUNC(name)                                                        \
+#define GT_HOOK_LAUNCH_FUNC(name, ptsz)                                                  \
   GT_EXPORT cudaError_t name(const void *func, dim3 gridDim, dim3 blockDim, void **args, \
                              size_t sharedMem, cudaStream_t stream) {                    \
     GT_REAL(name, cudaError_t,                                                           \
             (const void *, dim3, dim3, void **, size_t, cudaStream_t));                  \
-    GT_TRACE_CALL(real_##name(func, gridDim, blockDim, args, sharedMem, stream),         \
-                  emit_func_launch(GT_API_##name, t0, t1, r, func, gridDim, blockDim,    \
-                                   sharedMem, stream));                                  \
+    GT_TRACE_TIMED(GT_DT_LAUNCH, func, stream, ptsz,                                     \
+                   real_##name(func, gridDim, blockDim, args, sharedMem, stream),        \
+                   emit_func_launch(GT_API_##name, t0, t1, r, func, gridDim, blockDim,   \
+                                    sharedMem, stream));                                 \
   }
-GT_HOOK_LAUNCH_FUNC(cudaLaunchKernel)
-GT_HOOK_LAUNCH_FUNC(cudaLaunchKernel_ptsz)
-GT_HOOK_LAUNCH_FUNC(cudaLaunchCooperativeKernel)
-GT_HOOK_LAUNCH_FUNC(cudaLaunchCooperativeKernel_ptsz)
+GT_HOOK_LAUNCH_FUNC(cudaLaunchKernel, 0)
+GT_HOOK_LAUNCH_FUNC(cudaLaunchKernel_ptsz, 1)
+GT_HOOK_LAUNCH_FUNC(cudaLaunchCooperativeKernel, 0)
+GT_HOOK_LAUNCH_FUNC(cudaLaunchCooperativeKernel_ptsz, 1)
 
 static inline void emit_launch_ex(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
                                   const cudaLaunchConfig_t *config, const void *func) {
@@ -103,35 +111,37 @@ static inline void emit_launch_ex(unsigned api, uint64_t t0, uint64_t t1, cudaEr
                      config->dynamicSmemBytes, config->stream);
 }
 
-#define GT_HOOK_LAUNCH_EX(name)                                                          \
+#define GT_HOOK_LAUNCH_EX(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(const cudaLaunchConfig_t *config, const void *func,         \
                              void **args) {                                              \
     GT_REAL(name, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **));     \
-    GT_TRACE_CALL(real_##name(config, func, args),                                       \
-                  emit_launch_ex(GT_API_##name, t0, t1, r, config, func));               \
+    GT_TRACE_TIMED(GT_DT_LAUNCH, func, config ? config->stream : NULL, ptsz,             \
+                   real_##name(config, func, args),                                      \
+                   emit_launch_ex(GT_API_##name, t0, t1, r, config, func));              \
   }
-GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC)
-GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz)
+GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC, 0)
+GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz, 1)
 
 #define GT_HOOK_LAUNCH_HOST_FUNC(name)                                                   \
   GT_EXPORT cudaError_t name(cudaStream_t stream, cudaHostFn_t fn, void *userData) {     \
     GT_REAL(name, cudaError_t, (cudaStream_t, cudaHostFn_t, void *));                    \
-    GT_TRACE_CALL(real_##name(stream, fn, userData),                                     \
-                  emit_launch(GT_API_##name, GT_F_HOST_FN, t0, t1, r, (const void *)fn,  \
-                              gt_no_dims, gt_no_dims, 0, stream));                       \
+    GT_TRACE_TIMED(GT_DT_NONE, NULL, stream, 0, real_##name(stream, fn, userData),       \
+                   emit_launch(GT_API_##name, GT_F_HOST_FN, t0, t1, r, (const void *)fn, \
+                               gt_no_dims, gt_no_dims, 0, stream));                      \
   }
 GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc)
 GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc_ptsz)
 
-#define GT_HOOK_GRAPH_LAUNCH(name)                                                       \
+#define GT_HOOK_GRAPH_LAUNCH(name, ptsz)                                                 \
   GT_EXPORT cudaError_t name(cudaGraphExec_t graphExec, cudaStream_t stream) {           \
     GT_REAL(name, cudaError_t, (cudaGraphExec_t, cudaStream_t));                         \
-    GT_TRACE_CALL(real_##name(graphExec, stream),                                        \
-                  emit_launch(GT_API_##name, GT_F_GRAPH, t0, t1, r, graphExec,           \
-                              gt_no_dims, gt_no_dims, 0, stream));                       \
+    GT_TRACE_TIMED(GT_DT_LAUNCH, graphExec, stream, ptsz,                                \
+                   real_##name(graphExec, stream),                                       \
+                   emit_launch(GT_API_##name, GT_F_GRAPH, t0, t1, r, graphExec,          \
+                               gt_no_dims, gt_no_dims, 0, stream));                      \
   }
-GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch)
-GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch_ptsz)
+GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch, 0)
+GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch_ptsz, 1)
 
 /* ---- registration (crt/host_runtime.h, crt/device_functions.h) ---- */
 

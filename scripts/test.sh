@@ -3,7 +3,7 @@
 #   1. -Wall -Wextra -Werror, every test (ctest);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer (collector, CLI and unit
 #      tests; the shim, which lives inside uninstrumented programs, gets UBSan);
-#   3. ThreadSanitizer on the ring's concurrency test.
+#   3. ThreadSanitizer on the lock-free ring and registry tests.
 # Usage: scripts/test.sh [--quick]   (--quick: step 1 only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +24,6 @@ run_suite build ""
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer =="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run_suite build-asan "" -DGPUTRACE_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug
-echo "== ThreadSanitizer (ring) =="
-TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan "-R test_ring" -DGPUTRACE_SANITIZE=thread \
+echo "== ThreadSanitizer (ring, registry) =="
+TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan "-R test_ring|test_registry" -DGPUTRACE_SANITIZE=thread \
   -DCMAKE_BUILD_TYPE=Debug

@@ -189,7 +189,14 @@ def test_basic():
     pid = records[0]["pid"]
     start = [r for r in records if r["kind"] == "process" and r["phase"] == "start"][0]
     eq(meta(doc, "process_name"), {(pid, pid): start["cmdline"]}, "process_name")
-    eq(meta(doc, "thread_name"), {(pid, pid): "main"}, "thread_name")
+    names = meta(doc, "thread_name")
+    host = {k: v for k, v in names.items() if not v.startswith("GPU ")}
+    eq(host, {(pid, pid): "main"}, "host thread_name")
+    # device timing is on by default: one track per stream the program used
+    # (its own stream, and the legacy default stream cudaStreamLegacy = 0x1)
+    stream = [r for r in records if r["api"] == "cudaStreamCreate"][0]["handle"]
+    eq(sorted(v for v in names.values() if v.startswith("GPU ")),
+       sorted(["GPU 0 stream 0x1", "GPU 0 stream " + stream]), "device tracks")
     eq(doc["metadata"]["adjusted_slices"], 0, "no slice needed moving")
     infer = [e for e in host_slices(doc, cat="launch") if e["name"] == "infer(float*, float*, int)"]
     eq((infer[0]["args"]["grid"], infer[0]["args"]["block"]), ([1024, 1, 1], [256, 1, 1]),
@@ -213,8 +220,10 @@ def test_threads():
     check_against_dump(doc, records)
     pid = records[0]["pid"]
     names = meta(doc, "thread_name")
-    workers = {tid for (p, tid) in names if tid != pid}
+    workers = {tid for (p, tid) in names if tid != pid and not names[(p, tid)].startswith("GPU ")}
     eq(len(workers), 8, "worker threads")
+    eq(len([v for v in names.values() if v.startswith("GPU ")]), 8,
+       "device tracks: one per thread's stream")
     eq({names[(pid, t)] for t in workers}, {"thread %d" % t for t in workers}, "thread names")
     sort = meta(doc, "thread_sort_index")  # main (no CUDA call here) would be 0
     eq({sort[(pid, t)] for t in workers}, {1}, "worker threads after main")

@@ -1,8 +1,11 @@
 """`gputrace report` on nvcc-built loops with a known bottleneck, run on the
 stand-in runtime: the verdict and findings each loop must get, and every
 figure checked exactly against the records `gputrace dump --json` shows
-(percentiles by the nearest-rank definition of docs/report.md)."""
+(percentiles by the nearest-rank definition of docs/report.md), with the
+shim's device timing (DEVICE records: the default) and without it
+(GPUTRACE_GPU_TIMING=off: the CPU-side attribution model)."""
 import json
+import os
 import subprocess
 from gtest import *
 
@@ -78,6 +81,62 @@ def check_ranges(rep, events):
             "allocs": sum(o[4] for o in warm)}, "warm figures of " + row["name"])
 
 
+def merged(intervals):
+    out = []
+    for s, e in sorted(i for i in intervals if i[1] > i[0]):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def overlap(runs, s, e):
+    return sum(max(0, min(e, re) - max(s, rs)) for rs, re in runs)
+
+
+def device_runs(events):
+    """The device's busy stretches (one process): kernels, and kernels or copies."""
+    dev = select(events, kind="device")
+    k = merged((d["ts_ns"], d["ts_ns"] + d["dur_ns"]) for d in dev if d["of_kind"] == "launch")
+    u = merged((d["ts_ns"], d["ts_ns"] + d["dur_ns"]) for d in dev)
+    return k, u
+
+
+def check_device(rep, events):
+    """GPU figures from the DEVICE records, exactly (all timed: sample 1)."""
+    dev = select(events, kind="device")
+    eq((rep["device_timing"], rep["device_records"]), (True, len(dev)), "device records")
+    eq({d["sample"] for d in dev}, {1}, "every call timed")
+    for k in rep["kernels"]:
+        d = [e["dur_ns"] for e in dev if e.get("kernel") == k["kernel"]]
+        eq((k["gpu_timed"], k["gpu_total_ns"], k["gpu_mean_ns"], k["gpu_max_ns"]),
+           (len(d), sum(d), sum(d) // len(d), max(d)), "GPU time of " + k["kernel"])
+    for x in rep["transfers"]:
+        d = [e["dur_ns"] for e in dev if (e["of_kind"] == "memset" and x["dir"] == "memset") or
+             (e["of_kind"] == "memcpy" and e.get("dir") == x["dir"])]
+        eq((x.get("gpu_timed", 0), x.get("gpu_total_ns", 0)), (len(d), sum(d)),
+           "GPU time of " + x["dir"])
+    # blocked time: kernels running, else copies running, else the wait's own
+    kruns, uruns = device_runs(events)
+    want = {}
+    for e in events:
+        if e["kind"] == "sync" and e["api"] in SYNC_APIS:
+            s, t = e["ts_ns"], e["ts_ns"] + e["dur_ns"]
+            k, u = overlap(kruns, s, t), overlap(uruns, s, t)
+            w = want.setdefault(e["api"], [0, 0, 0])
+            w[0] += k
+            w[1] += u - k
+            w[2] += e["dur_ns"] - u
+    eq({s["api"]: [s["kernel_ns"], s["copy_ns"], s["unexplained_ns"]] for s in rep["sync"]
+        if s["api"] in want}, want, "blocked time split by the device intervals")
+    for row in rep["ranges"]:
+        occ = sorted(ranges_from(events)[row["name"]])
+        eq((row["cold"]["gpu_ns"], row["gpu_ns"]),
+           (overlap(uruns, occ[0][0], occ[0][1]), sum(overlap(uruns, a, b) for a, b, *_ in occ[1:])),
+           "GPU time in ranges " + row["name"])
+
+
 def check_partition(rep):
     s = rep["shares"]
     parts = ("copy", "kernel", "launch", "sync", "api", "idle")
@@ -102,9 +161,12 @@ def test_pageable_loop_is_transfer_bound():
     check_ranges(rep, events)
     check_partition(rep)
     launches = select(events, kind="launch")
-    eq(rep["kernels"], [{"kernel": "touch(float*)", "launches": 20,
-                         "cpu_total_ns": sum(e["dur_ns"] for e in launches),
-                         "cpu_mean_ns": sum(e["dur_ns"] for e in launches) // 20}], "kernels")
+    eq([{k: r[k] for k in ("kernel", "launches", "cpu_total_ns", "cpu_mean_ns")}
+        for r in rep["kernels"]],
+       [{"kernel": "touch(float*)", "launches": 20,
+         "cpu_total_ns": sum(e["dur_ns"] for e in launches),
+         "cpu_mean_ns": sum(e["dur_ns"] for e in launches) // 20}], "kernels")
+    check_device(rep, events)
     copies = select(events, kind="memcpy")
     x = rep["transfers"][0]
     eq((x["dir"], x["count"], x["bytes"], x["pageable_count"], x["async_count"],
@@ -115,9 +177,7 @@ def test_pageable_loop_is_transfer_bound():
     eq(rep["memory"]["pressure"], "unknown", "device memory total unknown")
 
 
-def test_compute_loop_is_compute_bound():
-    _, out = record([prog("compute_loop"), "30", "1", "10"])
-    rep, events = report(out, "--json"), dump(out)
+def check_compute_loop(rep, events):
     eq(rep["verdict"], "compute-bound", "verdict")
     found = rules(rep)
     for r in ("pageable_memcpy", "sync_memcpy", "excessive_sync"):
@@ -131,6 +191,23 @@ def test_compute_loop_is_compute_bound():
     x = rep["transfers"][0]
     eq((x["dir"], x["count"], x["pageable_count"], x["async_count"], x["blocking_count"]),
        ("HtoD", 30, 0, 30, 0), "pinned async copies")
+    if rep["shares"]["kernel"] < 0.5:
+        raise AssertionError("kernel share %r" % rep["shares"]["kernel"])
+
+
+def test_compute_loop_is_compute_bound():
+    _, out = record([prog("compute_loop"), "30", "1", "10"])  # device timing: the default
+    rep, events = report(out, "--json"), dump(out)
+    check_compute_loop(rep, events)
+    check_device(rep, events)
+
+
+def test_compute_loop_cpu_timing_only():
+    _, out = record([prog("compute_loop"), "30", "1", "10"], out=os.path.join(TMP, "cpu.gtrace"),
+                    GPUTRACE_GPU_TIMING="off")
+    rep, events = report(out, "--json"), dump(out)
+    eq((rep["device_timing"], count(events, kind="device")), (False, 0), "no device timing")
+    check_compute_loop(rep, events)
     # The CPU-side model: each cudaStreamSynchronize waited for one queued
     # 1 MiB pinned copy (2000 ns + 1048576 B / 24 B/ns) and 10 kernels, so
     # the copy gets min(blocked, 45690 ns) and the kernels the rest.
@@ -140,8 +217,6 @@ def test_compute_loop_is_compute_bound():
     eq((row["calls"], row["total_ns"], row["copy_ns"], row["kernel_ns"], row["unexplained_ns"]),
        (30, sum(syncs), sum(min(d, est) for d in syncs), sum(d - min(d, est) for d in syncs), 0),
        "sync attribution")
-    if rep["shares"]["kernel"] < 0.5:
-        raise AssertionError("kernel share %r" % rep["shares"]["kernel"])
 
 
 def test_sync_loop_findings():
@@ -187,7 +262,7 @@ def test_window_and_pid():
 
 
 def test_text_output():
-    _, out = record([prog("pageable_loop"), "5", "4"])
+    _, out = record([prog("pageable_loop"), "10", "16"])
     text = report(out)
     for want in ("Verdict: transfer-bound", "[high] pageable_memcpy", "CUDA API",
                  "cudaMemcpy", "Transfers", "HtoD", "MiB", "GB/s", "NVTX ranges", "iter",
@@ -211,4 +286,5 @@ def test_usage_errors():
 
 
 main([test_pageable_loop_is_transfer_bound, test_compute_loop_is_compute_bound,
+      test_compute_loop_cpu_timing_only,
       test_sync_loop_findings, test_window_and_pid, test_text_output, test_usage_errors])

@@ -289,6 +289,22 @@ def test_memory_errors_drops_pid():
         raise AssertionError("drops not prominent:\n" + text)
 
 
-main([test_exact_device_attribution, test_sampled_device_timing,
+def test_damaged_trace():
+    path = loop().write("damaged")
+    clean = report(path)
+    with open(path, "ab") as f:  # a torn chunk header after the last chunk
+        f.write(b"GHCK" + b"\xff" * 20)
+    p = subprocess.run([GPUTRACE, "report", path, "--json"], capture_output=True, text=True)
+    eq(p.returncode, 3, "status of a damaged trace")
+    if "truncated" not in p.stderr:
+        raise AssertionError("no warning: " + p.stderr)
+    rep = json.loads(p.stdout)
+    eq((rep["damaged"], rep["api"], rep["verdict"]), (True, clean["api"], clean["verdict"]),
+       "what could be read is reported")
+    p = subprocess.run([GPUTRACE, "diff", path, path], capture_output=True, text=True)
+    eq(p.returncode, 3, "diff of a damaged trace")
+
+
+main([test_exact_device_attribution, test_damaged_trace, test_sampled_device_timing,
       test_cpu_only_attribution_and_gaps, test_launch_and_cpu_bound,
       test_memory_errors_drops_pid])

@@ -1,0 +1,359 @@
+/* cupti.c — device times from the CUPTI activity API (GPUTRACE_GPU_TIMING
+ * auto or cupti), when libcupti can be dlopen'ed and initializes — that
+ * is, on a machine with a GPU and a driver. Never a build or run-time
+ * requirement: the few CUPTI types used are declared here, with the record
+ * layouts of cupti_activity.h (CUDA 12 and 13 keep these prefixes).
+ *
+ * NOT VERIFIED ON HARDWARE: written and reviewed without a GPU. What was
+ * checked here: libcupti.so.13 loads and cuptiActivityEnable fails without
+ * a driver, so `auto` falls back to events (tests/e2e/test_devtime.py).
+ *
+ * Contract:
+ *  - gt_cupti_start enables CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME (the
+ *    API records external correlation needs) and EXTERNAL_CORRELATION;
+ *    any failure disables what was enabled and returns -1 (libcupti stays
+ *    loaded: it may own threads).
+ *  - A timed call pushes an external correlation id (a process-wide
+ *    counter) around the real call; its host record's metadata (tid, corr,
+ *    api, stream, kernel, flags, dir) is stored under that id in a
+ *    direct-mapped table. Activity buffers are parsed when CUPTI completes
+ *    them (the resolver flushes every 20 ms, and at exit): external
+ *    correlation records map CUPTI's correlationId to our id, kernel /
+ *    memcpy / memset records become DEVICE records (source CUPTI); a
+ *    record whose mapping has not arrived yet waits in a small ring.
+ *    Activity of untimed calls (sampling, libraries calling the driver)
+ *    has no mapping and is not reported.
+ *  - Times: CUPTI timestamps (cuptiGetTimestamp's clock) + an offset to
+ *    CLOCK_MONOTONIC measured at each flush (the tightest of 5 reads).
+ *  - A graph launch yields one DEVICE record per kernel or copy node, all
+ *    with the launch's corr.
+ *  - gt_cupti_healthy says 0 when 2 s after 64 timed calls nothing was
+ *    matched: the resolver then switches to events.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "devtime_int.h"
+
+enum {
+  KIND_MEMCPY = 1,
+  KIND_MEMSET = 2,
+  KIND_KERNEL = 3,
+  KIND_RUNTIME = 5,
+  KIND_CONCURRENT_KERNEL = 10,
+  KIND_EXTERNAL_CORRELATION = 39,
+  EXT_KIND_CUSTOM0 = 3,
+  CUPTI_FLUSH_FORCED = 1,
+};
+
+struct act_kernel { /* CUpti_ActivityKernel4..10, leading fields */
+  uint32_t kind;
+  uint8_t cache_config, shared_config;
+  uint16_t registers;
+  uint32_t pgc_requested, pgc_executed;
+  uint64_t start, end, completed;
+  uint32_t device_id, context_id, stream_id;
+  int32_t grid[3], block[3];
+  int32_t static_smem, dynamic_smem;
+  uint32_t local_per_thread, local_total;
+  uint32_t correlation_id;
+};
+struct act_copy { /* CUpti_ActivityMemcpy5/6 and Memset3/4, leading fields */
+  uint32_t kind;
+  uint32_t kinds_or_value;
+  uint64_t bytes, start, end;
+  uint32_t device_id, context_id, stream_id, correlation_id;
+};
+struct act_extcorr { /* CUpti_ActivityExternalCorrelation */
+  uint32_t kind, external_kind;
+  uint64_t external_id;
+  uint32_t correlation_id, reserved;
+};
+_Static_assert(offsetof(struct act_kernel, correlation_id) == 92, "CUpti_ActivityKernel");
+_Static_assert(offsetof(struct act_copy, correlation_id) == 44, "CUpti_ActivityMemcpy");
+_Static_assert(offsetof(struct act_extcorr, correlation_id) == 16, "ExternalCorrelation");
+
+typedef int (*cupti_fn_ts)(uint64_t *);
+typedef void (*cupti_req_fn)(uint8_t **, size_t *, size_t *);
+typedef void (*cupti_done_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
+
+static struct {
+  int (*timestamp)(uint64_t *);
+  int (*register_callbacks)(cupti_req_fn, cupti_done_fn);
+  int (*enable)(int);
+  int (*disable)(int);
+  int (*flush_all)(uint32_t);
+  int (*next_record)(uint8_t *, size_t, void **);
+  int (*push)(int, uint64_t);
+  int (*pop)(int, uint64_t *);
+} api;
+
+#define META_SLOTS 65536u
+#define CORR_SLOTS 65536u
+#define ORPHANS 1024u
+#define BUFFER_BYTES (1u << 20)
+
+struct meta {
+  _Atomic uint64_t id; /* 0 = empty; written last */
+  uint64_t kernel, stream;
+  uint32_t tid, corr, flags;
+  uint16_t api;
+  uint8_t dir, pad;
+};
+struct corr_entry {
+  uint32_t correlation_id;
+  uint64_t external_id;
+};
+struct orphan {
+  uint32_t kind, correlation_id, device_id, age;
+  uint64_t start, end, bytes;
+};
+
+static struct meta *g_meta;
+static struct corr_entry *g_corr;
+static struct orphan g_orphans[ORPHANS];
+static unsigned g_norphans;
+static pthread_mutex_t g_parse_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t g_next_id = 1;
+static _Atomic uint64_t g_committed, g_matched, g_first_commit_ns;
+static _Atomic int64_t g_offset_ns; /* CLOCK_MONOTONIC - CUPTI clock */
+static int g_enabled[5], g_nenabled;
+static __thread uint64_t tls_ext_id __attribute__((tls_model("initial-exec")));
+
+/* ---- clock ---- */
+
+static void calibrate(void) {
+  uint64_t best_gap = UINT64_MAX;
+  int64_t offset = 0;
+  for (int i = 0; i < 5; i++) {
+    uint64_t a = gt_dt_mono_ns(), c = 0;
+    if (api.timestamp(&c) != 0)
+      return;
+    uint64_t b = gt_dt_mono_ns();
+    if (b - a < best_gap) {
+      best_gap = b - a;
+      offset = (int64_t)(a + (b - a) / 2) - (int64_t)c;
+    }
+  }
+  atomic_store(&g_offset_ns, offset);
+}
+
+/* ---- activity records ---- */
+
+static void emit(const struct orphan *o, const struct meta *m) {
+  struct gt_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.ts_ns = (uint64_t)((int64_t)o->start + atomic_load(&g_offset_ns));
+  rec.dur_ns = o->end > o->start ? o->end - o->start : 0;
+  rec.pid = (uint32_t)getpid();
+  rec.tid = m->tid;
+  rec.api = m->api;
+  rec.kind = GT_KIND_DEVICE;
+  rec.nslots = 1;
+  rec.flags = m->flags;
+  rec.u.device.stream = m->stream;
+  rec.u.device.kernel = m->kernel;
+  rec.u.device.bytes = o->bytes;
+  rec.u.device.corr = m->corr;
+  rec.u.device.sample = gt_dt_sample;
+  rec.u.device.of_kind = o->kind == KIND_MEMCPY   ? GT_KIND_MEMCPY
+                         : o->kind == KIND_MEMSET ? GT_KIND_MEMSET
+                                                  : GT_KIND_LAUNCH;
+  rec.u.device.dir = o->kind == KIND_MEMCPY ? m->dir : 0;
+  rec.u.device.source = GT_DEVTIME_CUPTI;
+  rec.u.device.device = (int32_t)o->device_id;
+  gt_emit(&rec);
+  atomic_fetch_add(&g_matched, 1);
+}
+
+/* 1 when the activity's call is known (and its DEVICE record written). */
+static int try_emit(const struct orphan *o) {
+  const struct corr_entry *c = &g_corr[o->correlation_id % CORR_SLOTS];
+  if (c->correlation_id != o->correlation_id || c->external_id == 0)
+    return 0;
+  struct meta *m = &g_meta[c->external_id % META_SLOTS];
+  if (atomic_load_explicit(&m->id, memory_order_acquire) != c->external_id)
+    return 0;
+  struct meta copy = {0};
+  memcpy((char *)&copy + sizeof copy.id, (char *)m + sizeof m->id,
+         sizeof copy - sizeof copy.id);
+  if (atomic_load_explicit(&m->id, memory_order_acquire) != c->external_id)
+    return 0; /* overwritten while read */
+  emit(o, &copy);
+  return 1;
+}
+
+static void device_activity(const void *r) {
+  uint32_t kind;
+  memcpy(&kind, r, sizeof kind);
+  struct orphan o = {.kind = kind};
+  if (kind == KIND_KERNEL || kind == KIND_CONCURRENT_KERNEL) {
+    const struct act_kernel *k = r;
+    o = (struct orphan){kind, k->correlation_id, k->device_id, 0, k->start, k->end, 0};
+  } else if (kind == KIND_MEMCPY || kind == KIND_MEMSET) {
+    const struct act_copy *c = r;
+    o = (struct orphan){kind,   c->correlation_id, c->device_id, 0, c->start,
+                        c->end, c->bytes};
+  } else {
+    return;
+  }
+  if (!try_emit(&o) && g_norphans < ORPHANS)
+    g_orphans[g_norphans++] = o;
+}
+
+static void retry_orphans(void) {
+  unsigned kept = 0;
+  for (unsigned i = 0; i < g_norphans; i++)
+    if (!try_emit(&g_orphans[i]) && ++g_orphans[i].age < 8)
+      g_orphans[kept++] = g_orphans[i]; /* untimed calls' activity ages out */
+  g_norphans = kept;
+}
+
+static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+  *buffer = aligned_alloc(8, BUFFER_BYTES);
+  *size = *buffer ? BUFFER_BYTES : 0;
+  *max_records = 0;
+}
+
+static void buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                             size_t valid) {
+  (void)ctx, (void)stream, (void)size;
+  pthread_mutex_lock(&g_parse_mu);
+  for (int pass = 0; pass < 2 && buffer != NULL; pass++) {
+    void *r = NULL;
+    while (api.next_record(buffer, valid, &r) == 0) {
+      uint32_t kind;
+      memcpy(&kind, r, sizeof kind);
+      if (pass == 0 && kind == KIND_EXTERNAL_CORRELATION) {
+        const struct act_extcorr *e = r;
+        if (e->external_kind == EXT_KIND_CUSTOM0)
+          g_corr[e->correlation_id % CORR_SLOTS] =
+              (struct corr_entry){e->correlation_id, e->external_id};
+      } else if (pass == 1) {
+        device_activity(r);
+      }
+    }
+  }
+  retry_orphans();
+  pthread_mutex_unlock(&g_parse_mu);
+  free(buffer);
+}
+
+/* ---- life cycle ---- */
+
+static void *open_cupti(void) {
+  static const char *const names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (h)
+      return h;
+  }
+  char path[512];
+  const char *home = getenv("CUDA_HOME");
+  snprintf(path, sizeof path, "%s/extras/CUPTI/lib64/libcupti.so",
+           home && *home ? home : "/usr/local/cuda");
+  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+#define CUPTI_SYM(field, name) (*(void **)&api.field = dlsym(h, name))
+
+int gt_cupti_start(void) {
+  void *h = open_cupti();
+  if (h == NULL || !CUPTI_SYM(timestamp, "cuptiGetTimestamp") ||
+      !CUPTI_SYM(register_callbacks, "cuptiActivityRegisterCallbacks") ||
+      !CUPTI_SYM(enable, "cuptiActivityEnable") ||
+      !CUPTI_SYM(disable, "cuptiActivityDisable") ||
+      !CUPTI_SYM(flush_all, "cuptiActivityFlushAll") ||
+      !CUPTI_SYM(next_record, "cuptiActivityGetNextRecord") ||
+      !CUPTI_SYM(push, "cuptiActivityPushExternalCorrelationId") ||
+      !CUPTI_SYM(pop, "cuptiActivityPopExternalCorrelationId"))
+    return -1; /* a library without the activity API: left loaded, unused */
+  g_meta = calloc(META_SLOTS, sizeof *g_meta);
+  g_corr = calloc(CORR_SLOTS, sizeof *g_corr);
+  uint64_t ts;
+  if (g_meta == NULL || g_corr == NULL || api.timestamp(&ts) != 0 ||
+      api.register_callbacks(buffer_requested, buffer_completed) != 0)
+    goto fail;
+  static const int kinds[] = {KIND_EXTERNAL_CORRELATION, KIND_RUNTIME,
+                              KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    if (api.enable(kinds[i]) != 0)
+      goto fail; /* no driver, no device, or another profiler owns CUPTI */
+    g_enabled[g_nenabled++] = kinds[i];
+  }
+  calibrate();
+  return 0;
+fail:
+  gt_cupti_stop();
+  free(g_meta);
+  free(g_corr);
+  g_meta = NULL;
+  g_corr = NULL;
+  return -1;
+}
+
+void gt_cupti_stop(void) {
+  while (g_nenabled > 0)
+    api.disable(g_enabled[--g_nenabled]);
+}
+
+void gt_cupti_forget(void) {
+  g_nenabled = 0; /* the child has no CUPTI session; never call into it */
+  g_norphans = 0;
+  g_parse_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+}
+
+/* ---- the hooks' side ---- */
+
+int gt_cupti_before(void) {
+  uint64_t id = atomic_fetch_add_explicit(&g_next_id, 1, memory_order_relaxed);
+  if (api.push(EXT_KIND_CUSTOM0, id) != 0)
+    return 0;
+  tls_ext_id = id;
+  return DT_TOKEN_CUPTI;
+}
+
+void gt_cupti_after(cudaError_t result) {
+  (void)result;
+  uint64_t last = 0;
+  api.pop(EXT_KIND_CUSTOM0, &last);
+}
+
+void gt_cupti_commit(const struct dt_slot *op) {
+  uint64_t id = tls_ext_id;
+  struct meta *m = &g_meta[id % META_SLOTS];
+  atomic_store_explicit(&m->id, 0, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  m->tid = op->tid;
+  m->api = op->api;
+  m->flags = op->flags;
+  m->kernel = op->kernel;
+  m->stream = op->stream_key;
+  m->corr = op->corr;
+  m->dir = op->dir;
+  atomic_store_explicit(&m->id, id, memory_order_release);
+  uint64_t zero = 0;
+  atomic_compare_exchange_strong(&g_first_commit_ns, &zero, gt_dt_mono_ns());
+  atomic_fetch_add_explicit(&g_committed, 1, memory_order_relaxed);
+}
+
+/* ---- the resolver's side ---- */
+
+void gt_cupti_flush(int forced) {
+  if (g_nenabled == 0)
+    return;
+  calibrate();
+  api.flush_all(forced ? CUPTI_FLUSH_FORCED : 0);
+}
+
+int gt_cupti_healthy(void) {
+  if (atomic_load(&g_matched) > 0 || atomic_load(&g_committed) < 64)
+    return 1;
+  return gt_dt_mono_ns() - atomic_load(&g_first_commit_ns) < 2000000000ull;
+}

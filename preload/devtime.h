@@ -1,0 +1,81 @@
+/* devtime.h — device-side timing of launches, copies and memsets: what the
+ * hooks use (docs/devtime.md has the design).
+ *
+ * Contract for hooks:
+ *  - Every launch, copy and memset hook body is GT_TRACE_TIMED: it gives the
+ *    call its correlation id (gt_tls_corr, per thread, never 0), asks
+ *    gt_dt_before() whether to time it — which, when timing, records a start
+ *    event on the call's stream — runs the real call, then gt_dt_after()
+ *    records the end event. The statements that build the host record must
+ *    store gt_tls_corr in its corr field and, after gt_emit(), pass the
+ *    record to gt_dt_commit(), which queues the op for resolution with the
+ *    record's metadata (api, tid, stream, kernel, bytes, dir, flags).
+ *  - `what` is GT_DT_NONE for calls that get a corr but are never timed
+ *    (host functions). `key` selects the sampling counter (the kernel, the
+ *    graph, or the entry point for copies and memsets). `ptsz` says the
+ *    entry point treats stream 0 as the per-thread default stream.
+ *  - With timing off the added cost is a TLS increment and one load.
+ */
+#ifndef GPUTRACE_DEVTIME_H
+#define GPUTRACE_DEVTIME_H
+
+#include "shim.h"
+
+enum gt_dt_what { GT_DT_NONE = 0, GT_DT_LAUNCH = 1, GT_DT_COPY = 2, GT_DT_SET = 3 };
+
+/* 1 while device timing is wanted (GPUTRACE_GPU_TIMING != off and usable). */
+extern int gt_dt_enabled;
+/* The correlation id of the calling thread's current (or last) call. */
+extern __thread uint32_t gt_tls_corr;
+/* A timed op waiting for its host record (0 = none); see gt_dt_commit. */
+extern __thread int gt_tls_dt_token;
+
+/* Read the environment; the shim's constructor calls it once. */
+void gt_dt_configure(void);
+
+/* Before the real call: returns a token for gt_dt_after (0: not timed). */
+int gt_dt_before(unsigned what, const void *key, const void *stream, int ptsz);
+/* After the real call, with its result; errno is the caller's to restore. */
+void gt_dt_after(int token, cudaError_t result);
+void gt_dt_commit_slow(const struct gt_record *rec);
+
+static inline uint32_t gt_corr_next(void) {
+  uint32_t c = ++gt_tls_corr;
+  if (__builtin_expect(c == 0, 0))
+    c = gt_tls_corr = 1;
+  return c;
+}
+
+/* After gt_emit(rec): hand the host record to the timed op, if any. */
+static inline void gt_dt_commit(const struct gt_record *rec) {
+  if (__builtin_expect(gt_tls_dt_token != 0, 0))
+    gt_dt_commit_slow(rec);
+}
+
+/* GT_TRACE_CALL (shim.h) for launches, copies and memsets. The events are
+ * recorded outside [t0, t1]: the host record's duration stays the call's. */
+#define GT_TRACE_TIMED(what, key, stream, ptsz, call, ...)                               \
+  do {                                                                                   \
+    if (!gt_hook_enter())                                                                \
+      return call;                                                                       \
+    gt_corr_next();                                                                      \
+    int dt_token = 0;                                                                    \
+    if ((what) != GT_DT_NONE && __atomic_load_n(&gt_dt_enabled, __ATOMIC_RELAXED))       \
+      dt_token = gt_dt_before((what), (key), (stream), (ptsz));                          \
+    uint64_t t0 = gt_now();                                                              \
+    cudaError_t r = call;                                                                \
+    int saved_errno = errno;                                                             \
+    uint64_t t1 = gt_now();                                                              \
+    if (dt_token != 0)                                                                   \
+      gt_dt_after(dt_token, r);                                                          \
+    __VA_ARGS__;                                                                         \
+    gt_hook_leave();                                                                     \
+    errno = saved_errno;                                                                 \
+    return r;                                                                            \
+  } while (0)
+
+/* Count DEVICE records that will never exist (untimed work): they reach
+ * the trace as DROP records with of_kind = GT_KIND_DEVICE (core.c). */
+void gt_count_dropped(unsigned kind, uint64_t n);
+
+#endif

@@ -1,0 +1,294 @@
+"""Device timing (docs/devtime.md) on the stand-in runtime, whose simulated
+device timeline gives every kernel, copy and memset a known duration
+(docs/standin.md): tests/cuda/devtime.cu runs one scenario per mode and the
+DEVICE records are checked against the simulation, their host calls (corr),
+each other (stream order) and the drop counters (untimed work)."""
+import ctypes
+import os
+from gtest import *
+
+US = 1000
+MS = 1000 * 1000
+# The stand-in's knobs, set explicitly so the expectations below hold.
+KNOBS = dict(GPUTRACE_STANDIN_KERNEL_BASE_NS=2000, GPUTRACE_STANDIN_KERNEL_PS_PER_THREAD=100,
+             GPUTRACE_STANDIN_COPY_LATENCY_NS=2000, GPUTRACE_STANDIN_MEMSET_GBPS=1000,
+             GPUTRACE_STANDIN_GRAPH_NS=50000)
+
+
+def kernel_ns(grid, block):
+    return 2000 + grid * block * 100 // 1000
+
+
+def trace(mode, program="devtime", **env):
+    """Run devtime MODE traced; returns (stdout, events)."""
+    settings = dict(KNOBS, GPUTRACE_GPU_TIMING="events")
+    settings.update(env)
+    out = os.path.join(TMP, "%s_%s.gtrace" % (program, mode))
+    p, out = record([prog(program), mode], out=out, **settings)
+    return p.stdout, dump(out)
+
+
+def untraced(mode, program="devtime", **env):
+    return run([prog(program), mode], base_env(**dict(KNOBS, **env)), check_rc=0).stdout
+
+
+def device(events, **match):
+    """DEVICE records in call order (the resolver emits them as they complete)."""
+    return sorted(select(events, kind="device", **match),
+                  key=lambda e: (e["pid"], e["tid"], e["corr"]))
+
+
+def untimed(events):
+    return sum(e["count"] for e in select(events, kind="drop", of_kind="device"))
+
+
+def host_call(events, dev):
+    """The host record a DEVICE record belongs to (same pid, tid and corr)."""
+    hits = [e for e in events if e["kind"] in ("launch", "memcpy", "memset")
+            and (e["pid"], e["tid"], e["corr"]) == (dev["pid"], dev["tid"], dev["corr"])]
+    eq(len(hits), 1, "host records for corr %d" % dev["corr"])
+    return hits[0]
+
+
+def near(actual, expected, rel, what, abs_ns=0):
+    if abs(actual - expected) > expected * rel + abs_ns:
+        raise AssertionError("%s: %d ns, expected %d ns within %.1f%% + %d ns" %
+                             (what, actual, expected, rel * 100, abs_ns))
+
+
+def at_least(actual, expected, what, slack):
+    """Work on an idle stream, or a blocking call: never less than the
+    simulated time, more by host delays (the launch itself, waking up)."""
+    if not expected - 64 <= actual <= expected + slack:
+        raise AssertionError("%s: %d ns, expected %d ns + at most %d" %
+                             (what, actual, expected, slack))
+
+
+def in_stream_order(records, what):
+    ordered = sorted(records, key=lambda e: e["ts_ns"])
+    for a, b in zip(ordered, ordered[1:]):
+        if b["ts_ns"] < a["ts_ns"] + a["dur_ns"]:
+            raise AssertionError("%s: corr %d starts %d ns before corr %d ends" %
+                                 (what, b["corr"], a["ts_ns"] + a["dur_ns"] - b["ts_ns"],
+                                  a["corr"]))
+
+
+def test_kernel_durations_and_order():
+    stdout, events = trace("kernels")
+    eq(stdout, untraced("kernels"), "stdout with and without timing")
+    dev = device(events)
+    eq(len(dev), 7, "DEVICE records")
+    for d in dev:
+        h = host_call(events, d)
+        eq((d["api"], d["of_kind"], d["kernel"], d["stream"], d["source"], d["sample"]),
+           (h["api"], "launch", h["kernel"], h["stream"], "events", 1), "device vs host record")
+        expected = kernel_ns(h["grid"][0], h["block"][0])
+        if h["kernel"] == "busy(int*)":  # queued on an idle stream: + launch overhead
+            near(d["dur_ns"], expected, 0.01, "busy kernel", abs_ns=2 * MS)
+        else:  # queued behind it: exact up to float rounding
+            near(d["dur_ns"], expected, 0, "kernel grid %d" % h["grid"][0], abs_ns=64)
+        if d["ts_ns"] < h["ts_ns"] - 5 * US:
+            raise AssertionError("device start %d before its launch %d" % (d["ts_ns"], h["ts_ns"]))
+    in_stream_order(dev, "one stream")
+    eq([d["corr"] for d in sorted(dev, key=lambda e: e["ts_ns"])], list(range(1, 8)),
+       "device order = launch order")
+
+
+def test_no_event_call_of_the_shim_is_traced():
+    _, events = trace("kernels")
+    eq(by(events, "api", kind="event"), {"cudaEventCreate": 2, "cudaEventRecord": 2},
+       "event calls are the app's own")
+    eq(by(events, "api", kind="sync"), {"cudaStreamSynchronize": 1}, "sync calls")
+    eq(by(events, "api", kind="stream"), {"cudaStreamCreate": 1}, "stream calls")
+
+
+def test_copy_durations_by_direction():
+    mib = 1 << 20
+    pinned_gbps, pageable_gbps = 0.4, 0.1
+    _, events = trace("copies", GPUTRACE_STANDIN_PINNED_GBPS=pinned_gbps,
+                      GPUTRACE_STANDIN_PAGEABLE_GBPS=pageable_gbps)
+    copies = device(events, of_kind="memcpy")
+    eq([(d["api"], d["dir"], d["bytes"], d["stream"] == "0x1") for d in copies],
+       [("cudaMemcpyAsync", "HtoD", 4 * mib, False), ("cudaMemcpyAsync", "DtoH", 4 * mib, False),
+        ("cudaMemcpy", "HtoD", 4 * mib, True), ("cudaMemcpy", "DtoH", 4 * mib, True),
+        ("cudaMemcpy", "HtoD", 4 * mib, True)], "copies")
+    pinned = 2000 + int(4 * mib / pinned_gbps)
+    pageable = 2000 + int(4 * mib / pageable_gbps)
+    # Asynchronous pinned copies behind a busy kernel: exact.
+    near(copies[0]["dur_ns"], pinned, 0, "async pinned HtoD", abs_ns=64)
+    near(copies[1]["dur_ns"], pinned, 0, "async pinned DtoH", abs_ns=64)
+    eq(copies[0]["pinned"] and copies[1]["pinned"], True, "pinned flag")
+    # Blocking copies: the end event is recorded when the call returns, so
+    # they measure no less than the transfer, and more by the host's delay in
+    # returning (typically 0.1 ms here; the bound allows for a loaded machine).
+    for d, expected, what in ((copies[2], pageable, "pageable HtoD"),
+                              (copies[3], pageable, "pageable DtoH"),
+                              (copies[4], pinned, "blocking pinned HtoD")):
+        at_least(d["dur_ns"], expected, what, expected // 10 + 5 * MS)
+    ratio = copies[2]["dur_ns"] / copies[0]["dur_ns"]
+    if not 3.9 < ratio < 5:
+        raise AssertionError("pageable/pinned duration ratio %.2f, bandwidths say 4" % ratio)
+    sets = device(events, of_kind="memset")
+    eq(len(sets), 1, "memsets")
+    near(sets[0]["dur_ns"], 2000 + 4 * mib // 1000, 0, "memset", abs_ns=64)
+    in_stream_order(device(events), "copies on one stream, then the legacy stream")
+
+
+def test_sampling_every_fourth_launch_per_thread():
+    _, events = trace("sample", GPUTRACE_GPU_TIMING_SAMPLE=4)
+    launches = select(events, kind="launch")
+    dev = device(events)
+    eq({d["sample"] for d in dev}, {4}, "sample field")
+    tids = sorted({e["tid"] for e in launches})
+    eq(len(tids), 2, "threads")
+    for tid in tids:
+        corrs = sorted(e["corr"] for e in launches if e["tid"] == tid)
+        eq(len(corrs), 40, "launches of thread %d" % tid)
+        eq(sorted(d["corr"] for d in dev if d["tid"] == tid), corrs[::4],
+           "timed launches of thread %d (the 1st, 5th, 9th, ...)" % tid)
+    eq(untimed(events), 0, "sampled-out calls are not untimed")
+
+
+def test_event_pool_exhaustion_is_counted():
+    _, events = trace("exhaust", GPUTRACE_GPU_TIMING_EVENTS=8)
+    eq(len(device(events)), 4, "timed launches (8 events = 4 in flight)")
+    eq(untimed(events), 16, "untimed launches")
+    eq(select(events, kind="process", phase="end")[0]["dropped"], 16, "end record's total")
+    summary = run([GPUTRACE, "dump", "--summary", os.path.join(TMP, "devtime_exhaust.gtrace")],
+                  base_env(), check_rc=0).stdout
+    if "dropped by kind: device 16" not in summary:
+        raise AssertionError("summary:\n" + summary)
+
+
+def test_graph_launch_spans():
+    _, events = trace("graph")
+    graphs = device(events, api="cudaGraphLaunch")
+    eq(len(graphs), 3, "graph launches timed")
+    for g in graphs:
+        near(g["dur_ns"], 50000, 0, "graph span", abs_ns=64)
+        if not g["kernel"].startswith("graph 0x"):
+            raise AssertionError("graph name: " + g["kernel"])
+    in_stream_order(device(events), "graphs")
+
+
+def test_destroyed_stream_still_resolves():
+    _, events = trace("destroy")
+    dev = device(events)
+    eq(len(dev), 3, "launches on the destroyed stream")
+    for d in dev:
+        at_least(d["dur_ns"], kernel_ns(40000, 256), "kernel on a destroyed stream", 2 * MS)
+    eq(untimed(events), 0, "untimed")
+
+
+def check_streams(events, expected_streams, what):
+    dev = device(events)
+    eq([d["stream"] for d in dev], expected_streams, what)
+    blocking, legacy = dev[3], dev[4]
+    if legacy["ts_ns"] < blocking["ts_ns"] + blocking["dur_ns"]:
+        raise AssertionError("the legacy stream did not wait for the blocking stream")
+    for d in dev:
+        eq(host_call(events, d)["api"], d["api"], "api")
+
+
+def test_default_streams():
+    _, events = trace("streams")
+    s = select(events, api="cudaStreamCreate")[0]["handle"]
+    check_streams(events, ["0x1", "0x1", "0x2", s, "0x1", "0x1"], "plain build")
+    _, events = trace("streams", program="devtime_ptds")
+    s = select(events, api="cudaStreamCreate")[0]["handle"]
+    check_streams(events, ["0x2", "0x1", "0x2", s, "0x1", "0x2"], "--default-stream per-thread")
+    eq({d["api"] for d in device(events)}, {"__cudaLaunchKernel_ptsz", "cudaMemcpy_ptds"},
+       "per-thread entry points")
+
+
+def test_capturing_stream_goes_untimed():
+    # The stand-in has no stream capture: a double preloaded after the shim
+    # answers cudaStreamIsCapturing (user streams capture). It is added for
+    # the program only (`record` itself may be an ASan build).
+    out = os.path.join(TMP, "capture.gtrace")
+    cmd = 'LD_PRELOAD="$LD_PRELOAD:%s" exec %s capture' % (prog("libfakecap.so"), prog("devtime"))
+    record(["sh", "-c", cmd], out=out, **dict(KNOBS, GPUTRACE_GPU_TIMING="events"))
+    events = dump(out)
+    eq([d["stream"] for d in device(events)], ["0x1"] * 3, "legacy-stream launches timed")
+    eq(untimed(events), 5, "launches on the capturing stream")
+
+
+def test_device_reset():
+    _, events = trace("reset")
+    eq(untimed(events), 3, "launches pending at cudaDeviceReset")
+    dev = device(events)
+    eq(len(dev), 2, "launches after the reset, with new events")
+    for d in dev:
+        at_least(d["dur_ns"], kernel_ns(1000, 256), "kernel after reset", 2 * MS)
+
+
+def test_fork():
+    stdout, events = trace("fork")
+    eq(stdout, "devtime fork: child status 0\n", "output")
+    parent, child = [e["pid"] for e in select(events, kind="process", phase="start")]
+    eq(len(device(events, pid=parent)), 2, "parent's device records")
+    child_dev = device(events, pid=child)
+    eq(len(child_dev), 2, "child's device records (a thread of its own)")
+    for d in child_dev:
+        eq(host_call(events, d)["pid"], child, "child's records match its calls")
+        at_least(d["dur_ns"], kernel_ns(2000, 256), "child kernel", 2 * MS)
+
+
+def test_errors_and_errno_unchanged():
+    stdout, events = trace("errors")
+    eq(stdout, untraced("errors"), "stdout")
+    eq(stdout, "devtime errors: 9 0 errno 0\n", "pending error survives, errno untouched")
+    eq(len(device(events)), 1, "timed: the launch after the error was read")
+    eq(untimed(events), 1, "untimed: the launch made while an error was pending")
+
+
+def test_results_unchanged():
+    for mode in ("kernels", "copies", "streams", "graph", "destroy"):
+        plain = untraced(mode)
+        for timing in ("events", "off"):
+            p, _ = record([prog("devtime"), mode], out=os.path.join(TMP, "same.gtrace"),
+                          **dict(KNOBS, GPUTRACE_GPU_TIMING=timing))
+            eq(p.stdout, plain, "%s stdout with GPUTRACE_GPU_TIMING=%s" % (mode, timing))
+
+
+def test_off_keeps_corr():
+    _, events = trace("sample", GPUTRACE_GPU_TIMING="off")
+    eq(device(events), [], "no DEVICE records")
+    for tid in {e["tid"] for e in select(events, kind="launch")}:
+        corrs = [e["corr"] for e in select(events, kind="launch", tid=tid)]
+        eq(corrs, list(range(1, 41)), "corr of thread %d" % tid)
+
+
+def cupti_loadable():
+    try:
+        ctypes.CDLL("libcupti.so.13")
+        return True
+    except OSError:
+        return False
+
+
+def test_auto_falls_back_to_events():
+    stdout, events = trace("maps", GPUTRACE_GPU_TIMING="auto")
+    if cupti_loadable():  # tried, failed to initialize without a driver
+        eq(stdout, "devtime maps: libcupti loaded\n", "CUPTI was tried")
+    eq([d["source"] for d in device(events)], ["events"], "auto without a GPU")
+    stdout, _ = trace("maps", GPUTRACE_GPU_TIMING="events")
+    eq(stdout, "devtime maps: libcupti not loaded\n", "events mode never loads CUPTI")
+    env = base_env(**dict(KNOBS, GPUTRACE_GPU_TIMING="cupti"))
+    del env["GPUTRACE_QUIET"]
+    out = os.path.join(TMP, "cupti.gtrace")
+    p = run([GPUTRACE, "record", "-q", "-o", out, "--", prog("devtime"), "maps"], env, check_rc=0)
+    warnings = [l for l in p.stderr.splitlines() if l.startswith("gputrace:")]
+    eq(len(warnings), 1, "one warning (%r)" % p.stderr)
+    if "CUDA events" not in warnings[0]:
+        raise AssertionError("warning: " + warnings[0])
+    eq([d["source"] for d in device(dump(out))], ["events"], "explicit cupti falls back")
+
+
+main([test_kernel_durations_and_order, test_no_event_call_of_the_shim_is_traced,
+      test_copy_durations_by_direction, test_sampling_every_fourth_launch_per_thread,
+      test_event_pool_exhaustion_is_counted, test_graph_launch_spans,
+      test_destroyed_stream_still_resolves, test_default_streams,
+      test_capturing_stream_goes_untimed, test_device_reset, test_fork,
+      test_errors_and_errno_unchanged, test_results_unchanged, test_off_keeps_corr,
+      test_auto_falls_back_to_events])
