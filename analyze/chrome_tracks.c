@@ -20,27 +20,10 @@
 #include <string.h>
 
 #include "chrome.h"
+#include "util.h"
 
 #define CH_FLOWS_MIN 1024u      /* per thread that queues device work */
 #define CH_FLOWS_MAX (1u << 20) /* work in flight beyond this loses its arrow */
-
-static void *xrealloc(void *p, size_t n) {
-  void *q = realloc(p, n);
-  if (!q) {
-    fprintf(stderr, "gputrace chrome: out of memory\n");
-    exit(2);
-  }
-  return q;
-}
-
-static void *xcalloc(size_t n) {
-  void *p = calloc(1, n);
-  if (!p) {
-    fprintf(stderr, "gputrace chrome: out of memory\n");
-    exit(2);
-  }
-  return p;
-}
 
 int ch_init(struct chrome *ch) {
   for (unsigned a = 0; a < GT_API_COUNT; a++) { /* identifiers: nothing to escape */
@@ -100,7 +83,7 @@ struct ch_proc *ch_proc(struct chrome *ch, uint32_t pid) {
   uint64_t v;
   if (gt_map_get(&ch->procs, pid, &v))
     return (struct ch_proc *)(uintptr_t)v;
-  struct ch_proc *p = xcalloc(sizeof *p);
+  struct ch_proc *p = gt_xcalloc(1, sizeof *p);
   p->pid = pid;
   p->sort = (uint32_t)ch->procs.count;
   gt_map_put(&ch->procs, pid, (uint64_t)(uintptr_t)p);
@@ -115,7 +98,7 @@ struct ch_thread *ch_thread(struct chrome *ch, uint32_t pid, uint32_t tid) {
   if (gt_map_get(&ch->threads, key, &v)) {
     th = (struct ch_thread *)(uintptr_t)v;
   } else {
-    th = xcalloc(sizeof *th);
+    th = gt_xcalloc(1, sizeof *th);
     th->pid = pid;
     th->tid = tid;
     th->head_len = (uint8_t)snprintf(th->head, sizeof th->head,
@@ -131,7 +114,7 @@ struct ch_devtrack *ch_devtrack(struct chrome *ch, uint32_t pid, int32_t device,
   uint64_t key = gt_pid_key(pid, stream ^ ((uint64_t)(uint32_t)device << 48)), v;
   if (gt_map_get(&ch->devtracks, key, &v))
     return (struct ch_devtrack *)(uintptr_t)v;
-  struct ch_devtrack *d = xcalloc(sizeof *d);
+  struct ch_devtrack *d = gt_xcalloc(1, sizeof *d);
   d->pid = pid;
   d->device = device;
   d->stream = stream;
@@ -243,7 +226,7 @@ void ch_push(struct chrome *ch, struct ch_thread *th, uint64_t domain, int64_t t
     ch->adjusted++;
   if (th->depth == th->cap) {
     th->cap = th->cap ? th->cap * 2 : 8;
-    th->stack = xrealloc(th->stack, th->cap * sizeof *th->stack);
+    th->stack = gt_xrealloc(th->stack, th->cap * sizeof *th->stack);
   }
   th->stack[th->depth++] = (struct ch_open){domain, s, s};
 }
@@ -286,7 +269,7 @@ uint32_t ch_lane_pick(struct chrome *ch, struct ch_lanes *l, int64_t s, int64_t 
   if (i == l->n) {
     if (l->n == l->cap) {
       l->cap = l->cap ? l->cap * 2 : 4;
-      l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+      l->v = gt_xrealloc(l->v, l->cap * sizeof *l->v);
     }
     l->v[l->n++] = (struct ch_lane){.end = 0, .tid = ch->next_tid++};
   }
@@ -298,7 +281,7 @@ uint32_t ch_lane_pick(struct chrome *ch, struct ch_lanes *l, int64_t s, int64_t 
 
 static struct ch_flowslot *flow_slot(struct ch_thread *th, uint32_t corr) {
   if (!th->flows) {
-    th->flows = xcalloc(CH_FLOWS_MIN * sizeof *th->flows);
+    th->flows = gt_xcalloc(1, CH_FLOWS_MIN * sizeof *th->flows);
     th->flow_mask = CH_FLOWS_MIN - 1;
   }
   return &th->flows[corr & th->flow_mask];
@@ -309,7 +292,7 @@ static void flows_grow(struct ch_thread *th) {
   uint32_t n = (th->flow_mask + 1) * 2;
   if (n > CH_FLOWS_MAX)
     return;
-  struct ch_flowslot *v = xcalloc(n * sizeof *v);
+  struct ch_flowslot *v = gt_xcalloc(1, n * sizeof *v);
   for (uint32_t i = 0; i <= th->flow_mask; i++)
     if (th->flows[i].side)
       v[th->flows[i].corr & (n - 1)] = th->flows[i];

@@ -50,20 +50,10 @@ struct chrome_opts {
 
 /* "1.5" / "1.5s", "250ms", "10us", "100ns": a time from the trace start. */
 static int parse_time(const char *s, int64_t *ns) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !isfinite(v) || v < 0 ||
-      (s[0] != '.' && (s[0] < '0' || s[0] > '9')))
+  uint64_t v;
+  if (gt_parse_duration(s, &v) != 0 || v > (uint64_t)INT64_MAX)
     return -1;
-  double mult = !strcmp(end, "") || !strcmp(end, "s") ? 1e9
-                : !strcmp(end, "ms")                  ? 1e6
-                : !strcmp(end, "us")                  ? 1e3
-                : !strcmp(end, "ns")                  ? 1.0
-                                                      : -1.0;
-  if (mult < 0 || v * mult > 9.0e18)
-    return -1;
-  *ns = (int64_t)(v * mult + 0.5); /* no libm: v >= 0 */
+  *ns = (int64_t)v;
   return 0;
 }
 

@@ -17,8 +17,6 @@ int cmd_diff(int argc, char **argv);
 /* Shared by report and diff (cmd_report.c): "1.5" (s), "250ms", "10us",
  * "800ns" -> ns; "80GiB", "16G", "1e9" -> bytes. 0, or -1 if malformed. */
 #include <stdint.h>
-int gt_parse_duration(const char *s, uint64_t *ns);
-int gt_parse_size(const char *s, uint64_t *bytes);
 
 /* Print "usage: gputrace <synopsis>" to stdout and return 0. */
 int gt_usage_ok(const char *synopsis);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gputrace/map.h"
+#include "util.h"
 
 #define FREED_WINDOW 65536 /* recently freed pointers remembered */
 
@@ -27,18 +28,6 @@ struct gt_heap {
   size_t nlive, live_cap;
 };
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap)
-    return p;
-  size_t n = *cap ? *cap * 2 : 64;
-  while (n < need)
-    n *= 2;
-  void *q = realloc(p, n * elem);
-  if (!q)
-    abort();
-  *cap = n;
-  return q;
-}
 
 struct gt_heap *gt_heap_new(void) {
   struct gt_heap *h = calloc(1, sizeof *h);
@@ -62,7 +51,7 @@ void gt_heap_free(struct gt_heap *h) {
 static uint64_t *live_of(struct gt_heap *h, uint32_t pid) {
   uint64_t i;
   if (!gt_map_get(&h->procs, pid, &i)) {
-    h->live = grow(h->live, &h->live_cap, h->nlive + 1, sizeof *h->live);
+    h->live = gt_grow(h->live, &h->live_cap, h->nlive + 1, sizeof *h->live);
     memset(&h->live[h->nlive], 0, sizeof h->live[0]);
     h->live[h->nlive].pid = pid;
     i = h->nlive++;
@@ -95,7 +84,7 @@ void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range)
   } else if (h->nfree) {
     idx = h->free_list[--h->nfree];
   } else {
-    h->blocks = grow(h->blocks, &h->cap, h->nblocks + 1, sizeof *h->blocks);
+    h->blocks = gt_grow(h->blocks, &h->cap, h->nblocks + 1, sizeof *h->blocks);
     idx = h->nblocks++;
   }
   h->blocks[idx] = (struct gt_block){.ptr = r->u.mem.ptr, .bytes = r->u.mem.bytes,
@@ -132,7 +121,7 @@ enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r
     return GT_FREE_FAILED;
   live_of(h, r->pid)[freed->memory] -= freed->bytes;
   gt_map_del(&h->index, key);
-  h->free_list = grow(h->free_list, &h->free_cap, h->nfree + 1, sizeof *h->free_list);
+  h->free_list = gt_grow(h->free_list, &h->free_cap, h->nfree + 1, sizeof *h->free_list);
   h->free_list[h->nfree++] = idx;
   remember_freed(h, key);
   return GT_FREE_OK;

@@ -7,22 +7,11 @@
 #include <string.h>
 
 #include "gputrace/map.h"
+#include "util.h"
 #include "gputrace/trace_file.h"
 
 #define MAX_FRAMES 256
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap)
-    return p;
-  size_t n = *cap ? *cap * 2 : 16;
-  while (n < need)
-    n *= 2;
-  void *q = realloc(p, n * elem);
-  if (!q)
-    abort();
-  *cap = n;
-  return q;
-}
 
 /* ---- groups: (pid, stack, memory) -> struct gt_group ---- */
 
@@ -41,7 +30,7 @@ static struct gt_group *group(struct groups *g, uint32_t pid, uint32_t stack,
   uint64_t key = group_key(pid, stack, memory), i;
   if (gt_map_get(&g->index, key, &i))
     return &g->items[i];
-  g->items = grow(g->items, &g->cap, g->n + 1, sizeof *g->items);
+  g->items = gt_grow(g->items, &g->cap, g->n + 1, sizeof *g->items);
   memset(&g->items[g->n], 0, sizeof g->items[0]);
   g->items[g->n].pid = pid;
   g->items[g->n].stack_id = stack;
@@ -81,7 +70,7 @@ static struct gt_proc_summary *proc(struct run *r, uint32_t pid) {
   struct gt_leaks *o = r->out;
   if (gt_map_get(&r->proc_index, pid, &i))
     return &o->procs[i];
-  o->procs = grow(o->procs, &r->procs_cap, o->nprocs + 1, sizeof *o->procs);
+  o->procs = gt_grow(o->procs, &r->procs_cap, o->nprocs + 1, sizeof *o->procs);
   memset(&o->procs[o->nprocs], 0, sizeof o->procs[0]);
   o->procs[o->nprocs].pid = pid;
   gt_map_put(&r->proc_index, pid, o->nprocs);
@@ -96,8 +85,8 @@ static uint32_t range_id(struct run *r, const char *name) {
     return (uint32_t)id;
   struct gt_leaks *o = r->out;
   size_t cap = r->names_cap;
-  o->range_names = grow(o->range_names, &cap, o->nranges + 1, sizeof *o->range_names);
-  o->range_counts = grow(o->range_counts, &r->names_cap, o->nranges + 1,
+  o->range_names = gt_grow(o->range_names, &cap, o->nranges + 1, sizeof *o->range_names);
+  o->range_counts = gt_grow(o->range_counts, &r->names_cap, o->nranges + 1,
                          sizeof *o->range_counts);
   o->range_names[o->nranges] = strdup(name);
   o->range_counts[o->nranges] = 0;
@@ -137,7 +126,7 @@ static void note_invalid(struct run *r, const struct gt_record *rec, enum gt_fre
   o->invalid_total++;
   if (o->ninvalid >= GT_MAX_INVALID)
     return;
-  o->invalid = grow(o->invalid, &r->invalid_cap, o->ninvalid + 1, sizeof *o->invalid);
+  o->invalid = gt_grow(o->invalid, &r->invalid_cap, o->ninvalid + 1, sizeof *o->invalid);
   int known = st == GT_FREE_WRONG_KIND || (st == GT_FREE_FAILED && b->ptr == rec->u.mem.ptr);
   o->invalid[o->ninvalid++] = (struct gt_invalid_free){
       .pid = rec->pid, .tid = rec->tid, .stack_id = rec->stack_id,
@@ -418,7 +407,7 @@ int gt_suppressions_load(const char *path, struct gt_suppressions *s, char *err,
     if (!pat)
       abort();
     snprintf(pat, n, "*%s*", p + 5);
-    s->patterns = grow(s->patterns, &cap, s->n + 1, sizeof *s->patterns);
+    s->patterns = gt_grow(s->patterns, &cap, s->n + 1, sizeof *s->patterns);
     s->patterns[s->n++] = pat;
   }
   fclose(f);

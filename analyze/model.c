@@ -48,20 +48,6 @@ struct gt_model {
   void *open_ctx;
 };
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap)
-    return p;
-  size_t n = *cap ? *cap * 2 : 16;
-  while (n < need)
-    n *= 2;
-  void *q = realloc(p, n * elem);
-  if (!q) {
-    fprintf(stderr, "gputrace: out of memory\n");
-    exit(2);
-  }
-  *cap = n;
-  return q;
-}
 
 struct gt_model *gt_model_new(void) {
   struct gt_model *m = calloc(1, sizeof *m);
@@ -110,7 +96,7 @@ static struct process *process(struct gt_model *m, uint32_t pid) {
   uint64_t idx;
   if (gt_map_get(&m->proc_index, pid, &idx))
     return &m->procs[idx];
-  m->procs = grow(m->procs, &m->cap_procs, m->nprocs + 1, sizeof *m->procs);
+  m->procs = gt_grow(m->procs, &m->cap_procs, m->nprocs + 1, sizeof *m->procs);
   struct process *p = &m->procs[m->nprocs];
   memset(p, 0, sizeof *p);
   p->pid = pid;
@@ -151,7 +137,7 @@ static struct range_stack *stack_of(struct gt_model *m, const struct gt_record *
   uint64_t key = gt_pid_key(r->pid, (uint64_t)r->tid ^ (r->u.nvtx.domain << 32)), idx;
   if (gt_map_get(&m->stack_index, key, &idx))
     return &m->stacks[idx];
-  m->stacks = grow(m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof *m->stacks);
+  m->stacks = gt_grow(m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof *m->stacks);
   memset(&m->stacks[m->nstacks], 0, sizeof m->stacks[0]);
   gt_map_put(&m->stack_index, key, m->nstacks);
   return &m->stacks[m->nstacks++];
@@ -181,7 +167,7 @@ static int track_nvtx(struct gt_model *m, const struct gt_record *r, struct gt_r
   switch (r->u.nvtx.op) {
   case GT_NVTX_PUSH: {
     struct range_stack *s = stack_of(m, r);
-    s->items = grow(s->items, &s->cap, s->len + 1, sizeof *s->items);
+    s->items = gt_grow(s->items, &s->cap, s->len + 1, sizeof *s->items);
     s->items[s->len++] = (struct open_range){strdup(gt_model_text(m, r)), r->ts_ns,
                                              r->u.nvtx.domain, r->tid, open_tag(m, r),
                                              r->pid};

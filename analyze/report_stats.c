@@ -6,37 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void oom(void) {
-  fprintf(stderr, "gputrace: out of memory\n");
-  exit(2);
-}
-
-void *gt_grow(void *p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap)
-    return p;
-  size_t n = *cap ? *cap * 2 : 16;
-  while (n < need)
-    n *= 2;
-  void *q = realloc(p, n * elem);
-  if (!q)
-    oom();
-  *cap = n;
-  return q;
-}
-
-void *gt_xcalloc(size_t n, size_t elem) {
-  void *p = calloc(n ? n : 1, elem);
-  if (!p)
-    oom();
-  return p;
-}
-
 /* ---- durations ---- */
 
 static void widen(struct gt_durs *d) {
-  uint64_t *w = malloc((d->cap ? d->cap : 1) * sizeof *w);
-  if (!w)
-    oom();
+  uint64_t *w = gt_xcalloc(d->cap ? d->cap : 1, sizeof *w);
   const uint32_t *s = d->v;
   for (size_t i = 0; i < d->n; i++)
     w[i] = s[i];
@@ -203,7 +176,7 @@ size_t gt_strtab_intern(struct gt_strtab *t, const char *s) {
   }
   t->strs = gt_grow(t->strs, &t->cap, t->n + 1, sizeof *t->strs);
   if (!(t->strs[t->n] = strdup(s)) || gt_map_put(&t->index, h, t->n) != 0)
-    oom();
+    gt_oom();
   return t->n++;
 }
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "gputrace/map.h"
+#include "util.h"
 
 struct gt_durs {
   void *v; /* uint32_t[] or, once wide, uint64_t[] */
@@ -49,9 +50,6 @@ size_t gt_strtab_intern(struct gt_strtab *t, const char *s);
 size_t gt_strtab_find(const struct gt_strtab *t, const char *s);
 void gt_strtab_free(struct gt_strtab *t);
 
-/* Growable arrays: *p is resized to hold `need` elements of `elem` bytes. */
-void *gt_grow(void *p, size_t *cap, size_t need, size_t elem);
-void *gt_xcalloc(size_t n, size_t elem);
 
 /* "812 ns", "12.4 µs", "3.25 ms", "1.50 s" */
 const char *gt_fmt_ns(char *buf, size_t len, uint64_t ns);

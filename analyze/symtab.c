@@ -6,6 +6,7 @@
 
 #include "gputrace/map.h"
 #include "gputrace/trace_file.h"
+#include "util.h"
 
 struct stack {
   uint32_t depth;
@@ -33,12 +34,6 @@ struct gt_symtab {
   struct gt_map pyframes; /* (pid, id) -> struct pyframe* */
 };
 
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n, size);
-  if (!p)
-    abort(); /* out of memory in an analysis: nothing sensible to go on with */
-  return p;
-}
 
 static char *xstrdup(const char *s) {
   char *p = strdup(s);
@@ -47,7 +42,7 @@ static char *xstrdup(const char *s) {
   return p;
 }
 
-struct gt_symtab *gt_symtab_new(void) { return xcalloc(1, sizeof(struct gt_symtab)); }
+struct gt_symtab *gt_symtab_new(void) { return gt_xcalloc(1, sizeof(struct gt_symtab)); }
 
 static void free_levels(struct addr *a) {
   for (unsigned i = 0; i < a->count; i++) {
@@ -104,7 +99,7 @@ static void feed_stack(struct gt_symtab *t, const struct gt_record *r) {
   uint64_t key = gt_pid_key(r->pid, r->u.stack.id), old;
   if (gt_map_get(&t->stacks, key, &old))
     return; /* ids are unique per process: a repeat is the same stack */
-  struct stack *s = xcalloc(1, sizeof *s + depth * sizeof(uint64_t));
+  struct stack *s = gt_xcalloc(1, sizeof *s + depth * sizeof(uint64_t));
   s->depth = depth;
   const struct gt_text_slot *slots = (const void *)(r + 1);
   for (uint32_t i = 0; i < depth; i++) {
@@ -126,7 +121,7 @@ static void feed_frame(struct gt_symtab *t, const struct gt_record *r) {
     if (a->count != count || a->levels[level].function)
       return; /* inconsistent or repeated: keep the first */
   } else {
-    a = xcalloc(1, sizeof *a + count * sizeof(struct level));
+    a = gt_xcalloc(1, sizeof *a + count * sizeof(struct level));
     a->count = (uint16_t)count;
     gt_map_put(&t->addrs, key, (uint64_t)(uintptr_t)a);
   }
@@ -144,7 +139,7 @@ static void feed_pyframe(struct gt_symtab *t, const struct gt_record *r) {
   char text[GT_TEXT_MAX + 1], *f[2];
   gt_record_text(r, r->u.pyframe.text_len, text, sizeof text);
   split(text, f, 2);
-  struct pyframe *p = xcalloc(1, sizeof *p);
+  struct pyframe *p = gt_xcalloc(1, sizeof *p);
   *p = (struct pyframe){xstrdup(f[0]), xstrdup(f[1]), r->u.pyframe.line};
   gt_map_put(&t->pyframes, key, (uint64_t)(uintptr_t)p);
 }

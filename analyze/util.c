@@ -1,10 +1,37 @@
 /* util.c — see util.h. */
 #include "util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 int gt_streq(const char *a, const char *b) { return strcmp(a, b) == 0; }
+
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *p) {
+  unsigned char c = p[0];
+  unsigned char lo = 0x80, hi = 0xBF;
+  int len;
+  if (c >= 0xC2 && c <= 0xDF)
+    len = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    lo = c == 0xE0 ? 0xA0 : 0x80;
+    hi = c == 0xED ? 0x9F : 0xBF;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    lo = c == 0xF0 ? 0x90 : 0x80;
+    hi = c == 0xF4 ? 0x8F : 0xBF;
+  } else
+    return 0;
+  if (p[1] < lo || p[1] > hi)
+    return 0;
+  for (int i = 2; i < len; i++)
+    if ((p[i] & 0xC0) != 0x80)
+      return 0;
+  return len;
+}
 
 void gt_json_str(FILE *out, const char *s) {
   const unsigned char *p = (const unsigned char *)s;
@@ -15,19 +42,16 @@ void gt_json_str(FILE *out, const char *s) {
       fputc('\\', out);
       fputc(c, out);
       p++;
-    } else if (c < 0x20) {
+    } else if (c < 0x20 || c == 0x7f) {
       fprintf(out, "\\u%04x", c);
       p++;
     } else if (c < 0x80) {
       fputc(c, out);
       p++;
     } else {
-      /* Pass valid UTF-8 sequences through; replace anything else. */
-      int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-      int ok = len > 0;
-      for (int i = 1; ok && i < len; i++)
-        ok = (p[i] & 0xC0) == 0x80;
-      if (ok) {
+      /* Text from a traced process: pass valid UTF-8, replace the rest. */
+      int len = utf8_len(p);
+      if (len) {
         fwrite(p, 1, (size_t)len, out);
         p += len;
       } else {
@@ -79,4 +103,82 @@ const char *gt_cuda_error_name(int code) {
     if (names[i].code == code)
       return names[i].name;
   return "cudaError";
+}
+
+/* ---- memory ---- */
+
+void gt_oom(void) {
+  fprintf(stderr, "gputrace: out of memory\n");
+  exit(2);
+}
+
+void *gt_grow(void *p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return p;
+  size_t n = *cap ? *cap * 2 : 16;
+  while (n < need)
+    n *= 2;
+  void *q = realloc(p, n * elem);
+  if (!q)
+    gt_oom();
+  *cap = n;
+  return q;
+}
+
+void *gt_xrealloc(void *p, size_t bytes) {
+  void *q = realloc(p, bytes ? bytes : 1);
+  if (!q)
+    gt_oom();
+  return q;
+}
+
+void *gt_xcalloc(size_t n, size_t elem) {
+  void *p = calloc(n ? n : 1, elem);
+  if (!p)
+    gt_oom();
+  return p;
+}
+
+/* ---- option values ---- */
+
+/* A number with a unit suffix, scaled; -1 on error. */
+static int scaled(const char *s, const char *const *units, const double *scale, size_t n,
+                  double dflt, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !(v >= 0 && v < 1e300)) /* also NaN, inf */
+    return -1;
+  if (*end == '\0') {
+    *out = v * dflt;
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(end, units[i])) {
+      *out = v * scale[i];
+      return 0;
+    }
+  return -1;
+}
+
+int gt_parse_duration(const char *s, uint64_t *ns) {
+  static const char *const units[] = {"s", "ms", "us", "µs", "ns"};
+  static const double scale[] = {1e9, 1e6, 1e3, 1e3, 1};
+  double v;
+  if (scaled(s, units, scale, 5, 1e9, &v) != 0 || v >= 1.8e19)
+    return -1;
+  *ns = (uint64_t)(v + 0.5);
+  return 0;
+}
+
+int gt_parse_size(const char *s, uint64_t *bytes) {
+  static const char *const units[] = {"B", "K",   "KiB", "M",  "MiB", "G", "GiB",
+                                      "T", "TiB", "KB",  "MB", "GB",  "TB"};
+  static const double scale[] = {1,      0x1p10, 0x1p10, 0x1p20, 0x1p20, 0x1p30, 0x1p30,
+                                 0x1p40, 0x1p40, 1e3,    1e6,    1e9,    1e12};
+  double v;
+  if (scaled(s, units, scale, 13, 1, &v) != 0 || v >= 1.8e19)
+    return -1;
+  *bytes = (uint64_t)(v + 0.5);
+  return 0;
 }

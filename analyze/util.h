@@ -20,6 +20,18 @@ void gt_json_str(FILE *out, const char *s);
 char *gt_demangle(const char *name);
 const char *gt_cuda_error_name(int code);
 
+/* Growable arrays: *p is resized to hold `need` elements of `elem` bytes.
+ * Out of memory is fatal (message, exit 2) in the CLI. */
+__attribute__((noreturn)) void gt_oom(void); /* "out of memory", exit 2 */
+void *gt_grow(void *p, size_t *cap, size_t need, size_t elem);
+void *gt_xcalloc(size_t n, size_t elem);
+void *gt_xrealloc(void *p, size_t bytes);
+
+/* Option values: "1.5" or "1.5s", "250ms", "10us", "800ns" -> ns; sizes
+ * "80GiB", "16G", "1e9" -> bytes. 0, or -1 when malformed. */
+int gt_parse_duration(const char *s, uint64_t *ns);
+int gt_parse_size(const char *s, uint64_t *bytes);
+
 /* Parse "--flag" style options shared by subcommands. */
 int gt_streq(const char *a, const char *b);
 
