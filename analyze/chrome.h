@@ -100,6 +100,7 @@ struct chrome {
   struct gt_model *model;
   uint64_t base_ns;
   int have_base;
+  int hw_named; /* pid 0, the hardware counters' process, has its name */
   int has_pid;
   uint32_t pid;
   int64_t from, to; /* window, ns from the trace start */

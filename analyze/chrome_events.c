@@ -532,6 +532,34 @@ static void drop_or_loss(struct chrome *ch, const struct gt_record *r) {
     counter(ch, r->pid, "\"lost records\"", 14, "\"count\":", 8, total, t);
 }
 
+/* NVML readings (METRIC records): counter tracks per device on pid 0,
+ * "GPU hardware (NVML)", e.g. "GPU 0 utilization %". */
+static const char *const metric_track[GT_METRIC_COUNT] = {
+    NULL,           "utilization %",     "memory utilization %", "memory used bytes",
+    "memory total bytes", "temperature C", "power W",           "power limit W",
+    "SM clock MHz", "memory clock MHz",  "PCIe tx B/s",          "PCIe rx B/s",
+    "slowdown temperature C",
+};
+
+static void hw_metric(struct chrome *ch, const struct gt_record *r) {
+  unsigned m = r->u.metric.metric;
+  int64_t t = ch_rel(ch, r->ts_ns);
+  if (m == 0 || m >= GT_METRIC_COUNT || !ch_in_window(ch, t, t))
+    return;
+  struct co_out *o = &ch->out;
+  if (!ch->hw_named) {
+    ch->hw_named = 1;
+    ch_event(ch);
+    CO_LIT(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"tid\":0,"
+              "\"args\":{\"name\":\"GPU hardware (NVML)\"}}");
+  }
+  char buf[96];
+  HEAD(ch, "{\"ph\":\"C\"", r->pid, r->pid, t);
+  int n = snprintf(buf, sizeof buf, ",\"name\":\"GPU %u %s\",\"args\":{\"value\":%.17g}}",
+                   r->u.metric.device, metric_track[m], r->u.metric.value);
+  co_put(o, buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : 0);
+}
+
 void ch_record(struct chrome *ch, struct gt_record *r, int closed,
                const struct gt_range *rng) {
   switch (r->kind) {
@@ -560,6 +588,9 @@ void ch_record(struct chrome *ch, struct gt_record *r, int closed,
     break;
   case GT_KIND_DEVICE:
     device_work(ch, r);
+    break;
+  case GT_KIND_METRIC:
+    hw_metric(ch, r);
     break;
   default: /* stacks, modules, frames: nothing to draw */
     break;

@@ -197,6 +197,15 @@ static void json_fields(struct dump *d, const struct gt_record *r) {
     fprintf(o, ",\"count\":%" PRIu64 ",\"of_kind\":\"%s\"", r->u.count.count,
             gt_kind_name(r->u.count.of_kind));
     break;
+  case GT_KIND_METRIC:
+    fprintf(o, ",\"device\":%u,\"metric\":\"%s\",\"value\":%.17g,\"unit\":\"%s\"",
+            r->u.metric.device, gt_metric_name(r->u.metric.metric), r->u.metric.value,
+            gt_metric_unit(r->u.metric.metric));
+    break;
+  case GT_KIND_NOTE:
+    fputs(",\"note\":", o);
+    gt_json_str(o, gt_model_text(d->model, r));
+    break;
   default:
     json_symbol_fields(d, r);
     break;
@@ -265,6 +274,13 @@ static void text_fields(struct dump *d, const struct gt_record *r) {
   case GT_KIND_DROP:
   case GT_KIND_LOST:
     fprintf(o, " count=%" PRIu64 " of=%s", r->u.count.count, gt_kind_name(r->u.count.of_kind));
+    break;
+  case GT_KIND_METRIC:
+    fprintf(o, " gpu=%u %s=%.17g %s", r->u.metric.device, gt_metric_name(r->u.metric.metric),
+            r->u.metric.value, gt_metric_unit(r->u.metric.metric));
+    break;
+  case GT_KIND_NOTE:
+    fprintf(o, " %s", gt_model_text(d->model, r));
     break;
   case GT_KIND_STACK:
     fprintf(o, " id=%u depth=%u python=%u", r->u.stack.id, r->u.stack.depth, r->u.stack.python);

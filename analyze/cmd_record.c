@@ -24,11 +24,12 @@
 #include "gputrace/paths.h"
 #include "gputrace/protocol.h"
 
-#define SYNOPSIS "record [-o FILE] [--ring-kb N] [-q] -- CMD [ARGS...]"
+#define SYNOPSIS "record [-o FILE] [--ring-kb N] [--prometheus ADDR:PORT] [-q] -- CMD [ARGS...]"
 
 struct record_opts {
   const char *output;
   const char *ring_kb;
+  const char *prometheus; /* serve live metrics (docs/monitoring/README.md) */
   int quiet;
   char **cmd;
 };
@@ -63,6 +64,8 @@ static int parse(int argc, char **argv, struct record_opts *o) {
       o->output = argv[++i];
     else if (!strcmp(a, "--ring-kb") && i + 1 < argc)
       o->ring_kb = argv[++i];
+    else if (!strcmp(a, "--prometheus") && i + 1 < argc)
+      o->prometheus = argv[++i];
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
       o->quiet = 1;
     else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -86,7 +89,8 @@ static void default_output(char *out, size_t len) {
 }
 
 static pid_t start_collector(const char *collector, const char *socket_path,
-                             const char *output, int quiet, int *control_w) {
+                             const char *output, int quiet, const char *prometheus,
+                             int *control_w) {
   int ready[2], control[2];
   if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(control, O_CLOEXEC) != 0)
     return -1;
@@ -100,8 +104,15 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     dup2(2, 1); /* never write into the traced command's stdout */
     unsetenv("LD_PRELOAD");
     setenv(GT_ENV_DISABLE, "1", 1);
-    execl(collector, collector, "--socket", socket_path, "--output", output, "--truncate",
-          "--ready-fd", rfd, "--control-fd", cfd, quiet ? "--quiet" : NULL, (char *)NULL);
+    const char *args[16] = {collector, "--socket", socket_path, "--output", output,
+                            "--truncate", "--ready-fd", rfd, "--control-fd", cfd};
+    int n = 10;
+    if (prometheus)
+      args[n++] = "--prometheus", args[n++] = prometheus;
+    if (quiet)
+      args[n++] = "--quiet";
+    args[n] = NULL;
+    execv(collector, (char *const *)args);
     fprintf(stderr, "gputrace record: cannot run %s: %s\n", collector, strerror(errno));
     _exit(2);
   }
@@ -192,7 +203,8 @@ int cmd_record(int argc, char **argv) {
   signal(SIGINT, SIG_IGN);
   signal(SIGQUIT, SIG_IGN);
   int control_w = -1;
-  pid_t coll = start_collector(collector, socket_path, o.output, o.quiet, &control_w);
+  pid_t coll = start_collector(collector, socket_path, o.output, o.quiet, o.prometheus,
+                               &control_w);
   if (coll < 0) {
     fprintf(stderr, "gputrace record: the collector did not start; %s not run\n", o.cmd[0]);
     return 2;

@@ -75,7 +75,7 @@ static void remember_freed(struct gt_heap *h, uint64_t key) {
 }
 
 void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range) {
-  if (r->result != 0 || r->u.mem.ptr == 0)
+  if (r->result != 0 || r->u.mem.ptr == 0 || (r->flags & GT_F_VMM_MAP))
     return;
   uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), idx;
   uint64_t *live = live_of(h, r->pid);
@@ -99,7 +99,8 @@ void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range)
 
 /* Can this API free memory of this kind? */
 static int kind_matches(unsigned api, unsigned memory) {
-  if (api == GT_API_cudaFreeHost || api == GT_API_cudaHostUnregister)
+  if (api == GT_API_cudaFreeHost || api == GT_API_cudaHostUnregister ||
+      api == GT_API_cuMemFreeHost || api == GT_API_cuMemHostUnregister)
     return memory == GT_MEM_PINNED_HOST;
   return memory == GT_MEM_DEVICE || memory == GT_MEM_MANAGED;
 }

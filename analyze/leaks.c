@@ -179,6 +179,8 @@ static void close_buckets(struct run *r, uint64_t ts) {
 /* ---- both passes ---- */
 
 static void on_memory(struct run *r, const struct gt_record *rec) {
+  if (rec->flags & GT_F_VMM_MAP) /* cuMemMap/cuMemUnmap: cuMemCreate holds the memory */
+    return;
   if (rec->kind == GT_KIND_ALLOC) {
     gt_heap_alloc(r->heap, rec, current_range(r, rec));
     if (rec->result != 0 || !rec->u.mem.ptr)

@@ -110,7 +110,8 @@ const char *gt_model_text(struct gt_model *m, const struct gt_record *rec) {
 }
 
 static void track_memory(struct gt_model *m, struct gt_record *r) {
-  if (r->result != 0 || r->u.mem.ptr == 0)
+  /* cuMemMap/cuMemUnmap hold no memory: cuMemCreate/cuMemRelease do */
+  if (r->result != 0 || r->u.mem.ptr == 0 || (r->flags & GT_F_VMM_MAP))
     return;
   struct process *p = process(m, r->pid);
   uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), v;

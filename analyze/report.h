@@ -48,6 +48,14 @@ enum { RP_XFER_MEMSET = 6, RP_XFER_ROWS = 7 };
 #define RP_MEMSET_BPNS 1000ull
 #define RP_UNDECIDED_MAX 4096 /* blocking calls kept before any DEVICE record */
 
+/* Hardware thresholds (report_hw.c; docs/report.md, "Hardware"). */
+#define RP_HW_UTIL_LOW_PCT 25      /* gpu_underutilized: utilization under this... */
+#define RP_HW_UTIL_LOW_SHARE 0.5   /* ...for at least this share of the sampled time */
+#define RP_HW_VRAM_PCT 85          /* vram_pressure: memory used above this (medium) */
+#define RP_HW_VRAM_HIGH_PCT 90     /* and above this (high) */
+#define RP_HW_HOT_C 83.0           /* thermal: at or above this, or... */
+#define RP_HW_HOT_MARGIN_C 5.0     /* ...within this of the slowdown threshold, if read */
+
 struct rp_options {
   int has_pid;
   uint32_t pid;
@@ -241,7 +249,16 @@ struct report {
   const char *verdict;
   struct rp_finding *findings;
   size_t nfindings, cfindings;
+  struct rp_hw *hw; /* report_hw.c: NVML readings; NULL when the trace has none */
 };
+
+/* report_hw.c: METRIC and NOTE records in; section, findings and JSON out. */
+struct rp_hw;
+void rp_hw_feed(struct report *r, const struct gt_record *rec);
+void rp_hw_findings(struct report *r);
+void rp_hw_text(FILE *o, const struct report *r);
+void rp_hw_json(FILE *o, const struct report *r); /* ",\"hardware\":{...}" */
+void rp_hw_free(struct report *r);
 
 void rp_init(struct report *r, const struct rp_options *opt);
 /* Reads the whole trace. Returns 0, or 2 when it cannot be opened (message

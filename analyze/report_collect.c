@@ -653,6 +653,12 @@ static void feed(struct report *r, struct gt_record *rec) {
   }
   r->records++;
   int closed = gt_model_feed(r->model, rec, &range);
+  if (rec->kind == GT_KIND_METRIC || rec->kind == GT_KIND_NOTE) { /* machine-wide */
+    if (in_window(r, rec->ts_ns))
+      rp_hw_feed(r, rec);
+    r->events += !r->opt.has_pid; /* no process's event */
+    return;
+  }
   if (r->opt.has_pid && rec->pid != r->opt.pid)
     return;
   if (closed)
@@ -741,6 +747,7 @@ void rp_free(struct report *r) {
   gt_map_free(&r->errs);
   gt_map_free(&r->sync_site_ns);
   gt_symtab_free(r->symtab);
+  rp_hw_free(r);
   free(r->findings);
   gt_model_free(r->model);
   memset(r, 0, sizeof *r);

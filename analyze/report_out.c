@@ -424,6 +424,7 @@ void rp_print_text(FILE *o, struct report *r, const char *path) {
   text_sync(o, r);
   text_ranges(o, r);
   text_memory(o, r);
+  rp_hw_text(o, r);
 }
 
 /* ---- JSON ---- */
@@ -635,5 +636,6 @@ void rp_print_json(FILE *o, struct report *r) {
   json_transfers(o, r);
   json_ranges(o, r);
   json_memory(o, r);
+  rp_hw_json(o, r);
   fputs("}\n", o);
 }

@@ -6,12 +6,14 @@
 # and prints the medians, the added ns per launch, and the records the
 # collector dropped (it must keep up at the default ring size).
 # Usage: bench/run.sh [REPS=7] [LAUNCHES=1000000] [BUILD=build]
+# BENCH_PROG=build/bench/driver_loop measures driver launches instead
+# (cuLaunchKernel found through cuGetProcAddress, as cuBLAS/NCCL do).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-7}
 n=${2:-1000000}
 build=${3:-build}
-prog=$build/bench/launch_loop
+prog=${BENCH_PROG:-$build/bench/launch_loop}
 [ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 # The hook path alone: device timing (on by default) is measured by

@@ -43,6 +43,9 @@ int gt_sink_pending(const struct gt_sink *s);
 /* Cut, write everything, free. */
 void gt_sink_stop(struct gt_sink *s);
 uint64_t gt_sink_records(const struct gt_sink *s);
+/* Call fn(ctx, rec) for every record the sink takes (live metrics). */
+void gt_sink_observe(struct gt_sink *s, void (*fn)(void *ctx, const struct gt_record *rec),
+                     void *ctx);
 
 /* ---- clients.c ---- */
 struct gt_client;
@@ -74,6 +77,28 @@ void gt_sym_add_module(struct gt_symbolizer *s, const char *path, uint64_t bias)
 /* Put FRAME records for the stack's addresses this process had not shown. */
 void gt_sym_stack(struct gt_symbolizer *s, const struct gt_record *stack, uint32_t pid,
                   struct gt_sink *sink);
+
+/* ---- nvml.c: hardware metrics (METRIC records) from libnvidia-ml.so.1 ----
+ * Start: dlopen NVML and start a sampling thread (every GPUTRACE_NVML_MS,
+ * default 500 ms); without NVML (or without devices) put one NOTE record
+ * "nvml unavailable" in the sink and return NULL. Take: move the queued
+ * readings to the sink (wait = 0: only if the lock is free, for the drain
+ * loop). Stop: join the thread, take the rest, unload. NULL is accepted. */
+struct gt_nvml;
+struct gt_nvml *gt_nvml_start(struct gt_sink *sink);
+void gt_nvml_take(struct gt_nvml *n, struct gt_sink *sink, int wait);
+void gt_nvml_stop(struct gt_nvml *n, struct gt_sink *sink);
+
+/* ---- prom.c: live metrics on /metrics (libmicrohttpd) ----
+ * Start serves ADDR:PORT from libmicrohttpd's thread (NULL and a message in
+ * err when it cannot). gt_prom_observe is the sink's observer (the drain
+ * loop: no lock); gt_prom_publish copies the counters for the HTTP thread
+ * at most every 100 ms (force: now). NULL is accepted by publish and stop. */
+struct gt_prom;
+struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen);
+void gt_prom_observe(void *prom, const struct gt_record *rec);
+void gt_prom_publish(struct gt_prom *p, uint64_t now_ns, int force);
+void gt_prom_stop(struct gt_prom *p);
 
 /* ---- tsc.c: TSC ticks -> CLOCK_MONOTONIC ns ----
  * Rings stamped with GT_CLOCK_TSC are converted as they are drained, with a

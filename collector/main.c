@@ -2,6 +2,10 @@
  *
  * Usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]
  *          [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]
+ *          [--prometheus ADDR:PORT]
+ *
+ * --prometheus serves live counters on http://ADDR:PORT/metrics for the
+ * whole run (docs/monitoring/README.md).
  *
  * Lifetime: with --control-fd (the `record` command) it runs until that
  * descriptor reaches EOF (the recorded command has exited, or the recorder
@@ -41,6 +45,7 @@ struct options {
   int control_fd;
   int autospawn;
   long linger_ms;
+  const char *prometheus;
 };
 
 static volatile sig_atomic_t g_stop;
@@ -48,7 +53,8 @@ static void on_term(int sig) { (void)sig; g_stop = 1; }
 
 static void usage(FILE *to) {
   fprintf(to, "usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]\n"
-              "         [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n");
+              "         [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n"
+              "         [--prometheus ADDR:PORT]\n");
 }
 
 static int parse_fd(const char *s, int *out) {
@@ -80,6 +86,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
       o->socket_path = argv[++i];
     else if (v && !strcmp(a, "--output"))
       o->output = argv[++i];
+    else if (v && !strcmp(a, "--prometheus"))
+      o->prometheus = argv[++i];
     else if (v && !strcmp(a, "--ready-fd") && parse_fd(v, &o->ready_fd) == 0)
       i++;
     else if (v && !strcmp(a, "--control-fd") && parse_fd(v, &o->control_fd) == 0)
@@ -219,7 +227,8 @@ static int finished(const struct state *st, const struct options *o, uint64_t no
 }
 
 static void run(struct state *st, const struct options *o, int listen_fd,
-                struct gt_sink *sink) {
+                struct gt_sink *sink, struct gt_nvml **nvml, struct gt_prom *prom) {
+  int nvml_started = 0;
   uint64_t last_cut = gt_now_ns();
   st->idle_since_ns = last_cut;
   unsigned moved = 0;
@@ -233,11 +242,17 @@ static void run(struct state *st, const struct options *o, int listen_fd,
      * chunk (half a millisecond) already makes the pause. */
     watch_sockets(st, listen_fd, moved >= GT_DRAIN_BUDGET || gt_sink_pending(sink) ? 0 : 1);
     accept_clients(st, listen_fd, sink);
+    if (!nvml_started && st->ever_connected) { /* sample while something is traced */
+      *nvml = gt_nvml_start(sink);
+      nvml_started = 1;
+    }
     moved = drain_all(st, sink);
+    gt_nvml_take(*nvml, sink, 0);
     if (time_to_compress(st, sink))
       gt_sink_write_one(sink);
     uint64_t now = gt_now_ns();
     gt_tsc_refresh(now);
+    gt_prom_publish(prom, now, 0);
     if (now - last_cut >= GT_CUT_INTERVAL_NS) {
       gt_sink_cut(sink);
       last_cut = now;
@@ -277,6 +292,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gputrace-collector: out of memory\n");
     return 1;
   }
+  struct gt_prom *prom = NULL;
+  if (o.prometheus) {
+    if (!(prom = gt_prom_start(o.prometheus, err, sizeof err))) {
+      fprintf(stderr, "gputrace-collector: %s\n", err);
+      unlink(o.socket_path);
+      gt_sink_stop(sink);
+      gt_writer_close(w);
+      return 1;
+    }
+    gt_sink_observe(sink, gt_prom_observe, prom);
+  }
   if (o.ready_fd >= 0) {
     ssize_t ignored = write(o.ready_fd, "R", 1);
     (void)ignored;
@@ -287,7 +313,10 @@ int main(int argc, char **argv) {
     return 1;
   st->control_fd = o.control_fd;
   gt_tsc_calibrate();
-  run(st, &o, listen_fd, sink);
+  struct gt_nvml *nvml = NULL;
+  run(st, &o, listen_fd, sink, &nvml, prom);
+  gt_nvml_stop(nvml, sink);
+  gt_prom_publish(prom, gt_now_ns(), 1);
   unlink(o.socket_path);
   close(listen_fd);
   uint64_t taken = gt_sink_records(sink);
@@ -302,6 +331,7 @@ int main(int argc, char **argv) {
     rc = 1;
   }
   gt_writer_close(w);
+  gt_prom_stop(prom);
   if (!gt_collector_quiet && !o.autospawn) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

@@ -39,6 +39,8 @@ struct gt_sink {
   size_t pool_bytes;
   struct chunk *cur; /* being filled */
   uint64_t records;
+  void (*observe)(void *ctx, const struct gt_record *rec);
+  void *observe_ctx;
 };
 
 #define CHUNK_STRIDE ((sizeof(struct chunk) + GT_SINK_CHUNK_CAP + 63) & ~(size_t)63)
@@ -120,6 +122,8 @@ struct gt_record *gt_sink_space(struct gt_sink *s) {
 
 void gt_sink_commit(struct gt_sink *s) {
   const struct gt_record *rec = (const void *)(s->cur->data + s->cur->len);
+  if (s->observe)
+    s->observe(s->observe_ctx, rec);
   s->cur->len += (size_t)rec->nslots * GT_SLOT_SIZE;
   s->cur->records++;
   s->records++;
@@ -133,6 +137,12 @@ void gt_sink_put(struct gt_sink *s, const struct gt_record *rec) {
 }
 
 uint64_t gt_sink_records(const struct gt_sink *s) { return s->records; }
+
+void gt_sink_observe(struct gt_sink *s, void (*fn)(void *ctx, const struct gt_record *rec),
+                     void *ctx) {
+  s->observe = fn;
+  s->observe_ctx = ctx;
+}
 
 void gt_sink_stop(struct gt_sink *s) {
   gt_sink_cut(s);

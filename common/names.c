@@ -16,7 +16,7 @@ static const unsigned char api_kinds[GT_API_COUNT] = {
 static const char *const kind_names[GT_KIND_COUNT] = {
     "none",   "alloc", "free",    "memcpy",      "memset", "launch", "sync",
     "stream", "event", "nvtx",    "process",     "kernel_name", "drop", "lost",
-    "device", "stack", "module", "pyframe", "frame",
+    "device", "stack", "module", "pyframe", "frame", "metric", "note",
 };
 
 const char *gt_api_name(unsigned api) { return api < GT_API_COUNT ? api_names[api] : "?"; }
@@ -40,4 +40,21 @@ const char *gt_dir_name(unsigned dir) {
 const char *gt_nvtx_op_name(unsigned op) {
   static const char *const names[] = {"?", "push", "pop", "mark", "start", "end"};
   return op < 6 ? names[op] : "?";
+}
+
+static const char *const metric_names[GT_METRIC_COUNT] = {
+    "?",           "gpu_util",   "mem_util", "mem_used", "mem_total",
+    "temperature", "power",      "power_limit", "sm_clock", "mem_clock",
+    "pcie_tx",     "pcie_rx",    "temp_slowdown",
+};
+static const char *const metric_units[GT_METRIC_COUNT] = {
+    "?", "%", "%", "bytes", "bytes", "C", "W", "W", "MHz", "MHz", "B/s", "B/s", "C",
+};
+
+const char *gt_metric_name(unsigned metric) {
+  return metric < GT_METRIC_COUNT ? metric_names[metric] : "?";
+}
+
+const char *gt_metric_unit(unsigned metric) {
+  return metric < GT_METRIC_COUNT ? metric_units[metric] : "?";
 }

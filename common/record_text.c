@@ -19,6 +19,7 @@ size_t gt_record_attach_text(struct gt_record *rec, const char *text, size_t len
   case GT_KIND_MODULE: rec->u.module.text_len = n; break;
   case GT_KIND_PYFRAME: rec->u.pyframe.text_len = n; break;
   case GT_KIND_FRAME: rec->u.frame.text_len = n; break;
+  case GT_KIND_NOTE: rec->u.note.text_len = n; break;
   default: break;
   }
   struct gt_text_slot *slots = (struct gt_text_slot *)(rec + 1);
@@ -42,6 +43,7 @@ uint32_t gt_record_text_len(const struct gt_record *rec) {
   case GT_KIND_MODULE: return rec->u.module.text_len;
   case GT_KIND_PYFRAME: return rec->u.pyframe.text_len;
   case GT_KIND_FRAME: return rec->u.frame.text_len;
+  case GT_KIND_NOTE: return rec->u.note.text_len;
   default: return 0;
   }
 }

@@ -322,7 +322,7 @@ void *gt_resolve(const char *name) {
 }
 
 static void *resolve(const char *name) {
-  void *fn = dlsym(RTLD_NEXT, name);
+  void *fn = gt_real_dlsym(RTLD_NEXT, name);
   if (fn)
     return fn;
   /* A libcudart loaded with dlopen(RTLD_LOCAL) — PyTorch's extension
@@ -333,7 +333,7 @@ static void *resolve(const char *name) {
   void *h = dlopen(found.path, RTLD_LAZY | RTLD_NOLOAD);
   if (!h)
     return NULL;
-  fn = dlsym(h, name);
+  fn = gt_real_dlsym(h, name);
   dlclose(h); /* NOLOAD took a reference; the library stays loaded */
   return fn;
 }

@@ -134,4 +134,29 @@ enum {
   NVTX_CBID_CORE2_DomainCreateW = 13,
 };
 
+/* CUDA driver API (cuda.h of CUDA 12 and 13), for hooks_driver.c. */
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef uint64_t cuuint64_t;
+typedef void *CUstream;
+typedef void *CUevent;
+typedef void *CUfunction;
+typedef void *CUmodule;
+typedef void *CUkernel;
+typedef void *CUlibrary;
+typedef void *CUgraphExec;
+#define CUDA_ERROR_NOT_FOUND 500
+#define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 2ull
+#define cudaEnablePerThreadDefaultStream 2ull
+
+typedef struct CUlaunchConfig_st {
+  unsigned int gridDimX, gridDimY, gridDimZ;
+  unsigned int blockDimX, blockDimY, blockDimZ;
+  unsigned int sharedMemBytes;
+  CUstream hStream;
+  void *attrs;
+  unsigned int numAttrs;
+} CUlaunchConfig;
+
 #endif

@@ -31,6 +31,8 @@
 
 /* Look up a real symbol (see contract above). Thread-safe, cached by caller. */
 void *gt_resolve(const char *name);
+/* dlsym itself, never wrapped (hooks_driver.c interposes dlsym). */
+void *gt_real_dlsym(void *handle, const char *name);
 
 #define GT_REAL(name, ret, params)                                            \
   typedef ret(*gt_fn_##name##_t) params;                                      \

@@ -13,6 +13,11 @@ trace=build/demo.gtrace
 echo "== gputrace record -o $trace -- infer 20 ==" >&2
 LD_LIBRARY_PATH=$PWD/build/standin/13 build/bin/gputrace record -o "$trace" -- \
   build/tests/cuda/infer 20
+for cmd in "dump --summary" "report" "leaks"; do
+  echo
+  echo "== gputrace $cmd $trace =="
+  build/bin/gputrace $cmd "$trace"
+done
 echo
-echo "== gputrace dump --summary $trace =="
-build/bin/gputrace dump --summary "$trace"
+echo "== gputrace chrome -o build/demo.json $trace (open it in ui.perfetto.dev) =="
+build/bin/gputrace chrome -o build/demo.json "$trace"

@@ -6,7 +6,13 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libunwind-dev libdw-dev libelf-dev
-          python3 clang)
+          python3 clang
+          libmicrohttpd-dev curl) # live metrics (--prometheus) and their test
+# promtool and a Prometheus server check the live metrics (tests/e2e/test_prometheus*.py);
+# the tests skip those checks when Debian's prometheus package cannot be had.
+if ! command -v promtool >/dev/null && apt-cache show prometheus >/dev/null 2>&1; then
+  packages+=(prometheus)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -8,12 +8,15 @@
  *    totalGlobalMem, which is the simulated capacity.
  *  - cudaRuntimeGetVersion reports 13000 (12080 for the libcudart.so.12
  *    build); the simulated driver reports 13000.
- *  - There is no driver: cudaGetDriverEntryPoint* succeed with a NULL
+ *  - cudaGetDriverEntryPoint* answer from the driver stand-in
+ *    (libcuda.so.1's cuGetProcAddress_v2) when the program has already
+ *    loaded it; otherwise there is no driver: they succeed with a NULL
  *    function and cudaDriverEntryPointSymbolNotFound, which is what the
  *    header documents for a symbol the driver does not provide.
  *  - cudaDeviceReset waits for all simulated work, then frees the program's
  *    allocations and invalidates its streams, events and graphs.
  */
+#include <dlfcn.h>
 #include <limits.h>
 #include <stddef.h>
 #include <string.h>
@@ -267,13 +270,33 @@ SI_API cudaError_t cudaDriverGetVersion(int *driverVersion) {
 /* ---- driver entry points -------------------------------------------------------------
  */
 
+typedef int (*proc_address_fn)(const char *, void **, int, unsigned long long, int *);
+
+/* The driver stand-in's cuGetProcAddress_v2, when libcuda.so.1 is loaded. */
+static proc_address_fn loaded_driver(void) {
+  void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (h == NULL)
+    return NULL;
+  proc_address_fn f = (proc_address_fn)dlsym(h, "cuGetProcAddress_v2");
+  dlclose(h); /* NOLOAD took a reference; the library stays loaded */
+  return f;
+}
+
 static cudaError_t entry_point(const char *symbol, void **funcPtr,
                                unsigned long long flags,
-                               enum cudaDriverEntryPointQueryResult *status) {
+                               enum cudaDriverEntryPointQueryResult *status,
+                               unsigned int version) {
   const unsigned long long valid =
       cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream;
   if (symbol == NULL || funcPtr == NULL || (flags & ~valid))
     return cudaErrorInvalidValue;
+  proc_address_fn driver = loaded_driver();
+  if (driver != NULL && driver(symbol, funcPtr, (int)version,
+                               flags & cudaEnablePerThreadDefaultStream, NULL) == 0) {
+    if (status != NULL)
+      *status = cudaDriverEntryPointSuccess;
+    return cudaSuccess;
+  }
   *funcPtr = NULL;
   if (status != NULL)
     *status = cudaDriverEntryPointSymbolNotFound;
@@ -283,25 +306,23 @@ static cudaError_t entry_point(const char *symbol, void **funcPtr,
 SI_API cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
                                            unsigned long long flags,
                                            enum cudaDriverEntryPointQueryResult *status) {
-  return si_ret(entry_point(symbol, funcPtr, flags, status));
+  return si_ret(entry_point(symbol, funcPtr, flags, status, 13000));
 }
 
 SI_API cudaError_t
 cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr, unsigned long long flags,
                              enum cudaDriverEntryPointQueryResult *status) {
-  return si_ret(entry_point(symbol, funcPtr, flags, status));
+  return si_ret(entry_point(symbol, funcPtr, flags, status, 13000));
 }
 
 SI_API cudaError_t cudaGetDriverEntryPointByVersion(
     const char *symbol, void **funcPtr, unsigned int cudaVersion,
     unsigned long long flags, enum cudaDriverEntryPointQueryResult *status) {
-  (void)cudaVersion;
-  return si_ret(entry_point(symbol, funcPtr, flags, status));
+  return si_ret(entry_point(symbol, funcPtr, flags, status, cudaVersion));
 }
 
 SI_API cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
     const char *symbol, void **funcPtr, unsigned int cudaVersion,
     unsigned long long flags, enum cudaDriverEntryPointQueryResult *status) {
-  (void)cudaVersion;
-  return si_ret(entry_point(symbol, funcPtr, flags, status));
+  return si_ret(entry_point(symbol, funcPtr, flags, status, cudaVersion));
 }

@@ -63,7 +63,37 @@
   X(gputrace_process, PROCESS) X(gputrace_kernel_name, KERNEL_NAME)           \
   X(gputrace_drop, DROP) X(gputrace_lost, LOST)                               \
   X(gputrace_stack, STACK) X(gputrace_module, MODULE)                         \
-  X(gputrace_pyframe, PYFRAME) X(gputrace_frame, FRAME)
+  X(gputrace_pyframe, PYFRAME) X(gputrace_frame, FRAME)                       \
+  X(gputrace_metric, METRIC) X(gputrace_note, NOTE)                           \
+  /* driver API (preload/hooks_driver.c); cuMemMap/cuMemUnmap carry GT_F_VMM_MAP */ \
+  X(cuMemAlloc_v2, ALLOC) X(cuMemAllocPitch_v2, ALLOC) X(cuMemAllocManaged, ALLOC) \
+  X(cuMemAllocAsync, ALLOC) X(cuMemAllocAsync_ptsz, ALLOC)                    \
+  X(cuMemAllocHost_v2, ALLOC) X(cuMemHostAlloc, ALLOC) X(cuMemHostRegister_v2, ALLOC) \
+  X(cuMemCreate, ALLOC) X(cuMemMap, ALLOC)                                    \
+  X(cuMemFree_v2, FREE) X(cuMemFreeAsync, FREE) X(cuMemFreeAsync_ptsz, FREE)  \
+  X(cuMemFreeHost, FREE) X(cuMemHostUnregister, FREE)                         \
+  X(cuMemRelease, FREE) X(cuMemUnmap, FREE)                                   \
+  X(cuMemcpyHtoD_v2, MEMCPY) X(cuMemcpyHtoD_v2_ptds, MEMCPY)                  \
+  X(cuMemcpyDtoH_v2, MEMCPY) X(cuMemcpyDtoH_v2_ptds, MEMCPY)                  \
+  X(cuMemcpyDtoD_v2, MEMCPY) X(cuMemcpyDtoD_v2_ptds, MEMCPY)                  \
+  X(cuMemcpy, MEMCPY) X(cuMemcpy_ptds, MEMCPY)                                \
+  X(cuMemcpyAsync, MEMCPY) X(cuMemcpyAsync_ptsz, MEMCPY)                      \
+  X(cuMemcpyHtoDAsync_v2, MEMCPY) X(cuMemcpyHtoDAsync_v2_ptsz, MEMCPY)        \
+  X(cuMemcpyDtoHAsync_v2, MEMCPY) X(cuMemcpyDtoHAsync_v2_ptsz, MEMCPY)        \
+  X(cuMemcpyDtoDAsync_v2, MEMCPY) X(cuMemcpyDtoDAsync_v2_ptsz, MEMCPY)        \
+  X(cuMemsetD8_v2, MEMSET) X(cuMemsetD8_v2_ptds, MEMSET)                      \
+  X(cuMemsetD16_v2, MEMSET) X(cuMemsetD16_v2_ptds, MEMSET)                    \
+  X(cuMemsetD32_v2, MEMSET) X(cuMemsetD32_v2_ptds, MEMSET)                    \
+  X(cuMemsetD8Async, MEMSET) X(cuMemsetD8Async_ptsz, MEMSET)                  \
+  X(cuMemsetD16Async, MEMSET) X(cuMemsetD16Async_ptsz, MEMSET)                \
+  X(cuMemsetD32Async, MEMSET) X(cuMemsetD32Async_ptsz, MEMSET)                \
+  X(cuLaunchKernel, LAUNCH) X(cuLaunchKernel_ptsz, LAUNCH)                    \
+  X(cuLaunchKernelEx, LAUNCH) X(cuLaunchKernelEx_ptsz, LAUNCH)                \
+  X(cuLaunchCooperativeKernel, LAUNCH) X(cuLaunchCooperativeKernel_ptsz, LAUNCH) \
+  X(cuGraphLaunch, LAUNCH) X(cuGraphLaunch_ptsz, LAUNCH)                      \
+  X(cuCtxSynchronize, SYNC) X(cuStreamSynchronize, SYNC)                      \
+  X(cuStreamSynchronize_ptsz, SYNC) X(cuEventSynchronize, SYNC)               \
+  X(cuStreamWaitEvent, SYNC) X(cuStreamWaitEvent_ptsz, SYNC)
 /* clang-format on */
 
 enum gt_api {

@@ -44,6 +44,8 @@ enum gt_kind {
   GT_KIND_MODULE = 16,      /* a loaded object's address range (shim) */
   GT_KIND_PYFRAME = 17,     /* an interned Python frame (shim) */
   GT_KIND_FRAME = 18,       /* a symbolized instruction address (collector) */
+  GT_KIND_METRIC = 19,      /* a hardware counter reading (collector, NVML) */
+  GT_KIND_NOTE = 20,        /* a note about the trace (collector), e.g. "nvml unavailable" */
   GT_KIND_COUNT
 };
 
@@ -89,6 +91,8 @@ enum gt_proc_phase {
 #define GT_F_HOST_FN 0x10u     /* launch: a host function (cudaLaunchHostFunc) */
 #define GT_F_GRAPH 0x20u       /* launch: a graph (cudaGraphLaunch) */
 #define GT_F_PAGEABLE 0x40u    /* memcpy: a host side is known to be pageable */
+#define GT_F_VMM_MAP 0x80u     /* alloc/free: cuMemMap/cuMemUnmap of a virtual range
+                                  (holds no memory: cuMemCreate does) */
 
 struct gt_mem_args { /* ALLOC, FREE */
   uint64_t ptr;
@@ -233,6 +237,34 @@ struct gt_frame_args { /* FRAME (collector); text: "function\x1ffile\x1fmodule".
   uint32_t pad;
 };
 
+/* Hardware metrics (METRIC records); values are in the unit named. */
+enum gt_metric {
+  GT_METRIC_GPU_UTIL = 1,       /* percent of time a kernel ran */
+  GT_METRIC_MEM_UTIL = 2,       /* percent of time device memory was read or written */
+  GT_METRIC_MEM_USED = 3,       /* bytes */
+  GT_METRIC_MEM_TOTAL = 4,      /* bytes */
+  GT_METRIC_TEMP = 5,           /* degrees Celsius */
+  GT_METRIC_POWER = 6,          /* watts */
+  GT_METRIC_POWER_LIMIT = 7,    /* watts (enforced limit) */
+  GT_METRIC_SM_CLOCK = 8,       /* MHz */
+  GT_METRIC_MEM_CLOCK = 9,      /* MHz */
+  GT_METRIC_PCIE_TX = 10,       /* bytes per second */
+  GT_METRIC_PCIE_RX = 11,       /* bytes per second */
+  GT_METRIC_TEMP_SLOWDOWN = 12, /* degrees Celsius: the slowdown threshold */
+  GT_METRIC_COUNT
+};
+
+struct gt_metric_args { /* METRIC: one reading; ts_ns when it was taken */
+  double value;
+  uint32_t device; /* device index */
+  uint32_t metric; /* enum gt_metric */
+};
+
+struct gt_note_args { /* NOTE; text: the note */
+  uint32_t text_len;
+  uint32_t pad;
+};
+
 struct gt_count_args { /* DROP, LOST */
   uint64_t count;
   uint32_t of_kind; /* DROP: enum gt_kind of the records dropped */
@@ -265,6 +297,8 @@ struct gt_record {
     struct gt_module_args module;
     struct gt_pyframe_args pyframe;
     struct gt_frame_args frame;
+    struct gt_metric_args metric;
+    struct gt_note_args note;
     uint8_t raw[56];
   } u;
 };
@@ -301,5 +335,8 @@ const char *gt_memory_name(unsigned memory);
 const char *gt_dir_name(unsigned dir);
 const char *gt_nvtx_op_name(unsigned op);
 unsigned gt_api_kind(unsigned api);
+/* Metric names ("gpu_util", ...) and units ("%", "bytes", ...); "?" if unknown. */
+const char *gt_metric_name(unsigned metric);
+const char *gt_metric_unit(unsigned metric);
 
 #endif

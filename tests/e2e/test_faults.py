@@ -104,6 +104,13 @@ def test_output_size_limit_and_full_disk():
         raise AssertionError("wrote past the limit")
 
 
-main_tests = [test_no_collector_can_start, test_collector_killed_mid_run,
+def test_other_interposer_rtld_next():
+    """An interposer preloaded after the shim still finds the next puts()."""
+    wrapper = os.path.join(PROGS, "next_wrapper.so")
+    p = run([prog("puts_hello")], base_env(LD_PRELOAD=SHIM + ":" + wrapper))
+    eq((p.returncode, p.stdout), (0, "[wrapped] hello\n"), "wrapped puts through RTLD_NEXT")
+
+
+main_tests = [test_other_interposer_rtld_next, test_no_collector_can_start, test_collector_killed_mid_run,
               test_missing_runtime_symbol_degrades, test_output_size_limit_and_full_disk]
 main(main_tests)

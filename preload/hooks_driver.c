@@ -1,0 +1,754 @@
+/* hooks_driver.c — the CUDA driver API: allocation, copies, memsets,
+ * launches and synchronization made through libcuda (GitHub issue 8).
+ *
+ * Contract:
+ *  - Three ways in, one set of hooks. Each traced driver entry point (the
+ *    X(cu..., KIND) entries of apis.h) is an exported function of this file
+ *    with the exact cuda.h signature, so programs linking -lcuda call it
+ *    directly. Programs that find libcuda's functions at run time get the
+ *    same hooks back from:
+ *     - dlsym (interposed here): a lookup of a traced name that found a
+ *       function returns our hook instead;
+ *     - cuGetProcAddress / cuGetProcAddress_v2: by base name, cudaVersion
+ *       (the _v2 variant from the version cuda.h names) and flags
+ *       (CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM selects the _ptsz /
+ *       _ptds variant; DEFAULT is taken as legacy);
+ *     - cudaGetDriverEntryPoint(ByVersion)(_ptsz), when the real call
+ *       succeeded.
+ *  - Each hook forwards to one real pointer per entry point and variant
+ *    (g_slot), set once (CAS): from the first lookup that found the
+ *    function, or from dlsym(RTLD_NEXT) when the exported hook is called
+ *    first. A lookup that finds a different function for a slot already
+ *    set gets that function back untraced: a hook never calls anything
+ *    but what the caller would have called. Our own hooks are never stored.
+ *  - Records are those of the runtime's kinds (alloc, free, memcpy,
+ *    memset, launch, sync) with api = the driver entry point; driver calls
+ *    are not timed on the device and carry corr 0. Launch records key the
+ *    kernel by its CUfunction (or CUkernel) handle: cuModuleGetFunction and
+ *    cuLibraryGetKernel register handle -> name (KERNEL_NAME records).
+ *  - VMM: cuMemCreate is an alloc of device memory whose ptr is the
+ *    generic allocation handle; cuMemRelease frees it. cuMemMap/cuMemUnmap
+ *    are alloc/free records flagged GT_F_VMM_MAP (ptr = the virtual
+ *    address, bytes = size, pool = the handle) that hold no memory.
+ *  - Driver calls made inside a runtime hook are forwarded untraced by the
+ *    recursion guard (gt_hook_enter), so a runtime call is recorded once.
+ *  - dlsym: the real one is found with dlvsym; the hook allocates nothing,
+ *    takes no lock and never calls dlsym. The shim's own lookups use
+ *    gt_real_dlsym (never wrapped). Limitation: dlsym(RTLD_NEXT, ...) from
+ *    another object is answered as seen from libgputrace.so.
+ */
+#include <dlfcn.h>
+#include <string.h>
+
+#include "shim.h"
+
+/* ---- the real dlsym ---- */
+
+typedef void *(*dlsym_fn)(void *, const char *);
+static dlsym_fn g_dlsym;
+
+static dlsym_fn real_dlsym(void) {
+  dlsym_fn f = __atomic_load_n(&g_dlsym, __ATOMIC_ACQUIRE);
+  if (f == NULL) {
+    f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (f == NULL)
+      f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    if (f == NULL)
+      f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");
+    __atomic_store_n(&g_dlsym, f, __ATOMIC_RELEASE);
+  }
+  return f;
+}
+
+/* dlsym as if not interposed (RTLD_NEXT: as seen from this library). */
+void *gt_real_dlsym(void *handle, const char *name) {
+  dlsym_fn f = real_dlsym();
+  return f != NULL ? f(handle, name) : NULL;
+}
+
+/* ---- real pointers ---- */
+
+static void *g_slot[GT_API_COUNT];
+enum { SP_PROC, SP_PROC_V2, SP_MODFN, SP_LIBKERNEL, SP_EP, SP_EP_PTSZ, SP_EPV, SP_EPV_PTSZ,
+       SP_COUNT };
+static void *g_special[SP_COUNT];
+
+static void *slot_get(void **slot, const char *name) {
+  void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(p != NULL, 1))
+    return p;
+  int saved_errno = errno;
+  p = gt_resolve(name);
+  errno = saved_errno;
+  if (p == NULL)
+    return NULL;
+  void *expected = NULL;
+  if (!__atomic_compare_exchange_n(slot, &expected, p, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    p = expected;
+  return p;
+}
+
+#define DRV_REAL(name, params)                                                           \
+  typedef CUresult(*drv_##name##_t) params;                                              \
+  drv_##name##_t real_##name = (drv_##name##_t)slot_get(&g_slot[GT_API_##name], #name);  \
+  if (real_##name == NULL)                                                               \
+  return CUDA_ERROR_NOT_FOUND
+
+#define SPECIAL_REAL(sp, name, ret, params, missing)                                     \
+  typedef ret(*sp_##name##_t) params;                                                    \
+  sp_##name##_t real_##name = (sp_##name##_t)slot_get(&g_special[sp], #name);            \
+  if (real_##name == NULL)                                                               \
+  return missing
+
+/* ---- records ---- */
+
+static void emit_mem(unsigned api, uint32_t flags, uint8_t memory, uint64_t t0, uint64_t t1,
+                     CUresult r, uint64_t ptr, uint64_t bytes, const void *stream,
+                     uint64_t pitch, uint64_t pool, uint32_t host_flags) {
+  struct gt_record rec;
+  gt_record_begin(&rec, api, t0, t1, r);
+  rec.flags = flags;
+  rec.u.mem.ptr = ptr;
+  rec.u.mem.bytes = bytes;
+  rec.u.mem.stream = (uint64_t)(uintptr_t)stream;
+  rec.u.mem.pitch = pitch;
+  rec.u.mem.pool = pool;
+  rec.u.mem.host_flags = host_flags;
+  rec.u.mem.memory = memory;
+  gt_emit(&rec);
+}
+
+static inline uint64_t out_dptr(CUresult r, const CUdeviceptr *p) {
+  return r == 0 && p != NULL ? (uint64_t)*p : 0;
+}
+
+static inline uint64_t out_hptr(CUresult r, void *const *p) {
+  return r == 0 && p != NULL ? (uint64_t)(uintptr_t)*p : 0;
+}
+
+static uint32_t host_side_flags(const void *host) {
+  int in = gt_pinned_contains(host);
+  return in > 0 ? GT_F_PINNED : in == 0 ? GT_F_PAGEABLE : 0;
+}
+
+static void emit_copy(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUresult r,
+                      uint64_t dst, uint64_t src, size_t bytes, int kind, uint8_t dir,
+                      const void *stream) {
+  struct gt_record rec;
+  gt_record_begin(&rec, api, t0, t1, r);
+  if (dir == GT_DIR_HTOD)
+    flags |= host_side_flags((const void *)(uintptr_t)src);
+  else if (dir == GT_DIR_DTOH)
+    flags |= host_side_flags((const void *)(uintptr_t)dst);
+  rec.flags = flags;
+  rec.u.copy.dst = dst;
+  rec.u.copy.src = src;
+  rec.u.copy.bytes = bytes;
+  rec.u.copy.stream = (uint64_t)(uintptr_t)stream;
+  rec.u.copy.kind = (uint8_t)kind;
+  rec.u.copy.dir = dir;
+  rec.u.copy.dst_device = -1;
+  rec.u.copy.src_device = -1;
+  gt_emit(&rec);
+}
+
+static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUresult r,
+                     CUdeviceptr ptr, uint64_t bytes, int32_t value, const void *stream) {
+  struct gt_record rec;
+  gt_record_begin(&rec, api, t0, t1, r);
+  rec.flags = flags;
+  rec.u.set.ptr = ptr;
+  rec.u.set.bytes = bytes;
+  rec.u.set.stream = (uint64_t)(uintptr_t)stream;
+  rec.u.set.value = value;
+  gt_emit(&rec);
+}
+
+static void emit_launch(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUresult r,
+                        const void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, uint64_t shmem, const void *stream) {
+  struct gt_record rec;
+  gt_record_begin(&rec, api, t0, t1, r);
+  rec.flags = flags;
+  rec.u.launch.kernel = (uint64_t)(uintptr_t)f;
+  rec.u.launch.grid[0] = gx;
+  rec.u.launch.grid[1] = gy;
+  rec.u.launch.grid[2] = gz;
+  rec.u.launch.block[0] = bx;
+  rec.u.launch.block[1] = by;
+  rec.u.launch.block[2] = bz;
+  rec.u.launch.shared_mem = shmem;
+  rec.u.launch.stream = (uint64_t)(uintptr_t)stream;
+  gt_emit(&rec);
+}
+
+static void emit_sync(unsigned api, uint64_t t0, uint64_t t1, CUresult r, const void *h,
+                      const void *h2, uint32_t flags) {
+  struct gt_record rec;
+  gt_record_begin(&rec, api, t0, t1, r);
+  rec.u.handle.handle = (uint64_t)(uintptr_t)h;
+  rec.u.handle.handle2 = (uint64_t)(uintptr_t)h2;
+  rec.u.handle.flags = flags;
+  gt_emit(&rec);
+}
+
+/* ---- allocation ---- */
+
+GT_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
+  DRV_REAL(cuMemAlloc_v2, (CUdeviceptr *, size_t));
+  GT_TRACE_CALL(real_cuMemAlloc_v2(dptr, bytesize),
+                emit_mem(GT_API_cuMemAlloc_v2, 0, GT_MEM_DEVICE, t0, t1, r,
+                         out_dptr(r, dptr), bytesize, NULL, 0, 0, 0));
+}
+
+static void emit_pitch(uint64_t t0, uint64_t t1, CUresult r, const CUdeviceptr *dptr,
+                       const size_t *pitch, size_t width, size_t height) {
+  uint64_t p = r == 0 && pitch != NULL ? *pitch : 0;
+  emit_mem(GT_API_cuMemAllocPitch_v2, 0, GT_MEM_DEVICE, t0, t1, r, out_dptr(r, dptr),
+           (p != 0 ? p : (uint64_t)width) * height, NULL, p, 0, 0);
+}
+
+GT_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t width,
+                                      size_t height, unsigned int elementSize) {
+  DRV_REAL(cuMemAllocPitch_v2, (CUdeviceptr *, size_t *, size_t, size_t, unsigned int));
+  GT_TRACE_CALL(real_cuMemAllocPitch_v2(dptr, pPitch, width, height, elementSize),
+                emit_pitch(t0, t1, r, dptr, pPitch, width, height));
+}
+
+GT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) {
+  DRV_REAL(cuMemAllocManaged, (CUdeviceptr *, size_t, unsigned int));
+  GT_TRACE_CALL(real_cuMemAllocManaged(dptr, bytesize, flags),
+                emit_mem(GT_API_cuMemAllocManaged, 0, GT_MEM_MANAGED, t0, t1, r,
+                         out_dptr(r, dptr), bytesize, NULL, 0, 0, flags));
+}
+
+#define DRV_ALLOC_ASYNC(name)                                                            \
+  GT_EXPORT CUresult name(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {        \
+    DRV_REAL(name, (CUdeviceptr *, size_t, CUstream));                                   \
+    GT_TRACE_CALL(real_##name(dptr, bytesize, hStream),                                  \
+                  emit_mem(GT_API_##name, GT_F_ASYNC, GT_MEM_DEVICE, t0, t1, r,          \
+                           out_dptr(r, dptr), bytesize, hStream, 0, 0, 0));              \
+  }
+DRV_ALLOC_ASYNC(cuMemAllocAsync)
+DRV_ALLOC_ASYNC(cuMemAllocAsync_ptsz)
+
+/* Page-locked host memory: the range table is kept up to date traced or not. */
+static CUresult pinned_done(int traced, unsigned api, uint64_t t0, CUresult r,
+                            int saved_errno, const void *base, size_t bytes,
+                            uint32_t host_flags) {
+  uint64_t t1 = traced ? gt_now() : 0;
+  if (r == 0)
+    gt_pinned_add(base, bytes);
+  if (traced) {
+    emit_mem(api, 0, GT_MEM_PINNED_HOST, t0, t1, r, r == 0 ? (uint64_t)(uintptr_t)base : 0,
+             bytes, NULL, 0, 0, host_flags);
+    gt_hook_leave();
+  }
+  errno = saved_errno;
+  return r;
+}
+
+#define DRV_PINNED(api, call, base, bytes, hflags)                                       \
+  do {                                                                                   \
+    int traced = gt_hook_enter();                                                        \
+    uint64_t t0 = traced ? gt_now() : 0;                                                 \
+    CUresult r = call;                                                                   \
+    int saved_errno = errno;                                                             \
+    return pinned_done(traced, api, t0, r, saved_errno, (base), (bytes), (hflags));      \
+  } while (0)
+
+GT_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize) {
+  DRV_REAL(cuMemAllocHost_v2, (void **, size_t));
+  DRV_PINNED(GT_API_cuMemAllocHost_v2, real_cuMemAllocHost_v2(pp, bytesize),
+             (const void *)(uintptr_t)out_hptr(r, pp), bytesize, 0);
+}
+
+GT_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) {
+  DRV_REAL(cuMemHostAlloc, (void **, size_t, unsigned int));
+  DRV_PINNED(GT_API_cuMemHostAlloc, real_cuMemHostAlloc(pp, bytesize, Flags),
+             (const void *)(uintptr_t)out_hptr(r, pp), bytesize, Flags);
+}
+
+GT_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags) {
+  DRV_REAL(cuMemHostRegister_v2, (void *, size_t, unsigned int));
+  DRV_PINNED(GT_API_cuMemHostRegister_v2, real_cuMemHostRegister_v2(p, bytesize, Flags), p,
+             bytesize, Flags);
+}
+
+GT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                               const void *prop, unsigned long long flags) {
+  DRV_REAL(cuMemCreate, (CUmemGenericAllocationHandle *, size_t, const void *,
+                         unsigned long long));
+  GT_TRACE_CALL(real_cuMemCreate(handle, size, prop, flags),
+                emit_mem(GT_API_cuMemCreate, 0, GT_MEM_DEVICE, t0, t1, r,
+                         r == 0 && handle != NULL ? *handle : 0, size, NULL, 0, 0,
+                         (uint32_t)flags));
+}
+
+GT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                            CUmemGenericAllocationHandle handle, unsigned long long flags) {
+  DRV_REAL(cuMemMap, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                      unsigned long long));
+  GT_TRACE_CALL(real_cuMemMap(ptr, size, offset, handle, flags),
+                emit_mem(GT_API_cuMemMap, GT_F_VMM_MAP, GT_MEM_DEVICE, t0, t1, r, ptr, size,
+                         NULL, offset, handle, (uint32_t)flags));
+}
+
+/* ---- frees ---- */
+
+GT_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  DRV_REAL(cuMemFree_v2, (CUdeviceptr));
+  GT_TRACE_CALL(real_cuMemFree_v2(dptr), emit_mem(GT_API_cuMemFree_v2, 0, GT_MEM_DEVICE, t0,
+                                                  t1, r, dptr, 0, NULL, 0, 0, 0));
+}
+
+#define DRV_FREE_ASYNC(name)                                                             \
+  GT_EXPORT CUresult name(CUdeviceptr dptr, CUstream hStream) {                          \
+    DRV_REAL(name, (CUdeviceptr, CUstream));                                             \
+    GT_TRACE_CALL(real_##name(dptr, hStream),                                            \
+                  emit_mem(GT_API_##name, GT_F_ASYNC, GT_MEM_DEVICE, t0, t1, r, dptr, 0, \
+                           hStream, 0, 0, 0));                                           \
+  }
+DRV_FREE_ASYNC(cuMemFreeAsync)
+DRV_FREE_ASYNC(cuMemFreeAsync_ptsz)
+
+#define DRV_FREE_PINNED(name)                                                            \
+  GT_EXPORT CUresult name(void *p) {                                                     \
+    DRV_REAL(name, (void *));                                                            \
+    gt_pinned_remove(p);                                                                 \
+    GT_TRACE_CALL(real_##name(p), emit_mem(GT_API_##name, 0, GT_MEM_PINNED_HOST, t0, t1, \
+                                           r, (uint64_t)(uintptr_t)p, 0, NULL, 0, 0, 0)); \
+  }
+DRV_FREE_PINNED(cuMemFreeHost)
+DRV_FREE_PINNED(cuMemHostUnregister)
+
+GT_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  DRV_REAL(cuMemRelease, (CUmemGenericAllocationHandle));
+  GT_TRACE_CALL(real_cuMemRelease(handle), emit_mem(GT_API_cuMemRelease, 0, GT_MEM_DEVICE,
+                                                    t0, t1, r, handle, 0, NULL, 0, 0, 0));
+}
+
+GT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  DRV_REAL(cuMemUnmap, (CUdeviceptr, size_t));
+  GT_TRACE_CALL(real_cuMemUnmap(ptr, size),
+                emit_mem(GT_API_cuMemUnmap, GT_F_VMM_MAP, GT_MEM_DEVICE, t0, t1, r, ptr,
+                         size, NULL, 0, 0, 0));
+}
+
+/* ---- copies and memsets ---- */
+
+#define DRV_COPY_HTOD(name, fl, sparam, sarg, strm)                                            \
+  GT_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t n sparam) {           \
+    DRV_REAL(name, (CUdeviceptr, const void *, size_t sparam));                          \
+    GT_TRACE_CALL(real_##name(dst, src, n sarg),                                         \
+                  emit_copy(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)(uintptr_t)src, \
+                            n, cudaMemcpyHostToDevice, GT_DIR_HTOD, strm));   \
+  }
+#define DRV_COPY_DTOH(name, fl, sparam, sarg, strm)                                            \
+  GT_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t n sparam) {                 \
+    DRV_REAL(name, (void *, CUdeviceptr, size_t sparam));                                \
+    GT_TRACE_CALL(real_##name(dst, src, n sarg),                                         \
+                  emit_copy(GT_API_##name, fl, t0, t1, r, (uint64_t)(uintptr_t)dst, src, \
+                            n, cudaMemcpyDeviceToHost, GT_DIR_DTOH, strm));   \
+  }
+#define DRV_COPY_DD(name, fl, kind, dir, sparam, sarg, strm)                                   \
+  GT_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t n sparam) {           \
+    DRV_REAL(name, (CUdeviceptr, CUdeviceptr, size_t sparam));                           \
+    GT_TRACE_CALL(real_##name(dst, src, n sarg),                                         \
+                  emit_copy(GT_API_##name, fl, t0, t1, r, dst, src, n, kind, dir,        \
+                            strm));                                           \
+  }
+#define SYNC_P
+#define SYNC_A
+#define ASYNC_P , CUstream hStream
+#define ASYNC_A , hStream
+#define strm STREAM_OF_I(0 sarg)
+#define STREAM_OF_I(...) STREAM_OF_N(__VA_ARGS__, 1, 0)
+#define STREAM_OF_N(a, b, n, ...) STREAM_SEL_##n(a, b)
+#define STREAM_SEL_0(a, b) NULL
+#define STREAM_SEL_1(a, b) b
+
+DRV_COPY_HTOD(cuMemcpyHtoD_v2, 0, SYNC_P, SYNC_A, NULL)
+DRV_COPY_HTOD(cuMemcpyHtoD_v2_ptds, 0, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DTOH(cuMemcpyDtoH_v2, 0, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DTOH(cuMemcpyDtoH_v2_ptds, 0, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpyDtoD_v2, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpyDtoD_v2_ptds, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpy, 0, cudaMemcpyDefault, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpy_ptds, 0, cudaMemcpyDefault, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpyAsync, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyAsync_ptsz, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P,
+            ASYNC_A, hStream)
+DRV_COPY_HTOD(cuMemcpyHtoDAsync_v2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_HTOD(cuMemcpyHtoDAsync_v2_ptsz, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DTOH(cuMemcpyDtoHAsync_v2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DTOH(cuMemcpyDtoHAsync_v2_ptsz, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyDtoDAsync_v2, GT_F_ASYNC, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, ASYNC_P,
+            ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyDtoDAsync_v2_ptsz, GT_F_ASYNC, cudaMemcpyDeviceToDevice, GT_DIR_DTOD,
+            ASYNC_P, ASYNC_A, hStream)
+
+#define DRV_SET(name, type, width, fl, sparam, sarg, strm)                                     \
+  GT_EXPORT CUresult name(CUdeviceptr dst, type value, size_t n sparam) {                \
+    DRV_REAL(name, (CUdeviceptr, type, size_t sparam));                                  \
+    GT_TRACE_CALL(real_##name(dst, value, n sarg),                                       \
+                  emit_set(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)n * (width),     \
+                           (int32_t)value, strm));                            \
+  }
+DRV_SET(cuMemsetD8_v2, unsigned char, 1, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD8_v2_ptds, unsigned char, 1, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD16_v2, unsigned short, 2, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD16_v2_ptds, unsigned short, 2, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD32_v2, unsigned int, 4, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD32_v2_ptds, unsigned int, 4, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD8Async, unsigned char, 1, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_SET(cuMemsetD8Async_ptsz, unsigned char, 1, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_SET(cuMemsetD16Async, unsigned short, 2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_SET(cuMemsetD16Async_ptsz, unsigned short, 2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_SET(cuMemsetD32Async, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_SET(cuMemsetD32Async_ptsz, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+
+/* ---- launches ---- */
+
+#define DRV_LAUNCH(name)                                                                 \
+  GT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,           \
+                          unsigned bx, unsigned by, unsigned bz, unsigned shmem,         \
+                          CUstream hStream, void **params, void **extra) {               \
+    DRV_REAL(name, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,        \
+                    unsigned, unsigned, CUstream, void **, void **));                    \
+    GT_TRACE_CALL(real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra), \
+                  emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx, by, bz,    \
+                              shmem, hStream));                                          \
+  }
+DRV_LAUNCH(cuLaunchKernel)
+DRV_LAUNCH(cuLaunchKernel_ptsz)
+
+#define DRV_LAUNCH_COOP(name)                                                            \
+  GT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,           \
+                          unsigned bx, unsigned by, unsigned bz, unsigned shmem,         \
+                          CUstream hStream, void **params) {                             \
+    DRV_REAL(name, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,        \
+                    unsigned, unsigned, CUstream, void **));                             \
+    GT_TRACE_CALL(real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params),        \
+                  emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx, by, bz,    \
+                              shmem, hStream));                                          \
+  }
+DRV_LAUNCH_COOP(cuLaunchCooperativeKernel)
+DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz)
+
+static void emit_launch_ex(unsigned api, uint64_t t0, uint64_t t1, CUresult r,
+                           const CUlaunchConfig *c, CUfunction f) {
+  if (c == NULL)
+    emit_launch(api, 0, t0, t1, r, f, 0, 0, 0, 0, 0, 0, 0, NULL);
+  else
+    emit_launch(api, 0, t0, t1, r, f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+                c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream);
+}
+
+#define DRV_LAUNCH_EX(name)                                                              \
+  GT_EXPORT CUresult name(const CUlaunchConfig *config, CUfunction f, void **params,     \
+                          void **extra) {                                                \
+    DRV_REAL(name, (const CUlaunchConfig *, CUfunction, void **, void **));              \
+    GT_TRACE_CALL(real_##name(config, f, params, extra),                                 \
+                  emit_launch_ex(GT_API_##name, t0, t1, r, config, f));                  \
+  }
+DRV_LAUNCH_EX(cuLaunchKernelEx)
+DRV_LAUNCH_EX(cuLaunchKernelEx_ptsz)
+
+#define DRV_GRAPH_LAUNCH(name)                                                           \
+  GT_EXPORT CUresult name(CUgraphExec g, CUstream hStream) {                             \
+    DRV_REAL(name, (CUgraphExec, CUstream));                                             \
+    GT_TRACE_CALL(real_##name(g, hStream), emit_launch(GT_API_##name, GT_F_GRAPH, t0, t1, \
+                                                       r, g, 0, 0, 0, 0, 0, 0, 0,        \
+                                                       hStream));                        \
+  }
+DRV_GRAPH_LAUNCH(cuGraphLaunch)
+DRV_GRAPH_LAUNCH(cuGraphLaunch_ptsz)
+
+/* ---- synchronization ---- */
+
+GT_EXPORT CUresult cuCtxSynchronize(void) {
+  DRV_REAL(cuCtxSynchronize, (void));
+  GT_TRACE_CALL(real_cuCtxSynchronize(),
+                emit_sync(GT_API_cuCtxSynchronize, t0, t1, r, NULL, NULL, 0));
+}
+
+#define DRV_SYNC1(name, type)                                                            \
+  GT_EXPORT CUresult name(type h) {                                                      \
+    DRV_REAL(name, (type));                                                              \
+    GT_TRACE_CALL(real_##name(h), emit_sync(GT_API_##name, t0, t1, r, h, NULL, 0));      \
+  }
+DRV_SYNC1(cuStreamSynchronize, CUstream)
+DRV_SYNC1(cuStreamSynchronize_ptsz, CUstream)
+DRV_SYNC1(cuEventSynchronize, CUevent)
+
+#define DRV_WAIT_EVENT(name)                                                             \
+  GT_EXPORT CUresult name(CUstream s, CUevent e, unsigned int flags) {                   \
+    DRV_REAL(name, (CUstream, CUevent, unsigned int));                                   \
+    GT_TRACE_CALL(real_##name(s, e, flags),                                              \
+                  emit_sync(GT_API_##name, t0, t1, r, s, e, flags));                     \
+  }
+DRV_WAIT_EVENT(cuStreamWaitEvent)
+DRV_WAIT_EVENT(cuStreamWaitEvent_ptsz)
+
+/* ---- kernel names (bookkeeping, never traced) ---- */
+
+GT_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
+  SPECIAL_REAL(SP_MODFN, cuModuleGetFunction, CUresult, (CUfunction *, CUmodule, const char *),
+               CUDA_ERROR_NOT_FOUND);
+  CUresult r = real_cuModuleGetFunction(hfunc, hmod, name);
+  int saved_errno = errno;
+  if (r == 0 && hfunc != NULL && name != NULL)
+    gt_kernels_register(*hfunc, name);
+  errno = saved_errno;
+  return r;
+}
+
+GT_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {
+  SPECIAL_REAL(SP_LIBKERNEL, cuLibraryGetKernel, CUresult, (CUkernel *, CUlibrary, const char *),
+               CUDA_ERROR_NOT_FOUND);
+  CUresult r = real_cuLibraryGetKernel(pKernel, library, name);
+  int saved_errno = errno;
+  if (r == 0 && pKernel != NULL && name != NULL)
+    gt_kernels_register(*pKernel, name);
+  errno = saved_errno;
+  return r;
+}
+
+/* ---- the hook table ---- */
+
+struct drv_hook {
+  const char *name;
+  void *hook;
+  void **slot;
+};
+
+#define H(name) {#name, (void *)name, &g_slot[GT_API_##name]},
+#define S(sp, name) {#name, (void *)name, &g_special[sp]},
+
+CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
+CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, int *);
+cudaError_t cudaGetDriverEntryPoint(const char *, void **, unsigned long long, int *);
+cudaError_t cudaGetDriverEntryPoint_ptsz(const char *, void **, unsigned long long, int *);
+cudaError_t cudaGetDriverEntryPointByVersion(const char *, void **, unsigned int,
+                                             unsigned long long, int *);
+cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *, void **, unsigned int,
+                                                  unsigned long long, int *);
+
+static const struct drv_hook g_hooks[] = {
+    H(cuMemAlloc_v2) H(cuMemAllocPitch_v2) H(cuMemAllocManaged) H(cuMemAllocAsync)
+    H(cuMemAllocAsync_ptsz) H(cuMemAllocHost_v2) H(cuMemHostAlloc) H(cuMemHostRegister_v2)
+    H(cuMemCreate) H(cuMemMap) H(cuMemFree_v2) H(cuMemFreeAsync) H(cuMemFreeAsync_ptsz)
+    H(cuMemFreeHost) H(cuMemHostUnregister) H(cuMemRelease) H(cuMemUnmap)
+    H(cuMemcpyHtoD_v2) H(cuMemcpyHtoD_v2_ptds) H(cuMemcpyDtoH_v2) H(cuMemcpyDtoH_v2_ptds)
+    H(cuMemcpyDtoD_v2) H(cuMemcpyDtoD_v2_ptds) H(cuMemcpy) H(cuMemcpy_ptds)
+    H(cuMemcpyAsync) H(cuMemcpyAsync_ptsz) H(cuMemcpyHtoDAsync_v2)
+    H(cuMemcpyHtoDAsync_v2_ptsz) H(cuMemcpyDtoHAsync_v2) H(cuMemcpyDtoHAsync_v2_ptsz)
+    H(cuMemcpyDtoDAsync_v2) H(cuMemcpyDtoDAsync_v2_ptsz) H(cuMemsetD8_v2)
+    H(cuMemsetD8_v2_ptds) H(cuMemsetD16_v2) H(cuMemsetD16_v2_ptds) H(cuMemsetD32_v2)
+    H(cuMemsetD32_v2_ptds) H(cuMemsetD8Async) H(cuMemsetD8Async_ptsz) H(cuMemsetD16Async)
+    H(cuMemsetD16Async_ptsz) H(cuMemsetD32Async) H(cuMemsetD32Async_ptsz)
+    H(cuLaunchKernel) H(cuLaunchKernel_ptsz) H(cuLaunchKernelEx) H(cuLaunchKernelEx_ptsz)
+    H(cuLaunchCooperativeKernel) H(cuLaunchCooperativeKernel_ptsz) H(cuGraphLaunch)
+    H(cuGraphLaunch_ptsz) H(cuCtxSynchronize) H(cuStreamSynchronize)
+    H(cuStreamSynchronize_ptsz) H(cuEventSynchronize) H(cuStreamWaitEvent)
+    H(cuStreamWaitEvent_ptsz)
+    S(SP_PROC, cuGetProcAddress) S(SP_PROC_V2, cuGetProcAddress_v2)
+    S(SP_MODFN, cuModuleGetFunction) S(SP_LIBKERNEL, cuLibraryGetKernel)
+    S(SP_EP, cudaGetDriverEntryPoint) S(SP_EP_PTSZ, cudaGetDriverEntryPoint_ptsz)
+    S(SP_EPV, cudaGetDriverEntryPointByVersion)
+    S(SP_EPV_PTSZ, cudaGetDriverEntryPointByVersion_ptsz)};
+#undef H
+#undef S
+
+static const struct drv_hook *find_hook(const char *name) {
+  if (name == NULL || name[0] != 'c' || name[1] != 'u')
+    return NULL;
+  for (size_t i = 0; i < sizeof g_hooks / sizeof g_hooks[0]; i++)
+    if (strcmp(g_hooks[i].name, name) == 0)
+      return &g_hooks[i];
+  return NULL;
+}
+
+static int is_hook(const void *p) {
+  for (size_t i = 0; i < sizeof g_hooks / sizeof g_hooks[0]; i++)
+    if (g_hooks[i].hook == p)
+      return 1;
+  return 0;
+}
+
+/* `real` was found for `h`: our hook when it is (or becomes) h's real. */
+static void *wrap(const struct drv_hook *h, void *real) {
+  if (h == NULL || real == NULL || is_hook(real))
+    return real;
+  void *expected = NULL;
+  if (__atomic_compare_exchange_n(h->slot, &expected, real, 0, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE) ||
+      expected == real)
+    return h->hook;
+  return real; /* a different function than the one our hook calls */
+}
+
+/* ---- dlsym ---- */
+
+/* Lookups we wrap (a traced driver function found on a handle). */
+static void *__attribute__((noinline)) wrapped_dlsym(dlsym_fn f, void *handle,
+                                                     const char *name) {
+  void *p = f(handle, name);
+  if (p == NULL)
+    return p;
+  int saved_errno = errno;
+  p = wrap(find_hook(name), p);
+  errno = saved_errno;
+  return p;
+}
+
+/* Everything else is forwarded as a sibling call (this file is always built
+ * with -foptimize-sibling-calls): glibc's dlsym finds the object RTLD_NEXT
+ * is relative to from its return address, which must stay our caller's,
+ * or another interposer's dlsym(RTLD_NEXT, "x") would find its own "x".
+ * RTLD_NEXT lookups of driver names are left alone for the same reason. */
+GT_EXPORT void *dlsym(void *handle, const char *name) {
+  dlsym_fn f = real_dlsym();
+  if (f == NULL)
+    return NULL;
+  if (handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u')
+    return f(handle, name);
+  return wrapped_dlsym(f, handle, name);
+}
+
+/* ---- cuGetProcAddress and cudaGetDriverEntryPoint ---- */
+
+/* Base name (what cuGetProcAddress is asked for) -> the entry point it
+ * returns from `v2_from` on (legacy streams) and the per-thread one. */
+struct drv_base {
+  const char *base;
+  const char *legacy;
+  const char *per_thread; /* NULL: same as legacy */
+  int v2_from;
+};
+
+static const struct drv_base g_bases[] = {
+    {"cuMemAlloc", "cuMemAlloc_v2", NULL, 3020},
+    {"cuMemAllocPitch", "cuMemAllocPitch_v2", NULL, 3020},
+    {"cuMemAllocManaged", "cuMemAllocManaged", NULL, 0},
+    {"cuMemAllocAsync", "cuMemAllocAsync", "cuMemAllocAsync_ptsz", 0},
+    {"cuMemAllocHost", "cuMemAllocHost_v2", NULL, 3020},
+    {"cuMemHostAlloc", "cuMemHostAlloc", NULL, 0},
+    {"cuMemHostRegister", "cuMemHostRegister_v2", NULL, 6050},
+    {"cuMemCreate", "cuMemCreate", NULL, 0},
+    {"cuMemMap", "cuMemMap", NULL, 0},
+    {"cuMemFree", "cuMemFree_v2", NULL, 3020},
+    {"cuMemFreeAsync", "cuMemFreeAsync", "cuMemFreeAsync_ptsz", 0},
+    {"cuMemFreeHost", "cuMemFreeHost", NULL, 0},
+    {"cuMemHostUnregister", "cuMemHostUnregister", NULL, 0},
+    {"cuMemRelease", "cuMemRelease", NULL, 0},
+    {"cuMemUnmap", "cuMemUnmap", NULL, 0},
+    {"cuMemcpyHtoD", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2_ptds", 3020},
+    {"cuMemcpyDtoH", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2_ptds", 3020},
+    {"cuMemcpyDtoD", "cuMemcpyDtoD_v2", "cuMemcpyDtoD_v2_ptds", 3020},
+    {"cuMemcpy", "cuMemcpy", "cuMemcpy_ptds", 0},
+    {"cuMemcpyAsync", "cuMemcpyAsync", "cuMemcpyAsync_ptsz", 0},
+    {"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync_v2_ptsz", 3020},
+    {"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync_v2_ptsz", 3020},
+    {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync_v2_ptsz", 3020},
+    {"cuMemsetD8", "cuMemsetD8_v2", "cuMemsetD8_v2_ptds", 3020},
+    {"cuMemsetD16", "cuMemsetD16_v2", "cuMemsetD16_v2_ptds", 3020},
+    {"cuMemsetD32", "cuMemsetD32_v2", "cuMemsetD32_v2_ptds", 3020},
+    {"cuMemsetD8Async", "cuMemsetD8Async", "cuMemsetD8Async_ptsz", 0},
+    {"cuMemsetD16Async", "cuMemsetD16Async", "cuMemsetD16Async_ptsz", 0},
+    {"cuMemsetD32Async", "cuMemsetD32Async", "cuMemsetD32Async_ptsz", 0},
+    {"cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernel_ptsz", 0},
+    {"cuLaunchKernelEx", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz", 0},
+    {"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
+     "cuLaunchCooperativeKernel_ptsz", 0},
+    {"cuGraphLaunch", "cuGraphLaunch", "cuGraphLaunch_ptsz", 0},
+    {"cuCtxSynchronize", "cuCtxSynchronize", NULL, 0},
+    {"cuStreamSynchronize", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", 0},
+    {"cuEventSynchronize", "cuEventSynchronize", NULL, 0},
+    {"cuStreamWaitEvent", "cuStreamWaitEvent", "cuStreamWaitEvent_ptsz", 0},
+    {"cuGetProcAddress", "cuGetProcAddress_v2", NULL, 12000},
+    {"cuModuleGetFunction", "cuModuleGetFunction", NULL, 0},
+    {"cuLibraryGetKernel", "cuLibraryGetKernel", NULL, 0},
+};
+
+/* What a successful lookup of `symbol` returned, wrapped when it is ours. */
+static void *wrap_proc(const char *symbol, void *real, int version, int per_thread) {
+  if (real == NULL || symbol == NULL || symbol[0] != 'c' || symbol[1] != 'u')
+    return real;
+  for (size_t i = 0; i < sizeof g_bases / sizeof g_bases[0]; i++) {
+    const struct drv_base *b = &g_bases[i];
+    if (strcmp(b->base, symbol) != 0)
+      continue;
+    if (version < b->v2_from)
+      return real; /* the older variant: another ABI, not hooked */
+    const char *name = per_thread && b->per_thread ? b->per_thread : b->legacy;
+    return wrap(find_hook(name), real);
+  }
+  return real;
+}
+
+GT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                       cuuint64_t flags, int *symbolStatus) {
+  SPECIAL_REAL(SP_PROC_V2, cuGetProcAddress_v2, CUresult,
+               (const char *, void **, int, cuuint64_t, int *), CUDA_ERROR_NOT_FOUND);
+  CUresult r = real_cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus);
+  int saved_errno = errno;
+  if (r == 0 && pfn != NULL)
+    *pfn = wrap_proc(symbol, *pfn, cudaVersion,
+                     (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0);
+  errno = saved_errno;
+  return r;
+}
+
+GT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                    cuuint64_t flags) {
+  SPECIAL_REAL(SP_PROC, cuGetProcAddress, CUresult, (const char *, void **, int, cuuint64_t),
+               CUDA_ERROR_NOT_FOUND);
+  CUresult r = real_cuGetProcAddress(symbol, pfn, cudaVersion, flags);
+  int saved_errno = errno;
+  if (r == 0 && pfn != NULL)
+    *pfn = wrap_proc(symbol, *pfn, cudaVersion,
+                     (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0);
+  errno = saved_errno;
+  return r;
+}
+
+/* The runtime's entry-point queries; without a version, the current one. */
+#define GT_RUNTIME_VERSION 13000
+
+#define DRV_ENTRY_POINT(sp, name, pt_default)                                            \
+  GT_EXPORT cudaError_t name(const char *symbol, void **funcPtr, unsigned long long flags, \
+                             int *driverStatus) {                                        \
+    SPECIAL_REAL(sp, name, cudaError_t, (const char *, void **, unsigned long long, int *), \
+                 GT_ERR_NOT_SUPPORTED);                                                  \
+    cudaError_t r = real_##name(symbol, funcPtr, flags, driverStatus);                   \
+    int saved_errno = errno;                                                             \
+    if (r == 0 && funcPtr != NULL)                                                       \
+      *funcPtr = wrap_proc(symbol, *funcPtr, GT_RUNTIME_VERSION,                         \
+                           (flags & cudaEnablePerThreadDefaultStream) != 0 ||            \
+                               (flags == 0 && (pt_default)));                            \
+    errno = saved_errno;                                                                 \
+    return r;                                                                            \
+  }
+DRV_ENTRY_POINT(SP_EP, cudaGetDriverEntryPoint, 0)
+DRV_ENTRY_POINT(SP_EP_PTSZ, cudaGetDriverEntryPoint_ptsz, 1)
+
+#define DRV_ENTRY_POINT_V(sp, name, pt_default)                                          \
+  GT_EXPORT cudaError_t name(const char *symbol, void **funcPtr, unsigned int cudaVersion, \
+                             unsigned long long flags, int *driverStatus) {              \
+    SPECIAL_REAL(sp, name, cudaError_t,                                                  \
+                 (const char *, void **, unsigned int, unsigned long long, int *),       \
+                 GT_ERR_NOT_SUPPORTED);                                                  \
+    cudaError_t r = real_##name(symbol, funcPtr, cudaVersion, flags, driverStatus);      \
+    int saved_errno = errno;                                                             \
+    if (r == 0 && funcPtr != NULL)                                                       \
+      *funcPtr = wrap_proc(symbol, *funcPtr, (int)cudaVersion,                           \
+                           (flags & cudaEnablePerThreadDefaultStream) != 0 ||            \
+                               (flags == 0 && (pt_default)));                            \
+    errno = saved_errno;                                                                 \
+    return r;                                                                            \
+  }
+DRV_ENTRY_POINT_V(SP_EPV, cudaGetDriverEntryPointByVersion, 0)
+DRV_ENTRY_POINT_V(SP_EPV_PTSZ, cudaGetDriverEntryPointByVersion_ptsz, 1)

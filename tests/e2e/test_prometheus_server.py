@@ -1,0 +1,73 @@
+"""A real Prometheus server (Debian package prometheus), started on loopback,
+scrapes the collector's /metrics during a traced run; a query through its
+HTTP API returns the launch count. Bounded (every wait has a deadline, the
+server is killed at the end); exits 77 (ctest SKIP) without the server."""
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+from promrun import *
+
+ITER = 4000
+
+
+def query(port, q):
+    url = "http://127.0.0.1:%d/api/v1/query?query=%s" % (port, urllib.parse.quote(q))
+    p = subprocess.run(["curl", "-sf", "--max-time", "5", url], capture_output=True, text=True)
+    if p.returncode != 0:
+        return None
+    res = json.loads(p.stdout)["data"]["result"]
+    return float(res[0]["value"][1]) if res else None
+
+
+def test_server_scrapes_launches():
+    port, prom_port = free_port(), free_port()
+    cfg = os.path.join(TMP, "prometheus.yml")
+    with open(cfg, "w") as f:
+        f.write("global:\n  scrape_interval: 200ms\n  scrape_timeout: 150ms\n"
+                "scrape_configs:\n  - job_name: gputrace\n    static_configs:\n"
+                "      - targets: ['127.0.0.1:%d']\n" % port)
+    log = open(os.path.join(TMP, "prometheus.log"), "w")
+    server = subprocess.Popen(["prometheus", "--config.file=" + cfg,
+                               "--storage.tsdb.path=" + os.path.join(TMP, "tsdb"),
+                               "--web.listen-address=127.0.0.1:%d" % prom_port],
+                              stdout=log, stderr=log)
+    proc = None
+    try:
+        proc, out = start(ITER, port)
+        got, deadline = None, time.time() + 60
+        while time.time() < deadline and proc.poll() is None:
+            got = query(prom_port, 'gputrace_kernel_launches_total{job="gputrace"}')
+            if got:
+                break
+            time.sleep(0.2)
+        if not got:
+            raise AssertionError("Prometheus returned no launch count (see %s)" % log.name)
+        text, m = scrape_until(port, proc, lambda m: True)
+        now = value(m, "gputrace_kernel_launches_total")
+        if not (0 < got <= now <= ITER and got == int(got)):
+            raise AssertionError("Prometheus says %r launches, the endpoint %r" % (got, now))
+        finish(proc, timeout=120)
+        proc = None
+        eq(count(dump(out), kind="launch"), ITER, "launches in the trace")
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+if __name__ == "__main__":
+    if not shutil.which("prometheus"):
+        print("SKIP: no Prometheus server (Debian package prometheus) installed")
+        sys.exit(SKIP)
+    main([test_server_scrapes_launches])
