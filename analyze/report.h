@@ -293,6 +293,14 @@ void rp_attribute_blocked(struct report *r, struct rp_proc *p);
 /* report_rules.c */
 void rp_verdict(struct report *r);
 void rp_findings(struct report *r);
+/* Building findings (report_rules.c; also used by report_hw.c): a new
+ * finding with its message, then evidence entries. */
+struct rp_finding *rp_add_finding(struct report *r, const char *rule, const char *sev,
+                                  const char *advice, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void rp_ev_u(struct rp_finding *f, const char *k, enum rp_ev_type t, uint64_t v);
+void rp_ev_frac(struct rp_finding *f, const char *k, double v);
+double rp_frac(uint64_t part, uint64_t whole); /* 0 when whole is 0 */
 /* report_sites.c: the top call sites of a kind of call (RP_SITE_*: by
  * calls) or of the time blocked in syncs (RP_SITES: by ns), stacks with the
  * same user frame together. */

@@ -99,9 +99,6 @@ void rp_hw_feed(struct report *r, const struct gt_record *rec) {
   }
 }
 
-static double frac(uint64_t part, uint64_t whole) {
-  return whole ? (double)part / (double)whole : 0;
-}
 
 static double mean(const struct rp_hw_stat *s) {
   return s->n ? s->sum / (double)s->n : 0;
@@ -109,35 +106,8 @@ static double mean(const struct rp_hw_stat *s) {
 
 /* ---- findings ---- */
 
-static struct rp_finding *add(struct report *r, const char *rule, const char *sev,
-                              const char *advice, const char *fmt, ...) {
-  r->findings =
-      gt_grow(r->findings, &r->cfindings, r->nfindings + 1, sizeof *r->findings);
-  struct rp_finding *f = &r->findings[r->nfindings++];
-  memset(f, 0, sizeof *f);
-  f->rule = rule;
-  f->severity = sev;
-  f->advice = advice;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(f->message, sizeof f->message, fmt, ap);
-  va_end(ap);
-  return f;
-}
 
-static void ev_u(struct rp_finding *f, const char *k, enum rp_ev_type t, uint64_t v) {
-  struct rp_ev *e = &f->ev[f->nev++];
-  e->key = k;
-  e->type = t;
-  e->u = v;
-}
 
-static void ev_frac(struct rp_finding *f, const char *k, double v) {
-  struct rp_ev *e = &f->ev[f->nev++];
-  e->key = k;
-  e->type = RP_EV_FRAC;
-  e->d = v;
-}
 
 void rp_hw_findings(struct report *r) {
   if (!r->hw)
@@ -146,46 +116,46 @@ void rp_hw_findings(struct report *r) {
     const struct rp_hw_dev *d = &r->hw->dev[g];
     if (!d->seen)
       continue;
-    double low = frac(d->util.above_ns[0], d->util.span_ns);
+    double low = rp_frac(d->util.above_ns[0], d->util.span_ns);
     if (d->util.span_ns && low >= RP_HW_UTIL_LOW_SHARE) {
-      struct rp_finding *f = add(
+      struct rp_finding *f = rp_add_finding(
           r, "gpu_underutilized", low >= 0.9 ? "high" : "medium",
           "The GPU sat mostly idle: batch more work per launch, overlap input "
           "preparation with compute, or share the device between more workers.",
           "GPU %u utilization was under %d %% for %.1f %% of the sampled time (mean %.1f %%)",
           g, RP_HW_UTIL_LOW_PCT, 100 * low, mean(&d->m[GT_METRIC_GPU_UTIL]));
-      ev_u(f, "gpu", RP_EV_U64, g);
-      ev_frac(f, "fraction", low);
-      ev_u(f, "low_ns", RP_EV_NS, d->util.above_ns[0]);
-      ev_u(f, "sampled_ns", RP_EV_NS, d->util.span_ns);
+      rp_ev_u(f, "gpu", RP_EV_U64, g);
+      rp_ev_frac(f, "fraction", low);
+      rp_ev_u(f, "low_ns", RP_EV_NS, d->util.above_ns[0]);
+      rp_ev_u(f, "sampled_ns", RP_EV_NS, d->util.span_ns);
     }
     if (d->vram.above_ns[0]) {
-      double f85 = frac(d->vram.above_ns[0], d->vram.span_ns);
-      double f90 = frac(d->vram.above_ns[1], d->vram.span_ns);
-      struct rp_finding *f = add(
+      double f85 = rp_frac(d->vram.above_ns[0], d->vram.span_ns);
+      double f90 = rp_frac(d->vram.above_ns[1], d->vram.span_ns);
+      struct rp_finding *f = rp_add_finding(
           r, "vram_pressure", d->vram.above_ns[1] ? "high" : "medium",
           "Device memory was nearly full: reduce the batch size or the caching "
           "allocator's reserve, or free buffers not needed any more.",
           "GPU %u memory use was above %d %% for %.1f %% of the sampled time (above %d %%: "
           "%.1f %%)",
           g, RP_HW_VRAM_PCT, 100 * f85, RP_HW_VRAM_HIGH_PCT, 100 * f90);
-      ev_u(f, "gpu", RP_EV_U64, g);
-      ev_frac(f, "fraction_85", f85);
-      ev_frac(f, "fraction_90", f90);
-      ev_u(f, "max_used_bytes", RP_EV_BYTES, (uint64_t)d->m[GT_METRIC_MEM_USED].max);
+      rp_ev_u(f, "gpu", RP_EV_U64, g);
+      rp_ev_frac(f, "fraction_85", f85);
+      rp_ev_frac(f, "fraction_90", f90);
+      rp_ev_u(f, "max_used_bytes", RP_EV_BYTES, (uint64_t)d->m[GT_METRIC_MEM_USED].max);
     }
     if (d->temp.above_ns[0]) {
-      double hot = frac(d->temp.above_ns[0], d->temp.span_ns);
-      struct rp_finding *f = add(
+      double hot = rp_frac(d->temp.above_ns[0], d->temp.span_ns);
+      struct rp_finding *f = rp_add_finding(
           r, "thermal", hot >= 0.25 ? "high" : "medium",
           "The GPU ran near its thermal slowdown point, where clocks are cut: check "
           "cooling and airflow, or cap the power limit.",
           "GPU %u temperature was at or above %.0f C for %.1f %% of the sampled time (max %.0f C)",
           g, hot_threshold(d), 100 * hot, d->m[GT_METRIC_TEMP].max);
-      ev_u(f, "gpu", RP_EV_U64, g);
-      ev_frac(f, "fraction", hot);
-      ev_u(f, "threshold_c", RP_EV_U64, (uint64_t)hot_threshold(d));
-      ev_u(f, "max_c", RP_EV_U64, (uint64_t)d->m[GT_METRIC_TEMP].max);
+      rp_ev_u(f, "gpu", RP_EV_U64, g);
+      rp_ev_frac(f, "fraction", hot);
+      rp_ev_u(f, "threshold_c", RP_EV_U64, (uint64_t)hot_threshold(d));
+      rp_ev_u(f, "max_c", RP_EV_U64, (uint64_t)d->m[GT_METRIC_TEMP].max);
     }
   }
 }
@@ -214,20 +184,20 @@ void rp_hw_text(FILE *o, const struct report *r) {
                 gt_metric_unit(m), mean(&d->m[m]), d->m[m].max, d->m[m].n);
     if (d->util.span_ns)
       fprintf(o, "    utilization < %d %%: %.1f %% of the time\n", RP_HW_UTIL_LOW_PCT,
-              100 * frac(d->util.above_ns[0], d->util.span_ns));
+              100 * rp_frac(d->util.above_ns[0], d->util.span_ns));
     if (d->vram.span_ns)
       fprintf(o, "    VRAM > %d %%: %.1f %% of the time; > %d %%: %.1f %%\n", RP_HW_VRAM_PCT,
-              100 * frac(d->vram.above_ns[0], d->vram.span_ns), RP_HW_VRAM_HIGH_PCT,
-              100 * frac(d->vram.above_ns[1], d->vram.span_ns));
+              100 * rp_frac(d->vram.above_ns[0], d->vram.span_ns), RP_HW_VRAM_HIGH_PCT,
+              100 * rp_frac(d->vram.above_ns[1], d->vram.span_ns));
     if (d->temp.span_ns)
       fprintf(o, "    temperature >= %.0f C: %.1f %% of the time\n", hot_threshold(d),
-              100 * frac(d->temp.above_ns[0], d->temp.span_ns));
+              100 * rp_frac(d->temp.above_ns[0], d->temp.span_ns));
   }
 }
 
 static void json_series(FILE *o, const char *key, const struct rp_hw_series *s, int which) {
   fprintf(o, ",\"%s_ns\":%" PRIu64 ",\"%s_fraction\":%.17g", key, s->above_ns[which], key,
-          frac(s->above_ns[which], s->span_ns));
+          rp_frac(s->above_ns[which], s->span_ns));
 }
 
 void rp_hw_json(FILE *o, const struct report *r) {

@@ -87,7 +87,7 @@ void rp_verdict(struct report *r) {
 
 /* ---- findings ---- */
 
-static struct rp_finding *add(struct report *r, const char *rule, const char *sev,
+struct rp_finding *rp_add_finding(struct report *r, const char *rule, const char *sev,
                               const char *advice, const char *fmt, ...) {
   r->findings =
       gt_grow(r->findings, &r->cfindings, r->nfindings + 1, sizeof *r->findings);
@@ -111,17 +111,17 @@ static struct rp_ev *ev(struct rp_finding *f, const char *key, enum rp_ev_type t
   e->type = type;
   return e;
 }
-static void ev_u(struct rp_finding *f, const char *k, enum rp_ev_type t, uint64_t v) {
+void rp_ev_u(struct rp_finding *f, const char *k, enum rp_ev_type t, uint64_t v) {
   ev(f, k, t)->u = v;
 }
-static void ev_frac(struct rp_finding *f, const char *k, double v) {
+void rp_ev_frac(struct rp_finding *f, const char *k, double v) {
   ev(f, k, RP_EV_FRAC)->d = v;
 }
 static void ev_str(struct rp_finding *f, const char *k, const char *v) {
   snprintf(ev(f, k, RP_EV_STR)->s, sizeof f->ev[0].s, "%s", v);
 }
 
-static double frac(uint64_t part, uint64_t whole) {
+double rp_frac(uint64_t part, uint64_t whole) {
   return whole ? (double)part / (double)whole : 0;
 }
 
@@ -137,10 +137,10 @@ static void sites(struct report *r, struct rp_finding *f, int which) {
 
 static void rule_pageable(struct report *r) {
   const struct rp_rulestats *s = &r->rs;
-  double share = frac(s->pageable_ns, r->sh.traced);
+  double share = rp_frac(s->pageable_ns, r->sh.traced);
   if (!s->pageable_n || (!s->pageable_async && share < 0.05))
     return;
-  struct rp_finding *f = add(
+  struct rp_finding *f = rp_add_finding(
       r, "pageable_memcpy", share >= 0.25 ? "high" : "medium",
       "Allocate the host buffers with cudaMallocHost/cudaHostAlloc, or cudaHostRegister "
       "them "
@@ -150,19 +150,19 @@ static void rule_pageable(struct report *r) {
       "time); %" PRIu64
       " of them were async copies, which then block like synchronous ones",
       s->pageable_n, 100 * share, s->pageable_async);
-  ev_u(f, "copies", RP_EV_U64, s->pageable_n);
-  ev_u(f, "async_copies", RP_EV_U64, s->pageable_async);
-  ev_u(f, "bytes", RP_EV_BYTES, s->pageable_bytes);
-  ev_u(f, "host_ns", RP_EV_NS, s->pageable_ns);
-  ev_frac(f, "share", share);
+  rp_ev_u(f, "copies", RP_EV_U64, s->pageable_n);
+  rp_ev_u(f, "async_copies", RP_EV_U64, s->pageable_async);
+  rp_ev_u(f, "bytes", RP_EV_BYTES, s->pageable_bytes);
+  rp_ev_u(f, "host_ns", RP_EV_NS, s->pageable_ns);
+  rp_ev_frac(f, "share", share);
   sites(r, f, RP_SITE_PAGEABLE);
 }
 
 static void rule_sync_copies(struct report *r) {
   const struct rp_rulestats *s = &r->rs;
-  double share = frac(s->sync_copy_ns, r->sh.traced);
+  double share = rp_frac(s->sync_copy_ns, r->sh.traced);
   if (s->sync_copy_n >= 10) {
-    struct rp_finding *f = add(
+    struct rp_finding *f = rp_add_finding(
         r, "sync_memcpy", by_share(share, 0.25, 0.05),
         "Use cudaMemcpyAsync on a stream with pinned buffers and wait once per "
         "iteration, "
@@ -170,30 +170,30 @@ static void rule_sync_copies(struct report *r) {
         "%" PRIu64 " synchronous host<->device copies (host-to-device ones over 64 KB) "
         "blocked the host for %.1f %% of the traced time",
         s->sync_copy_n, 100 * share);
-    ev_u(f, "copies", RP_EV_U64, s->sync_copy_n);
-    ev_u(f, "bytes", RP_EV_BYTES, s->sync_copy_bytes);
-    ev_u(f, "host_ns", RP_EV_NS, s->sync_copy_ns);
-    ev_frac(f, "share", share);
+    rp_ev_u(f, "copies", RP_EV_U64, s->sync_copy_n);
+    rp_ev_u(f, "bytes", RP_EV_BYTES, s->sync_copy_bytes);
+    rp_ev_u(f, "host_ns", RP_EV_NS, s->sync_copy_ns);
+    rp_ev_frac(f, "share", share);
     sites(r, f, RP_SITE_SYNC_COPY);
   }
-  share = frac(s->sync_set_ns, r->sh.traced);
+  share = rp_frac(s->sync_set_ns, r->sh.traced);
   if (s->sync_set_n) {
-    struct rp_finding *f = add(
+    struct rp_finding *f = rp_add_finding(
         r, "sync_memset", by_share(share, 0.25, 0.05),
         "Use cudaMemsetAsync, or set device memory rather than pinned or managed memory.",
         "%" PRIu64 " synchronous memsets of pinned or managed memory blocked the host "
         "(%.1f %% of the traced time)",
         s->sync_set_n, 100 * share);
-    ev_u(f, "memsets", RP_EV_U64, s->sync_set_n);
-    ev_u(f, "host_ns", RP_EV_NS, s->sync_set_ns);
-    ev_frac(f, "share", share);
+    rp_ev_u(f, "memsets", RP_EV_U64, s->sync_set_n);
+    rp_ev_u(f, "host_ns", RP_EV_NS, s->sync_set_ns);
+    rp_ev_frac(f, "share", share);
   }
 }
 
 static void rule_excessive_sync(struct report *r) {
   const struct rp_rulestats *s = &r->rs;
   uint64_t groups = s->synced_launches + s->unsynced_launches, calls = 0, blocked = 0;
-  double ratio = frac(s->synced_launches, groups);
+  double ratio = rp_frac(s->synced_launches, groups);
   if (groups < 10 || ratio < 0.5)
     return;
   for (unsigned a = 0; a < GT_API_COUNT; a++)
@@ -201,8 +201,8 @@ static void rule_excessive_sync(struct report *r) {
       calls += r->sync[a].calls;
       blocked += r->sync[a].total_ns;
     }
-  double share = frac(blocked, r->sh.traced);
-  struct rp_finding *f = add(
+  double share = rp_frac(blocked, r->sh.traced);
+  struct rp_finding *f = rp_add_finding(
       r, "excessive_sync", share >= 0.25 ? "high" : "medium",
       "Synchronize once per iteration or request, where the host needs a result, not "
       "after "
@@ -213,12 +213,12 @@ static void rule_excessive_sync(struct report *r) {
       "); the host was blocked in synchronizes for %.1f %% of the "
       "traced time",
       100 * ratio, s->synced_launches, groups, 100 * share);
-  ev_u(f, "launches", RP_EV_U64, groups);
-  ev_u(f, "launches_then_sync", RP_EV_U64, s->synced_launches);
-  ev_frac(f, "ratio", ratio);
-  ev_u(f, "sync_calls", RP_EV_U64, calls);
-  ev_u(f, "blocked_ns", RP_EV_NS, blocked);
-  ev_frac(f, "share", share);
+  rp_ev_u(f, "launches", RP_EV_U64, groups);
+  rp_ev_u(f, "launches_then_sync", RP_EV_U64, s->synced_launches);
+  rp_ev_frac(f, "ratio", ratio);
+  rp_ev_u(f, "sync_calls", RP_EV_U64, calls);
+  rp_ev_u(f, "blocked_ns", RP_EV_NS, blocked);
+  rp_ev_frac(f, "share", share);
   sites(r, f, RP_SITE_SYNC);
 }
 
@@ -238,33 +238,33 @@ static void rule_small_kernels(struct report *r) {
     small_launches += k->launches;
   }
   int measured = r->dev_records > 0;
-  double launch_share = frac(r->sh.launch, r->sh.traced);
+  double launch_share = rp_frac(r->sh.launch, r->sh.traced);
   const char *advice =
       "Fuse small kernels, give each launch more work, or capture the "
       "sequence in a CUDA graph (one cudaGraphLaunch replaces many launches).";
   if (measured && n) {
-    struct rp_finding *f = add(
+    struct rp_finding *f = rp_add_finding(
         r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
         "%" PRIu64 " kernels (%" PRIu64 " launches) run on the device for at most twice "
         "the host time of launching them",
         n, small_launches);
-    ev_u(f, "kernels", RP_EV_U64, n);
-    ev_u(f, "launches", RP_EV_U64, small_launches);
+    rp_ev_u(f, "kernels", RP_EV_U64, n);
+    rp_ev_u(f, "launches", RP_EV_U64, small_launches);
     ev_str(f, "examples", names);
-    ev_frac(f, "launch_share", launch_share);
+    rp_ev_frac(f, "launch_share", launch_share);
   } else if (!measured && launches >= 100 && r->sh.kernel <= 2 * cpu) {
     /* No device timing: the kernels' time is what the host waited for them. */
     struct rp_finding *f =
-        add(r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
+        rp_add_finding(r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
             "%" PRIu64
             " launches: the host waited %.0f ns per launch for kernels (estimated) "
             "and spent %.0f ns per launch launching them",
             launches, (double)r->sh.kernel / (double)launches,
             (double)cpu / (double)launches);
-    ev_u(f, "launches", RP_EV_U64, launches);
-    ev_u(f, "kernel_est_ns", RP_EV_NS, r->sh.kernel);
-    ev_u(f, "launch_ns", RP_EV_NS, cpu);
-    ev_frac(f, "launch_share", launch_share);
+    rp_ev_u(f, "launches", RP_EV_U64, launches);
+    rp_ev_u(f, "kernel_est_ns", RP_EV_NS, r->sh.kernel);
+    rp_ev_u(f, "launch_ns", RP_EV_NS, cpu);
+    rp_ev_frac(f, "launch_share", launch_share);
   }
 }
 
@@ -277,7 +277,7 @@ static void rule_small_transfers(struct report *r) {
     }
   if (small < 100 || 2 * small < copies)
     return;
-  struct rp_finding *f = add(r, "small_transfers", small >= 1000 ? "medium" : "low",
+  struct rp_finding *f = rp_add_finding(r, "small_transfers", small >= 1000 ? "medium" : "low",
                              "Batch small transfers into one larger copy (pack them in "
                              "one buffer), or keep the data "
                              "on the device between iterations.",
@@ -285,9 +285,9 @@ static void rule_small_transfers(struct report *r) {
                              " copies moved less than 64 KiB each; each pays a fixed "
                              "latency of microseconds",
                              small, copies);
-  ev_u(f, "small_copies", RP_EV_U64, small);
-  ev_u(f, "copies", RP_EV_U64, copies);
-  ev_frac(f, "fraction", frac(small, copies));
+  rp_ev_u(f, "small_copies", RP_EV_U64, small);
+  rp_ev_u(f, "copies", RP_EV_U64, copies);
+  rp_ev_frac(f, "fraction", rp_frac(small, copies));
 }
 
 static void rule_alloc_churn(struct report *r) {
@@ -297,20 +297,20 @@ static void rule_alloc_churn(struct report *r) {
   if (churn < 10)
     return;
   const struct rp_rulestats *s = &r->rs;
-  double share = frac(s->alloc_ns + s->free_ns, r->sh.traced);
+  double share = rp_frac(s->alloc_ns + s->free_ns, r->sh.traced);
   struct rp_finding *f =
-      add(r, "alloc_churn", share >= 0.05 ? "medium" : "low",
+      rp_add_finding(r, "alloc_churn", share >= 0.05 ? "medium" : "low",
           "Allocate buffers once and reuse them across iterations, or use "
           "cudaMallocAsync with a "
           "memory pool (or a caching allocator).",
           "%" PRIu64 " allocations were of a size the process had freed before (%" PRIu64
           " allocations, %" PRIu64 " frees; %.1f %% of the traced time in them)",
           churn, s->alloc_n, s->free_n, 100 * share);
-  ev_u(f, "reallocations", RP_EV_U64, churn);
-  ev_u(f, "allocations", RP_EV_U64, s->alloc_n);
-  ev_u(f, "frees", RP_EV_U64, s->free_n);
-  ev_u(f, "host_ns", RP_EV_NS, s->alloc_ns + s->free_ns);
-  ev_frac(f, "share", share);
+  rp_ev_u(f, "reallocations", RP_EV_U64, churn);
+  rp_ev_u(f, "allocations", RP_EV_U64, s->alloc_n);
+  rp_ev_u(f, "frees", RP_EV_U64, s->free_n);
+  rp_ev_u(f, "host_ns", RP_EV_NS, s->alloc_ns + s->free_ns);
+  rp_ev_frac(f, "share", share);
   sites(r, f, RP_SITE_ALLOC);
 }
 
@@ -319,17 +319,17 @@ static void rule_gaps(struct report *r) {
   uint64_t dur = r->last_ns > r->first_ns ? r->last_ns - r->first_ns : 0;
   if (!g->count)
     return;
-  struct rp_finding *f = add(
-      r, "gpu_idle_gaps", frac(g->total_ns, dur) >= 0.25 ? "medium" : "low",
+  struct rp_finding *f = rp_add_finding(
+      r, "gpu_idle_gaps", rp_frac(g->total_ns, dur) >= 0.25 ? "medium" : "low",
       "Overlap host work (input preparation, post-processing) with device work, or batch "
       "requests so the device always has work queued.",
       "the device sat idle %" PRIu64 " times for 500 ms or more (%.1f %% of the run; "
       "longest %.3f s, at +%.3f s)",
-      g->count, 100 * frac(g->total_ns, dur), (double)g->max_ns / 1e9,
+      g->count, 100 * rp_frac(g->total_ns, dur), (double)g->max_ns / 1e9,
       (double)(g->max_at > r->origin ? g->max_at - r->origin : 0) / 1e9);
-  ev_u(f, "gaps", RP_EV_U64, g->count);
-  ev_u(f, "idle_ns", RP_EV_NS, g->total_ns);
-  ev_u(f, "longest_ns", RP_EV_NS, g->max_ns);
+  rp_ev_u(f, "gaps", RP_EV_U64, g->count);
+  rp_ev_u(f, "idle_ns", RP_EV_NS, g->total_ns);
+  rp_ev_u(f, "longest_ns", RP_EV_NS, g->max_ns);
   ev_str(f, "source",
          r->gaps_measured ? "device timing"
                           : "model: from a wait that drained all queued work "
@@ -349,7 +349,7 @@ static void rule_utilization(struct report *r) {
   }
   if (!low)
     return;
-  struct rp_finding *f = add(
+  struct rp_finding *f = rp_add_finding(
       r, "low_gpu_utilization", low >= RP_UTIL_CHUNKS / 2 ? "medium" : "low",
       "Keep more work queued: launch ahead of the results you wait for, use more streams "
       "or "
@@ -357,29 +357,29 @@ static void rule_utilization(struct report *r) {
       "the device was busy less than half the time in %d of %d equal parts of the run "
       "(mean %.0f %%; lowest %.0f %% in part %d)",
       low, RP_UTIL_CHUNKS, 100 * sum / RP_UTIL_CHUNKS, 100 * r->util[worst], worst + 1);
-  ev_u(f, "chunks", RP_EV_U64, RP_UTIL_CHUNKS);
-  ev_u(f, "low_chunks", RP_EV_U64, (uint64_t)low);
-  ev_frac(f, "mean_utilization", sum / RP_UTIL_CHUNKS);
-  ev_frac(f, "lowest_utilization", r->util[worst]);
+  rp_ev_u(f, "chunks", RP_EV_U64, RP_UTIL_CHUNKS);
+  rp_ev_u(f, "low_chunks", RP_EV_U64, (uint64_t)low);
+  rp_ev_frac(f, "mean_utilization", sum / RP_UTIL_CHUNKS);
+  rp_ev_frac(f, "lowest_utilization", r->util[worst]);
 }
 
 static void rule_memory(struct report *r) {
   if (!r->opt.device_memory || !r->peak_device_bytes)
     return;
-  double used = frac(r->peak_device_bytes, r->opt.device_memory);
+  double used = rp_frac(r->peak_device_bytes, r->opt.device_memory);
   if (used < 0.85)
     return;
   struct rp_finding *f =
-      add(r, "memory_pressure", used >= 0.90 ? "high" : "medium",
+      rp_add_finding(r, "memory_pressure", used >= 0.90 ? "high" : "medium",
           "Close to out-of-memory: reduce the batch size or the caching allocator's "
           "reserve, free "
           "buffers not needed any more, or move rarely used data to the host.",
           "peak device memory of pid %u reached %.1f %% of the device's memory",
           r->peak_pid, 100 * used);
-  ev_u(f, "peak_bytes", RP_EV_BYTES, r->peak_device_bytes);
-  ev_u(f, "device_bytes", RP_EV_BYTES, r->opt.device_memory);
-  ev_frac(f, "fraction", used);
-  ev_u(f, "pid", RP_EV_U64, r->peak_pid);
+  rp_ev_u(f, "peak_bytes", RP_EV_BYTES, r->peak_device_bytes);
+  rp_ev_u(f, "device_bytes", RP_EV_BYTES, r->opt.device_memory);
+  rp_ev_frac(f, "fraction", used);
+  rp_ev_u(f, "pid", RP_EV_U64, r->peak_pid);
 }
 
 static int expected_error(unsigned api, int32_t code) {
@@ -412,12 +412,12 @@ static void rule_errors(struct report *r) {
              k ? ", " : "", gt_api_name((unsigned)(top[k][0] >> 32)),
              gt_cuda_error_name((int32_t)top[k][0]), top[k][1]);
   struct rp_finding *f =
-      add(r, "api_errors", "high",
+      rp_add_finding(r, "api_errors", "high",
           "Check the result of every CUDA call (and cudaGetLastError after launches): a "
           "failed "
           "call did not do its work, and later results may be wrong.",
           "%" PRIu64 " CUDA calls returned an error (%s)", total, what);
-  ev_u(f, "failed_calls", RP_EV_U64, total);
+  rp_ev_u(f, "failed_calls", RP_EV_U64, total);
   ev_str(f, "top", what);
 }
 
@@ -429,15 +429,15 @@ static void rule_cold_start(struct report *r) {
     uint64_t cold = rg->cold.end - rg->cold.start;
     if (cold < 2 * rg->p50 || cold - rg->p50 < 1000000)
       continue;
-    struct rp_finding *f = add(
+    struct rp_finding *f = rp_add_finding(
         r, "cold_start", "low",
         "Warm up before serving (one dummy request loads modules, allocates pools and "
         "autotunes), or keep the first request out of latency objectives.",
         "the first \"%.80s\" range took %.1fx the median of the others",
         r->rnames.strs[i], (double)cold / (double)(rg->p50 ? rg->p50 : 1));
     ev_str(f, "range", r->rnames.strs[i]);
-    ev_u(f, "cold_ns", RP_EV_NS, cold);
-    ev_u(f, "p50_ns", RP_EV_NS, rg->p50);
+    rp_ev_u(f, "cold_ns", RP_EV_NS, cold);
+    rp_ev_u(f, "p50_ns", RP_EV_NS, rg->p50);
   }
 }
 

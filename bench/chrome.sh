@@ -19,7 +19,7 @@ gen=$build/bin/gputrace-gen-trace
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+. bench/lib.sh # median
 
 "$gen" "$tmp/host.gtrace" "$n"
 "$gen" "$tmp/device.gtrace" "$n" --device

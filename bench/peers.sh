@@ -15,7 +15,7 @@ if ! command -v ltrace >/dev/null; then
 fi
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+. bench/lib.sh # median
 plain=() ours=() lt=()
 for ((i = 1; i <= reps; i++)); do
   plain+=("$("$prog" "$n" | awk '{print $2}')")

@@ -22,7 +22,7 @@ export GPUTRACE_GPU_TIMING=${GPUTRACE_GPU_TIMING:-off}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+. bench/lib.sh # median
 untraced=() traced=() drops=() records=()
 for ((i = 1; i <= reps; i++)); do
   untraced+=("$("$prog" "$n" | awk '{print $2}')")

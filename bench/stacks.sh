@@ -11,7 +11,7 @@ prog=$build/bench/alloc_loop
 [ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+. bench/lib.sh # median
 run() { GPUTRACE_STACKS=$1 "$build/bin/gputrace" record -q -o "$tmp/s.gtrace" -- "$prog" "$n" "$depth" | awk '{print $2}'; }
 none=() alloc=() plain=()
 for ((i = 1; i <= reps; i++)); do
