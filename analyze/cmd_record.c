@@ -21,15 +21,20 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "util.h"
 #include "gputrace/paths.h"
 #include "gputrace/protocol.h"
 
-#define SYNOPSIS "record [-o FILE] [--ring-kb N] [--prometheus ADDR:PORT] [-q] -- CMD [ARGS...]"
+#define SYNOPSIS                                                                         \
+  "record [-o FILE] [--ring-kb N] [--prometheus ADDR:PORT] [--max-size SIZE]\n"           \
+  "         [--keep DURATION] [--roll-size SIZE] [-q] -- CMD [ARGS...]"
 
 struct record_opts {
   const char *output;
   const char *ring_kb;
   const char *prometheus; /* serve live metrics (docs/monitoring/README.md) */
+  const char *pass[8];    /* collector options given through: name, value, ... */
+  int npass;
   int quiet;
   char **cmd;
 };
@@ -66,6 +71,17 @@ static int parse(int argc, char **argv, struct record_opts *o) {
       o->ring_kb = argv[++i];
     else if (!strcmp(a, "--prometheus") && i + 1 < argc)
       o->prometheus = argv[++i];
+    else if ((!strcmp(a, "--max-size") || !strcmp(a, "--roll-size") || !strcmp(a, "--keep")) &&
+             i + 1 < argc && o->npass < 6) {
+      /* always-on recording (collector/output.c); checked here for a clear error */
+      uint64_t v;
+      int ok = !strcmp(a, "--keep") ? gt_parse_duration(argv[i + 1], &v) == 0
+                                    : gt_parse_size(argv[i + 1], &v) == 0;
+      if (!ok || v == 0)
+        return gt_usage_error("record", argv[i + 1], SYNOPSIS);
+      o->pass[o->npass++] = a;
+      o->pass[o->npass++] = argv[++i];
+    }
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
       o->quiet = 1;
     else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -89,8 +105,7 @@ static void default_output(char *out, size_t len) {
 }
 
 static pid_t start_collector(const char *collector, const char *socket_path,
-                             const char *output, int quiet, const char *prometheus,
-                             int *control_w) {
+                             const struct record_opts *o, int *control_w) {
   int ready[2], control[2];
   if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(control, O_CLOEXEC) != 0)
     return -1;
@@ -104,12 +119,14 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     dup2(2, 1); /* never write into the traced command's stdout */
     unsetenv("LD_PRELOAD");
     setenv(GT_ENV_DISABLE, "1", 1);
-    const char *args[16] = {collector, "--socket", socket_path, "--output", output,
+    const char *args[24] = {collector, "--socket", socket_path, "--output", o->output,
                             "--truncate", "--ready-fd", rfd, "--control-fd", cfd};
     int n = 10;
-    if (prometheus)
-      args[n++] = "--prometheus", args[n++] = prometheus;
-    if (quiet)
+    if (o->prometheus)
+      args[n++] = "--prometheus", args[n++] = o->prometheus;
+    for (int i = 0; i < o->npass; i++)
+      args[n++] = o->pass[i];
+    if (o->quiet)
       args[n++] = "--quiet";
     args[n] = NULL;
     execv(collector, (char *const *)args);
@@ -203,8 +220,7 @@ int cmd_record(int argc, char **argv) {
   signal(SIGINT, SIG_IGN);
   signal(SIGQUIT, SIG_IGN);
   int control_w = -1;
-  pid_t coll = start_collector(collector, socket_path, o.output, o.quiet, o.prometheus,
-                               &control_w);
+  pid_t coll = start_collector(collector, socket_path, &o, &control_w);
   if (coll < 0) {
     fprintf(stderr, "gputrace record: the collector did not start; %s not run\n", o.cmd[0]);
     return 2;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "gputrace/map.h"
+#include "gputrace/units.h"
 
 void gt_json_str(FILE *out, const char *s);
 char *gt_demangle(const char *name);
@@ -27,10 +28,6 @@ void *gt_grow(void *p, size_t *cap, size_t need, size_t elem);
 void *gt_xcalloc(size_t n, size_t elem);
 void *gt_xrealloc(void *p, size_t bytes);
 
-/* Option values: "1.5" or "1.5s", "250ms", "10us", "800ns" -> ns; sizes
- * "80GiB", "16G", "1e9" -> bytes. 0, or -1 when malformed. */
-int gt_parse_duration(const char *s, uint64_t *ns);
-int gt_parse_size(const char *s, uint64_t *bytes);
 
 /* Parse "--flag" style options shared by subcommands. */
 int gt_streq(const char *a, const char *b);

@@ -21,11 +21,33 @@
 #include "gputrace/ring.h"
 #include "gputrace/schema.h"
 
+/* ---- output.c: one trace file, or a rolling set (always-on recording) ---- */
+struct gt_output;
+struct gt_output_opts {
+  const char *path;
+  int append;          /* keep an existing single-file trace (autospawn) */
+  uint64_t max_bytes;  /* --max-size: total of the set; 0 = no limit */
+  uint64_t keep_ns;    /* --keep: age of the oldest file; 0 = no limit */
+  uint64_t roll_bytes; /* --roll-size: bytes per file (default max/4) */
+};
+struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err, size_t errlen);
+int gt_output_write_chunk(struct gt_output *out, const void *slots, size_t len,
+                          uint32_t records);
+/* Cache a record later files must repeat (process starts, names, stacks). */
+void gt_output_remember(struct gt_output *out, const struct gt_record *rec);
+int gt_output_roll(struct gt_output *out); /* close this file, start the next */
+void gt_output_tick(struct gt_output *out, uint64_t now_ns); /* --keep rolls */
+uint64_t gt_output_records(const struct gt_output *out);
+uint64_t gt_output_lost(const struct gt_output *out);
+uint64_t gt_output_bytes(const struct gt_output *out);
+uint64_t gt_output_deleted(const struct gt_output *out);
+const char *gt_output_error(const struct gt_output *out);
+int gt_output_close(struct gt_output *out);
+
 /* ---- sink.c ---- */
 struct gt_sink;
-struct gt_writer;
 
-struct gt_sink *gt_sink_start(struct gt_writer *w);
+struct gt_sink *gt_sink_start(struct gt_output *out);
 /* 1 while the queue of chunks awaiting compression is under its bound. */
 int gt_sink_has_room(struct gt_sink *s);
 void gt_sink_put(struct gt_sink *s, const struct gt_record *rec);

@@ -32,6 +32,7 @@
 
 #include "collector.h"
 #include "gputrace/trace_file.h"
+#include "gputrace/units.h"
 
 #define GT_MAX_CLIENTS 4096
 #define GT_DRAIN_BUDGET 65536       /* records per process per pass */
@@ -46,15 +47,18 @@ struct options {
   int autospawn;
   long linger_ms;
   const char *prometheus;
+  uint64_t max_bytes, keep_ns, roll_bytes; /* always-on recording (output.c) */
 };
 
-static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_stop, g_roll;
 static void on_term(int sig) { (void)sig; g_stop = 1; }
+static void on_usr1(int sig) { (void)sig; g_roll = 1; }
 
 static void usage(FILE *to) {
   fprintf(to, "usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]\n"
               "         [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n"
-              "         [--prometheus ADDR:PORT]\n");
+              "         [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]\n"
+              "         [--roll-size SIZE]\n");
 }
 
 static int parse_fd(const char *s, int *out) {
@@ -88,6 +92,12 @@ static int parse_options(int argc, char **argv, struct options *o) {
       o->output = argv[++i];
     else if (v && !strcmp(a, "--prometheus"))
       o->prometheus = argv[++i];
+    else if (v && !strcmp(a, "--max-size") && gt_parse_size(v, &o->max_bytes) == 0)
+      i++;
+    else if (v && !strcmp(a, "--roll-size") && gt_parse_size(v, &o->roll_bytes) == 0)
+      i++;
+    else if (v && !strcmp(a, "--keep") && gt_parse_duration(v, &o->keep_ns) == 0)
+      i++;
     else if (v && !strcmp(a, "--ready-fd") && parse_fd(v, &o->ready_fd) == 0)
       i++;
     else if (v && !strcmp(a, "--control-fd") && parse_fd(v, &o->control_fd) == 0)
@@ -226,8 +236,19 @@ static int finished(const struct state *st, const struct options *o, uint64_t no
   return now - st->idle_since_ns >= linger;
 }
 
+/* SIGUSR1: close the current file (rolling output) so it can be read while
+ * tracing goes on; everything taken so far goes into it first. */
+static void roll_now(struct gt_sink *sink, struct gt_output *out) {
+  g_roll = 0;
+  gt_sink_cut(sink);
+  while (gt_sink_write_one(sink))
+    ;
+  gt_output_roll(out);
+}
+
 static void run(struct state *st, const struct options *o, int listen_fd,
-                struct gt_sink *sink, struct gt_nvml **nvml, struct gt_prom *prom) {
+                struct gt_sink *sink, struct gt_output *out, struct gt_nvml **nvml,
+                struct gt_prom *prom) {
   int nvml_started = 0;
   uint64_t last_cut = gt_now_ns();
   st->idle_since_ns = last_cut;
@@ -253,6 +274,9 @@ static void run(struct state *st, const struct options *o, int listen_fd,
     uint64_t now = gt_now_ns();
     gt_tsc_refresh(now);
     gt_prom_publish(prom, now, 0);
+    gt_output_tick(out, now);
+    if (g_roll)
+      roll_now(sink, out);
     if (now - last_cut >= GT_CUT_INTERVAL_NS) {
       gt_sink_cut(sink);
       last_cut = now;
@@ -275,13 +299,17 @@ int main(int argc, char **argv) {
   struct sigaction sa = {.sa_handler = on_term};
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  struct sigaction usr1 = {.sa_handler = on_usr1};
+  sigaction(SIGUSR1, &usr1, NULL);
 
   int lock_fd = -1;
   int listen_fd = listen_on(o.socket_path, &lock_fd);
   if (listen_fd < 0)
     return o.autospawn ? 0 : 1; /* autospawn: another collector won the race */
   char err[512];
-  struct gt_writer *w = gt_writer_open(o.output, o.append ? GT_WRITER_APPEND : 0, err, sizeof err);
+  struct gt_output_opts oo = {.path = o.output, .append = o.append, .max_bytes = o.max_bytes,
+                              .keep_ns = o.keep_ns, .roll_bytes = o.roll_bytes};
+  struct gt_output *w = gt_output_open(&oo, err, sizeof err);
   if (!w) {
     fprintf(stderr, "gputrace-collector: %s\n", err);
     unlink(o.socket_path);
@@ -298,7 +326,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "gputrace-collector: %s\n", err);
       unlink(o.socket_path);
       gt_sink_stop(sink);
-      gt_writer_close(w);
+      gt_output_close(w);
       return 1;
     }
     gt_sink_observe(sink, gt_prom_observe, prom);
@@ -314,15 +342,18 @@ int main(int argc, char **argv) {
   st->control_fd = o.control_fd;
   gt_tsc_calibrate();
   struct gt_nvml *nvml = NULL;
-  run(st, &o, listen_fd, sink, &nvml, prom);
+  run(st, &o, listen_fd, sink, w, &nvml, prom);
   gt_nvml_stop(nvml, sink);
   gt_prom_publish(prom, gt_now_ns(), 1);
   unlink(o.socket_path);
   close(listen_fd);
   uint64_t taken = gt_sink_records(sink);
   gt_sink_stop(sink);
-  const char *werr = gt_writer_error(w);
-  uint64_t lost = gt_writer_lost(w), bytes = gt_writer_bytes(w);
+  const char *werr = gt_output_error(w);
+  uint64_t lost = gt_output_lost(w), bytes = gt_output_bytes(w);
+  if (gt_output_deleted(w) && !gt_collector_quiet)
+    fprintf(stderr, "gputrace-collector: %llu oldest files of %s deleted (--max-size/--keep)\n",
+            (unsigned long long)gt_output_deleted(w), o.output);
   int rc = 0;
   if (werr) {
     fprintf(stderr, "gputrace-collector: writing %s failed: %s; %llu records lost, the "
@@ -330,7 +361,7 @@ int main(int argc, char **argv) {
             o.output, werr, (unsigned long long)lost);
     rc = 1;
   }
-  gt_writer_close(w);
+  gt_output_close(w);
   gt_prom_stop(prom);
   if (!gt_collector_quiet && !o.autospawn) {
     struct rusage ru;

@@ -31,7 +31,7 @@ struct chunk {
 };
 
 struct gt_sink {
-  struct gt_writer *writer;
+  struct gt_output *out;
   struct chunk *head, *tail; /* full chunks, oldest first */
   size_t queued_bytes;
   struct chunk *spare; /* free pool chunks */
@@ -45,11 +45,11 @@ struct gt_sink {
 
 #define CHUNK_STRIDE ((sizeof(struct chunk) + GT_SINK_CHUNK_CAP + 63) & ~(size_t)63)
 
-struct gt_sink *gt_sink_start(struct gt_writer *w) {
+struct gt_sink *gt_sink_start(struct gt_output *w) {
   struct gt_sink *s = calloc(1, sizeof *s);
   if (!s)
     return NULL;
-  s->writer = w;
+  s->out = w;
   s->pool_bytes = CHUNK_STRIDE * GT_SINK_POOL;
   s->pool = mmap(NULL, s->pool_bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -92,7 +92,7 @@ int gt_sink_write_one(struct gt_sink *s) {
   if (!s->head)
     s->tail = NULL;
   s->queued_bytes -= c->len;
-  gt_writer_write_chunk(s->writer, c->data, c->len, c->records);
+  gt_output_write_chunk(s->out, c->data, c->len, c->records);
   if (c->pooled) {
     c->next = s->spare;
     s->spare = c;
@@ -124,6 +124,8 @@ void gt_sink_commit(struct gt_sink *s) {
   const struct gt_record *rec = (const void *)(s->cur->data + s->cur->len);
   if (s->observe)
     s->observe(s->observe_ctx, rec);
+  if (rec->kind >= GT_KIND_PROCESS) /* cheap test first: calls are never cached */
+    gt_output_remember(s->out, rec);
   s->cur->len += (size_t)rec->nslots * GT_SLOT_SIZE;
   s->cur->records++;
   s->records++;

@@ -1,10 +1,12 @@
 /* trace_reader.c — the analyzer's side of trace_file.h. */
 #include <errno.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <zstd.h>
 
@@ -30,6 +32,8 @@ struct gt_reader {
   int truncated;
   int done;
   int quiet;
+  glob_t set; /* a rolling set: the files in order */
+  size_t set_next;
 };
 
 __attribute__((format(printf, 2, 3))) static void warn(struct gt_reader *r, const char *fmt, ...) {
@@ -44,42 +48,100 @@ __attribute__((format(printf, 2, 3))) static void warn(struct gt_reader *r, cons
   va_end(ap);
 }
 
-struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen) {
+/* Open `path` and check its header: the FILE, or NULL with err set. */
+static FILE *open_checked(const char *path, struct gt_file_header *h, char *err,
+                          size_t errlen) {
   FILE *fp = fopen(path, "rb");
   if (!fp) {
     snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
     return NULL;
   }
-  struct gt_file_header h;
-  size_t n = fread(&h, 1, sizeof h, fp);
+  size_t n = fread(h, 1, sizeof *h, fp);
   const char *problem = NULL;
   if (ferror(fp))
     problem = strerror(errno);
   else if (n == 0)
     problem = "not a gputrace trace (empty file)";
-  else if (n < sizeof h || memcmp(h.magic, GT_FILE_MAGIC, 8) != 0)
+  else if (n < sizeof *h || memcmp(h->magic, GT_FILE_MAGIC, 8) != 0)
     problem = "not a gputrace trace (bad magic)";
-  else if (h.version != GT_FILE_VERSION)
+  else if (h->version != GT_FILE_VERSION)
     problem = "unsupported trace version (made by a different gputrace)";
-  else if (h.header_bytes != sizeof h || h.slot_size != GT_SLOT_SIZE)
+  else if (h->header_bytes != sizeof *h || h->slot_size != GT_SLOT_SIZE)
     problem = "corrupt file header";
   if (problem) {
     snprintf(err, errlen, "%s: %s", path, problem);
     fclose(fp);
     return NULL;
   }
-  struct gt_reader *r = calloc(1, sizeof *r);
-  if (!r || !(r->path = strdup(path)) || !(r->dctx = ZSTD_createDCtx())) {
+  return fp;
+}
+
+/* A rolling set (BASE.0001.gtrace, ...) for a path that is not a file. */
+static int find_set(const char *path, glob_t *g) {
+  char pattern[4200];
+  size_t len = strlen(path);
+  int suffix = len > 7 && strcmp(path + len - 7, ".gtrace") == 0;
+  snprintf(pattern, sizeof pattern, "%.*s.[0-9][0-9][0-9][0-9]*.gtrace",
+           (int)(suffix ? len - 7 : len), path);
+  return glob(pattern, 0, NULL, g) == 0 && g->gl_pathc > 0; /* sorted by glob */
+}
+
+struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen) {
+  struct gt_file_header h;
+  glob_t set = {0};
+  int is_set = access(path, F_OK) != 0 && errno == ENOENT && find_set(path, &set);
+  FILE *fp = open_checked(is_set ? set.gl_pathv[0] : path, &h, err, errlen);
+  struct gt_reader *r = fp ? calloc(1, sizeof *r) : NULL;
+  if (fp && (!r || !(r->path = strdup(is_set ? set.gl_pathv[0] : path)) ||
+             !(r->dctx = ZSTD_createDCtx()))) {
     snprintf(err, errlen, "%s: out of memory", path);
     if (r)
       free(r->path), free(r);
-    fclose(fp);
+    r = NULL;
+  }
+  if (!r) {
+    if (fp)
+      fclose(fp);
+    if (is_set)
+      globfree(&set);
     return NULL;
   }
   r->fp = fp;
   r->header = h;
   r->offset = sizeof h;
+  if (is_set) {
+    r->set = set;
+    r->set_next = 1;
+  }
   return r;
+}
+
+/* At the end of one file of a rolling set: go on with the next readable
+ * one (a file deleted meanwhile, or damaged, is reported and skipped). */
+static int next_file(struct gt_reader *r) {
+  while (r->set_next < r->set.gl_pathc) {
+    const char *path = r->set.gl_pathv[r->set_next++];
+    struct gt_file_header h;
+    char err[512];
+    FILE *fp = open_checked(path, &h, err, sizeof err);
+    if (!fp) {
+      warn(r, "skipping %s", err);
+      continue;
+    }
+    char *copy = strdup(path);
+    if (!copy) {
+      fclose(fp);
+      return 0;
+    }
+    fclose(r->fp);
+    free(r->path);
+    r->fp = fp;
+    r->path = copy;
+    r->offset = sizeof h;
+    r->chunk_len = r->pos = 0;
+    return 1;
+  }
+  return 0;
 }
 
 static int grow(unsigned char **buf, size_t *cap, size_t need) {
@@ -172,6 +234,8 @@ int gt_reader_next(struct gt_reader *r, const struct gt_record **rec) {
   while (!r->done) {
     if (r->pos >= r->chunk_len) {
       if (!load_chunk(r)) {
+        if (next_file(r))
+          continue;
         r->done = 1;
         break;
       }
@@ -184,6 +248,8 @@ int gt_reader_next(struct gt_reader *r, const struct gt_record **rec) {
       continue;
     }
     r->pos += (size_t)cur->nslots * GT_SLOT_SIZE;
+    if ((cur->flags & GT_F_REPLAYED) && r->set_next > 1)
+      continue; /* a later file of a set repeats what an earlier one had */
     *rec = cur;
     return 1;
   }
@@ -221,6 +287,8 @@ int gt_reader_truncated(const struct gt_reader *r) { return r->truncated; }
 void gt_reader_close(struct gt_reader *r) {
   if (!r)
     return;
+  if (r->set.gl_pathc)
+    globfree(&r->set);
   fclose(r->fp);
   ZSTD_freeDCtx(r->dctx);
   free(r->frame);

@@ -93,6 +93,7 @@ enum gt_proc_phase {
 #define GT_F_PAGEABLE 0x40u    /* memcpy: a host side is known to be pageable */
 #define GT_F_VMM_MAP 0x80u     /* alloc/free: cuMemMap/cuMemUnmap of a virtual range
                                   (holds no memory: cuMemCreate does) */
+#define GT_F_REPLAYED 0x100u   /* metadata repeated at the start of a rolling file */
 
 struct gt_mem_args { /* ALLOC, FREE */
   uint64_t ptr;

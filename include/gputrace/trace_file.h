@@ -91,7 +91,10 @@ int gt_writer_close(struct gt_writer *w);
 struct gt_reader;
 
 /* Open and check the header. Returns NULL with a message naming the file
- * and the problem ("not a gputrace trace", "unsupported version", ...). */
+ * and the problem ("not a gputrace trace", "unsupported version", ...).
+ * A path that does not exist but names a rolling set (the collector's
+ * --max-size/--keep output: PATH less ".gtrace", then .0001.gtrace, ...)
+ * opens the whole set, read in order as one trace. */
 struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen);
 
 /* Next record: 1 and *rec set (valid until the next call), 0 at the end.

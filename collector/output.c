@@ -1,0 +1,296 @@
+/* output.c — where chunks go: one trace file, or a rolling set of them.
+ *
+ * Contract (collector.h has the API):
+ *  - Without limits, a single file at the given path (as before).
+ *  - With --max-size and/or --keep (always-on recording), files
+ *    BASE.0001.gtrace, BASE.0002.gtrace, ... (BASE: the path less
+ *    ".gtrace"). A file is closed and the next one opened when it passes
+ *    the roll size (--roll-size, default a quarter of --max-size, at least
+ *    1 MiB), when a quarter of --keep has passed, or on request (SIGUSR1).
+ *    After each roll the oldest closed files are deleted while the set is
+ *    over --max-size, older than --keep, or the file system has less free
+ *    space than the floor (1 GiB or 5 %, whichever is smaller). The file
+ *    being written is never deleted.
+ *  - Every file is a complete trace on its own: it starts with the records
+ *    that give the later ones meaning (process starts, kernel names,
+ *    modules, stacks, frames, Python frames), replayed from a cache that
+ *    forgets a process when it ends.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "gputrace/trace_file.h"
+
+#define MIN_ROLL_BYTES (1u << 20)
+#define FREE_FLOOR_BYTES (1ull << 30)
+#define MAX_FILES 100000
+
+struct closed_file {
+  uint32_t index;
+  uint64_t bytes;
+  uint64_t closed_ns;
+};
+
+struct gt_output {
+  struct gt_output_opts o;
+  char base[4096];
+  struct gt_writer *w; /* the file being written */
+  uint32_t index;      /* its number (rolling) */
+  uint64_t opened_ns;
+  struct closed_file *closed;
+  size_t nclosed, cap_closed;
+  unsigned char *meta; /* cached metadata records */
+  size_t meta_len, meta_cap;
+  uint32_t meta_records;
+  uint64_t records, lost, bytes, deleted;
+  char error[600];
+};
+
+static int rolling(const struct gt_output *out) { return out->o.max_bytes || out->o.keep_ns; }
+
+static void file_name(const struct gt_output *out, uint32_t index, char *buf, size_t len) {
+  snprintf(buf, len, "%s.%04u.gtrace", out->base, index);
+}
+
+/* Close the current writer, keeping its figures. */
+static void close_current(struct gt_output *out) {
+  if (!out->w)
+    return;
+  gt_writer_flush(out->w);
+  out->records += gt_writer_records(out->w);
+  out->lost += gt_writer_lost(out->w);
+  out->bytes += gt_writer_bytes(out->w);
+  const char *e = gt_writer_error(out->w);
+  if (e && !out->error[0])
+    snprintf(out->error, sizeof out->error, "%s", e);
+  uint64_t bytes = gt_writer_bytes(out->w);
+  gt_writer_close(out->w);
+  out->w = NULL;
+  if (rolling(out) && out->nclosed < MAX_FILES) {
+    if (out->nclosed == out->cap_closed) {
+      size_t cap = out->cap_closed ? out->cap_closed * 2 : 64;
+      struct closed_file *p = realloc(out->closed, cap * sizeof *p);
+      if (!p)
+        return;
+      out->closed = p;
+      out->cap_closed = cap;
+    }
+    out->closed[out->nclosed++] = (struct closed_file){out->index, bytes, gt_now_ns()};
+  }
+}
+
+/* Replay the cached metadata at the start of a new file. */
+static void write_meta(struct gt_output *out) {
+  size_t off = 0;
+  while (off < out->meta_len) {
+    size_t len = 0;
+    uint32_t n = 0;
+    while (off + len < out->meta_len && len < GT_CHUNK_TARGET) {
+      const struct gt_record *r = (const void *)(out->meta + off + len);
+      len += (size_t)r->nslots * GT_SLOT_SIZE;
+      n++;
+    }
+    gt_writer_write_chunk(out->w, out->meta + off, len, n);
+    off += len;
+  }
+}
+
+static int open_next(struct gt_output *out, char *err, size_t errlen) {
+  char path[4200];
+  const char *target = out->o.path;
+  if (rolling(out)) {
+    out->index++;
+    file_name(out, out->index, path, sizeof path);
+    target = path;
+  }
+  out->w = gt_writer_open(target, out->o.append && !rolling(out) ? GT_WRITER_APPEND : 0, err,
+                          errlen);
+  if (!out->w)
+    return -1;
+  out->opened_ns = gt_now_ns();
+  if (rolling(out))
+    write_meta(out);
+  return 0;
+}
+
+struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err, size_t errlen) {
+  struct gt_output *out = calloc(1, sizeof *out);
+  if (!out) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  out->o = *o;
+  if (o->max_bytes && !out->o.roll_bytes)
+    out->o.roll_bytes = o->max_bytes / 4;
+  if (rolling(out) && out->o.roll_bytes < MIN_ROLL_BYTES)
+    out->o.roll_bytes = MIN_ROLL_BYTES;
+  snprintf(out->base, sizeof out->base, "%s", o->path);
+  size_t len = strlen(out->base);
+  if (len > 7 && strcmp(out->base + len - 7, ".gtrace") == 0)
+    out->base[len - 7] = '\0';
+  if (open_next(out, err, errlen) != 0) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+static uint64_t free_floor_hit(const struct gt_output *out) {
+  struct statvfs fs;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", out->base);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    *slash = '\0';
+  else
+    snprintf(dir, sizeof dir, ".");
+  if (statvfs(dir, &fs) != 0)
+    return 0;
+  uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
+  uint64_t total = (uint64_t)fs.f_blocks * fs.f_frsize;
+  uint64_t floor = total / 20 < FREE_FLOOR_BYTES ? total / 20 : FREE_FLOOR_BYTES;
+  return avail < floor;
+}
+
+/* Delete the oldest closed files beyond the limits. */
+static void retain(struct gt_output *out) {
+  uint64_t now = gt_now_ns(), total = 0;
+  for (size_t i = 0; i < out->nclosed; i++)
+    total += out->closed[i].bytes;
+  if (out->w)
+    total += gt_writer_bytes(out->w);
+  size_t drop = 0;
+  while (drop < out->nclosed) {
+    const struct closed_file *f = &out->closed[drop];
+    int over = out->o.max_bytes && total > out->o.max_bytes;
+    int old = out->o.keep_ns && now - f->closed_ns > out->o.keep_ns;
+    if (!over && !old && !free_floor_hit(out))
+      break;
+    char path[4200];
+    file_name(out, f->index, path, sizeof path);
+    if (unlink(path) == 0 || errno == ENOENT)
+      out->deleted++;
+    total -= f->bytes;
+    drop++;
+  }
+  memmove(out->closed, out->closed + drop, (out->nclosed - drop) * sizeof *out->closed);
+  out->nclosed -= drop;
+}
+
+int gt_output_roll(struct gt_output *out) {
+  if (!rolling(out) || !out->w)
+    return 0;
+  close_current(out);
+  char err[512];
+  if (open_next(out, err, sizeof err) != 0) {
+    snprintf(out->error, sizeof out->error, "%s", err);
+    return -1;
+  }
+  retain(out);
+  return 0;
+}
+
+int gt_output_write_chunk(struct gt_output *out, const void *slots, size_t len,
+                          uint32_t records) {
+  if (!out->w) {
+    out->lost += records;
+    return -1;
+  }
+  int rc = gt_writer_write_chunk(out->w, slots, len, records);
+  if (rolling(out) && gt_writer_bytes(out->w) >= out->o.roll_bytes)
+    gt_output_roll(out);
+  return rc;
+}
+
+void gt_output_tick(struct gt_output *out, uint64_t now_ns) {
+  if (out->o.keep_ns && out->w && now_ns - out->opened_ns >= out->o.keep_ns / 4)
+    gt_output_roll(out);
+}
+
+static int is_meta(const struct gt_record *r) {
+  switch (r->kind) {
+  case GT_KIND_PROCESS: return r->u.proc.phase == GT_PROC_START;
+  case GT_KIND_KERNEL_NAME:
+  case GT_KIND_MODULE:
+  case GT_KIND_STACK:
+  case GT_KIND_PYFRAME:
+  case GT_KIND_FRAME: return 1;
+  default: return 0;
+  }
+}
+
+/* Forget what a process that ended had cached. */
+static void forget_pid(struct gt_output *out, uint32_t pid) {
+  size_t w = 0;
+  uint32_t kept = 0;
+  for (size_t r = 0; r < out->meta_len;) {
+    const struct gt_record *rec = (const void *)(out->meta + r);
+    size_t len = (size_t)rec->nslots * GT_SLOT_SIZE;
+    if (rec->pid != pid) {
+      memmove(out->meta + w, out->meta + r, len);
+      w += len;
+      kept++;
+    }
+    r += len;
+  }
+  out->meta_len = w;
+  out->meta_records = kept;
+}
+
+void gt_output_remember(struct gt_output *out, const struct gt_record *rec) {
+  if (!rolling(out))
+    return;
+  if (rec->kind == GT_KIND_PROCESS && rec->u.proc.phase == GT_PROC_END) {
+    forget_pid(out, rec->pid);
+    return;
+  }
+  if (!is_meta(rec))
+    return;
+  size_t len = (size_t)rec->nslots * GT_SLOT_SIZE;
+  if (out->meta_len + len > out->meta_cap) {
+    size_t cap = out->meta_cap ? out->meta_cap * 2 : 65536;
+    while (cap < out->meta_len + len)
+      cap *= 2;
+    unsigned char *p = realloc(out->meta, cap);
+    if (!p)
+      return; /* later files miss this name; the set as a whole still has it */
+    out->meta = p;
+    out->meta_cap = cap;
+  }
+  memcpy(out->meta + out->meta_len, rec, len);
+  ((struct gt_record *)(void *)(out->meta + out->meta_len))->flags |= GT_F_REPLAYED;
+  out->meta_len += len;
+  out->meta_records++;
+}
+
+uint64_t gt_output_records(const struct gt_output *out) {
+  return out->records + (out->w ? gt_writer_records(out->w) : 0);
+}
+uint64_t gt_output_lost(const struct gt_output *out) {
+  return out->lost + (out->w ? gt_writer_lost(out->w) : 0);
+}
+uint64_t gt_output_bytes(const struct gt_output *out) {
+  return out->bytes + (out->w ? gt_writer_bytes(out->w) : 0);
+}
+uint64_t gt_output_deleted(const struct gt_output *out) { return out->deleted; }
+const char *gt_output_error(const struct gt_output *out) {
+  if (out->error[0])
+    return out->error;
+  return out->w ? gt_writer_error(out->w) : NULL;
+}
+
+int gt_output_close(struct gt_output *out) {
+  if (!out)
+    return 0;
+  close_current(out);
+  int rc = out->error[0] ? -1 : 0;
+  free(out->closed);
+  free(out->meta);
+  free(out);
+  return rc;
+}
