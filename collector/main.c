@@ -258,7 +258,7 @@ static void run(struct state *st, const struct options *o, int listen_fd,
      * must come in batches: a reader right behind the writer bounces every
      * line of the ring between the cores and slows the traced program 5x
      * (bench: 30 -> 140 ns per record). So after a pass that emptied the
-     * rings the loop sleeps a millisecond (a default ring holds 131072
+     * rings the loop sleeps a millisecond (a default ring holds 262144
      * records, a millisecond of even a launch storm), unless compressing a
      * chunk (half a millisecond) already makes the pause. */
     watch_sockets(st, listen_fd, moved >= GT_DRAIN_BUDGET || gt_sink_pending(sink) ? 0 : 1);

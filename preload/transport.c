@@ -237,7 +237,7 @@ static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memf
     return -1;
   void *mem = MAP_FAILED;
   if (ftruncate(fd, (off_t)len) == 0)
-    /* Fault the whole ring in now (once, ~10 ms for 16 MiB on a VM) rather
+    /* Fault the whole ring in now (once, ~20 ms for 32 MiB on a VM) rather
      * than on the hot path: a first write to each fresh 4 KiB page costs the
      * traced thread microseconds. */
     mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
