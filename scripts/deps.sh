@@ -8,11 +8,8 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libunwind-dev libdw-dev libelf-dev
           python3 clang
           libmicrohttpd-dev curl) # live metrics (--prometheus) and their test
-# promtool and a Prometheus server check the live metrics (tests/e2e/test_prometheus*.py);
-# the tests skip those checks when Debian's prometheus package cannot be had.
-if ! command -v promtool >/dev/null && apt-cache show prometheus >/dev/null 2>&1; then
-  packages+=(prometheus)
-fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -22,11 +19,16 @@ done
 # nodejs bundles npm and conflicts with Debian's npm): install only if absent.
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+# promtool and a Prometheus server check the live metrics (tests/e2e/test_prometheus*.py);
+# the tests skip those checks only when Debian's prometheus package cannot be had.
+if ((${#missing[@]})) || ! command -v promtool >/dev/null; then
+  $SUDO apt-get update -qq
+  if ! command -v promtool >/dev/null && apt-cache show prometheus >/dev/null 2>&1; then
+    missing+=(prometheus)
+  fi
+fi
 if ((${#missing[@]})); then
   echo "deps: installing ${missing[*]}" >&2
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
