@@ -718,18 +718,25 @@ GT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
 /* The runtime's entry-point queries; without a version, the current one. */
 #define GT_RUNTIME_VERSION 13000
 
+/* What both entry-point lookups do with a pointer the runtime returned. */
+static void wrap_entry_point(cudaError_t r, const char *symbol, void **funcPtr,
+                             int cuda_version, unsigned long long flags, int pt_default) {
+  if (r != 0 || funcPtr == NULL)
+    return;
+  int saved_errno = errno;
+  *funcPtr = wrap_proc(symbol, *funcPtr, cuda_version,
+                       (flags & cudaEnablePerThreadDefaultStream) != 0 ||
+                           (flags == 0 && pt_default));
+  errno = saved_errno;
+}
+
 #define DRV_ENTRY_POINT(sp, name, pt_default)                                            \
   GT_EXPORT cudaError_t name(const char *symbol, void **funcPtr, unsigned long long flags, \
                              int *driverStatus) {                                        \
     SPECIAL_REAL(sp, name, cudaError_t, (const char *, void **, unsigned long long, int *), \
                  GT_ERR_NOT_SUPPORTED);                                                  \
     cudaError_t r = real_##name(symbol, funcPtr, flags, driverStatus);                   \
-    int saved_errno = errno;                                                             \
-    if (r == 0 && funcPtr != NULL)                                                       \
-      *funcPtr = wrap_proc(symbol, *funcPtr, GT_RUNTIME_VERSION,                         \
-                           (flags & cudaEnablePerThreadDefaultStream) != 0 ||            \
-                               (flags == 0 && (pt_default)));                            \
-    errno = saved_errno;                                                                 \
+    wrap_entry_point(r, symbol, funcPtr, GT_RUNTIME_VERSION, flags, pt_default);         \
     return r;                                                                            \
   }
 DRV_ENTRY_POINT(SP_EP, cudaGetDriverEntryPoint, 0)
@@ -742,12 +749,7 @@ DRV_ENTRY_POINT(SP_EP_PTSZ, cudaGetDriverEntryPoint_ptsz, 1)
                  (const char *, void **, unsigned int, unsigned long long, int *),       \
                  GT_ERR_NOT_SUPPORTED);                                                  \
     cudaError_t r = real_##name(symbol, funcPtr, cudaVersion, flags, driverStatus);      \
-    int saved_errno = errno;                                                             \
-    if (r == 0 && funcPtr != NULL)                                                       \
-      *funcPtr = wrap_proc(symbol, *funcPtr, (int)cudaVersion,                           \
-                           (flags & cudaEnablePerThreadDefaultStream) != 0 ||            \
-                               (flags == 0 && (pt_default)));                            \
-    errno = saved_errno;                                                                 \
+    wrap_entry_point(r, symbol, funcPtr, (int)cudaVersion, flags, pt_default);           \
     return r;                                                                            \
   }
 DRV_ENTRY_POINT_V(SP_EPV, cudaGetDriverEntryPointByVersion, 0)
