@@ -375,7 +375,8 @@ int cmd_dump(int argc, char **argv) {
       d.first_ts = buf[0].ts_ns;
     gt_model_feed(d.model, &buf[0], &range);
     d.per_kind[buf[0].kind]++;
-    d.per_api[buf[0].api]++;
+    if (buf[0].kind != GT_KIND_DEVICE) /* it carries its host call's api */
+      d.per_api[buf[0].api]++;
     if (d.summary)
       continue;
     if (d.json)

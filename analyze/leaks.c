@@ -438,7 +438,8 @@ const struct gt_frame *gt_leaks_origin(const struct gt_frame *f, int n) {
     /* cuda_runtime.h's C++ wrappers (cudaMallocHost<T> -> cudaHostAlloc)
      * and the runtime itself are not where the user's code asked. */
     if (ends_with(f[i].file, "cuda_runtime.h") || ends_with(f[i].file, "cuda_runtime_api.h") ||
-        strncmp(f[i].module, "libcudart", 9) == 0)
+        strncmp(f[i].module, "libcudart", 9) == 0 ||
+        strncmp(f[i].function, "cudaError cuda", 14) == 0) /* the same without -g */
       continue;
     return &f[i];
   }
