@@ -54,7 +54,7 @@ def check_basic(events, suffix_sync="", suffix_async=""):
     eq(by(events, "api", kind="stream"), {"cudaStreamCreate": 1, "cudaStreamDestroy": 1},
        "stream calls")
     eq([e for e in events if e.get("result", 0) != 0], [], "no call failed")
-    eq(count(events, kind="drop") + count(events, kind="lost"), 0, "nothing dropped")
+    eq(ring_drops(events) + count(events, kind="lost"), 0, "nothing dropped")
     pid = events[0]["pid"]
     eq({e["pid"] for e in events if e["kind"] not in ("metric", "note")}, {pid}, "one process")
     ts = [e["ts_ns"] for e in calls(events)]

@@ -212,7 +212,9 @@ def test_basic():
 
 
 def test_threads():
-    _, trace = record([prog("threads"), "300"])
+    # Host threads only: with device timing on, how many launches of 8
+    # racing threads get an event pair depends on the pool (and timing).
+    _, trace = record([prog("threads"), "300"], GPUTRACE_GPU_TIMING="off")
     records = dump(trace)
     doc = export(trace)
     check_doc(doc)
@@ -222,8 +224,8 @@ def test_threads():
     names = meta(doc, "thread_name")
     workers = {tid for (p, tid) in names if tid != pid and not names[(p, tid)].startswith("GPU ")}
     eq(len(workers), 8, "worker threads")
-    eq(len([v for v in names.values() if v.startswith("GPU ")]), 8,
-       "device tracks: one per thread's stream")
+    eq(len([v for v in names.values() if v.startswith("GPU ")]), 0,
+       "no device tracks without device timing")
     eq({names[(pid, t)] for t in workers}, {"thread %d" % t for t in workers}, "thread names")
     sort = meta(doc, "thread_sort_index")  # main (no CUDA call here) would be 0
     eq({sort[(pid, t)] for t in workers}, {1}, "worker threads after main")
