@@ -30,10 +30,7 @@ struct gt_heap {
 
 
 struct gt_heap *gt_heap_new(void) {
-  struct gt_heap *h = calloc(1, sizeof *h);
-  if (!h)
-    abort();
-  return h;
+  return gt_xcalloc(1, sizeof(struct gt_heap));
 }
 
 void gt_heap_free(struct gt_heap *h) {
@@ -107,6 +104,8 @@ static int kind_matches(unsigned api, unsigned memory) {
 
 enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r,
                                     struct gt_block *freed) {
+  if (r->flags & GT_F_VMM_MAP)
+    return GT_FREE_UNTRACKED;
   if (r->u.mem.ptr == 0)
     return r->result == 0 ? GT_FREE_NULL : GT_FREE_FAILED;
   uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), idx;
@@ -128,6 +127,14 @@ enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r
   return GT_FREE_OK;
 }
 
+int gt_heap_find(const struct gt_heap *h, uint32_t pid, uint64_t ptr, struct gt_block *out) {
+  uint64_t idx;
+  if (!gt_map_get(&h->index, gt_pid_key(pid, ptr), &idx))
+    return 0;
+  *out = h->blocks[idx];
+  return 1;
+}
+
 void gt_heap_foreach(struct gt_heap *h, void (*fn)(void *ctx, const struct gt_block *b),
                      void *ctx) {
   for (size_t i = 0; i < h->index.cap; i++)
@@ -136,7 +143,7 @@ void gt_heap_foreach(struct gt_heap *h, void (*fn)(void *ctx, const struct gt_bl
 }
 
 const char *gt_free_status_name(enum gt_free_status s) {
-  static const char *const names[] = {"ok", "unknown pointer", "double free",
-                                      "wrong memory kind", "failed", "null"};
-  return (unsigned)s < 6 ? names[s] : "?";
+  static const char *const names[] = {"ok",     "unknown pointer", "double free",
+                                      "wrong memory kind", "failed", "null", "untracked"};
+  return (unsigned)s < 7 ? names[s] : "?";
 }

@@ -6,8 +6,9 @@
  * the API (cudaFree: device or managed; cudaFreeHost / cudaHostUnregister:
  * pinned host) or it is an invalid free — as are frees of unknown pointers
  * (double frees when the pointer was freed before) and frees the runtime
- * refused. Memory is bounded by live blocks plus a fixed window of recently
- * freed pointers (for telling double frees apart). */
+ * refused. cuMemMap/cuMemUnmap records (GT_F_VMM_MAP) are not memory held:
+ * cuMemCreate/cuMemRelease are. Memory is bounded by live blocks plus a
+ * fixed window of recently freed pointers (for telling double frees apart). */
 #ifndef GPUTRACE_ANALYZE_HEAP_H
 #define GPUTRACE_ANALYZE_HEAP_H
 
@@ -30,6 +31,7 @@ enum gt_free_status {
   GT_FREE_WRONG_KIND, /* e.g. cudaFree on cudaMallocHost memory */
   GT_FREE_FAILED,     /* the runtime returned an error */
   GT_FREE_NULL,       /* freeing NULL: allowed, not counted */
+  GT_FREE_UNTRACKED,  /* cuMemUnmap: a mapping, which holds no memory */
 };
 
 struct gt_heap;
@@ -45,6 +47,8 @@ enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r
 void gt_heap_foreach(struct gt_heap *h, void (*fn)(void *ctx, const struct gt_block *b),
                      void *ctx);
 uint64_t gt_heap_live_bytes(const struct gt_heap *h, uint32_t pid, unsigned memory);
+/* The live block based at ptr in process pid: 1 and *out, or 0. */
+int gt_heap_find(const struct gt_heap *h, uint32_t pid, uint64_t ptr, struct gt_block *out);
 const char *gt_free_status_name(enum gt_free_status s);
 
 #endif

@@ -207,7 +207,8 @@ static void on_memory(struct run *r, const struct gt_record *rec) {
     struct gt_group *grp = group(&r->live, b.pid, b.stack_id, b.memory);
     grp->bytes -= b.bytes;
     grp->blocks--;
-  } else if (st != GT_FREE_OK && st != GT_FREE_NULL && r->pass == 1) {
+  } else if (st != GT_FREE_OK && st != GT_FREE_NULL && st != GT_FREE_UNTRACKED &&
+             r->pass == 1) {
     note_invalid(r, rec, st, &b);
   }
 }

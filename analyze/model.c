@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "gputrace/trace_file.h"
+#include "heap.h"
 #include "util.h"
 
 struct process {
   uint32_t pid;
   char *cmdline;
-  uint64_t live[4], peak[4];
+  uint64_t peak[4];
   uint64_t peak_device_total; /* device + managed */
 };
 
@@ -32,7 +33,7 @@ struct range_stack { /* pushes of one (pid, tid, domain) */
 
 struct gt_model {
   struct gt_map kernels;    /* (pid, stub) -> char* */
-  struct gt_map allocs;     /* (pid, ptr) -> bytes << 8 | memory */
+  struct gt_heap *heap;     /* live allocations (heap.c, shared with leaks) */
   struct gt_map proc_index; /* pid -> index in procs */
   struct process *procs;
   size_t nprocs, cap_procs;
@@ -50,11 +51,8 @@ struct gt_model {
 
 
 struct gt_model *gt_model_new(void) {
-  struct gt_model *m = calloc(1, sizeof *m);
-  if (!m) {
-    fprintf(stderr, "gputrace: out of memory\n");
-    exit(2);
-  }
+  struct gt_model *m = gt_xcalloc(1, sizeof *m);
+  m->heap = gt_heap_new();
   return m;
 }
 
@@ -69,7 +67,7 @@ void gt_model_free(struct gt_model *m) {
   if (!m)
     return;
   free_values(&m->kernels);
-  gt_map_free(&m->allocs);
+  gt_heap_free(m->heap);
   gt_map_free(&m->proc_index);
   for (size_t i = 0; i < m->nprocs; i++)
     free(m->procs[i].cmdline);
@@ -110,28 +108,27 @@ const char *gt_model_text(struct gt_model *m, const struct gt_record *rec) {
 }
 
 static void track_memory(struct gt_model *m, struct gt_record *r) {
+  if (r->kind == GT_KIND_FREE) {
+    struct gt_block b;
+    if (gt_heap_release(m->heap, r, &b) == GT_FREE_OK) {
+      r->u.mem.bytes = b.bytes; /* a free learns what it freed */
+      r->u.mem.memory = b.memory;
+    }
+    return;
+  }
+  gt_heap_alloc(m->heap, r, 0);
   /* cuMemMap/cuMemUnmap hold no memory: cuMemCreate/cuMemRelease do */
   if (r->result != 0 || r->u.mem.ptr == 0 || (r->flags & GT_F_VMM_MAP))
     return;
   struct process *p = process(m, r->pid);
-  uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), v;
-  if (r->kind == GT_KIND_ALLOC) {
-    unsigned mem = r->u.mem.memory & 3;
-    if (gt_map_get(&m->allocs, key, &v)) /* a pointer reused without a free we saw */
-      p->live[v & 3] -= v >> 8;
-    gt_map_put(&m->allocs, key, r->u.mem.bytes << 8 | mem);
-    p->live[mem] += r->u.mem.bytes;
-    if (p->live[mem] > p->peak[mem])
-      p->peak[mem] = p->live[mem];
-    uint64_t resident = p->live[GT_MEM_DEVICE] + p->live[GT_MEM_MANAGED];
-    if (resident > p->peak_device_total)
-      p->peak_device_total = resident;
-  } else if (gt_map_get(&m->allocs, key, &v)) {
-    r->u.mem.bytes = v >> 8;
-    r->u.mem.memory = (uint8_t)(v & 3);
-    p->live[v & 3] -= v >> 8;
-    gt_map_del(&m->allocs, key);
-  }
+  unsigned mem = r->u.mem.memory & 3;
+  uint64_t live = gt_heap_live_bytes(m->heap, r->pid, mem);
+  if (live > p->peak[mem])
+    p->peak[mem] = live;
+  uint64_t resident = gt_heap_live_bytes(m->heap, r->pid, GT_MEM_DEVICE) +
+                      gt_heap_live_bytes(m->heap, r->pid, GT_MEM_MANAGED);
+  if (resident > p->peak_device_total)
+    p->peak_device_total = resident;
 }
 
 static struct range_stack *stack_of(struct gt_model *m, const struct gt_record *r) {
@@ -266,8 +263,7 @@ const char *gt_model_cmdline(struct gt_model *m, uint32_t pid) {
 }
 
 uint64_t gt_model_live_bytes(struct gt_model *m, uint32_t pid, unsigned memory) {
-  uint64_t idx;
-  return memory < 4 && gt_map_get(&m->proc_index, pid, &idx) ? m->procs[idx].live[memory] : 0;
+  return gt_heap_live_bytes(m->heap, pid, memory);
 }
 
 uint64_t gt_model_peak_bytes(struct gt_model *m, uint32_t pid, unsigned memory) {
@@ -283,8 +279,8 @@ uint64_t gt_model_peak_device_total(struct gt_model *m, uint32_t pid) {
 }
 
 unsigned gt_model_alloc_memory(const struct gt_model *m, uint32_t pid, uint64_t ptr) {
-  uint64_t v;
-  return gt_map_get(&m->allocs, gt_pid_key(pid, ptr), &v) ? (unsigned)(v & 3) : GT_MEM_UNKNOWN;
+  struct gt_block b;
+  return gt_heap_find(m->heap, pid, ptr, &b) ? b.memory : GT_MEM_UNKNOWN;
 }
 
 static void report_open(const struct open_range *o, int depth,
