@@ -148,25 +148,17 @@ static void calibrate(void) {
 
 static void emit(const struct orphan *o, const struct meta *m) {
   struct gt_record rec;
-  memset(&rec, 0, sizeof rec);
-  rec.ts_ns = (uint64_t)((int64_t)o->start + atomic_load(&g_offset_ns));
-  rec.dur_ns = o->end > o->start ? o->end - o->start : 0;
-  rec.pid = (uint32_t)getpid();
-  rec.tid = m->tid;
-  rec.api = m->api;
-  rec.kind = GT_KIND_DEVICE;
-  rec.nslots = 1;
-  rec.flags = m->flags;
+  gt_dt_device_begin(&rec, (uint32_t)getpid(), m->tid, m->api, m->flags,
+                     (uint64_t)((int64_t)o->start + atomic_load(&g_offset_ns)),
+                     o->end > o->start ? o->end - o->start : 0, GT_DEVTIME_CUPTI);
   rec.u.device.stream = m->stream;
   rec.u.device.kernel = m->kernel;
   rec.u.device.bytes = o->bytes;
   rec.u.device.corr = m->corr;
-  rec.u.device.sample = gt_dt_sample;
   rec.u.device.of_kind = o->kind == KIND_MEMCPY   ? GT_KIND_MEMCPY
                          : o->kind == KIND_MEMSET ? GT_KIND_MEMSET
                                                   : GT_KIND_LAUNCH;
   rec.u.device.dir = o->kind == KIND_MEMCPY ? m->dir : 0;
-  rec.u.device.source = GT_DEVTIME_CUPTI;
   rec.u.device.device = (int32_t)o->device_id;
   gt_emit(&rec);
   atomic_fetch_add(&g_matched, 1);

@@ -13,6 +13,7 @@
 #define GPUTRACE_DEVTIME_INT_H
 
 #include <pthread.h>
+#include <string.h>
 
 #include "devtime.h"
 
@@ -90,6 +91,25 @@ struct dt_state {
 extern struct dt_state gt_dt;
 extern int gt_dt_source; /* enum dt_source */
 extern uint32_t gt_dt_sample;
+
+/* A DEVICE record's common part: the host call's pid, tid, api and flags,
+ * the device start and duration on the host clock, the source, and the
+ * sampling rate; the caller fills the rest of u.device and emits it. */
+static inline void gt_dt_device_begin(struct gt_record *rec, uint32_t pid, uint32_t tid,
+                                      unsigned api, uint32_t flags, uint64_t start_ns,
+                                      uint64_t dur_ns, unsigned source) {
+  memset(rec, 0, sizeof *rec);
+  rec->ts_ns = start_ns;
+  rec->dur_ns = dur_ns;
+  rec->pid = pid;
+  rec->tid = tid;
+  rec->api = (uint16_t)api;
+  rec->kind = GT_KIND_DEVICE;
+  rec->nslots = 1;
+  rec->flags = flags;
+  rec->u.device.sample = gt_dt_sample;
+  rec->u.device.source = (uint8_t)source;
+}
 
 uint64_t gt_dt_mono_ns(void);
 void gt_dt_register_exit(void); /* atexit, once per process */

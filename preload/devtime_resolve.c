@@ -202,23 +202,14 @@ static void keep_order(uint64_t id, int64_t *start, int64_t *end) {
 static void emit_device(const struct dt_slot *s, int64_t start, int64_t end,
                         uint32_t pid) {
   struct gt_record rec;
-  memset(&rec, 0, sizeof rec);
-  rec.ts_ns = (uint64_t)start;
-  rec.dur_ns = (uint64_t)(end - start);
-  rec.pid = pid;
-  rec.tid = s->tid;
-  rec.api = s->api;
-  rec.kind = GT_KIND_DEVICE;
-  rec.nslots = 1;
-  rec.flags = s->flags;
+  gt_dt_device_begin(&rec, pid, s->tid, s->api, s->flags, (uint64_t)start,
+                     (uint64_t)(end - start), GT_DEVTIME_EVENTS);
   rec.u.device.stream = s->stream_key;
   rec.u.device.kernel = s->kernel;
   rec.u.device.bytes = s->bytes;
   rec.u.device.corr = s->corr;
-  rec.u.device.sample = gt_dt_sample;
   rec.u.device.of_kind = s->of_kind;
   rec.u.device.dir = s->dir;
-  rec.u.device.source = GT_DEVTIME_EVENTS;
   rec.u.device.device = s->dev1 - 1;
   gt_emit(&rec);
 }
