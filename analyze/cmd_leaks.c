@@ -78,7 +78,7 @@ static void print_leak(const struct gt_leaks *l, const struct gt_group *g) {
     if (g->range_name && l->range_counts[g->range_name - 1])
       printf("; %s per \"%s\" range (%" PRIu64 " ranges)",
              gt_fmt_bytes(b, sizeof b, g->range_bytes / l->range_counts[g->range_name - 1]),
-             l->range_names[g->range_name - 1], l->range_counts[g->range_name - 1]);
+             l->ranges.strs[g->range_name - 1], l->range_counts[g->range_name - 1]);
     putchar('\n');
   }
   putchar('\n');
@@ -180,7 +180,7 @@ static void json_group(const struct gt_leaks *l, const struct gt_group *g) {
          g->bytes_per_min);
   if (g->range_name && l->range_counts[g->range_name - 1]) {
     printf(",\"per_range\":{\"name\":");
-    gt_json_str(stdout, l->range_names[g->range_name - 1]);
+    gt_json_str(stdout, l->ranges.strs[g->range_name - 1]);
     printf(",\"occurrences\":%" PRIu64 ",\"bytes_per_occurrence\":%" PRIu64 "}",
            l->range_counts[g->range_name - 1],
            g->range_bytes / l->range_counts[g->range_name - 1]);

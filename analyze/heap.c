@@ -19,15 +19,14 @@ struct gt_heap {
   size_t nblocks, cap;
   uint64_t *free_list; /* indexes of unused entries */
   size_t nfree, free_cap;
-  struct gt_map index;   /* (pid, ptr) -> block index */
-  struct gt_map freed;   /* (pid, ptr) -> 1, the last FREED_WINDOW frees */
+  struct gt_map index; /* (pid, ptr) -> block index */
+  struct gt_map freed; /* (pid, ptr) -> 1, the last FREED_WINDOW frees */
   uint64_t freed_ring[FREED_WINDOW];
   size_t freed_pos;
-  struct gt_map procs;   /* pid -> index in live */
+  struct gt_map procs; /* pid -> index in live */
   struct proc_live *live;
   size_t nlive, live_cap;
 };
-
 
 struct gt_heap *gt_heap_new(void) {
   return gt_xcalloc(1, sizeof(struct gt_heap));
@@ -84,10 +83,15 @@ void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range)
     h->blocks = gt_grow(h->blocks, &h->cap, h->nblocks + 1, sizeof *h->blocks);
     idx = h->nblocks++;
   }
-  h->blocks[idx] = (struct gt_block){.ptr = r->u.mem.ptr, .bytes = r->u.mem.bytes,
-                                     .ts_ns = r->ts_ns, .pid = r->pid, .tid = r->tid,
-                                     .stack_id = r->stack_id, .range = range,
-                                     .api = r->api, .memory = r->u.mem.memory & 3};
+  h->blocks[idx] = (struct gt_block){.ptr = r->u.mem.ptr,
+                                     .bytes = r->u.mem.bytes,
+                                     .ts_ns = r->ts_ns,
+                                     .pid = r->pid,
+                                     .tid = r->tid,
+                                     .stack_id = r->stack_id,
+                                     .range = range,
+                                     .api = r->api,
+                                     .memory = r->u.mem.memory & 3};
   gt_map_put(&h->index, key, idx);
   if (gt_map_get(&h->freed, key, NULL))
     gt_map_del(&h->freed, key);
@@ -127,7 +131,8 @@ enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r
   return GT_FREE_OK;
 }
 
-int gt_heap_find(const struct gt_heap *h, uint32_t pid, uint64_t ptr, struct gt_block *out) {
+int gt_heap_find(const struct gt_heap *h, uint32_t pid, uint64_t ptr,
+                 struct gt_block *out) {
   uint64_t idx;
   if (!gt_map_get(&h->index, gt_pid_key(pid, ptr), &idx))
     return 0;
@@ -143,7 +148,8 @@ void gt_heap_foreach(struct gt_heap *h, void (*fn)(void *ctx, const struct gt_bl
 }
 
 const char *gt_free_status_name(enum gt_free_status s) {
-  static const char *const names[] = {"ok",     "unknown pointer", "double free",
-                                      "wrong memory kind", "failed", "null", "untracked"};
+  static const char *const names[] = {
+      "ok",   "unknown pointer", "double free", "wrong memory kind", "failed",
+      "null", "untracked"};
   return (unsigned)s < 7 ? names[s] : "?";
 }

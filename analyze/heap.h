@@ -48,7 +48,8 @@ void gt_heap_foreach(struct gt_heap *h, void (*fn)(void *ctx, const struct gt_bl
                      void *ctx);
 uint64_t gt_heap_live_bytes(const struct gt_heap *h, uint32_t pid, unsigned memory);
 /* The live block based at ptr in process pid: 1 and *out, or 0. */
-int gt_heap_find(const struct gt_heap *h, uint32_t pid, uint64_t ptr, struct gt_block *out);
+int gt_heap_find(const struct gt_heap *h, uint32_t pid, uint64_t ptr,
+                 struct gt_block *out);
 const char *gt_free_status_name(enum gt_free_status s);
 
 #endif

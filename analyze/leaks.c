@@ -7,11 +7,10 @@
 #include <string.h>
 
 #include "gputrace/map.h"
-#include "util.h"
 #include "gputrace/trace_file.h"
+#include "util.h"
 
 #define MAX_FRAMES 256
-
 
 /* ---- groups: (pid, stack, memory) -> struct gt_group ---- */
 
@@ -54,12 +53,11 @@ struct thread_range { /* outermost NVTX push range open on a thread */
 struct run {
   struct gt_leaks *out;
   struct gt_heap *heap;
-  struct gt_map threads;   /* (pid, tid) -> depth << 32 | name */
-  struct gt_map names;     /* hash of name -> range id */
+  struct gt_map threads;    /* (pid, tid) -> depth << 32 | name */
   struct gt_map proc_index; /* pid -> index in out->procs */
   size_t procs_cap, names_cap, invalid_cap;
   struct groups allocated, live;
-  uint64_t record;         /* index of the current record */
+  uint64_t record; /* index of the current record */
   int pass;
   uint64_t bucket_ns;
   int bucket;
@@ -78,20 +76,15 @@ static struct gt_proc_summary *proc(struct run *r, uint32_t pid) {
 }
 
 static uint32_t range_id(struct run *r, const char *name) {
-  uint64_t h = 1469598103934665603ull, id;
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-    h = (h ^ *p) * 1099511628211ull;
-  if (gt_map_get(&r->names, h, &id))
-    return (uint32_t)id;
   struct gt_leaks *o = r->out;
-  size_t cap = r->names_cap;
-  o->range_names = gt_grow(o->range_names, &cap, o->nranges + 1, sizeof *o->range_names);
-  o->range_counts = gt_grow(o->range_counts, &r->names_cap, o->nranges + 1,
-                         sizeof *o->range_counts);
-  o->range_names[o->nranges] = strdup(name);
-  o->range_counts[o->nranges] = 0;
-  gt_map_put(&r->names, h, ++o->nranges);
-  return (uint32_t)o->nranges;
+  size_t idx = gt_strtab_intern(&o->ranges, name);
+  if (idx >= r->names_cap) {
+    size_t old = r->names_cap;
+    o->range_counts =
+        gt_grow(o->range_counts, &r->names_cap, idx + 1, sizeof *o->range_counts);
+    memset(o->range_counts + old, 0, (r->names_cap - old) * sizeof *o->range_counts);
+  }
+  return (uint32_t)idx + 1;
 }
 
 /* Track the outermost push range per thread; returns its id for allocations. */
@@ -120,19 +113,26 @@ static uint32_t current_range(struct run *r, const struct gt_record *rec) {
   return (uint32_t)(v >> 32) ? (uint32_t)v : 0;
 }
 
-static void note_invalid(struct run *r, const struct gt_record *rec, enum gt_free_status st,
-                         const struct gt_block *b) {
+static void note_invalid(struct run *r, const struct gt_record *rec,
+                         enum gt_free_status st, const struct gt_block *b) {
   struct gt_leaks *o = r->out;
   o->invalid_total++;
   if (o->ninvalid >= GT_MAX_INVALID)
     return;
   o->invalid = gt_grow(o->invalid, &r->invalid_cap, o->ninvalid + 1, sizeof *o->invalid);
-  int known = st == GT_FREE_WRONG_KIND || (st == GT_FREE_FAILED && b->ptr == rec->u.mem.ptr);
-  o->invalid[o->ninvalid++] = (struct gt_invalid_free){
-      .pid = rec->pid, .tid = rec->tid, .stack_id = rec->stack_id,
-      .alloc_stack = known ? b->stack_id : 0, .ptr = rec->u.mem.ptr, .ts_ns = rec->ts_ns,
-      .api = rec->api, .result = rec->result, .status = st,
-      .alloc_memory = known ? b->memory : GT_MEM_UNKNOWN};
+  int known =
+      st == GT_FREE_WRONG_KIND || (st == GT_FREE_FAILED && b->ptr == rec->u.mem.ptr);
+  o->invalid[o->ninvalid++] =
+      (struct gt_invalid_free){.pid = rec->pid,
+                               .tid = rec->tid,
+                               .stack_id = rec->stack_id,
+                               .alloc_stack = known ? b->stack_id : 0,
+                               .ptr = rec->u.mem.ptr,
+                               .ts_ns = rec->ts_ns,
+                               .api = rec->api,
+                               .result = rec->result,
+                               .status = st,
+                               .alloc_memory = known ? b->memory : GT_MEM_UNKNOWN};
 }
 
 /* ---- pass 2: peaks and growth ---- */
@@ -169,8 +169,10 @@ static void snapshot_peak(struct run *r, struct gt_proc_summary *p) {
 static void close_buckets(struct run *r, uint64_t ts) {
   if (!r->bucket_ns)
     return;
-  uint64_t steps = ts == UINT64_MAX ? GT_GROWTH_BUCKETS : (ts - r->out->first_ns) / r->bucket_ns;
-  int b = steps > GT_GROWTH_BUCKETS - 1 && ts != UINT64_MAX ? GT_GROWTH_BUCKETS - 1 : (int)steps;
+  uint64_t steps =
+      ts == UINT64_MAX ? GT_GROWTH_BUCKETS : (ts - r->out->first_ns) / r->bucket_ns;
+  int b = steps > GT_GROWTH_BUCKETS - 1 && ts != UINT64_MAX ? GT_GROWTH_BUCKETS - 1
+                                                            : (int)steps;
   for (; r->bucket < b; r->bucket++)
     for (size_t i = 0; i < r->live.n; i++)
       r->live.items[i].series[r->bucket] = r->live.items[i].bytes;
@@ -284,7 +286,8 @@ static void judge_growth(struct gt_group *g, double step_min) {
   }
   uint64_t last = s[GT_GROWTH_BUCKETS - 1];
   uint64_t quarter = s[GT_GROWTH_BUCKETS / 4 - 1], half = s[GT_GROWTH_BUCKETS / 2 - 1];
-  g->growing = last > 0 && ups >= 3 && ups >= 2 * downs && last >= 2 * quarter && last > half;
+  g->growing =
+      last > 0 && ups >= 3 && ups >= 2 * downs && last >= 2 * quarter && last > half;
   /* Least-squares slope of bytes over time. */
   double n = GT_GROWTH_BUCKETS, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (int i = 0; i < GT_GROWTH_BUCKETS; i++) {
@@ -295,7 +298,8 @@ static void judge_growth(struct gt_group *g, double step_min) {
   g->bytes_per_min = den > 0 ? (n * sxy - sx * sy) / den : 0;
 }
 
-static int suppressed(const struct gt_suppressions *sup, const struct gt_frame *f, int n) {
+static int suppressed(const struct gt_suppressions *sup, const struct gt_frame *f,
+                      int n) {
   for (size_t p = 0; sup && p < sup->n; p++)
     for (int i = 0; i < n; i++)
       if (!fnmatch(sup->patterns[p], f[i].function, 0) ||
@@ -338,8 +342,8 @@ static void finish(struct run *r, const struct gt_suppressions *sup) {
   gt_map_free(&r->allocated.index);
 }
 
-int gt_leaks_run(const char *path, const struct gt_suppressions *sup, struct gt_leaks *out,
-                 char *err, size_t errlen) {
+int gt_leaks_run(const char *path, const struct gt_suppressions *sup,
+                 struct gt_leaks *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   out->symtab = gt_symtab_new();
   struct run r = {.out = out, .heap = gt_heap_new(), .pass = 1};
@@ -360,7 +364,6 @@ int gt_leaks_run(const char *path, const struct gt_suppressions *sup, struct gt_
   gt_heap_free(r.heap);
   groups_free(&r.live);
   gt_map_free(&r.threads);
-  gt_map_free(&r.names);
   gt_map_free(&r.proc_index);
   return rc;
 }
@@ -373,16 +376,15 @@ void gt_leaks_free(struct gt_leaks *l) {
   for (size_t i = 0; i < l->nprocs; i++)
     free(l->procs[i].at_peak);
   free(l->procs);
-  for (size_t i = 0; i < l->nranges; i++)
-    free(l->range_names[i]);
-  free(l->range_names);
+  gt_strtab_free(&l->ranges);
   free(l->range_counts);
   memset(l, 0, sizeof *l);
 }
 
 /* ---- suppressions ---- */
 
-int gt_suppressions_load(const char *path, struct gt_suppressions *s, char *err, size_t len) {
+int gt_suppressions_load(const char *path, struct gt_suppressions *s, char *err,
+                         size_t len) {
   memset(s, 0, sizeof *s);
   FILE *f = fopen(path, "r");
   if (!f) {
@@ -438,7 +440,8 @@ const struct gt_frame *gt_leaks_origin(const struct gt_frame *f, int n) {
   for (int i = 0; i < n; i++) {
     /* cuda_runtime.h's C++ wrappers (cudaMallocHost<T> -> cudaHostAlloc)
      * and the runtime itself are not where the user's code asked. */
-    if (ends_with(f[i].file, "cuda_runtime.h") || ends_with(f[i].file, "cuda_runtime_api.h") ||
+    if (ends_with(f[i].file, "cuda_runtime.h") ||
+        ends_with(f[i].file, "cuda_runtime_api.h") ||
         strncmp(f[i].module, "libcudart", 9) == 0 ||
         strncmp(f[i].function, "cudaError cuda", 14) == 0) /* the same without -g */
       continue;

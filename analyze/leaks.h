@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "heap.h"
+#include "report_stats.h"
 #include "symtab.h"
 
 #define GT_GROWTH_BUCKETS 20
@@ -28,10 +29,10 @@ struct gt_group { /* live (or allocated) bytes of one stack in one process */
   uint64_t bytes, blocks;
   int suppressed;
   int growing;
-  double bytes_per_min;                 /* growth rate (least squares) */
-  uint64_t series[GT_GROWTH_BUCKETS];   /* live bytes at the end of each step */
-  uint64_t range_bytes;                 /* leaked bytes allocated inside ranges */
-  uint32_t range_name;                  /* the range holding most of them */
+  double bytes_per_min;               /* growth rate (least squares) */
+  uint64_t series[GT_GROWTH_BUCKETS]; /* live bytes at the end of each step */
+  uint64_t range_bytes;               /* leaked bytes allocated inside ranges */
+  uint32_t range_name;                /* the range holding most of them */
 };
 
 struct gt_invalid_free {
@@ -48,7 +49,7 @@ struct gt_proc_summary {
   int ended;  /* has a process-end record (its connection closed) */
   int exited; /* ...and it went through exit(), not a kill, crash or _exit */
   uint64_t peak_device, peak_ts;
-  uint64_t peak_record; /* index of the record that reached the peak */
+  uint64_t peak_record;     /* index of the record that reached the peak */
   struct gt_group *at_peak; /* stacks holding device memory at the peak */
   size_t nat_peak;
 };
@@ -64,9 +65,8 @@ struct gt_leaks {
   uint64_t invalid_total;
   struct gt_proc_summary *procs;
   size_t nprocs;
-  char **range_names; /* outermost NVTX ranges, by id - 1 */
-  uint64_t *range_counts;
-  size_t nranges;
+  struct gt_strtab ranges; /* outermost NVTX range names, by id - 1 */
+  uint64_t *range_counts;  /* occurrences, by id - 1 */
   uint64_t first_ns, last_ns;
   uint64_t suppressed_bytes, suppressed_blocks;
   int damaged; /* the reader warned */
@@ -78,12 +78,13 @@ struct gt_suppressions {
   char **patterns;
   size_t n;
 };
-int gt_suppressions_load(const char *path, struct gt_suppressions *s, char *err, size_t len);
+int gt_suppressions_load(const char *path, struct gt_suppressions *s, char *err,
+                         size_t len);
 void gt_suppressions_free(struct gt_suppressions *s);
 
 /* 0, or -1 with err set (unreadable trace). */
-int gt_leaks_run(const char *path, const struct gt_suppressions *sup, struct gt_leaks *out,
-                 char *err, size_t errlen);
+int gt_leaks_run(const char *path, const struct gt_suppressions *sup,
+                 struct gt_leaks *out, char *err, size_t errlen);
 void gt_leaks_free(struct gt_leaks *l);
 
 /* Where the user's code asked for the memory: the innermost Python frame

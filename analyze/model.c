@@ -42,13 +42,12 @@ struct gt_model {
   size_t nstacks, cap_stacks;
   struct gt_map started; /* (pid, range id) -> struct open_range* */
   struct gt_model_totals totals;
-  char *closed_name;     /* name of the last completed range */
+  char *closed_name; /* name of the last completed range */
   char text[GT_TEXT_MAX + 1];
   char fallback[64];
   uint64_t (*open_hook)(void *ctx, const struct gt_record *open);
   void *open_ctx;
 };
-
 
 struct gt_model *gt_model_new(void) {
   struct gt_model *m = gt_xcalloc(1, sizeof *m);
@@ -141,13 +140,18 @@ static struct range_stack *stack_of(struct gt_model *m, const struct gt_record *
   return &m->stacks[m->nstacks++];
 }
 
-static void close_range(struct gt_model *m, struct open_range *o, uint32_t pid, uint64_t end,
-                        int depth, struct gt_range *out) {
+static void close_range(struct gt_model *m, struct open_range *o, uint32_t pid,
+                        uint64_t end, int depth, struct gt_range *out) {
   free(m->closed_name);
   m->closed_name = o->name;
-  *out = (struct gt_range){.pid = pid, .tid = o->tid, .start_ns = o->start_ns,
-                           .end_ns = end, .depth = depth, .domain = o->domain,
-                           .name = o->name, .tag = o->tag};
+  *out = (struct gt_range){.pid = pid,
+                           .tid = o->tid,
+                           .start_ns = o->start_ns,
+                           .end_ns = end,
+                           .depth = depth,
+                           .domain = o->domain,
+                           .name = o->name,
+                           .tag = o->tag};
 }
 
 static uint64_t open_tag(struct gt_model *m, const struct gt_record *r) {
@@ -161,13 +165,17 @@ void gt_model_set_open_hook(struct gt_model *m,
   m->open_ctx = ctx;
 }
 
-static int track_nvtx(struct gt_model *m, const struct gt_record *r, struct gt_range *out) {
+static int track_nvtx(struct gt_model *m, const struct gt_record *r,
+                      struct gt_range *out) {
   switch (r->u.nvtx.op) {
   case GT_NVTX_PUSH: {
     struct range_stack *s = stack_of(m, r);
     s->items = gt_grow(s->items, &s->cap, s->len + 1, sizeof *s->items);
-    s->items[s->len++] = (struct open_range){strdup(gt_model_text(m, r)), r->ts_ns,
-                                             r->u.nvtx.domain, r->tid, open_tag(m, r),
+    s->items[s->len++] = (struct open_range){strdup(gt_model_text(m, r)),
+                                             r->ts_ns,
+                                             r->u.nvtx.domain,
+                                             r->tid,
+                                             open_tag(m, r),
                                              r->pid};
     return 0;
   }
@@ -183,9 +191,14 @@ static int track_nvtx(struct gt_model *m, const struct gt_record *r, struct gt_r
     struct open_range *o = malloc(sizeof *o);
     if (!o)
       return 0;
-    *o = (struct open_range){strdup(gt_model_text(m, r)), r->ts_ns, r->u.nvtx.domain, r->tid,
-                             open_tag(m, r), r->pid};
-    gt_map_put(&m->started, gt_pid_key(r->pid, r->u.nvtx.range_id), (uint64_t)(uintptr_t)o);
+    *o = (struct open_range){strdup(gt_model_text(m, r)),
+                             r->ts_ns,
+                             r->u.nvtx.domain,
+                             r->tid,
+                             open_tag(m, r),
+                             r->pid};
+    gt_map_put(&m->started, gt_pid_key(r->pid, r->u.nvtx.range_id),
+               (uint64_t)(uintptr_t)o);
     return 0;
   }
   case GT_NVTX_END: {
@@ -250,7 +263,9 @@ const char *gt_model_kernel(struct gt_model *m, const struct gt_record *r) {
   if (gt_map_get(&m->kernels, gt_pid_key(r->pid, r->u.launch.kernel), &v))
     return (const char *)(uintptr_t)v;
   snprintf(m->fallback, sizeof m->fallback, "%s0x%" PRIx64,
-           r->flags & GT_F_HOST_FN ? "host function " : r->flags & GT_F_GRAPH ? "graph " : "",
+           r->flags & GT_F_HOST_FN ? "host function "
+           : r->flags & GT_F_GRAPH ? "graph "
+                                   : "",
            r->u.launch.kernel);
   return m->fallback;
 }
@@ -268,10 +283,13 @@ uint64_t gt_model_live_bytes(struct gt_model *m, uint32_t pid, unsigned memory) 
 
 uint64_t gt_model_peak_bytes(struct gt_model *m, uint32_t pid, unsigned memory) {
   uint64_t idx;
-  return memory < 4 && gt_map_get(&m->proc_index, pid, &idx) ? m->procs[idx].peak[memory] : 0;
+  return memory < 4 && gt_map_get(&m->proc_index, pid, &idx) ? m->procs[idx].peak[memory]
+                                                             : 0;
 }
 
-const struct gt_model_totals *gt_model_totals(const struct gt_model *m) { return &m->totals; }
+const struct gt_model_totals *gt_model_totals(const struct gt_model *m) {
+  return &m->totals;
+}
 
 uint64_t gt_model_peak_device_total(struct gt_model *m, uint32_t pid) {
   uint64_t idx;
@@ -285,14 +303,19 @@ unsigned gt_model_alloc_memory(const struct gt_model *m, uint32_t pid, uint64_t 
 
 static void report_open(const struct open_range *o, int depth,
                         void (*fn)(void *ctx, const struct gt_range *r), void *ctx) {
-  struct gt_range r = {.pid = o->pid, .tid = o->tid, .start_ns = o->start_ns, .end_ns = 0,
-                       .depth = depth, .domain = o->domain, .name = o->name,
+  struct gt_range r = {.pid = o->pid,
+                       .tid = o->tid,
+                       .start_ns = o->start_ns,
+                       .end_ns = 0,
+                       .depth = depth,
+                       .domain = o->domain,
+                       .name = o->name,
                        .tag = o->tag};
   fn(ctx, &r);
 }
 
-void gt_model_open_ranges(struct gt_model *m, void (*fn)(void *ctx, const struct gt_range *r),
-                          void *ctx) {
+void gt_model_open_ranges(struct gt_model *m,
+                          void (*fn)(void *ctx, const struct gt_range *r), void *ctx) {
   for (size_t i = 0; i < m->nstacks; i++)
     for (size_t j = 0; j < m->stacks[i].len; j++)
       report_open(&m->stacks[i].items[j], (int)j, fn, ctx);
