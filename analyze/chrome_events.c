@@ -535,9 +535,18 @@ static void drop_or_loss(struct chrome *ch, const struct gt_record *r) {
 /* NVML readings (METRIC records): counter tracks per device on pid 0,
  * "GPU hardware (NVML)", e.g. "GPU 0 utilization %". */
 static const char *const metric_track[GT_METRIC_COUNT] = {
-    NULL,           "utilization %",     "memory utilization %", "memory used bytes",
-    "memory total bytes", "temperature C", "power W",           "power limit W",
-    "SM clock MHz", "memory clock MHz",  "PCIe tx B/s",          "PCIe rx B/s",
+    NULL,
+    "utilization %",
+    "memory utilization %",
+    "memory used bytes",
+    "memory total bytes",
+    "temperature C",
+    "power W",
+    "power limit W",
+    "SM clock MHz",
+    "memory clock MHz",
+    "PCIe tx B/s",
+    "PCIe rx B/s",
     "slowdown temperature C",
 };
 

@@ -57,20 +57,23 @@ static void json_symbol_fields(struct dump *d, const struct gt_record *r) {
     break;
   }
   case GT_KIND_MODULE:
-    fprintf(o, ",\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64 "\",\"bias\":\"0x%" PRIx64
-               "\",\"path\":",
+    fprintf(o,
+            ",\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64 "\",\"bias\":\"0x%" PRIx64
+            "\",\"path\":",
             r->u.module.start, r->u.module.end, r->u.module.bias);
     gt_json_str(o, text);
     break;
   case GT_KIND_PYFRAME:
-    fprintf(o, ",\"id\":%u,\"line\":%u,\"function\":", r->u.pyframe.id, r->u.pyframe.line);
+    fprintf(o, ",\"id\":%u,\"line\":%u,\"function\":", r->u.pyframe.id,
+            r->u.pyframe.line);
     gt_json_str(o, fields[0]);
     fputs(",\"file\":", o);
     gt_json_str(o, fields[1]);
     break;
   case GT_KIND_FRAME:
-    fprintf(o, ",\"ip\":\"0x%" PRIx64 "\",\"level\":%u,\"inline_count\":%u,\"line\":%u,"
-               "\"function\":",
+    fprintf(o,
+            ",\"ip\":\"0x%" PRIx64 "\",\"level\":%u,\"inline_count\":%u,\"line\":%u,"
+            "\"function\":",
             r->u.frame.ip, r->u.frame.level, r->u.frame.inline_count, r->u.frame.line);
     gt_json_str(o, fields[0]);
     fputs(",\"file\":", o);
@@ -137,23 +140,27 @@ static void json_fields(struct dump *d, const struct gt_record *r) {
       fprintf(o, ",\"stream\":\"0x%" PRIx64 "\"", r->u.mem.stream);
     break;
   case GT_KIND_MEMCPY:
-    fprintf(o, ",\"bytes\":%" PRIu64 ",\"dir\":\"%s\",\"pinned\":%s,\"stream\":\"0x%" PRIx64
-               "\",\"dst\":\"0x%" PRIx64 "\",\"src\":\"0x%" PRIx64 "\"",
+    fprintf(o,
+            ",\"bytes\":%" PRIu64 ",\"dir\":\"%s\",\"pinned\":%s,\"stream\":\"0x%" PRIx64
+            "\",\"dst\":\"0x%" PRIx64 "\",\"src\":\"0x%" PRIx64 "\"",
             r->u.copy.bytes, gt_dir_name(r->u.copy.dir),
             r->flags & GT_F_PINNED ? "true" : "false", r->u.copy.stream, r->u.copy.dst,
             r->u.copy.src);
     fprintf(o, ",\"corr\":%u", r->u.copy.corr);
     break;
   case GT_KIND_MEMSET:
-    fprintf(o, ",\"ptr\":\"0x%" PRIx64 "\",\"bytes\":%" PRIu64 ",\"value\":%d,\"stream\":\"0x%" PRIx64 "\"",
+    fprintf(o,
+            ",\"ptr\":\"0x%" PRIx64 "\",\"bytes\":%" PRIu64
+            ",\"value\":%d,\"stream\":\"0x%" PRIx64 "\"",
             r->u.set.ptr, r->u.set.bytes, r->u.set.value, r->u.set.stream);
     fprintf(o, ",\"corr\":%u", r->u.set.corr);
     break;
   case GT_KIND_LAUNCH:
     fputs(",\"kernel\":", o);
     gt_json_str(o, gt_model_kernel(d->model, r));
-    fprintf(o, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_mem\":%" PRIu64
-               ",\"stream\":\"0x%" PRIx64 "\"",
+    fprintf(o,
+            ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared_mem\":%" PRIu64
+            ",\"stream\":\"0x%" PRIx64 "\"",
             r->u.launch.grid[0], r->u.launch.grid[1], r->u.launch.grid[2],
             r->u.launch.block[0], r->u.launch.block[1], r->u.launch.block[2],
             r->u.launch.shared_mem, r->u.launch.stream);
@@ -182,8 +189,9 @@ static void json_fields(struct dump *d, const struct gt_record *r) {
       fputs(",\"cmdline\":", o);
       gt_json_str(o, gt_model_text(d->model, r));
     } else {
-      fprintf(o, ",\"records\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"lost\":%" PRIu64
-                 ",\"exited\":%s",
+      fprintf(o,
+              ",\"records\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"lost\":%" PRIu64
+              ",\"exited\":%s",
               r->u.proc.records, r->u.proc.dropped, r->u.proc.lost,
               r->u.proc.exited ? "true" : "false");
     }
@@ -237,7 +245,9 @@ static void text_fields(struct dump *d, const struct gt_record *r) {
   case GT_KIND_MEMCPY:
     fprintf(o, " %s bytes=%" PRIu64 "%s stream=0x%" PRIx64, gt_dir_name(r->u.copy.dir),
             r->u.copy.bytes,
-            r->flags & GT_F_PINNED ? " pinned" : r->flags & GT_F_PAGEABLE ? " pageable" : "",
+            r->flags & GT_F_PINNED     ? " pinned"
+            : r->flags & GT_F_PAGEABLE ? " pageable"
+                                       : "",
             r->u.copy.stream);
     break;
   case GT_KIND_MEMSET:
@@ -259,7 +269,8 @@ static void text_fields(struct dump *d, const struct gt_record *r) {
     fprintf(o, " handle=0x%" PRIx64, r->u.handle.handle);
     break;
   case GT_KIND_NVTX:
-    fprintf(o, " %s \"%s\" depth=%d", gt_nvtx_op_name(r->u.nvtx.op), gt_model_text(d->model, r), r->u.nvtx.depth);
+    fprintf(o, " %s \"%s\" depth=%d", gt_nvtx_op_name(r->u.nvtx.op),
+            gt_model_text(d->model, r), r->u.nvtx.depth);
     break;
   case GT_KIND_PROCESS:
     if (r->u.proc.phase == GT_PROC_START)
@@ -273,17 +284,20 @@ static void text_fields(struct dump *d, const struct gt_record *r) {
     break;
   case GT_KIND_DROP:
   case GT_KIND_LOST:
-    fprintf(o, " count=%" PRIu64 " of=%s", r->u.count.count, gt_kind_name(r->u.count.of_kind));
+    fprintf(o, " count=%" PRIu64 " of=%s", r->u.count.count,
+            gt_kind_name(r->u.count.of_kind));
     break;
   case GT_KIND_METRIC:
-    fprintf(o, " gpu=%u %s=%.17g %s", r->u.metric.device, gt_metric_name(r->u.metric.metric),
-            r->u.metric.value, gt_metric_unit(r->u.metric.metric));
+    fprintf(o, " gpu=%u %s=%.17g %s", r->u.metric.device,
+            gt_metric_name(r->u.metric.metric), r->u.metric.value,
+            gt_metric_unit(r->u.metric.metric));
     break;
   case GT_KIND_NOTE:
     fprintf(o, " %s", gt_model_text(d->model, r));
     break;
   case GT_KIND_STACK:
-    fprintf(o, " id=%u depth=%u python=%u", r->u.stack.id, r->u.stack.depth, r->u.stack.python);
+    fprintf(o, " id=%u depth=%u python=%u", r->u.stack.id, r->u.stack.depth,
+            r->u.stack.python);
     break;
   case GT_KIND_MODULE:
     fprintf(o, " 0x%" PRIx64 "-0x%" PRIx64 " %s", r->u.module.start, r->u.module.end,
@@ -319,8 +333,9 @@ static void print_text(struct dump *d, const struct gt_record *r) {
 
 static void print_summary(struct dump *d) {
   const struct gt_model_totals *t = gt_model_totals(d->model);
-  fprintf(d->out, "records: %" PRIu64 "  processes: %" PRIu64 "  dropped: %" PRIu64
-                  "  lost: %" PRIu64 "\n",
+  fprintf(d->out,
+          "records: %" PRIu64 "  processes: %" PRIu64 "  dropped: %" PRIu64
+          "  lost: %" PRIu64 "\n",
           t->records, t->processes, t->dropped, t->lost);
   fprintf(d->out, "by kind:\n");
   for (unsigned k = 1; k < GT_KIND_COUNT; k++)

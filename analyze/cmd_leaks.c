@@ -74,11 +74,13 @@ static void print_leak(const struct gt_leaks *l, const struct gt_group *g) {
   putchar('\n');
   print_stack(l, g->pid, g->stack_id, "    ");
   if (g->growing) {
-    printf("    growing: %s/min", gt_fmt_bytes(b, sizeof b, (uint64_t)(g->bytes_per_min + 0.5)));
+    printf("    growing: %s/min",
+           gt_fmt_bytes(b, sizeof b, (uint64_t)(g->bytes_per_min + 0.5)));
     if (g->range_name && l->range_counts[g->range_name - 1])
-      printf("; %s per \"%s\" range (%" PRIu64 " ranges)",
-             gt_fmt_bytes(b, sizeof b, g->range_bytes / l->range_counts[g->range_name - 1]),
-             l->ranges.strs[g->range_name - 1], l->range_counts[g->range_name - 1]);
+      printf(
+          "; %s per \"%s\" range (%" PRIu64 " ranges)",
+          gt_fmt_bytes(b, sizeof b, g->range_bytes / l->range_counts[g->range_name - 1]),
+          l->ranges.strs[g->range_name - 1], l->range_counts[g->range_name - 1]);
     putchar('\n');
   }
   putchar('\n');
@@ -176,8 +178,8 @@ static void json_stack(const struct gt_leaks *l, uint32_t pid, uint32_t stack) {
 static void json_group(const struct gt_leaks *l, const struct gt_group *g) {
   printf("{\"pid\":%u,\"memory\":\"%s\",\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64
          ",\"growing\":%s,\"bytes_per_min\":%.1f",
-         g->pid, gt_memory_name(g->memory), g->bytes, g->blocks, g->growing ? "true" : "false",
-         g->bytes_per_min);
+         g->pid, gt_memory_name(g->memory), g->bytes, g->blocks,
+         g->growing ? "true" : "false", g->bytes_per_min);
   if (g->range_name && l->range_counts[g->range_name - 1]) {
     printf(",\"per_range\":{\"name\":");
     gt_json_str(stdout, l->ranges.strs[g->range_name - 1]);
@@ -202,8 +204,8 @@ static void json_leaks(const struct gt_leaks *l, int growth_only) {
 }
 
 static void json_peak(const struct gt_leaks *l, const struct gt_proc_summary *p) {
-  printf("{\"pid\":%u,\"device_bytes\":%" PRIu64 ",\"ts_ns\":%" PRIu64 ",\"stacks\":[", p->pid,
-         p->peak_device, p->peak_ts);
+  printf("{\"pid\":%u,\"device_bytes\":%" PRIu64 ",\"ts_ns\":%" PRIu64 ",\"stacks\":[",
+         p->pid, p->peak_device, p->peak_ts);
   for (size_t i = 0; i < p->nat_peak; i++) {
     printf("%s{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"stack\":", i ? "," : "",
            p->at_peak[i].bytes, p->at_peak[i].blocks);
@@ -300,7 +302,8 @@ int cmd_leaks(int argc, char **argv) {
     return rc;
   char err[512];
   struct gt_suppressions sup = {0};
-  if (o.suppressions && gt_suppressions_load(o.suppressions, &sup, err, sizeof err) != 0) {
+  if (o.suppressions &&
+      gt_suppressions_load(o.suppressions, &sup, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace leaks: %s\n", err);
     return 2;
   }

@@ -21,12 +21,12 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "util.h"
 #include "gputrace/paths.h"
 #include "gputrace/protocol.h"
+#include "util.h"
 
 #define SYNOPSIS                                                                         \
-  "record [-o FILE] [--ring-kb N] [--prometheus ADDR:PORT] [--max-size SIZE]\n"           \
+  "record [-o FILE] [--ring-kb N] [--prometheus ADDR:PORT] [--max-size SIZE]\n"          \
   "         [--keep DURATION] [--roll-size SIZE] [-q] -- CMD [ARGS...]"
 
 struct record_opts {
@@ -71,7 +71,8 @@ static int parse(int argc, char **argv, struct record_opts *o) {
       o->ring_kb = argv[++i];
     else if (!strcmp(a, "--prometheus") && i + 1 < argc)
       o->prometheus = argv[++i];
-    else if ((!strcmp(a, "--max-size") || !strcmp(a, "--roll-size") || !strcmp(a, "--keep")) &&
+    else if ((!strcmp(a, "--max-size") || !strcmp(a, "--roll-size") ||
+              !strcmp(a, "--keep")) &&
              i + 1 < argc && o->npass < 6) {
       /* always-on recording (collector/output.c); checked here for a clear error */
       uint64_t v;
@@ -81,8 +82,7 @@ static int parse(int argc, char **argv, struct record_opts *o) {
         return gt_usage_error("record", argv[i + 1], SYNOPSIS);
       o->pass[o->npass++] = a;
       o->pass[o->npass++] = argv[++i];
-    }
-    else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
       o->quiet = 1;
     else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
       return -1;
@@ -119,8 +119,9 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     dup2(2, 1); /* never write into the traced command's stdout */
     unsetenv("LD_PRELOAD");
     setenv(GT_ENV_DISABLE, "1", 1);
-    const char *args[24] = {collector, "--socket", socket_path, "--output", o->output,
-                            "--truncate", "--ready-fd", rfd, "--control-fd", cfd};
+    const char *args[24] = {collector,      "--socket",   socket_path,  "--output",
+                            o->output,      "--truncate", "--ready-fd", rfd,
+                            "--control-fd", cfd};
     int n = 10;
     if (o->prometheus)
       args[n++] = "--prometheus", args[n++] = o->prometheus;
@@ -137,7 +138,8 @@ static pid_t start_collector(const char *collector, const char *socket_path,
   close(control[0]);
   char byte = 0;
   struct pollfd p = {.fd = ready[0], .events = POLLIN};
-  int ok = pid > 0 && poll(&p, 1, 30000) == 1 && read(ready[0], &byte, 1) == 1 && byte == 'R';
+  int ok =
+      pid > 0 && poll(&p, 1, 30000) == 1 && read(ready[0], &byte, 1) == 1 && byte == 'R';
   close(ready[0]);
   if (!ok) {
     close(control[1]);
@@ -211,8 +213,8 @@ int cmd_record(int argc, char **argv) {
     default_output(out, sizeof out);
     o.output = out;
   }
-  if (gt_socket_path("record", (unsigned long)getpid(), socket_path, sizeof socket_path, err,
-                     sizeof err) != 0) {
+  if (gt_socket_path("record", (unsigned long)getpid(), socket_path, sizeof socket_path,
+                     err, sizeof err) != 0) {
     fprintf(stderr, "gputrace record: %s\n", err);
     return 2;
   }
@@ -222,7 +224,8 @@ int cmd_record(int argc, char **argv) {
   int control_w = -1;
   pid_t coll = start_collector(collector, socket_path, &o, &control_w);
   if (coll < 0) {
-    fprintf(stderr, "gputrace record: the collector did not start; %s not run\n", o.cmd[0]);
+    fprintf(stderr, "gputrace record: the collector did not start; %s not run\n",
+            o.cmd[0]);
     return 2;
   }
   pid_t child = start_command(o.cmd, shim, socket_path, o.ring_kb);

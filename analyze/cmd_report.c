@@ -22,7 +22,6 @@
   "  T: seconds from the first record (1.5, 250ms, 10us, 800ns); SIZE: bytes (80GiB, "   \
   "16G, 1e9)"
 
-
 static int bad_value(const char *opt, const char *val) {
   fprintf(stderr, "gputrace report: bad value for %s: '%s'\nusage: gputrace %s\n", opt,
           val, SYNOPSIS);

@@ -14,10 +14,14 @@ static const struct command commands[] = {
     {"record", cmd_record, "run a command traced: record [-o FILE] -- CMD [ARGS...]"},
     {"dump", cmd_dump, "print every event: dump FILE [--json | --summary]"},
     {"leaks", cmd_leaks, "memory still allocated, by stack: leaks FILE [--json] ..."},
-    {"flame", cmd_flame, "folded stacks by bytes: flame FILE [--leaked|--allocated|--peak]"},
-    {"chrome", cmd_chrome, "export for Perfetto/chrome://tracing: chrome FILE [-o OUT.json]"},
-    {"report", cmd_report, "what bounds the run, and what to change: report FILE [--json]"},
-    {"diff", cmd_diff, "regressions between two traces: diff A B [--json] [--threshold PCT]"},
+    {"flame", cmd_flame,
+     "folded stacks by bytes: flame FILE [--leaked|--allocated|--peak]"},
+    {"chrome", cmd_chrome,
+     "export for Perfetto/chrome://tracing: chrome FILE [-o OUT.json]"},
+    {"report", cmd_report,
+     "what bounds the run, and what to change: report FILE [--json]"},
+    {"diff", cmd_diff,
+     "regressions between two traces: diff A B [--json] [--threshold PCT]"},
 };
 
 static void usage(FILE *to) {

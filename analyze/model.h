@@ -21,18 +21,18 @@
 
 struct gt_model;
 
-struct gt_range { /* a completed NVTX range */
-  uint32_t pid, tid;  /* tid of the push/start */
+struct gt_range {    /* a completed NVTX range */
+  uint32_t pid, tid; /* tid of the push/start */
   uint64_t start_ns, end_ns;
-  int depth;          /* 0 = outermost (push/pop ranges); -1 for start/end */
+  int depth; /* 0 = outermost (push/pop ranges); -1 for start/end */
   uint64_t domain;
-  const char *name;   /* valid until the next gt_model_feed */
-  uint64_t tag;       /* what the open hook returned for it (0 without one) */
+  const char *name; /* valid until the next gt_model_feed */
+  uint64_t tag;     /* what the open hook returned for it (0 without one) */
 };
 
 struct gt_model_totals {
   uint64_t records, dropped, lost, processes;
-  uint64_t first_ns, last_ns;          /* over timed records */
+  uint64_t first_ns, last_ns; /* over timed records */
   uint64_t dropped_by_kind[GT_KIND_COUNT];
 };
 
@@ -70,8 +70,8 @@ const struct gt_model_totals *gt_model_totals(const struct gt_model *m);
 /* Ranges still open (pushes not popped, starts not ended), for a reader
  * that shows them at the end of the trace: fn gets each one with end_ns 0
  * (depth as in a completed range; name valid during the call). */
-void gt_model_open_ranges(struct gt_model *m, void (*fn)(void *ctx, const struct gt_range *r),
-                          void *ctx);
+void gt_model_open_ranges(struct gt_model *m,
+                          void (*fn)(void *ctx, const struct gt_range *r), void *ctx);
 
 /* The text of a record (NVTX message, kernel name, command line) — a
  * convenience over gt_record_text with the kind's length field. */

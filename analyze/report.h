@@ -49,12 +49,12 @@ enum { RP_XFER_MEMSET = 6, RP_XFER_ROWS = 7 };
 #define RP_UNDECIDED_MAX 4096 /* blocking calls kept before any DEVICE record */
 
 /* Hardware thresholds (report_hw.c; docs/report.md, "Hardware"). */
-#define RP_HW_UTIL_LOW_PCT 25      /* gpu_underutilized: utilization under this... */
-#define RP_HW_UTIL_LOW_SHARE 0.5   /* ...for at least this share of the sampled time */
-#define RP_HW_VRAM_PCT 85          /* vram_pressure: memory used above this (medium) */
-#define RP_HW_VRAM_HIGH_PCT 90     /* and above this (high) */
-#define RP_HW_HOT_C 83.0           /* thermal: at or above this, or... */
-#define RP_HW_HOT_MARGIN_C 5.0     /* ...within this of the slowdown threshold, if read */
+#define RP_HW_UTIL_LOW_PCT 25    /* gpu_underutilized: utilization under this... */
+#define RP_HW_UTIL_LOW_SHARE 0.5 /* ...for at least this share of the sampled time */
+#define RP_HW_VRAM_PCT 85        /* vram_pressure: memory used above this (medium) */
+#define RP_HW_VRAM_HIGH_PCT 90   /* and above this (high) */
+#define RP_HW_HOT_C 83.0         /* thermal: at or above this, or... */
+#define RP_HW_HOT_MARGIN_C 5.0   /* ...within this of the slowdown threshold, if read */
 
 struct rp_options {
   int has_pid;

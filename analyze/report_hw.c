@@ -99,15 +99,11 @@ void rp_hw_feed(struct report *r, const struct gt_record *rec) {
   }
 }
 
-
 static double mean(const struct rp_hw_stat *s) {
   return s->n ? s->sum / (double)s->n : 0;
 }
 
 /* ---- findings ---- */
-
-
-
 
 void rp_hw_findings(struct report *r) {
   if (!r->hw)
@@ -122,7 +118,8 @@ void rp_hw_findings(struct report *r) {
           r, "gpu_underutilized", low >= 0.9 ? "high" : "medium",
           "The GPU sat mostly idle: batch more work per launch, overlap input "
           "preparation with compute, or share the device between more workers.",
-          "GPU %u utilization was under %d %% for %.1f %% of the sampled time (mean %.1f %%)",
+          "GPU %u utilization was under %d %% for %.1f %% of the sampled time (mean %.1f "
+          "%%)",
           g, RP_HW_UTIL_LOW_PCT, 100 * low, mean(&d->m[GT_METRIC_GPU_UTIL]));
       rp_ev_u(f, "gpu", RP_EV_U64, g);
       rp_ev_frac(f, "fraction", low);
@@ -136,7 +133,8 @@ void rp_hw_findings(struct report *r) {
           r, "vram_pressure", d->vram.above_ns[1] ? "high" : "medium",
           "Device memory was nearly full: reduce the batch size or the caching "
           "allocator's reserve, or free buffers not needed any more.",
-          "GPU %u memory use was above %d %% for %.1f %% of the sampled time (above %d %%: "
+          "GPU %u memory use was above %d %% for %.1f %% of the sampled time (above %d "
+          "%%: "
           "%.1f %%)",
           g, RP_HW_VRAM_PCT, 100 * f85, RP_HW_VRAM_HIGH_PCT, 100 * f90);
       rp_ev_u(f, "gpu", RP_EV_U64, g);
@@ -150,7 +148,8 @@ void rp_hw_findings(struct report *r) {
           r, "thermal", hot >= 0.25 ? "high" : "medium",
           "The GPU ran near its thermal slowdown point, where clocks are cut: check "
           "cooling and airflow, or cap the power limit.",
-          "GPU %u temperature was at or above %.0f C for %.1f %% of the sampled time (max %.0f C)",
+          "GPU %u temperature was at or above %.0f C for %.1f %% of the sampled time "
+          "(max %.0f C)",
           g, hot_threshold(d), 100 * hot, d->m[GT_METRIC_TEMP].max);
       rp_ev_u(f, "gpu", RP_EV_U64, g);
       rp_ev_frac(f, "fraction", hot);
@@ -176,8 +175,8 @@ void rp_hw_text(FILE *o, const struct report *r) {
     const struct rp_hw_dev *d = &hw->dev[g];
     if (!d->seen)
       continue;
-    fprintf(o, "  GPU %u\n    %-14s %-6s %14s %14s %8s\n", g, "metric", "unit", "mean", "max",
-            "samples");
+    fprintf(o, "  GPU %u\n    %-14s %-6s %14s %14s %8s\n", g, "metric", "unit", "mean",
+            "max", "samples");
     for (unsigned m = 1; m < GT_METRIC_COUNT; m++)
       if (d->m[m].n)
         fprintf(o, "    %-14s %-6s %14.2f %14.2f %8" PRIu64 "\n", gt_metric_name(m),
@@ -186,16 +185,17 @@ void rp_hw_text(FILE *o, const struct report *r) {
       fprintf(o, "    utilization < %d %%: %.1f %% of the time\n", RP_HW_UTIL_LOW_PCT,
               100 * rp_frac(d->util.above_ns[0], d->util.span_ns));
     if (d->vram.span_ns)
-      fprintf(o, "    VRAM > %d %%: %.1f %% of the time; > %d %%: %.1f %%\n", RP_HW_VRAM_PCT,
-              100 * rp_frac(d->vram.above_ns[0], d->vram.span_ns), RP_HW_VRAM_HIGH_PCT,
-              100 * rp_frac(d->vram.above_ns[1], d->vram.span_ns));
+      fprintf(o, "    VRAM > %d %%: %.1f %% of the time; > %d %%: %.1f %%\n",
+              RP_HW_VRAM_PCT, 100 * rp_frac(d->vram.above_ns[0], d->vram.span_ns),
+              RP_HW_VRAM_HIGH_PCT, 100 * rp_frac(d->vram.above_ns[1], d->vram.span_ns));
     if (d->temp.span_ns)
       fprintf(o, "    temperature >= %.0f C: %.1f %% of the time\n", hot_threshold(d),
               100 * rp_frac(d->temp.above_ns[0], d->temp.span_ns));
   }
 }
 
-static void json_series(FILE *o, const char *key, const struct rp_hw_series *s, int which) {
+static void json_series(FILE *o, const char *key, const struct rp_hw_series *s,
+                        int which) {
   fprintf(o, ",\"%s_ns\":%" PRIu64 ",\"%s_fraction\":%.17g", key, s->above_ns[which], key,
           rp_frac(s->above_ns[which], s->span_ns));
 }
@@ -203,7 +203,10 @@ static void json_series(FILE *o, const char *key, const struct rp_hw_series *s, 
 void rp_hw_json(FILE *o, const struct report *r) {
   const struct rp_hw *hw = r->hw;
   fprintf(o, ",\"hardware\":{\"nvml\":\"%s\",\"devices\":[",
-          !hw ? "absent" : hw->readings ? "available" : hw->unavailable ? "unavailable" : "absent");
+          !hw               ? "absent"
+          : hw->readings    ? "available"
+          : hw->unavailable ? "unavailable"
+                            : "absent");
   const char *sep = "";
   for (unsigned g = 0; hw && g < RP_HW_MAX_DEV; g++) {
     const struct rp_hw_dev *d = &hw->dev[g];
@@ -214,8 +217,9 @@ void rp_hw_json(FILE *o, const struct report *r) {
     const char *msep = "";
     for (unsigned m = 1; m < GT_METRIC_COUNT; m++)
       if (d->m[m].n) {
-        fprintf(o, "%s\"%s\":{\"unit\":\"%s\",\"samples\":%" PRIu64
-                   ",\"mean\":%.17g,\"max\":%.17g}",
+        fprintf(o,
+                "%s\"%s\":{\"unit\":\"%s\",\"samples\":%" PRIu64
+                ",\"mean\":%.17g,\"max\":%.17g}",
                 msep, gt_metric_name(m), gt_metric_unit(m), d->m[m].n, mean(&d->m[m]),
                 d->m[m].max);
         msep = ",";
@@ -225,8 +229,8 @@ void rp_hw_json(FILE *o, const struct report *r) {
     fprintf(o, ",\"vram_sampled_ns\":%" PRIu64, d->vram.span_ns);
     json_series(o, "vram_85", &d->vram, 0);
     json_series(o, "vram_90", &d->vram, 1);
-    fprintf(o, ",\"temp_sampled_ns\":%" PRIu64 ",\"hot_threshold_c\":%.17g", d->temp.span_ns,
-            hot_threshold(d));
+    fprintf(o, ",\"temp_sampled_ns\":%" PRIu64 ",\"hot_threshold_c\":%.17g",
+            d->temp.span_ns, hot_threshold(d));
     json_series(o, "hot", &d->temp, 0);
     fputs("}", o);
   }

@@ -88,7 +88,7 @@ void rp_verdict(struct report *r) {
 /* ---- findings ---- */
 
 struct rp_finding *rp_add_finding(struct report *r, const char *rule, const char *sev,
-                              const char *advice, const char *fmt, ...) {
+                                  const char *advice, const char *fmt, ...) {
   r->findings =
       gt_grow(r->findings, &r->cfindings, r->nfindings + 1, sizeof *r->findings);
   struct rp_finding *f = &r->findings[r->nfindings++];
@@ -254,13 +254,13 @@ static void rule_small_kernels(struct report *r) {
     rp_ev_frac(f, "launch_share", launch_share);
   } else if (!measured && launches >= 100 && r->sh.kernel <= 2 * cpu) {
     /* No device timing: the kernels' time is what the host waited for them. */
-    struct rp_finding *f =
-        rp_add_finding(r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
-            "%" PRIu64
-            " launches: the host waited %.0f ns per launch for kernels (estimated) "
-            "and spent %.0f ns per launch launching them",
-            launches, (double)r->sh.kernel / (double)launches,
-            (double)cpu / (double)launches);
+    struct rp_finding *f = rp_add_finding(
+        r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
+        "%" PRIu64
+        " launches: the host waited %.0f ns per launch for kernels (estimated) "
+        "and spent %.0f ns per launch launching them",
+        launches, (double)r->sh.kernel / (double)launches,
+        (double)cpu / (double)launches);
     rp_ev_u(f, "launches", RP_EV_U64, launches);
     rp_ev_u(f, "kernel_est_ns", RP_EV_NS, r->sh.kernel);
     rp_ev_u(f, "launch_ns", RP_EV_NS, cpu);
@@ -277,14 +277,14 @@ static void rule_small_transfers(struct report *r) {
     }
   if (small < 100 || 2 * small < copies)
     return;
-  struct rp_finding *f = rp_add_finding(r, "small_transfers", small >= 1000 ? "medium" : "low",
-                             "Batch small transfers into one larger copy (pack them in "
-                             "one buffer), or keep the data "
-                             "on the device between iterations.",
-                             "%" PRIu64 " of %" PRIu64
-                             " copies moved less than 64 KiB each; each pays a fixed "
-                             "latency of microseconds",
-                             small, copies);
+  struct rp_finding *f = rp_add_finding(
+      r, "small_transfers", small >= 1000 ? "medium" : "low",
+      "Batch small transfers into one larger copy (pack them in "
+      "one buffer), or keep the data "
+      "on the device between iterations.",
+      "%" PRIu64 " of %" PRIu64 " copies moved less than 64 KiB each; each pays a fixed "
+      "latency of microseconds",
+      small, copies);
   rp_ev_u(f, "small_copies", RP_EV_U64, small);
   rp_ev_u(f, "copies", RP_EV_U64, copies);
   rp_ev_frac(f, "fraction", rp_frac(small, copies));
@@ -298,14 +298,14 @@ static void rule_alloc_churn(struct report *r) {
     return;
   const struct rp_rulestats *s = &r->rs;
   double share = rp_frac(s->alloc_ns + s->free_ns, r->sh.traced);
-  struct rp_finding *f =
-      rp_add_finding(r, "alloc_churn", share >= 0.05 ? "medium" : "low",
-          "Allocate buffers once and reuse them across iterations, or use "
-          "cudaMallocAsync with a "
-          "memory pool (or a caching allocator).",
-          "%" PRIu64 " allocations were of a size the process had freed before (%" PRIu64
-          " allocations, %" PRIu64 " frees; %.1f %% of the traced time in them)",
-          churn, s->alloc_n, s->free_n, 100 * share);
+  struct rp_finding *f = rp_add_finding(
+      r, "alloc_churn", share >= 0.05 ? "medium" : "low",
+      "Allocate buffers once and reuse them across iterations, or use "
+      "cudaMallocAsync with a "
+      "memory pool (or a caching allocator).",
+      "%" PRIu64 " allocations were of a size the process had freed before (%" PRIu64
+      " allocations, %" PRIu64 " frees; %.1f %% of the traced time in them)",
+      churn, s->alloc_n, s->free_n, 100 * share);
   rp_ev_u(f, "reallocations", RP_EV_U64, churn);
   rp_ev_u(f, "allocations", RP_EV_U64, s->alloc_n);
   rp_ev_u(f, "frees", RP_EV_U64, s->free_n);
@@ -369,13 +369,13 @@ static void rule_memory(struct report *r) {
   double used = rp_frac(r->peak_device_bytes, r->opt.device_memory);
   if (used < 0.85)
     return;
-  struct rp_finding *f =
-      rp_add_finding(r, "memory_pressure", used >= 0.90 ? "high" : "medium",
-          "Close to out-of-memory: reduce the batch size or the caching allocator's "
-          "reserve, free "
-          "buffers not needed any more, or move rarely used data to the host.",
-          "peak device memory of pid %u reached %.1f %% of the device's memory",
-          r->peak_pid, 100 * used);
+  struct rp_finding *f = rp_add_finding(
+      r, "memory_pressure", used >= 0.90 ? "high" : "medium",
+      "Close to out-of-memory: reduce the batch size or the caching allocator's "
+      "reserve, free "
+      "buffers not needed any more, or move rarely used data to the host.",
+      "peak device memory of pid %u reached %.1f %% of the device's memory", r->peak_pid,
+      100 * used);
   rp_ev_u(f, "peak_bytes", RP_EV_BYTES, r->peak_device_bytes);
   rp_ev_u(f, "device_bytes", RP_EV_BYTES, r->opt.device_memory);
   rp_ev_frac(f, "fraction", used);
@@ -411,12 +411,12 @@ static void rule_errors(struct report *r) {
     snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s: %s ×%" PRIu64,
              k ? ", " : "", gt_api_name((unsigned)(top[k][0] >> 32)),
              gt_cuda_error_name((int32_t)top[k][0]), top[k][1]);
-  struct rp_finding *f =
-      rp_add_finding(r, "api_errors", "high",
-          "Check the result of every CUDA call (and cudaGetLastError after launches): a "
-          "failed "
-          "call did not do its work, and later results may be wrong.",
-          "%" PRIu64 " CUDA calls returned an error (%s)", total, what);
+  struct rp_finding *f = rp_add_finding(
+      r, "api_errors", "high",
+      "Check the result of every CUDA call (and cudaGetLastError after launches): a "
+      "failed "
+      "call did not do its work, and later results may be wrong.",
+      "%" PRIu64 " CUDA calls returned an error (%s)", total, what);
   rp_ev_u(f, "failed_calls", RP_EV_U64, total);
   ev_str(f, "top", what);
 }

@@ -50,7 +50,6 @@ size_t gt_strtab_intern(struct gt_strtab *t, const char *s);
 size_t gt_strtab_find(const struct gt_strtab *t, const char *s);
 void gt_strtab_free(struct gt_strtab *t);
 
-
 /* "812 ns", "12.4 µs", "3.25 ms", "1.50 s" */
 const char *gt_fmt_ns(char *buf, size_t len, uint64_t ns);
 /* "512 B", "64.0 KiB", "1.00 MiB", "2.50 GiB" */

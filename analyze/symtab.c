@@ -34,7 +34,6 @@ struct gt_symtab {
   struct gt_map pyframes; /* (pid, id) -> struct pyframe* */
 };
 
-
 static char *xstrdup(const char *s) {
   char *p = strdup(s);
   if (!p)
@@ -42,7 +41,9 @@ static char *xstrdup(const char *s) {
   return p;
 }
 
-struct gt_symtab *gt_symtab_new(void) { return gt_xcalloc(1, sizeof(struct gt_symtab)); }
+struct gt_symtab *gt_symtab_new(void) {
+  return gt_xcalloc(1, sizeof(struct gt_symtab));
+}
 
 static void free_levels(struct addr *a) {
   for (unsigned i = 0; i < a->count; i++) {
@@ -128,8 +129,8 @@ static void feed_frame(struct gt_symtab *t, const struct gt_record *r) {
   char text[GT_TEXT_MAX + 1], *f[3];
   gt_record_text(r, r->u.frame.text_len, text, sizeof text);
   split(text, f, 3);
-  a->levels[level] = (struct level){xstrdup(f[0]), xstrdup(f[1]), xstrdup(f[2]),
-                                    r->u.frame.line};
+  a->levels[level] =
+      (struct level){xstrdup(f[0]), xstrdup(f[1]), xstrdup(f[2]), r->u.frame.line};
 }
 
 static void feed_pyframe(struct gt_symtab *t, const struct gt_record *r) {
@@ -146,10 +147,17 @@ static void feed_pyframe(struct gt_symtab *t, const struct gt_record *r) {
 
 void gt_symtab_feed(struct gt_symtab *t, const struct gt_record *r) {
   switch (r->kind) {
-  case GT_KIND_STACK: feed_stack(t, r); break;
-  case GT_KIND_FRAME: feed_frame(t, r); break;
-  case GT_KIND_PYFRAME: feed_pyframe(t, r); break;
-  default: break;
+  case GT_KIND_STACK:
+    feed_stack(t, r);
+    break;
+  case GT_KIND_FRAME:
+    feed_frame(t, r);
+    break;
+  case GT_KIND_PYFRAME:
+    feed_pyframe(t, r);
+    break;
+  default:
+    break;
   }
 }
 
@@ -174,8 +182,12 @@ static int expand(struct gt_symtab *t, uint32_t pid, uint64_t entry, struct gt_f
   int n = 0;
   for (unsigned i = 0; i < a->count && n < room; i++) {
     const struct level *l = &a->levels[i];
-    out[n++] = (struct gt_frame){l->function ? l->function : "??", l->file ? l->file : "",
-                                 l->module ? l->module : "", l->line, 0, entry};
+    out[n++] = (struct gt_frame){l->function ? l->function : "??",
+                                 l->file ? l->file : "",
+                                 l->module ? l->module : "",
+                                 l->line,
+                                 0,
+                                 entry};
   }
   return n;
 }

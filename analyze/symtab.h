@@ -21,7 +21,7 @@ struct gt_frame {
   const char *module;   /* "" when unknown */
   uint32_t line;        /* 0 when unknown */
   int python;
-  uint64_t ip;          /* native frames */
+  uint64_t ip; /* native frames */
 };
 
 struct gt_symtab *gt_symtab_new(void);

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gt_streq(const char *a, const char *b) { return strcmp(a, b) == 0; }
+int gt_streq(const char *a, const char *b) {
+  return strcmp(a, b) == 0;
+}
 
 /* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
  * forms, no surrogates, nothing past U+10FFFF), or 0. */
@@ -138,4 +140,3 @@ void *gt_xcalloc(size_t n, size_t elem) {
     gt_oom();
   return p;
 }
-

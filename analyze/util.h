@@ -28,7 +28,6 @@ void *gt_grow(void *p, size_t *cap, size_t need, size_t elem);
 void *gt_xcalloc(size_t n, size_t elem);
 void *gt_xrealloc(void *p, size_t bytes);
 
-
 /* Parse "--flag" style options shared by subcommands. */
 int gt_streq(const char *a, const char *b);
 

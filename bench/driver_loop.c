@@ -11,8 +11,8 @@ typedef int (*proc_fn)(const char *, void **, int, unsigned long long, int *);
 typedef int (*init_fn)(unsigned);
 typedef int (*load_fn)(void **, const void *);
 typedef int (*getfn_fn)(void **, void *, const char *);
-typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                         unsigned, void *, void **, void **);
+typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
+                         unsigned, unsigned, void *, void **, void **);
 
 static double now_ns(void) {
   struct timespec ts;

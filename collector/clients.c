@@ -53,7 +53,9 @@ static void note(const char *fmt, const char *what, unsigned pid) {
 static int recv_hello(int fd, struct gt_hello *hello) {
   char ctrl[CMSG_SPACE(4 * sizeof(int))];
   struct iovec iov = {.iov_base = hello, .iov_len = sizeof *hello};
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl,
+  struct msghdr msg = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = ctrl,
                        .msg_controllen = sizeof ctrl};
   ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
   int memfd = -1;
@@ -89,7 +91,8 @@ static int map_ring(struct gt_client *c, int memfd, const struct gt_hello *hello
     return -1;
   c->map_len = (size_t)st.st_size;
   /* MAP_POPULATE: take the page faults now, not one per 4 KiB mid-burst. */
-  c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, memfd, 0);
+  c->map =
+      mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, memfd, 0);
   if (c->map == MAP_FAILED) {
     c->map = NULL;
     return -1;
@@ -162,15 +165,23 @@ struct gt_client *gt_client_accept(int listen_fd, struct gt_sink *sink) {
   return c;
 }
 
-int gt_client_fd(const struct gt_client *c) { return c->fd; }
+int gt_client_fd(const struct gt_client *c) {
+  return c->fd;
+}
 
 unsigned gt_client_fill_pct(const struct gt_client *c) {
   uint64_t used = gt_ring_used(&c->ring), cap = c->ring.mask + 1;
   return used >= cap ? 100u : (unsigned)(used * 100 / cap); /* head is untrusted */
 }
-uint32_t gt_client_pid(const struct gt_client *c) { return c->pid; }
-void gt_client_hangup(struct gt_client *c) { c->hung_up = 1; }
-int gt_client_done(const struct gt_client *c) { return c->hung_up && c->drained; }
+uint32_t gt_client_pid(const struct gt_client *c) {
+  return c->pid;
+}
+void gt_client_hangup(struct gt_client *c) {
+  c->hung_up = 1;
+}
+int gt_client_done(const struct gt_client *c) {
+  return c->hung_up && c->drained;
+}
 
 static void put_count(struct gt_sink *sink, const struct gt_client *c, unsigned api,
                       unsigned of_kind, uint64_t count, uint64_t now_ns) {
@@ -220,7 +231,8 @@ static int handle_pending(struct gt_client *c, uint64_t now_ns) {
 
 /* Stacks and modules feed the symbolizer; the record is committed first so
  * its FRAME records follow it. */
-static void symbols_of(struct gt_client *c, const struct gt_record *rec, struct gt_sink *sink) {
+static void symbols_of(struct gt_client *c, const struct gt_record *rec,
+                       struct gt_sink *sink) {
   struct gt_record copy[GT_MAX_SLOTS];
   memcpy(copy, rec, (size_t)rec->nslots * GT_SLOT_SIZE);
   gt_sink_commit(sink);

@@ -30,7 +30,8 @@ struct gt_output_opts {
   uint64_t keep_ns;    /* --keep: age of the oldest file; 0 = no limit */
   uint64_t roll_bytes; /* --roll-size: bytes per file (default max/4) */
 };
-struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err, size_t errlen);
+struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
+                                 size_t errlen);
 int gt_output_write_chunk(struct gt_output *out, const void *slots, size_t len,
                           uint32_t records);
 /* Cache a record later files must repeat (process starts, names, stacks). */
@@ -66,8 +67,8 @@ int gt_sink_pending(const struct gt_sink *s);
 void gt_sink_stop(struct gt_sink *s);
 uint64_t gt_sink_records(const struct gt_sink *s);
 /* Call fn(ctx, rec) for every record the sink takes (live metrics). */
-void gt_sink_observe(struct gt_sink *s, void (*fn)(void *ctx, const struct gt_record *rec),
-                     void *ctx);
+void gt_sink_observe(struct gt_sink *s,
+                     void (*fn)(void *ctx, const struct gt_record *rec), void *ctx);
 
 /* ---- clients.c ---- */
 struct gt_client;

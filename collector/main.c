@@ -35,7 +35,7 @@
 #include "gputrace/units.h"
 
 #define GT_MAX_CLIENTS 4096
-#define GT_DRAIN_BUDGET 65536       /* records per process per pass */
+#define GT_DRAIN_BUDGET 65536           /* records per process per pass */
 #define GT_CUT_INTERVAL_NS 200000000ull /* chunk at least every 200 ms */
 
 struct options {
@@ -51,14 +51,22 @@ struct options {
 };
 
 static volatile sig_atomic_t g_stop, g_roll;
-static void on_term(int sig) { (void)sig; g_stop = 1; }
-static void on_usr1(int sig) { (void)sig; g_roll = 1; }
+static void on_term(int sig) {
+  (void)sig;
+  g_stop = 1;
+}
+static void on_usr1(int sig) {
+  (void)sig;
+  g_roll = 1;
+}
 
 static void usage(FILE *to) {
-  fprintf(to, "usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]\n"
-              "         [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n"
-              "         [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]\n"
-              "         [--roll-size SIZE]\n");
+  fprintf(
+      to,
+      "usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]\n"
+      "         [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n"
+      "         [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]\n"
+      "         [--roll-size SIZE]\n");
 }
 
 static int parse_fd(const char *s, int *out) {
@@ -132,14 +140,16 @@ static int listen_on(const char *path, int *lock_fd) {
   *lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (*lock_fd < 0 || flock(*lock_fd, LOCK_EX | LOCK_NB) != 0) {
     if (!gt_collector_quiet && errno != EWOULDBLOCK)
-      fprintf(stderr, "gputrace-collector: cannot lock %s: %s\n", lock_path, strerror(errno));
+      fprintf(stderr, "gputrace-collector: cannot lock %s: %s\n", lock_path,
+              strerror(errno));
     return -1; /* another collector owns this path */
   }
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   unlink(path);
   if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
       listen(fd, 128) != 0) {
-    fprintf(stderr, "gputrace-collector: cannot listen on %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "gputrace-collector: cannot listen on %s: %s\n", path,
+            strerror(errno));
     if (fd >= 0)
       close(fd);
     return -1;
@@ -261,7 +271,8 @@ static void run(struct state *st, const struct options *o, int listen_fd,
      * rings the loop sleeps a millisecond (a default ring holds 262144
      * records, a millisecond of even a launch storm), unless compressing a
      * chunk (half a millisecond) already makes the pause. */
-    watch_sockets(st, listen_fd, moved >= GT_DRAIN_BUDGET || gt_sink_pending(sink) ? 0 : 1);
+    watch_sockets(st, listen_fd,
+                  moved >= GT_DRAIN_BUDGET || gt_sink_pending(sink) ? 0 : 1);
     accept_clients(st, listen_fd, sink);
     if (!nvml_started && st->ever_connected) { /* sample while something is traced */
       *nvml = gt_nvml_start(sink);
@@ -307,8 +318,11 @@ int main(int argc, char **argv) {
   if (listen_fd < 0)
     return o.autospawn ? 0 : 1; /* autospawn: another collector won the race */
   char err[512];
-  struct gt_output_opts oo = {.path = o.output, .append = o.append, .max_bytes = o.max_bytes,
-                              .keep_ns = o.keep_ns, .roll_bytes = o.roll_bytes};
+  struct gt_output_opts oo = {.path = o.output,
+                              .append = o.append,
+                              .max_bytes = o.max_bytes,
+                              .keep_ns = o.keep_ns,
+                              .roll_bytes = o.roll_bytes};
   struct gt_output *w = gt_output_open(&oo, err, sizeof err);
   if (!w) {
     fprintf(stderr, "gputrace-collector: %s\n", err);
@@ -352,12 +366,14 @@ int main(int argc, char **argv) {
   const char *werr = gt_output_error(w);
   uint64_t lost = gt_output_lost(w), bytes = gt_output_bytes(w);
   if (gt_output_deleted(w) && !gt_collector_quiet)
-    fprintf(stderr, "gputrace-collector: %llu oldest files of %s deleted (--max-size/--keep)\n",
+    fprintf(stderr,
+            "gputrace-collector: %llu oldest files of %s deleted (--max-size/--keep)\n",
             (unsigned long long)gt_output_deleted(w), o.output);
   int rc = 0;
   if (werr) {
-    fprintf(stderr, "gputrace-collector: writing %s failed: %s; %llu records lost, the "
-                    "trace holds what was written before\n",
+    fprintf(stderr,
+            "gputrace-collector: writing %s failed: %s; %llu records lost, the "
+            "trace holds what was written before\n",
             o.output, werr, (unsigned long long)lost);
     rc = 1;
   }

@@ -70,7 +70,8 @@ static void note(struct gt_sink *sink, const char *text) {
   gt_sink_put(sink, &rec[0]);
 }
 
-static void push(struct gt_nvml *n, uint64_t ts, unsigned dev, unsigned metric, double v) {
+static void push(struct gt_nvml *n, uint64_t ts, unsigned dev, unsigned metric,
+                 double v) {
   if (n->nq == GT_NVML_QUEUE) {
     n->overflow++;
     return;
@@ -88,8 +89,8 @@ static void push(struct gt_nvml *n, uint64_t ts, unsigned dev, unsigned metric, 
 }
 
 /* One sample of every device, in the order a reader needs (the total before
- * the memory used, the slowdown threshold before the temperature); readings are queued under the lock, the NVML
- * calls are made outside it. */
+ * the memory used, the slowdown threshold before the temperature); readings are queued
+ * under the lock, the NVML calls are made outside it. */
 static void sample(struct gt_nvml *n) {
   for (unsigned d = 0; d < n->ndev; d++) {
     struct {

@@ -51,9 +51,12 @@ struct gt_output {
   char error[600];
 };
 
-static int rolling(const struct gt_output *out) { return out->o.max_bytes || out->o.keep_ns; }
+static int rolling(const struct gt_output *out) {
+  return out->o.max_bytes || out->o.keep_ns;
+}
 
-static void file_name(const struct gt_output *out, uint32_t index, char *buf, size_t len) {
+static void file_name(const struct gt_output *out, uint32_t index, char *buf,
+                      size_t len) {
   snprintf(buf, len, "%s.%04u.gtrace", out->base, index);
 }
 
@@ -108,8 +111,8 @@ static int open_next(struct gt_output *out, char *err, size_t errlen) {
     file_name(out, out->index, path, sizeof path);
     target = path;
   }
-  out->w = gt_writer_open(target, out->o.append && !rolling(out) ? GT_WRITER_APPEND : 0, err,
-                          errlen);
+  out->w = gt_writer_open(target, out->o.append && !rolling(out) ? GT_WRITER_APPEND : 0,
+                          err, errlen);
   if (!out->w)
     return -1;
   out->opened_ns = gt_now_ns();
@@ -118,7 +121,8 @@ static int open_next(struct gt_output *out, char *err, size_t errlen) {
   return 0;
 }
 
-struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err, size_t errlen) {
+struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
+                                 size_t errlen) {
   struct gt_output *out = calloc(1, sizeof *out);
   if (!out) {
     snprintf(err, errlen, "out of memory");
@@ -214,13 +218,16 @@ void gt_output_tick(struct gt_output *out, uint64_t now_ns) {
 
 static int is_meta(const struct gt_record *r) {
   switch (r->kind) {
-  case GT_KIND_PROCESS: return r->u.proc.phase == GT_PROC_START;
+  case GT_KIND_PROCESS:
+    return r->u.proc.phase == GT_PROC_START;
   case GT_KIND_KERNEL_NAME:
   case GT_KIND_MODULE:
   case GT_KIND_STACK:
   case GT_KIND_PYFRAME:
-  case GT_KIND_FRAME: return 1;
-  default: return 0;
+  case GT_KIND_FRAME:
+    return 1;
+  default:
+    return 0;
   }
 }
 
@@ -277,7 +284,9 @@ uint64_t gt_output_lost(const struct gt_output *out) {
 uint64_t gt_output_bytes(const struct gt_output *out) {
   return out->bytes + (out->w ? gt_writer_bytes(out->w) : 0);
 }
-uint64_t gt_output_deleted(const struct gt_output *out) { return out->deleted; }
+uint64_t gt_output_deleted(const struct gt_output *out) {
+  return out->deleted;
+}
 const char *gt_output_error(const struct gt_output *out) {
   if (out->error[0])
     return out->error;

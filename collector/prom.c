@@ -36,9 +36,11 @@ struct prom_counters {
   uint64_t pid_bytes[GT_PROM_MAX_PIDS];
   int gpu_seen[GT_PROM_MAX_GPUS];
   double gpu_util[GT_PROM_MAX_GPUS], gpu_mem_used[GT_PROM_MAX_GPUS],
-      gpu_temp[GT_PROM_MAX_GPUS], gpu_power[GT_PROM_MAX_GPUS], gpu_mem_total[GT_PROM_MAX_GPUS];
-  uint8_t has_util[GT_PROM_MAX_GPUS], has_mem[GT_PROM_MAX_GPUS], has_temp[GT_PROM_MAX_GPUS],
-      has_power[GT_PROM_MAX_GPUS], has_total[GT_PROM_MAX_GPUS];
+      gpu_temp[GT_PROM_MAX_GPUS], gpu_power[GT_PROM_MAX_GPUS],
+      gpu_mem_total[GT_PROM_MAX_GPUS];
+  uint8_t has_util[GT_PROM_MAX_GPUS], has_mem[GT_PROM_MAX_GPUS],
+      has_temp[GT_PROM_MAX_GPUS], has_power[GT_PROM_MAX_GPUS],
+      has_total[GT_PROM_MAX_GPUS];
 };
 
 struct gt_prom {
@@ -85,7 +87,8 @@ void gt_prom_observe(void *ctx, const struct gt_record *r) {
   case GT_KIND_ALLOC:
     if (r->result == 0 && r->u.mem.memory == GT_MEM_DEVICE && r->u.mem.ptr) {
       int s = pid_slot(c, r->pid, 1);
-      if (s >= 0 && gt_map_put(&p->allocs, gt_pid_key(r->pid, r->u.mem.ptr), r->u.mem.bytes) == 0)
+      if (s >= 0 &&
+          gt_map_put(&p->allocs, gt_pid_key(r->pid, r->u.mem.ptr), r->u.mem.bytes) == 0)
         c->pid_bytes[s] += r->u.mem.bytes;
     }
     break;
@@ -116,11 +119,21 @@ void gt_prom_observe(void *ctx, const struct gt_record *r) {
     double v = r->u.metric.value;
     c->gpu_seen[g] = 1;
     switch (r->u.metric.metric) {
-    case GT_METRIC_GPU_UTIL: c->gpu_util[g] = v, c->has_util[g] = 1; break;
-    case GT_METRIC_MEM_USED: c->gpu_mem_used[g] = v, c->has_mem[g] = 1; break;
-    case GT_METRIC_MEM_TOTAL: c->gpu_mem_total[g] = v, c->has_total[g] = 1; break;
-    case GT_METRIC_TEMP: c->gpu_temp[g] = v, c->has_temp[g] = 1; break;
-    case GT_METRIC_POWER: c->gpu_power[g] = v, c->has_power[g] = 1; break;
+    case GT_METRIC_GPU_UTIL:
+      c->gpu_util[g] = v, c->has_util[g] = 1;
+      break;
+    case GT_METRIC_MEM_USED:
+      c->gpu_mem_used[g] = v, c->has_mem[g] = 1;
+      break;
+    case GT_METRIC_MEM_TOTAL:
+      c->gpu_mem_total[g] = v, c->has_total[g] = 1;
+      break;
+    case GT_METRIC_TEMP:
+      c->gpu_temp[g] = v, c->has_temp[g] = 1;
+      break;
+    case GT_METRIC_POWER:
+      c->gpu_power[g] = v, c->has_power[g] = 1;
+      break;
     }
     break;
   }
@@ -144,7 +157,8 @@ struct buf {
   size_t len, cap;
 };
 
-__attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char *fmt,
+                                                      ...) {
   for (;;) {
     va_list ap;
     va_start(ap, fmt);
@@ -166,7 +180,8 @@ __attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char 
 }
 
 static void gauge_gpu(struct buf *b, const char *name, const char *help,
-                      const struct prom_counters *c, const double *v, const uint8_t *has) {
+                      const struct prom_counters *c, const double *v,
+                      const uint8_t *has) {
   put(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
   for (int g = 0; g < GT_PROM_MAX_GPUS; g++)
     if (c->gpu_seen[g] && has[g])
@@ -179,9 +194,10 @@ static char *prom_format(const struct prom_counters *c, size_t *len) {
   if (!b.s)
     return NULL;
   b.s[0] = '\0';
-  put(&b, "# HELP gputrace_kernel_launches_total Kernel launches traced.\n"
-          "# TYPE gputrace_kernel_launches_total counter\n"
-          "gputrace_kernel_launches_total %llu\n",
+  put(&b,
+      "# HELP gputrace_kernel_launches_total Kernel launches traced.\n"
+      "# TYPE gputrace_kernel_launches_total counter\n"
+      "gputrace_kernel_launches_total %llu\n",
       (unsigned long long)c->launches);
   put(&b, "# HELP gputrace_api_calls_total CUDA API calls traced, by API.\n"
           "# TYPE gputrace_api_calls_total counter\n");
@@ -193,11 +209,14 @@ static char *prom_format(const struct prom_counters *c, size_t *len) {
           "# TYPE gputrace_api_seconds summary\n");
   for (unsigned a = 1; a < GT_API_COUNT; a++)
     if (c->api_calls[a])
-      put(&b, "gputrace_api_seconds_sum{api=\"%s\"} %.9f\ngputrace_api_seconds_count{api=\"%s\"} %llu\n",
+      put(&b,
+          "gputrace_api_seconds_sum{api=\"%s\"} "
+          "%.9f\ngputrace_api_seconds_count{api=\"%s\"} %llu\n",
           gt_api_name(a), (double)c->api_ns[a] / 1e9, gt_api_name(a),
           (unsigned long long)c->api_calls[a]);
-  put(&b, "# HELP gputrace_memcpy_bytes_total Bytes copied by cudaMemcpy*, by direction.\n"
-          "# TYPE gputrace_memcpy_bytes_total counter\n");
+  put(&b,
+      "# HELP gputrace_memcpy_bytes_total Bytes copied by cudaMemcpy*, by direction.\n"
+      "# TYPE gputrace_memcpy_bytes_total counter\n");
   for (unsigned d = 0; d < 6; d++)
     put(&b, "gputrace_memcpy_bytes_total{dir=\"%s\"} %llu\n", gt_dir_name(d),
         (unsigned long long)c->memcpy_bytes[d]);
@@ -207,18 +226,19 @@ static char *prom_format(const struct prom_counters *c, size_t *len) {
     if (c->pid[i])
       put(&b, "gputrace_device_memory_bytes{pid=\"%u\"} %llu\n", c->pid[i],
           (unsigned long long)c->pid_bytes[i]);
-  put(&b, "# HELP gputrace_events_dropped_total Records the rings had no room for.\n"
-          "# TYPE gputrace_events_dropped_total counter\n"
-          "gputrace_events_dropped_total %llu\n",
+  put(&b,
+      "# HELP gputrace_events_dropped_total Records the rings had no room for.\n"
+      "# TYPE gputrace_events_dropped_total counter\n"
+      "gputrace_events_dropped_total %llu\n",
       (unsigned long long)c->dropped);
-  gauge_gpu(&b, "gputrace_gpu_utilization_percent", "GPU utilization (NVML).", c, c->gpu_util,
-            c->has_util);
+  gauge_gpu(&b, "gputrace_gpu_utilization_percent", "GPU utilization (NVML).", c,
+            c->gpu_util, c->has_util);
   gauge_gpu(&b, "gputrace_gpu_memory_used_bytes", "GPU memory used (NVML).", c,
             c->gpu_mem_used, c->has_mem);
   gauge_gpu(&b, "gputrace_gpu_memory_total_bytes", "GPU memory in all (NVML).", c,
             c->gpu_mem_total, c->has_total);
-  gauge_gpu(&b, "gputrace_gpu_temperature_celsius", "GPU temperature (NVML).", c, c->gpu_temp,
-            c->has_temp);
+  gauge_gpu(&b, "gputrace_gpu_temperature_celsius", "GPU temperature (NVML).", c,
+            c->gpu_temp, c->has_temp);
   gauge_gpu(&b, "gputrace_gpu_power_watts", "GPU power draw (NVML).", c, c->gpu_power,
             c->has_power);
   *len = b.len;
@@ -238,7 +258,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
   } else if (strcmp(url, "/metrics")) {
     static const char msg[] = "gputrace-collector: metrics are at /metrics\n";
     status = MHD_HTTP_NOT_FOUND;
-    resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+    resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg,
+                                           MHD_RESPMEM_PERSISTENT);
   } else {
     struct prom_counters *c = malloc(sizeof *c);
     if (!c)
@@ -305,9 +326,9 @@ struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
   uint16_t port = ai->ai_family == AF_INET6
                       ? ntohs(((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_port)
                       : ntohs(((struct sockaddr_in *)(void *)ai->ai_addr)->sin_port);
-  p->daemon = MHD_start_daemon(flags, port, NULL, NULL, handle, p, MHD_OPTION_SOCK_ADDR,
-                               ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-                               MHD_OPTION_END);
+  p->daemon =
+      MHD_start_daemon(flags, port, NULL, NULL, handle, p, MHD_OPTION_SOCK_ADDR,
+                       ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!p->daemon) {
     snprintf(err, errlen, "--prometheus %s: cannot listen there", addr_port);

@@ -66,9 +66,13 @@ struct gt_sink *gt_sink_start(struct gt_output *w) {
   return s;
 }
 
-int gt_sink_has_room(struct gt_sink *s) { return s->queued_bytes < GT_SINK_MAX_QUEUED; }
+int gt_sink_has_room(struct gt_sink *s) {
+  return s->queued_bytes < GT_SINK_MAX_QUEUED;
+}
 
-int gt_sink_pending(const struct gt_sink *s) { return s->head != NULL; }
+int gt_sink_pending(const struct gt_sink *s) {
+  return s->head != NULL;
+}
 
 void gt_sink_cut(struct gt_sink *s) {
   struct chunk *c = s->cur;
@@ -138,10 +142,12 @@ void gt_sink_put(struct gt_sink *s, const struct gt_record *rec) {
   gt_sink_commit(s);
 }
 
-uint64_t gt_sink_records(const struct gt_sink *s) { return s->records; }
+uint64_t gt_sink_records(const struct gt_sink *s) {
+  return s->records;
+}
 
-void gt_sink_observe(struct gt_sink *s, void (*fn)(void *ctx, const struct gt_record *rec),
-                     void *ctx) {
+void gt_sink_observe(struct gt_sink *s,
+                     void (*fn)(void *ctx, const struct gt_record *rec), void *ctx) {
   s->observe = fn;
   s->observe_ctx = ctx;
 }

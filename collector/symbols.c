@@ -134,8 +134,8 @@ static int resolve(Dwfl_Module *mod, Dwarf_Addr pc, struct frame_text *out) {
   return n + 1;
 }
 
-static void put_frame(struct gt_sink *sink, uint32_t pid, uint64_t ip, int level, int count,
-                      const struct frame_text *f, const char *module) {
+static void put_frame(struct gt_sink *sink, uint32_t pid, uint64_t ip, int level,
+                      int count, const struct frame_text *f, const char *module) {
   struct gt_record buf[GT_MAX_SLOTS];
   memset(buf, 0, sizeof buf[0]);
   buf[0].ts_ns = gt_now_ns();
@@ -147,9 +147,10 @@ static void put_frame(struct gt_sink *sink, uint32_t pid, uint64_t ip, int level
   buf[0].u.frame.level = (uint16_t)level;
   buf[0].u.frame.inline_count = (uint16_t)count;
   char text[GT_TEXT_MAX];
-  int len = snprintf(text, sizeof text, "%s\x1f%s\x1f%s", f->function, f->file ? f->file : "",
-                     module ? module : "");
-  gt_record_attach_text(&buf[0], text, len < (int)sizeof text ? (size_t)len : sizeof text - 1);
+  int len = snprintf(text, sizeof text, "%s\x1f%s\x1f%s", f->function,
+                     f->file ? f->file : "", module ? module : "");
+  gt_record_attach_text(&buf[0], text,
+                        len < (int)sizeof text ? (size_t)len : sizeof text - 1);
   gt_sink_put(sink, &buf[0]);
 }
 

@@ -12,7 +12,9 @@ static uint64_t mix(uint64_t k) {
   return k;
 }
 
-void gt_map_init(struct gt_map *m) { memset(m, 0, sizeof *m); }
+void gt_map_init(struct gt_map *m) {
+  memset(m, 0, sizeof *m);
+}
 
 void gt_map_free(struct gt_map *m) {
   free(m->keys);
@@ -94,4 +96,3 @@ int gt_map_del(struct gt_map *m, uint64_t key) {
   m->tombstones++;
   return 1;
 }
-

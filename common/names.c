@@ -14,14 +14,18 @@ static const unsigned char api_kinds[GT_API_COUNT] = {
 };
 
 static const char *const kind_names[GT_KIND_COUNT] = {
-    "none",   "alloc", "free",    "memcpy",      "memset", "launch", "sync",
-    "stream", "event", "nvtx",    "process",     "kernel_name", "drop", "lost",
-    "device", "stack", "module", "pyframe", "frame", "metric", "note",
+    "none",   "alloc", "free",   "memcpy",  "memset",      "launch", "sync",
+    "stream", "event", "nvtx",   "process", "kernel_name", "drop",   "lost",
+    "device", "stack", "module", "pyframe", "frame",       "metric", "note",
 };
 
-const char *gt_api_name(unsigned api) { return api < GT_API_COUNT ? api_names[api] : "?"; }
+const char *gt_api_name(unsigned api) {
+  return api < GT_API_COUNT ? api_names[api] : "?";
+}
 
-unsigned gt_api_kind(unsigned api) { return api < GT_API_COUNT ? api_kinds[api] : 0; }
+unsigned gt_api_kind(unsigned api) {
+  return api < GT_API_COUNT ? api_kinds[api] : 0;
+}
 
 const char *gt_kind_name(unsigned kind) {
   return kind < GT_KIND_COUNT ? kind_names[kind] : "?";
@@ -43,9 +47,9 @@ const char *gt_nvtx_op_name(unsigned op) {
 }
 
 static const char *const metric_names[GT_METRIC_COUNT] = {
-    "?",           "gpu_util",   "mem_util", "mem_used", "mem_total",
-    "temperature", "power",      "power_limit", "sm_clock", "mem_clock",
-    "pcie_tx",     "pcie_rx",    "temp_slowdown",
+    "?",           "gpu_util", "mem_util",      "mem_used", "mem_total",
+    "temperature", "power",    "power_limit",   "sm_clock", "mem_clock",
+    "pcie_tx",     "pcie_rx",  "temp_slowdown",
 };
 static const char *const metric_units[GT_METRIC_COUNT] = {
     "?", "%", "%", "bytes", "bytes", "C", "W", "W", "MHz", "MHz", "B/s", "B/s", "C",

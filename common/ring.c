@@ -9,7 +9,9 @@
 
 #define GT_ALIGN64(x) (((x) + 63u) & ~(size_t)63u)
 
-static size_t seq_offset(void) { return GT_ALIGN64(sizeof(struct gt_ring_hdr)); }
+static size_t seq_offset(void) {
+  return GT_ALIGN64(sizeof(struct gt_ring_hdr));
+}
 
 static size_t slots_offset(uint64_t capacity) {
   return GT_ALIGN64(seq_offset() + capacity * sizeof(uint64_t));
@@ -77,8 +79,8 @@ static unsigned char *slot_at(const struct gt_ring *ring, uint64_t pos) {
  * producer moved head past pos. */
 static int probe_free(const struct gt_ring *ring, uint64_t pos, unsigned n) {
   for (unsigned i = 0; i < n; i++) {
-    uint64_t s = atomic_load_explicit(&ring->seq[(pos + i) & ring->mask],
-                                      memory_order_acquire);
+    uint64_t s =
+        atomic_load_explicit(&ring->seq[(pos + i) & ring->mask], memory_order_acquire);
     int64_t diff = (int64_t)(s - (pos + i));
     if (diff != 0)
       return diff < 0 ? -1 : 1;
@@ -110,8 +112,7 @@ int gt_ring_write(struct gt_ring *ring, const struct gt_record *rec) {
       pos = atomic_load_explicit(head, memory_order_relaxed);
       continue;
     }
-    if (atomic_compare_exchange_weak_explicit(head, &pos, pos + n,
-                                              memory_order_relaxed,
+    if (atomic_compare_exchange_weak_explicit(head, &pos, pos + n, memory_order_relaxed,
                                               memory_order_relaxed))
       break;
   }
@@ -122,9 +123,8 @@ int gt_ring_write(struct gt_ring *ring, const struct gt_record *rec) {
    * committed finds its text committed too. */
   for (unsigned i = n; i-- > 0;) {
     uint64_t expected = pos + i;
-    atomic_compare_exchange_strong_explicit(&ring->seq[(pos + i) & ring->mask],
-                                            &expected, pos + i + 1,
-                                            memory_order_release,
+    atomic_compare_exchange_strong_explicit(&ring->seq[(pos + i) & ring->mask], &expected,
+                                            pos + i + 1, memory_order_release,
                                             memory_order_relaxed);
   }
   return 1;
@@ -140,8 +140,8 @@ static void release_slots(struct gt_ring *ring, uint64_t tail, unsigned n) {
 }
 
 static int is_committed(const struct gt_ring *ring, uint64_t pos) {
-  return atomic_load_explicit(&ring->seq[pos & ring->mask],
-                              memory_order_acquire) == pos + 1;
+  return atomic_load_explicit(&ring->seq[pos & ring->mask], memory_order_acquire) ==
+         pos + 1;
 }
 
 /* Slots the record at `tail` occupies, or 0 if its first slot is not a
@@ -150,14 +150,13 @@ static unsigned record_slots(const struct gt_ring *ring, uint64_t tail) {
   const struct gt_record *rec = (const void *)slot_at(ring, tail);
   const struct gt_text_slot *maybe_text = (const void *)rec;
   if (maybe_text->magic == GT_TEXT_MAGIC || rec->kind == GT_KIND_NONE ||
-      rec->kind >= GT_KIND_COUNT || rec->nslots == 0 ||
-      rec->nslots > GT_MAX_SLOTS || rec->api >= GT_API_COUNT)
+      rec->kind >= GT_KIND_COUNT || rec->nslots == 0 || rec->nslots > GT_MAX_SLOTS ||
+      rec->api >= GT_API_COUNT)
     return 0;
   unsigned n = rec->nslots;
   for (unsigned i = 1; i < n; i++) {
     const struct gt_text_slot *t = (const void *)slot_at(ring, tail + i);
-    if (!is_committed(ring, tail + i) || t->magic != GT_TEXT_MAGIC ||
-        t->index != i)
+    if (!is_committed(ring, tail + i) || t->magic != GT_TEXT_MAGIC || t->index != i)
       return 0;
   }
   return n;
@@ -192,9 +191,8 @@ uint64_t gt_ring_abandon(struct gt_ring *ring) {
     return 0;
   uint64_t expected = tail;
   uint64_t cap = ring->mask + 1;
-  if (!atomic_compare_exchange_strong_explicit(&ring->seq[tail & ring->mask],
-                                               &expected, tail + cap,
-                                               memory_order_acq_rel,
+  if (!atomic_compare_exchange_strong_explicit(&ring->seq[tail & ring->mask], &expected,
+                                               tail + cap, memory_order_acq_rel,
                                                memory_order_acquire))
     return 0; /* committed meanwhile: nothing to abandon */
   ring->tail = tail + 1;

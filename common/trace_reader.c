@@ -24,8 +24,8 @@ struct gt_reader {
   unsigned char *chunk; /* decompressed slots of the current chunk */
   size_t chunk_cap;
   size_t chunk_len;
-  size_t pos;           /* offset of the next record in chunk */
-  uint64_t offset;      /* file offset of the next chunk header */
+  size_t pos;      /* offset of the next record in chunk */
+  uint64_t offset; /* file offset of the next chunk header */
   uint64_t chunks;
   uint64_t warnings;
   uint64_t bad_chunks;
@@ -36,7 +36,8 @@ struct gt_reader {
   size_t set_next;
 };
 
-__attribute__((format(printf, 2, 3))) static void warn(struct gt_reader *r, const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static void warn(struct gt_reader *r,
+                                                       const char *fmt, ...) {
   r->warnings++;
   if (r->quiet)
     return;
@@ -167,7 +168,8 @@ static int header_valid(const struct gt_chunk_header *h) {
 static int resync(struct gt_reader *r, struct gt_chunk_header *h) {
   uint64_t start = r->offset;
   for (uint64_t off = start + 1;; off++) {
-    if (fseeko(r->fp, (off_t)off, SEEK_SET) != 0 || fread(h, 1, sizeof *h, r->fp) != sizeof *h)
+    if (fseeko(r->fp, (off_t)off, SEEK_SET) != 0 ||
+        fread(h, 1, sizeof *h, r->fp) != sizeof *h)
       return 0;
     if (header_valid(h)) {
       warn(r, "skipped %" PRIu64 " damaged bytes at offset %" PRIu64, off - start, start);
@@ -188,8 +190,10 @@ static int load_chunk(struct gt_reader *r) {
       return 0;
     if (n < sizeof h) {
       r->truncated = 1;
-      warn(r, "truncated: the trace ends inside a chunk header at offset %" PRIu64
-              " (the writer was interrupted); events up to there are shown", r->offset);
+      warn(r,
+           "truncated: the trace ends inside a chunk header at offset %" PRIu64
+           " (the writer was interrupted); events up to there are shown",
+           r->offset);
       return 0;
     }
     if (!header_valid(&h)) {
@@ -199,22 +203,26 @@ static int load_chunk(struct gt_reader *r) {
         return 0;
     }
     size_t raw = (size_t)h.slots * GT_SLOT_SIZE;
-    if (grow(&r->frame, &r->frame_cap, h.compressed_bytes) || grow(&r->chunk, &r->chunk_cap, raw)) {
+    if (grow(&r->frame, &r->frame_cap, h.compressed_bytes) ||
+        grow(&r->chunk, &r->chunk_cap, raw)) {
       warn(r, "out of memory reading chunk %" PRIu64, h.index);
       return 0;
     }
     if (fread(r->frame, 1, h.compressed_bytes, r->fp) != h.compressed_bytes) {
       r->truncated = 1;
-      warn(r, "truncated: chunk %" PRIu64 " (%" PRIu32 " records) is cut short; "
-              "events before it are shown", h.index, h.records);
+      warn(r,
+           "truncated: chunk %" PRIu64 " (%" PRIu32 " records) is cut short; "
+           "events before it are shown",
+           h.index, h.records);
       return 0;
     }
     r->offset += sizeof h + h.compressed_bytes;
-    size_t got = ZSTD_decompressDCtx(r->dctx, r->chunk, raw, r->frame, h.compressed_bytes);
+    size_t got =
+        ZSTD_decompressDCtx(r->dctx, r->chunk, raw, r->frame, h.compressed_bytes);
     if (ZSTD_isError(got) || got != raw) {
       r->bad_chunks++;
-      warn(r, "chunk %" PRIu64 " is corrupt (%s): its %" PRIu32 " records are skipped", h.index,
-           ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size", h.records);
+      warn(r, "chunk %" PRIu64 " is corrupt (%s): its %" PRIu32 " records are skipped",
+           h.index, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size", h.records);
       continue;
     }
     r->chunk_len = raw;
@@ -256,7 +264,8 @@ int gt_reader_next(struct gt_reader *r, const struct gt_record **rec) {
   return 0;
 }
 
-size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf, size_t buflen) {
+size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf,
+                      size_t buflen) {
   size_t avail = (size_t)(rec->nslots - 1) * GT_TEXT_PER_SLOT;
   size_t n = len < avail ? len : avail;
   if (buflen == 0)
@@ -277,12 +286,22 @@ size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf, size
   return strlen(buf);
 }
 
-void gt_reader_set_quiet(struct gt_reader *r, int quiet) { r->quiet = quiet; }
+void gt_reader_set_quiet(struct gt_reader *r, int quiet) {
+  r->quiet = quiet;
+}
 
-const struct gt_file_header *gt_reader_header(const struct gt_reader *r) { return &r->header; }
-uint64_t gt_reader_warnings(const struct gt_reader *r) { return r->warnings; }
-uint64_t gt_reader_bad_chunks(const struct gt_reader *r) { return r->bad_chunks; }
-int gt_reader_truncated(const struct gt_reader *r) { return r->truncated; }
+const struct gt_file_header *gt_reader_header(const struct gt_reader *r) {
+  return &r->header;
+}
+uint64_t gt_reader_warnings(const struct gt_reader *r) {
+  return r->warnings;
+}
+uint64_t gt_reader_bad_chunks(const struct gt_reader *r) {
+  return r->bad_chunks;
+}
+int gt_reader_truncated(const struct gt_reader *r) {
+  return r->truncated;
+}
 
 void gt_reader_close(struct gt_reader *r) {
   if (!r)

@@ -14,10 +14,10 @@
 struct gt_writer {
   int fd;
   ZSTD_CCtx *cctx;
-  unsigned char *chunk;     /* pending uncompressed slots */
+  unsigned char *chunk; /* pending uncompressed slots */
   size_t chunk_len;
   uint32_t chunk_records;
-  unsigned char *frame;     /* compression output */
+  unsigned char *frame; /* compression output */
   size_t frame_cap;
   uint64_t next_index;
   uint64_t records;
@@ -185,9 +185,15 @@ int gt_writer_append(struct gt_writer *w, const struct gt_record *rec) {
   return 0;
 }
 
-uint64_t gt_writer_records(const struct gt_writer *w) { return w->records; }
-uint64_t gt_writer_lost(const struct gt_writer *w) { return w->lost; }
-uint64_t gt_writer_bytes(const struct gt_writer *w) { return w->bytes; }
+uint64_t gt_writer_records(const struct gt_writer *w) {
+  return w->records;
+}
+uint64_t gt_writer_lost(const struct gt_writer *w) {
+  return w->lost;
+}
+uint64_t gt_writer_bytes(const struct gt_writer *w) {
+  return w->bytes;
+}
 const char *gt_writer_error(const struct gt_writer *w) {
   return w->error[0] ? w->error : NULL;
 }

@@ -40,8 +40,8 @@
 
 enum { ST_OFF = 0, ST_STARTING = 1, ST_ON = 2, ST_DISABLED = 3 };
 
-int gt_active;                      /* ST_ON, read on every hook */
-int gt_clock_tsc;                   /* stamp records with rdtsc (shim.h) */
+int gt_active;    /* ST_ON, read on every hook */
+int gt_clock_tsc; /* stamp records with rdtsc (shim.h) */
 static _Atomic int g_state = ST_OFF;
 static _Atomic int g_constructed;
 static struct gt_ring g_ring;
@@ -103,10 +103,14 @@ static int tsc_usable(void) {
   if (want && strcmp(want, "monotonic") == 0)
     return 0;
   unsigned eax, ebx, ecx, edx;
-  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0x80000000u));
+  __asm__ volatile("cpuid"
+                   : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx)
+                   : "a"(0x80000000u));
   if (eax < 0x80000007u)
     return 0;
-  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0x80000007u));
+  __asm__ volatile("cpuid"
+                   : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx)
+                   : "a"(0x80000007u));
   if (!(edx & (1u << 8)))
     return 0;
   char src[32] = {0};

@@ -69,8 +69,17 @@ void *gt_real_dlsym(void *handle, const char *name) {
 /* ---- real pointers ---- */
 
 static void *g_slot[GT_API_COUNT];
-enum { SP_PROC, SP_PROC_V2, SP_MODFN, SP_LIBKERNEL, SP_EP, SP_EP_PTSZ, SP_EPV, SP_EPV_PTSZ,
-       SP_COUNT };
+enum {
+  SP_PROC,
+  SP_PROC_V2,
+  SP_MODFN,
+  SP_LIBKERNEL,
+  SP_EP,
+  SP_EP_PTSZ,
+  SP_EPV,
+  SP_EPV_PTSZ,
+  SP_COUNT
+};
 static void *g_special[SP_COUNT];
 
 static void *slot_get(void **slot, const char *name) {
@@ -103,9 +112,10 @@ static void *slot_get(void **slot, const char *name) {
 
 /* ---- records ---- */
 
-static void emit_mem(unsigned api, uint32_t flags, uint8_t memory, uint64_t t0, uint64_t t1,
-                     CUresult r, uint64_t ptr, uint64_t bytes, const void *stream,
-                     uint64_t pitch, uint64_t pool, uint32_t host_flags) {
+static void emit_mem(unsigned api, uint32_t flags, uint8_t memory, uint64_t t0,
+                     uint64_t t1, CUresult r, uint64_t ptr, uint64_t bytes,
+                     const void *stream, uint64_t pitch, uint64_t pool,
+                     uint32_t host_flags) {
   struct gt_record rec;
   gt_record_begin(&rec, api, t0, t1, r);
   rec.flags = flags;
@@ -165,9 +175,10 @@ static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUr
   gt_emit(&rec);
 }
 
-static void emit_launch(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUresult r,
-                        const void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, uint64_t shmem, const void *stream) {
+static void emit_launch(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
+                        CUresult r, const void *f, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, uint64_t shmem,
+                        const void *stream) {
   struct gt_record rec;
   gt_record_begin(&rec, api, t0, t1, r);
   rec.flags = flags;
@@ -216,7 +227,8 @@ GT_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t 
                 emit_pitch(t0, t1, r, dptr, pPitch, width, height));
 }
 
-GT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) {
+GT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+                                     unsigned int flags) {
   DRV_REAL(cuMemAllocManaged, (CUdeviceptr *, size_t, unsigned int));
   GT_TRACE_CALL(real_cuMemAllocManaged(dptr, bytesize, flags),
                 emit_mem(GT_API_cuMemAllocManaged, 0, GT_MEM_MANAGED, t0, t1, r,
@@ -241,8 +253,8 @@ static CUresult pinned_done(int traced, unsigned api, uint64_t t0, CUresult r,
   if (r == 0)
     gt_pinned_add(base, bytes);
   if (traced) {
-    emit_mem(api, 0, GT_MEM_PINNED_HOST, t0, t1, r, r == 0 ? (uint64_t)(uintptr_t)base : 0,
-             bytes, NULL, 0, 0, host_flags);
+    emit_mem(api, 0, GT_MEM_PINNED_HOST, t0, t1, r,
+             r == 0 ? (uint64_t)(uintptr_t)base : 0, bytes, NULL, 0, 0, host_flags);
     gt_hook_leave();
   }
   errno = saved_errno;
@@ -272,14 +284,14 @@ GT_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags
 
 GT_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags) {
   DRV_REAL(cuMemHostRegister_v2, (void *, size_t, unsigned int));
-  DRV_PINNED(GT_API_cuMemHostRegister_v2, real_cuMemHostRegister_v2(p, bytesize, Flags), p,
-             bytesize, Flags);
+  DRV_PINNED(GT_API_cuMemHostRegister_v2, real_cuMemHostRegister_v2(p, bytesize, Flags),
+             p, bytesize, Flags);
 }
 
 GT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                                const void *prop, unsigned long long flags) {
-  DRV_REAL(cuMemCreate, (CUmemGenericAllocationHandle *, size_t, const void *,
-                         unsigned long long));
+  DRV_REAL(cuMemCreate,
+           (CUmemGenericAllocationHandle *, size_t, const void *, unsigned long long));
   GT_TRACE_CALL(real_cuMemCreate(handle, size, prop, flags),
                 emit_mem(GT_API_cuMemCreate, 0, GT_MEM_DEVICE, t0, t1, r,
                          r == 0 && handle != NULL ? *handle : 0, size, NULL, 0, 0,
@@ -287,20 +299,21 @@ GT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
 }
 
 GT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
-                            CUmemGenericAllocationHandle handle, unsigned long long flags) {
+                            CUmemGenericAllocationHandle handle,
+                            unsigned long long flags) {
   DRV_REAL(cuMemMap, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
                       unsigned long long));
   GT_TRACE_CALL(real_cuMemMap(ptr, size, offset, handle, flags),
-                emit_mem(GT_API_cuMemMap, GT_F_VMM_MAP, GT_MEM_DEVICE, t0, t1, r, ptr, size,
-                         NULL, offset, handle, (uint32_t)flags));
+                emit_mem(GT_API_cuMemMap, GT_F_VMM_MAP, GT_MEM_DEVICE, t0, t1, r, ptr,
+                         size, NULL, offset, handle, (uint32_t)flags));
 }
 
 /* ---- frees ---- */
 
 GT_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   DRV_REAL(cuMemFree_v2, (CUdeviceptr));
-  GT_TRACE_CALL(real_cuMemFree_v2(dptr), emit_mem(GT_API_cuMemFree_v2, 0, GT_MEM_DEVICE, t0,
-                                                  t1, r, dptr, 0, NULL, 0, 0, 0));
+  GT_TRACE_CALL(real_cuMemFree_v2(dptr), emit_mem(GT_API_cuMemFree_v2, 0, GT_MEM_DEVICE,
+                                                  t0, t1, r, dptr, 0, NULL, 0, 0, 0));
 }
 
 #define DRV_FREE_ASYNC(name)                                                             \
@@ -317,8 +330,9 @@ DRV_FREE_ASYNC(cuMemFreeAsync_ptsz)
   GT_EXPORT CUresult name(void *p) {                                                     \
     DRV_REAL(name, (void *));                                                            \
     gt_pinned_remove(p);                                                                 \
-    GT_TRACE_CALL(real_##name(p), emit_mem(GT_API_##name, 0, GT_MEM_PINNED_HOST, t0, t1, \
-                                           r, (uint64_t)(uintptr_t)p, 0, NULL, 0, 0, 0)); \
+    GT_TRACE_CALL(real_##name(p),                                                        \
+                  emit_mem(GT_API_##name, 0, GT_MEM_PINNED_HOST, t0, t1, r,              \
+                           (uint64_t)(uintptr_t)p, 0, NULL, 0, 0, 0));                   \
   }
 DRV_FREE_PINNED(cuMemFreeHost)
 DRV_FREE_PINNED(cuMemHostUnregister)
@@ -338,26 +352,26 @@ GT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
 
 /* ---- copies and memsets ---- */
 
-#define DRV_COPY_HTOD(name, fl, sparam, sarg, strm)                                            \
+#define DRV_COPY_HTOD(name, fl, sparam, sarg, strm)                                      \
   GT_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t n sparam) {           \
     DRV_REAL(name, (CUdeviceptr, const void *, size_t sparam));                          \
     GT_TRACE_CALL(real_##name(dst, src, n sarg),                                         \
                   emit_copy(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)(uintptr_t)src, \
-                            n, cudaMemcpyHostToDevice, GT_DIR_HTOD, strm));   \
+                            n, cudaMemcpyHostToDevice, GT_DIR_HTOD, strm));              \
   }
-#define DRV_COPY_DTOH(name, fl, sparam, sarg, strm)                                            \
+#define DRV_COPY_DTOH(name, fl, sparam, sarg, strm)                                      \
   GT_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t n sparam) {                 \
     DRV_REAL(name, (void *, CUdeviceptr, size_t sparam));                                \
     GT_TRACE_CALL(real_##name(dst, src, n sarg),                                         \
                   emit_copy(GT_API_##name, fl, t0, t1, r, (uint64_t)(uintptr_t)dst, src, \
-                            n, cudaMemcpyDeviceToHost, GT_DIR_DTOH, strm));   \
+                            n, cudaMemcpyDeviceToHost, GT_DIR_DTOH, strm));              \
   }
-#define DRV_COPY_DD(name, fl, kind, dir, sparam, sarg, strm)                                   \
+#define DRV_COPY_DD(name, fl, kind, dir, sparam, sarg, strm)                             \
   GT_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t n sparam) {           \
     DRV_REAL(name, (CUdeviceptr, CUdeviceptr, size_t sparam));                           \
-    GT_TRACE_CALL(real_##name(dst, src, n sarg),                                         \
-                  emit_copy(GT_API_##name, fl, t0, t1, r, dst, src, n, kind, dir,        \
-                            strm));                                           \
+    GT_TRACE_CALL(                                                                       \
+        real_##name(dst, src, n sarg),                                                   \
+        emit_copy(GT_API_##name, fl, t0, t1, r, dst, src, n, kind, dir, strm));          \
   }
 #define SYNC_P
 #define SYNC_A
@@ -373,28 +387,31 @@ DRV_COPY_HTOD(cuMemcpyHtoD_v2, 0, SYNC_P, SYNC_A, NULL)
 DRV_COPY_HTOD(cuMemcpyHtoD_v2_ptds, 0, SYNC_P, SYNC_A, NULL)
 DRV_COPY_DTOH(cuMemcpyDtoH_v2, 0, SYNC_P, SYNC_A, NULL)
 DRV_COPY_DTOH(cuMemcpyDtoH_v2_ptds, 0, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpyDtoD_v2, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpyDtoD_v2_ptds, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpyDtoD_v2, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P, SYNC_A,
+            NULL)
+DRV_COPY_DD(cuMemcpyDtoD_v2_ptds, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P,
+            SYNC_A, NULL)
 DRV_COPY_DD(cuMemcpy, 0, cudaMemcpyDefault, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
 DRV_COPY_DD(cuMemcpy_ptds, 0, cudaMemcpyDefault, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpyAsync, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyAsync, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P,
+            ASYNC_A, hStream)
 DRV_COPY_DD(cuMemcpyAsync_ptsz, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P,
             ASYNC_A, hStream)
 DRV_COPY_HTOD(cuMemcpyHtoDAsync_v2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
 DRV_COPY_HTOD(cuMemcpyHtoDAsync_v2_ptsz, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
 DRV_COPY_DTOH(cuMemcpyDtoHAsync_v2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
 DRV_COPY_DTOH(cuMemcpyDtoHAsync_v2_ptsz, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_COPY_DD(cuMemcpyDtoDAsync_v2, GT_F_ASYNC, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, ASYNC_P,
-            ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyDtoDAsync_v2, GT_F_ASYNC, cudaMemcpyDeviceToDevice, GT_DIR_DTOD,
+            ASYNC_P, ASYNC_A, hStream)
 DRV_COPY_DD(cuMemcpyDtoDAsync_v2_ptsz, GT_F_ASYNC, cudaMemcpyDeviceToDevice, GT_DIR_DTOD,
             ASYNC_P, ASYNC_A, hStream)
 
-#define DRV_SET(name, type, width, fl, sparam, sarg, strm)                                     \
+#define DRV_SET(name, type, width, fl, sparam, sarg, strm)                               \
   GT_EXPORT CUresult name(CUdeviceptr dst, type value, size_t n sparam) {                \
     DRV_REAL(name, (CUdeviceptr, type, size_t sparam));                                  \
     GT_TRACE_CALL(real_##name(dst, value, n sarg),                                       \
-                  emit_set(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)n * (width),     \
-                           (int32_t)value, strm));                            \
+                  emit_set(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)n *(width),      \
+                           (int32_t)value, strm));                                       \
   }
 DRV_SET(cuMemsetD8_v2, unsigned char, 1, 0, SYNC_P, SYNC_A, NULL)
 DRV_SET(cuMemsetD8_v2_ptds, unsigned char, 1, 0, SYNC_P, SYNC_A, NULL)
@@ -459,9 +476,9 @@ DRV_LAUNCH_EX(cuLaunchKernelEx_ptsz)
 #define DRV_GRAPH_LAUNCH(name)                                                           \
   GT_EXPORT CUresult name(CUgraphExec g, CUstream hStream) {                             \
     DRV_REAL(name, (CUgraphExec, CUstream));                                             \
-    GT_TRACE_CALL(real_##name(g, hStream), emit_launch(GT_API_##name, GT_F_GRAPH, t0, t1, \
-                                                       r, g, 0, 0, 0, 0, 0, 0, 0,        \
-                                                       hStream));                        \
+    GT_TRACE_CALL(real_##name(g, hStream),                                               \
+                  emit_launch(GT_API_##name, GT_F_GRAPH, t0, t1, r, g, 0, 0, 0, 0, 0, 0, \
+                              0, hStream));                                              \
   }
 DRV_GRAPH_LAUNCH(cuGraphLaunch)
 DRV_GRAPH_LAUNCH(cuGraphLaunch_ptsz)
@@ -494,9 +511,10 @@ DRV_WAIT_EVENT(cuStreamWaitEvent_ptsz)
 
 /* ---- kernel names (bookkeeping, never traced) ---- */
 
-GT_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
-  SPECIAL_REAL(SP_MODFN, cuModuleGetFunction, CUresult, (CUfunction *, CUmodule, const char *),
-               CUDA_ERROR_NOT_FOUND);
+GT_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
+                                       const char *name) {
+  SPECIAL_REAL(SP_MODFN, cuModuleGetFunction, CUresult,
+               (CUfunction *, CUmodule, const char *), CUDA_ERROR_NOT_FOUND);
   CUresult r = real_cuModuleGetFunction(hfunc, hmod, name);
   int saved_errno = errno;
   if (r == 0 && hfunc != NULL && name != NULL)
@@ -505,9 +523,10 @@ GT_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const c
   return r;
 }
 
-GT_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {
-  SPECIAL_REAL(SP_LIBKERNEL, cuLibraryGetKernel, CUresult, (CUkernel *, CUlibrary, const char *),
-               CUDA_ERROR_NOT_FOUND);
+GT_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
+                                      const char *name) {
+  SPECIAL_REAL(SP_LIBKERNEL, cuLibraryGetKernel, CUresult,
+               (CUkernel *, CUlibrary, const char *), CUDA_ERROR_NOT_FOUND);
   CUresult r = real_cuLibraryGetKernel(pKernel, library, name);
   int saved_errno = errno;
   if (r == 0 && pKernel != NULL && name != NULL)
@@ -530,35 +549,50 @@ struct drv_hook {
 CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
 CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, int *);
 cudaError_t cudaGetDriverEntryPoint(const char *, void **, unsigned long long, int *);
-cudaError_t cudaGetDriverEntryPoint_ptsz(const char *, void **, unsigned long long, int *);
+cudaError_t cudaGetDriverEntryPoint_ptsz(const char *, void **, unsigned long long,
+                                         int *);
 cudaError_t cudaGetDriverEntryPointByVersion(const char *, void **, unsigned int,
                                              unsigned long long, int *);
 cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *, void **, unsigned int,
                                                   unsigned long long, int *);
 
 static const struct drv_hook g_hooks[] = {
-    H(cuMemAlloc_v2) H(cuMemAllocPitch_v2) H(cuMemAllocManaged) H(cuMemAllocAsync)
-    H(cuMemAllocAsync_ptsz) H(cuMemAllocHost_v2) H(cuMemHostAlloc) H(cuMemHostRegister_v2)
-    H(cuMemCreate) H(cuMemMap) H(cuMemFree_v2) H(cuMemFreeAsync) H(cuMemFreeAsync_ptsz)
-    H(cuMemFreeHost) H(cuMemHostUnregister) H(cuMemRelease) H(cuMemUnmap)
-    H(cuMemcpyHtoD_v2) H(cuMemcpyHtoD_v2_ptds) H(cuMemcpyDtoH_v2) H(cuMemcpyDtoH_v2_ptds)
-    H(cuMemcpyDtoD_v2) H(cuMemcpyDtoD_v2_ptds) H(cuMemcpy) H(cuMemcpy_ptds)
-    H(cuMemcpyAsync) H(cuMemcpyAsync_ptsz) H(cuMemcpyHtoDAsync_v2)
-    H(cuMemcpyHtoDAsync_v2_ptsz) H(cuMemcpyDtoHAsync_v2) H(cuMemcpyDtoHAsync_v2_ptsz)
-    H(cuMemcpyDtoDAsync_v2) H(cuMemcpyDtoDAsync_v2_ptsz) H(cuMemsetD8_v2)
-    H(cuMemsetD8_v2_ptds) H(cuMemsetD16_v2) H(cuMemsetD16_v2_ptds) H(cuMemsetD32_v2)
-    H(cuMemsetD32_v2_ptds) H(cuMemsetD8Async) H(cuMemsetD8Async_ptsz) H(cuMemsetD16Async)
-    H(cuMemsetD16Async_ptsz) H(cuMemsetD32Async) H(cuMemsetD32Async_ptsz)
-    H(cuLaunchKernel) H(cuLaunchKernel_ptsz) H(cuLaunchKernelEx) H(cuLaunchKernelEx_ptsz)
-    H(cuLaunchCooperativeKernel) H(cuLaunchCooperativeKernel_ptsz) H(cuGraphLaunch)
-    H(cuGraphLaunch_ptsz) H(cuCtxSynchronize) H(cuStreamSynchronize)
-    H(cuStreamSynchronize_ptsz) H(cuEventSynchronize) H(cuStreamWaitEvent)
-    H(cuStreamWaitEvent_ptsz)
-    S(SP_PROC, cuGetProcAddress) S(SP_PROC_V2, cuGetProcAddress_v2)
-    S(SP_MODFN, cuModuleGetFunction) S(SP_LIBKERNEL, cuLibraryGetKernel)
-    S(SP_EP, cudaGetDriverEntryPoint) S(SP_EP_PTSZ, cudaGetDriverEntryPoint_ptsz)
-    S(SP_EPV, cudaGetDriverEntryPointByVersion)
-    S(SP_EPV_PTSZ, cudaGetDriverEntryPointByVersion_ptsz)};
+    H(cuMemAlloc_v2) H(cuMemAllocPitch_v2) H(cuMemAllocManaged) H(cuMemAllocAsync) H(
+        cuMemAllocAsync_ptsz) H(cuMemAllocHost_v2) H(cuMemHostAlloc)
+        H(cuMemHostRegister_v2) H(cuMemCreate) H(cuMemMap) H(cuMemFree_v2) H(
+            cuMemFreeAsync) H(cuMemFreeAsync_ptsz) H(cuMemFreeHost) H(cuMemHostUnregister)
+            H(cuMemRelease) H(cuMemUnmap) H(cuMemcpyHtoD_v2) H(cuMemcpyHtoD_v2_ptds) H(
+                cuMemcpyDtoH_v2) H(cuMemcpyDtoH_v2_ptds) H(cuMemcpyDtoD_v2)
+                H(cuMemcpyDtoD_v2_ptds) H(cuMemcpy) H(cuMemcpy_ptds) H(cuMemcpyAsync) H(
+                    cuMemcpyAsync_ptsz) H(cuMemcpyHtoDAsync_v2)
+                    H(cuMemcpyHtoDAsync_v2_ptsz) H(cuMemcpyDtoHAsync_v2) H(
+                        cuMemcpyDtoHAsync_v2_ptsz) H(cuMemcpyDtoDAsync_v2)
+                        H(cuMemcpyDtoDAsync_v2_ptsz) H(cuMemsetD8_v2) H(
+                            cuMemsetD8_v2_ptds) H(cuMemsetD16_v2) H(cuMemsetD16_v2_ptds)
+                            H(cuMemsetD32_v2) H(cuMemsetD32_v2_ptds) H(cuMemsetD8Async) H(
+                                cuMemsetD8Async_ptsz) H(cuMemsetD16Async)
+                                H(cuMemsetD16Async_ptsz) H(cuMemsetD32Async) H(
+                                    cuMemsetD32Async_ptsz) H(cuLaunchKernel)
+                                    H(cuLaunchKernel_ptsz) H(cuLaunchKernelEx) H(
+                                        cuLaunchKernelEx_ptsz) H(cuLaunchCooperativeKernel)
+                                        H(cuLaunchCooperativeKernel_ptsz) H(cuGraphLaunch) H(
+                                            cuGraphLaunch_ptsz) H(cuCtxSynchronize)
+                                            H(cuStreamSynchronize) H(
+                                                cuStreamSynchronize_ptsz)
+                                                H(cuEventSynchronize) H(cuStreamWaitEvent) H(
+                                                    cuStreamWaitEvent_ptsz) S(SP_PROC,
+                                                                              cuGetProcAddress)
+                                                    S(SP_PROC_V2, cuGetProcAddress_v2) S(
+                                                        SP_MODFN,
+                                                        cuModuleGetFunction) S(SP_LIBKERNEL,
+                                                                               cuLibraryGetKernel)
+                                                        S(SP_EP, cudaGetDriverEntryPoint) S(
+                                                            SP_EP_PTSZ,
+                                                            cudaGetDriverEntryPoint_ptsz)
+                                                            S(SP_EPV,
+                                                              cudaGetDriverEntryPointByVersion)
+                                                                S(SP_EPV_PTSZ,
+                                                                  cudaGetDriverEntryPointByVersion_ptsz)};
 #undef H
 #undef S
 
@@ -593,8 +627,8 @@ static void *wrap(const struct drv_hook *h, void *real) {
 /* ---- dlsym ---- */
 
 /* Lookups we wrap (a traced driver function found on a handle). */
-static void *__attribute__((noinline)) wrapped_dlsym(dlsym_fn f, void *handle,
-                                                     const char *name) {
+static void *__attribute__((noinline))
+wrapped_dlsym(dlsym_fn f, void *handle, const char *name) {
   void *p = f(handle, name);
   if (p == NULL)
     return p;
@@ -704,8 +738,8 @@ GT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
 
 GT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                     cuuint64_t flags) {
-  SPECIAL_REAL(SP_PROC, cuGetProcAddress, CUresult, (const char *, void **, int, cuuint64_t),
-               CUDA_ERROR_NOT_FOUND);
+  SPECIAL_REAL(SP_PROC, cuGetProcAddress, CUresult,
+               (const char *, void **, int, cuuint64_t), CUDA_ERROR_NOT_FOUND);
   CUresult r = real_cuGetProcAddress(symbol, pfn, cudaVersion, flags);
   int saved_errno = errno;
   if (r == 0 && pfn != NULL)
@@ -731,9 +765,10 @@ static void wrap_entry_point(cudaError_t r, const char *symbol, void **funcPtr,
 }
 
 #define DRV_ENTRY_POINT(sp, name, pt_default)                                            \
-  GT_EXPORT cudaError_t name(const char *symbol, void **funcPtr, unsigned long long flags, \
-                             int *driverStatus) {                                        \
-    SPECIAL_REAL(sp, name, cudaError_t, (const char *, void **, unsigned long long, int *), \
+  GT_EXPORT cudaError_t name(const char *symbol, void **funcPtr,                         \
+                             unsigned long long flags, int *driverStatus) {              \
+    SPECIAL_REAL(sp, name, cudaError_t,                                                  \
+                 (const char *, void **, unsigned long long, int *),                     \
                  GT_ERR_NOT_SUPPORTED);                                                  \
     cudaError_t r = real_##name(symbol, funcPtr, flags, driverStatus);                   \
     wrap_entry_point(r, symbol, funcPtr, GT_RUNTIME_VERSION, flags, pt_default);         \
@@ -743,8 +778,9 @@ DRV_ENTRY_POINT(SP_EP, cudaGetDriverEntryPoint, 0)
 DRV_ENTRY_POINT(SP_EP_PTSZ, cudaGetDriverEntryPoint_ptsz, 1)
 
 #define DRV_ENTRY_POINT_V(sp, name, pt_default)                                          \
-  GT_EXPORT cudaError_t name(const char *symbol, void **funcPtr, unsigned int cudaVersion, \
-                             unsigned long long flags, int *driverStatus) {              \
+  GT_EXPORT cudaError_t name(const char *symbol, void **funcPtr,                         \
+                             unsigned int cudaVersion, unsigned long long flags,         \
+                             int *driverStatus) {                                        \
     SPECIAL_REAL(sp, name, cudaError_t,                                                  \
                  (const char *, void **, unsigned int, unsigned long long, int *),       \
                  GT_ERR_NOT_SUPPORTED);                                                  \

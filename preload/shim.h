@@ -34,12 +34,12 @@ void *gt_resolve(const char *name);
 /* dlsym itself, never wrapped (hooks_driver.c interposes dlsym). */
 void *gt_real_dlsym(void *handle, const char *name);
 
-#define GT_REAL(name, ret, params)                                            \
-  typedef ret(*gt_fn_##name##_t) params;                                      \
-  static gt_fn_##name##_t real_##name;                                        \
-  if (__builtin_expect(real_##name == NULL, 0))                               \
-    real_##name = (gt_fn_##name##_t)gt_resolve(#name);                        \
-  if (real_##name == NULL)                                                    \
+#define GT_REAL(name, ret, params)                                                       \
+  typedef ret(*gt_fn_##name##_t) params;                                                 \
+  static gt_fn_##name##_t real_##name;                                                   \
+  if (__builtin_expect(real_##name == NULL, 0))                                          \
+    real_##name = (gt_fn_##name##_t)gt_resolve(#name);                                   \
+  if (real_##name == NULL)                                                               \
   return GT_ERR_NOT_SUPPORTED
 
 /* Per-thread state (initial-exec TLS: no allocation on access). */
@@ -57,7 +57,9 @@ static inline int gt_hook_enter(void) {
   return 1;
 }
 
-static inline void gt_hook_leave(void) { gt_tls_depth = 0; }
+static inline void gt_hook_leave(void) {
+  gt_tls_depth = 0;
+}
 
 /* Timestamps: invariant-TSC ticks when the kernel itself keeps time with
  * the TSC (an rdtsc costs less than half a clock_gettime), else
@@ -95,8 +97,8 @@ static inline uint64_t gt_now(void) {
 
 /* Zero the record and fill the common header (pid, tid, api, kind from the
  * API table, timestamps, result). */
-void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0,
-                     uint64_t t1, int result);
+void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t t1,
+                     int result);
 
 /* Write a one-slot record to the ring (drops and counts when full). */
 void gt_emit(struct gt_record *rec);

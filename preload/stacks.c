@@ -178,7 +178,8 @@ static void find_python(void) {
   p.frame_code = (void *(*)(void *))dlsym(RTLD_DEFAULT, "PyFrame_GetCode");
   p.frame_line = (int (*)(void *))dlsym(RTLD_DEFAULT, "PyFrame_GetLineNumber");
   p.frame_back = (void *(*)(void *))dlsym(RTLD_DEFAULT, "PyFrame_GetBack");
-  p.getattr = (void *(*)(void *, const char *))dlsym(RTLD_DEFAULT, "PyObject_GetAttrString");
+  p.getattr =
+      (void *(*)(void *, const char *))dlsym(RTLD_DEFAULT, "PyObject_GetAttrString");
   p.utf8 = (const char *(*)(void *))dlsym(RTLD_DEFAULT, "PyUnicode_AsUTF8");
   p.decref = (void (*)(void *))dlsym(RTLD_DEFAULT, "Py_DecRef");
   void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
@@ -229,7 +230,8 @@ static struct intern_slot *intern(struct intern_slot *table, uint32_t slots, uin
 /* The published id of a slot another thread claimed (it publishes at once). */
 static uint32_t wait_id(struct intern_slot *s) {
   uint32_t id;
-  for (int spin = 0; (id = atomic_load_explicit(&s->id, memory_order_acquire)) == 0; spin++)
+  for (int spin = 0; (id = atomic_load_explicit(&s->id, memory_order_acquire)) == 0;
+       spin++)
     if (spin > 1000000)
       return 0;
   return id;
@@ -368,4 +370,6 @@ void gt_stacks_after_fork(void) {
   pthread_mutex_init(&g_module_lock, NULL);
 }
 
-uint64_t gt_stacks_table_full(void) { return atomic_load(&g_table_full); }
+uint64_t gt_stacks_table_full(void) {
+  return atomic_load(&g_table_full);
+}

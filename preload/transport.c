@@ -27,8 +27,8 @@ extern char **environ;
 static char g_socket[108];
 static char g_output[PATH_MAX];
 static char g_collector[PATH_MAX];
-static int g_can_spawn;   /* plain LD_PRELOAD: we know the output file */
-static int g_chose_file;  /* this process picked the output: truncate it */
+static int g_can_spawn;  /* plain LD_PRELOAD: we know the output file */
+static int g_chose_file; /* this process picked the output: truncate it */
 static int g_sock = -1;
 static void *g_map;
 static size_t g_map_len;
@@ -126,8 +126,9 @@ static long spawn_collector(void) {
     errno = ENOENT;
     return -1;
   }
-  char *argv[] = {g_collector, "--socket", g_socket, "--output", g_output,
-                  g_chose_file ? "--truncate" : "--append", "--autospawn", NULL};
+  char *argv[] = {g_collector,   "--socket", g_socket,
+                  "--output",    g_output,   g_chose_file ? "--truncate" : "--append",
+                  "--autospawn", NULL};
   long pid = syscall(SYS_clone, 0 /* no flags, exit signal 0 */, NULL, NULL, NULL, NULL);
   if (pid == 0) {
     setsid();
@@ -201,7 +202,9 @@ static int send_hello(int fd, int memfd, size_t bytes, uint32_t pid) {
   char ctrl[CMSG_SPACE(sizeof(int))];
   memset(ctrl, 0, sizeof ctrl);
   struct iovec iov = {.iov_base = &hello, .iov_len = sizeof hello};
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl,
+  struct msghdr msg = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = ctrl,
                        .msg_controllen = sizeof ctrl};
   struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
   cm->cmsg_level = SOL_SOCKET;
@@ -232,7 +235,8 @@ static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memf
     return -1;
   }
   size_t len = gt_ring_bytes(cap);
-  int fd = (int)syscall(SYS_memfd_create, "gputrace-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  int fd =
+      (int)syscall(SYS_memfd_create, "gputrace-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
     return -1;
   void *mem = MAP_FAILED;

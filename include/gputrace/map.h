@@ -16,7 +16,7 @@ struct gt_map {
 
 void gt_map_init(struct gt_map *m);
 void gt_map_free(struct gt_map *m);
-int gt_map_put(struct gt_map *m, uint64_t key, uint64_t val); /* 0 or -1 (OOM) */
+int gt_map_put(struct gt_map *m, uint64_t key, uint64_t val);        /* 0 or -1 (OOM) */
 int gt_map_get(const struct gt_map *m, uint64_t key, uint64_t *val); /* 1 found */
 int gt_map_del(struct gt_map *m, uint64_t key);                      /* 1 removed */
 

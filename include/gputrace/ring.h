@@ -51,9 +51,9 @@ struct gt_ring_hdr {
   _Alignas(64) _Atomic uint64_t dropped[GT_KIND_COUNT];
   _Alignas(64) uint64_t consumer_tail; /* a mirror for debugging; the
                                          consumer trusts only its own copy */
-  _Atomic uint32_t exited; /* set by the producer's atexit handler: the
-                              process ended through exit(), not a kill, a
-                              crash, _exit or exec */
+  _Atomic uint32_t exited;             /* set by the producer's atexit handler: the
+                                          process ended through exit(), not a kill, a
+                                          crash, _exit or exec */
 };
 
 struct gt_ring {

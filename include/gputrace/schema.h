@@ -22,7 +22,7 @@
 #define GT_TEXT_PER_SLOT 88u
 #define GT_MAX_SLOTS 16u /* first slot + up to 15 continuation slots */
 #define GT_TEXT_MAX (GT_TEXT_PER_SLOT * (GT_MAX_SLOTS - 1u)) /* 1320 bytes */
-#define GT_TEXT_MAGIC 0x54585447u                              /* "GTXT" */
+#define GT_TEXT_MAGIC 0x54585447u                            /* "GTXT" */
 
 enum gt_kind {
   GT_KIND_NONE = 0,
@@ -45,7 +45,7 @@ enum gt_kind {
   GT_KIND_PYFRAME = 17,     /* an interned Python frame (shim) */
   GT_KIND_FRAME = 18,       /* a symbolized instruction address (collector) */
   GT_KIND_METRIC = 19,      /* a hardware counter reading (collector, NVML) */
-  GT_KIND_NOTE = 20,        /* a note about the trace (collector), e.g. "nvml unavailable" */
+  GT_KIND_NOTE = 20, /* a note about the trace (collector), e.g. "nvml unavailable" */
   GT_KIND_COUNT
 };
 
@@ -84,23 +84,24 @@ enum gt_proc_phase {
 };
 
 /* rec.flags */
-#define GT_F_PINNED 0x1u       /* memcpy: the host side is page-locked */
-#define GT_F_ASYNC 0x2u        /* the API is stream-ordered (…Async) */
-#define GT_F_TEXT_TRUNC 0x4u   /* text was longer than GT_TEXT_MAX */
+#define GT_F_PINNED 0x1u        /* memcpy: the host side is page-locked */
+#define GT_F_ASYNC 0x2u         /* the API is stream-ordered (…Async) */
+#define GT_F_TEXT_TRUNC 0x4u    /* text was longer than GT_TEXT_MAX */
 #define GT_F_KERNEL_HANDLE 0x8u /* launch: kernel is a cudaKernel_t, no stub known */
-#define GT_F_HOST_FN 0x10u     /* launch: a host function (cudaLaunchHostFunc) */
-#define GT_F_GRAPH 0x20u       /* launch: a graph (cudaGraphLaunch) */
-#define GT_F_PAGEABLE 0x40u    /* memcpy: a host side is known to be pageable */
-#define GT_F_VMM_MAP 0x80u     /* alloc/free: cuMemMap/cuMemUnmap of a virtual range
-                                  (holds no memory: cuMemCreate does) */
-#define GT_F_REPLAYED 0x100u   /* metadata repeated at the start of a rolling file */
+#define GT_F_HOST_FN 0x10u      /* launch: a host function (cudaLaunchHostFunc) */
+#define GT_F_GRAPH 0x20u        /* launch: a graph (cudaGraphLaunch) */
+#define GT_F_PAGEABLE 0x40u     /* memcpy: a host side is known to be pageable */
+#define GT_F_VMM_MAP                                                                     \
+  0x80u                      /* alloc/free: cuMemMap/cuMemUnmap of a virtual range       \
+                                (holds no memory: cuMemCreate does) */
+#define GT_F_REPLAYED 0x100u /* metadata repeated at the start of a rolling file */
 
 struct gt_mem_args { /* ALLOC, FREE */
   uint64_t ptr;
-  uint64_t bytes;  /* 0 for frees: the analyzer matches them to allocations */
-  uint64_t stream; /* stream-ordered APIs */
-  uint64_t pitch;  /* cudaMallocPitch: row pitch (bytes = pitch * height) */
-  uint64_t pool;   /* cudaMallocFromPoolAsync */
+  uint64_t bytes;      /* 0 for frees: the analyzer matches them to allocations */
+  uint64_t stream;     /* stream-ordered APIs */
+  uint64_t pitch;      /* cudaMallocPitch: row pitch (bytes = pitch * height) */
+  uint64_t pool;       /* cudaMallocFromPoolAsync */
   uint32_t host_flags; /* cudaHostAlloc / cudaHostRegister / managed flags */
   uint8_t memory;      /* enum gt_memory */
   uint8_t pad[3];
@@ -109,7 +110,7 @@ struct gt_mem_args { /* ALLOC, FREE */
 struct gt_copy_args { /* MEMCPY */
   uint64_t dst;
   uint64_t src;
-  uint64_t bytes;  /* total bytes moved (width * height for 2D) */
+  uint64_t bytes; /* total bytes moved (width * height for 2D) */
   uint64_t stream;
   uint32_t width;  /* 2D: bytes per row, else 0 */
   uint32_t height; /* 2D: rows, else 0 */
@@ -118,7 +119,7 @@ struct gt_copy_args { /* MEMCPY */
   uint8_t pad[2];
   int32_t dst_device; /* peer copies; -1 otherwise */
   int32_t src_device;
-  uint32_t corr;      /* see gt_launch_args.corr */
+  uint32_t corr; /* see gt_launch_args.corr */
 };
 
 struct gt_set_args { /* MEMSET */
@@ -132,7 +133,7 @@ struct gt_set_args { /* MEMSET */
 };
 
 struct gt_launch_args { /* LAUNCH */
-  uint64_t kernel; /* host stub address: the key of KERNEL_NAME records */
+  uint64_t kernel;      /* host stub address: the key of KERNEL_NAME records */
   uint32_t grid[3];
   uint32_t block[3];
   uint64_t shared_mem;
@@ -161,23 +162,23 @@ struct gt_device_args { /* DEVICE: ts_ns = device start on the host clock,
   uint8_t dir;     /* copies: enum gt_dir */
   uint8_t source;  /* enum gt_devtime_source */
   uint8_t pad[5];
-  int32_t device;  /* device ordinal */
+  int32_t device; /* device ordinal */
   uint32_t pad2;
 };
 
 struct gt_handle_args { /* SYNC, STREAM, EVENT */
-  uint64_t handle;  /* the stream or event */
-  uint64_t handle2; /* cudaStreamWaitEvent's event; cudaEventRecord's stream */
+  uint64_t handle;      /* the stream or event */
+  uint64_t handle2;     /* cudaStreamWaitEvent's event; cudaEventRecord's stream */
   uint32_t flags;
   int32_t priority;
 };
 
 struct gt_nvtx_args { /* NVTX; text: the message */
-  uint64_t range_id; /* start/end ranges */
-  uint64_t domain;   /* 0 = default domain */
-  uint32_t op;       /* enum gt_nvtx_op */
+  uint64_t range_id;  /* start/end ranges */
+  uint64_t domain;    /* 0 = default domain */
+  uint32_t op;        /* enum gt_nvtx_op */
   uint32_t color;
-  int32_t depth;     /* push/pop: the level the runtime returned */
+  int32_t depth; /* push/pop: the level the runtime returned */
   uint32_t text_len;
 };
 
@@ -189,7 +190,7 @@ struct gt_process_args { /* PROCESS; text: command line */
   uint64_t dropped; /* END: records the ring had no room for */
   uint64_t lost;    /* END: slots skipped as abandoned or corrupt */
   uint32_t text_len;
-  uint32_t exited;  /* END: 1 if the process ended through exit() */
+  uint32_t exited; /* END: 1 if the process ended through exit() */
 };
 
 struct gt_kernel_name_args { /* KERNEL_NAME; text: mangled device name */
@@ -205,16 +206,16 @@ struct gt_kernel_name_args { /* KERNEL_NAME; text: mangled device name */
 
 struct gt_stack_args { /* STACK; text slots: depth 64-bit entries, innermost
                           first: return addresses, or GT_STACK_PYFRAME | id */
-  uint32_t id;     /* per process, from 1; referenced by rec.stack_id */
+  uint32_t id;         /* per process, from 1; referenced by rec.stack_id */
   uint32_t depth;
   uint32_t text_len; /* depth * 8 */
   uint32_t python;   /* entries that are Python frames */
 };
 
 struct gt_module_args { /* MODULE; text: the object's path */
-  uint64_t bias;  /* load bias (dlpi_addr) */
-  uint64_t start; /* lowest address of its PT_LOAD segments */
-  uint64_t end;   /* highest address + 1 */
+  uint64_t bias;        /* load bias (dlpi_addr) */
+  uint64_t start;       /* lowest address of its PT_LOAD segments */
+  uint64_t end;         /* highest address + 1 */
   uint32_t text_len;
   uint32_t pad;
 };
@@ -277,11 +278,11 @@ struct gt_record {
   uint64_t dur_ns; /* time inside the real call */
   uint32_t pid;
   uint32_t tid;
-  uint16_t api;    /* enum gt_api */
-  uint8_t kind;    /* enum gt_kind */
-  uint8_t nslots;  /* 1 + continuation slots */
-  int32_t result;  /* the cudaError_t returned, untouched */
-  uint32_t flags;  /* GT_F_* */
+  uint16_t api;      /* enum gt_api */
+  uint8_t kind;      /* enum gt_kind */
+  uint8_t nslots;    /* 1 + continuation slots */
+  int32_t result;    /* the cudaError_t returned, untouched */
+  uint32_t flags;    /* GT_F_* */
   uint32_t stack_id; /* STACK record id of the call's stack; 0 = none */
   union {
     struct gt_mem_args mem;

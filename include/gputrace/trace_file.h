@@ -25,18 +25,18 @@
 
 #define GT_FILE_MAGIC "GPUTRACE"
 #define GT_FILE_VERSION 1u
-#define GT_CHUNK_MAGIC 0x4b434847u /* "GHCK" */
-#define GT_CHUNK_TARGET (1u << 20) /* uncompressed bytes per chunk */
+#define GT_CHUNK_MAGIC 0x4b434847u     /* "GHCK" */
+#define GT_CHUNK_TARGET (1u << 20)     /* uncompressed bytes per chunk */
 #define GT_CHUNK_MAX_BYTES (64u << 20) /* bound a reader accepts */
 
 struct gt_file_header {
-  char magic[8];          /* "GPUTRACE" */
-  uint32_t version;       /* GT_FILE_VERSION */
-  uint32_t header_bytes;  /* 64 */
-  uint32_t slot_size;     /* GT_SLOT_SIZE */
-  uint32_t flags;         /* 0 */
-  uint64_t realtime_ns;   /* CLOCK_REALTIME when the file was created */
-  uint64_t monotonic_ns;  /* CLOCK_MONOTONIC at the same moment */
+  char magic[8];         /* "GPUTRACE" */
+  uint32_t version;      /* GT_FILE_VERSION */
+  uint32_t header_bytes; /* 64 */
+  uint32_t slot_size;    /* GT_SLOT_SIZE */
+  uint32_t flags;        /* 0 */
+  uint64_t realtime_ns;  /* CLOCK_REALTIME when the file was created */
+  uint64_t monotonic_ns; /* CLOCK_MONOTONIC at the same moment */
   uint32_t collector_pid;
   uint8_t reserved[20];
 };
@@ -81,7 +81,7 @@ int gt_writer_write_chunk(struct gt_writer *w, const void *slots, size_t len,
 
 uint64_t gt_writer_records(const struct gt_writer *w);
 uint64_t gt_writer_lost(const struct gt_writer *w);
-uint64_t gt_writer_bytes(const struct gt_writer *w); /* bytes in the file */
+uint64_t gt_writer_bytes(const struct gt_writer *w);    /* bytes in the file */
 const char *gt_writer_error(const struct gt_writer *w); /* NULL if none */
 
 /* Flush, close, free. Returns 0, or -1 if any write failed. */
@@ -103,7 +103,8 @@ int gt_reader_next(struct gt_reader *r, const struct gt_record **rec);
 
 /* Copy the text carried by `rec` into buf (NUL-terminated, cut to buflen-1).
  * `len` is the text_len field of the record's kind. Returns the length. */
-size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf, size_t buflen);
+size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf,
+                      size_t buflen);
 
 /* Count problems without printing them (fuzzing, tools that report them
  * their own way). */

@@ -98,12 +98,18 @@ EXPORT nvmlReturn_t nvmlShutdown(void) {
 
 EXPORT const char *nvmlErrorString(nvmlReturn_t r) {
   switch (r) {
-  case NVML_SUCCESS: return "Success";
-  case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-  case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-  case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-  case NVML_ERROR_LIBRARY_NOT_FOUND: return "NVML Shared Library Not Found";
-  default: return "Unknown Error";
+  case NVML_SUCCESS:
+    return "Success";
+  case NVML_ERROR_UNINITIALIZED:
+    return "Uninitialized";
+  case NVML_ERROR_INVALID_ARGUMENT:
+    return "Invalid Argument";
+  case NVML_ERROR_NOT_SUPPORTED:
+    return "Not Supported";
+  case NVML_ERROR_LIBRARY_NOT_FOUND:
+    return "NVML Shared Library Not Found";
+  default:
+    return "Unknown Error";
   }
 }
 
@@ -173,7 +179,8 @@ static nvmlReturn_t uint_field(nvmlDevice_t d, unsigned int *out, int i) {
   return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int *t) {
+EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor,
+                                             unsigned int *t) {
   if (sensor != 0) /* NVML_TEMPERATURE_GPU */
     return NVML_ERROR_INVALID_ARGUMENT;
   return uint_field(d, t, 4);

@@ -23,8 +23,13 @@ typedef struct {
   void *attrs;
   unsigned nattrs;
 } CUlaunchConfig;
-typedef struct { int type, handle_types, loc_type, loc_id; unsigned long long flags[4]; } Prop;
-typedef struct { int loc_type, loc_id, flags; } Access;
+typedef struct {
+  int type, handle_types, loc_type, loc_id;
+  unsigned long long flags[4];
+} Prop;
+typedef struct {
+  int loc_type, loc_id, flags;
+} Access;
 
 #define FNS(X)                                                                           \
   X(cuInit, (unsigned))                                                                  \
@@ -45,7 +50,8 @@ typedef struct { int loc_type, loc_id, flags; } Access;
   X(cuStreamSynchronize, (CUstream))                                                     \
   X(cuMemCreate, (CUmemHandle *, size_t, const Prop *, unsigned long long))              \
   X(cuMemRelease, (CUmemHandle))                                                         \
-  X(cuMemAddressReserve, (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long)) \
+  X(cuMemAddressReserve,                                                                 \
+    (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long))                    \
   X(cuMemAddressFree, (CUdeviceptr, size_t))                                             \
   X(cuMemMap, (CUdeviceptr, size_t, size_t, CUmemHandle, unsigned long long))            \
   X(cuMemUnmap, (CUdeviceptr, size_t))                                                   \
@@ -67,10 +73,12 @@ static int failures;
 #if defined(DRV_LINK)
 /* cuda.h's names: the _v2 entry points. */
 #define L(name, params) CUresult name params;
-L(cuMemAlloc_v2, (CUdeviceptr *, size_t)) L(cuMemFree_v2, (CUdeviceptr))
-L(cuMemAllocHost_v2, (void **, size_t)) L(cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t))
-L(cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t)) L(cuMemcpyDtoD_v2, (CUdeviceptr, CUdeviceptr, size_t))
-L(cuMemsetD32_v2, (CUdeviceptr, unsigned, size_t))
+L(cuMemAlloc_v2, (CUdeviceptr *, size_t))
+L(cuMemFree_v2, (CUdeviceptr)) L(cuMemAllocHost_v2, (void **, size_t))
+    L(cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t))
+        L(cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t))
+            L(cuMemcpyDtoD_v2, (CUdeviceptr, CUdeviceptr, size_t))
+                L(cuMemsetD32_v2, (CUdeviceptr, unsigned, size_t))
 #define cuMemAlloc cuMemAlloc_v2
 #define cuMemFree cuMemFree_v2
 #define cuMemAllocHost cuMemAllocHost_v2
@@ -79,15 +87,17 @@ L(cuMemsetD32_v2, (CUdeviceptr, unsigned, size_t))
 #define cuMemcpyDtoD cuMemcpyDtoD_v2
 #define cuMemsetD32 cuMemsetD32_v2
 #define DECL2(name, params) CUresult name params;
-FNS(DECL2)
+                    FNS(DECL2)
 #define SET(name, params) p_##name = name;
-static void load(void) { FNS(SET) }
+                        static void load(void) {
+  FNS(SET)
+}
 #else
 static void *g_lib;
 #if defined(DRV_DLSYM)
-static const char *const v2_names[] = {"cuMemAlloc", "cuMemFree", "cuMemAllocHost",
-                                       "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpyDtoD",
-                                       "cuMemsetD32", NULL};
+static const char *const v2_names[] = {
+    "cuMemAlloc",   "cuMemFree",    "cuMemAllocHost", "cuMemcpyHtoD",
+    "cuMemcpyDtoH", "cuMemcpyDtoD", "cuMemsetD32",    NULL};
 static void *get(const char *name) {
   char buf[64];
   for (int i = 0; v2_names[i]; i++)

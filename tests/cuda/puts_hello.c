@@ -1,4 +1,6 @@
 /* puts_hello.c — calls puts(); run with next_wrapper.so preloaded. */
 #include <stdio.h>
 
-int main(void) { return puts("hello") < 0; }
+int main(void) {
+  return puts("hello") < 0;
+}

@@ -10,24 +10,24 @@
 static int check_failures;
 static int check_count;
 
-#define CHECK(cond)                                                                   \
-  do {                                                                                \
-    check_count++;                                                                    \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);        \
-      check_failures++;                                                               \
-    }                                                                                 \
+#define CHECK(cond)                                                                      \
+  do {                                                                                   \
+    check_count++;                                                                       \
+    if (!(cond)) {                                                                       \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);           \
+      check_failures++;                                                                  \
+    }                                                                                    \
   } while (0)
 
-#define CHECK_EQ_U64(a, b)                                                            \
-  do {                                                                                \
-    uint64_t va_ = (uint64_t)(a), vb_ = (uint64_t)(b);                                \
-    check_count++;                                                                    \
-    if (va_ != vb_) {                                                                 \
-      fprintf(stderr, "%s:%d: %s == %s failed: %" PRIu64 " != %" PRIu64 "\n",         \
-              __FILE__, __LINE__, #a, #b, va_, vb_);                                  \
-      check_failures++;                                                               \
-    }                                                                                 \
+#define CHECK_EQ_U64(a, b)                                                               \
+  do {                                                                                   \
+    uint64_t va_ = (uint64_t)(a), vb_ = (uint64_t)(b);                                   \
+    check_count++;                                                                       \
+    if (va_ != vb_) {                                                                    \
+      fprintf(stderr, "%s:%d: %s == %s failed: %" PRIu64 " != %" PRIu64 "\n", __FILE__,  \
+              __LINE__, #a, #b, va_, vb_);                                               \
+      check_failures++;                                                                  \
+    }                                                                                    \
   } while (0)
 
 static inline int check_finish(const char *name) {

@@ -183,7 +183,8 @@ static void test_threads(uint64_t capacity) {
     total_got += got[t];
   }
   /* Exact accounting: every call was either delivered or counted dropped. */
-  CHECK_EQ_U64(total_got + ring.hdr->dropped[GT_KIND_LAUNCH], (uint64_t)THREADS * PER_THREAD);
+  CHECK_EQ_U64(total_got + ring.hdr->dropped[GT_KIND_LAUNCH],
+               (uint64_t)THREADS * PER_THREAD);
   CHECK_EQ_U64(ring.lost, 0);
   printf("threads: capacity %llu: %llu delivered, %llu dropped\n",
          (unsigned long long)capacity, (unsigned long long)total_got,

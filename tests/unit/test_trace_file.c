@@ -62,7 +62,8 @@ static uint64_t read_all(const char *path, uint64_t *warnings, int *ordered) {
     if (rec->ts_ns != n % 100000)
       *ordered = 0;
     if (rec->kind == GT_KIND_KERNEL_NAME &&
-        (gt_record_text(rec, rec->u.kname.text_len, text, sizeof text) != 200 || text[199] != 'k'))
+        (gt_record_text(rec, rec->u.kname.text_len, text, sizeof text) != 200 ||
+         text[199] != 'k'))
       *ordered = 0;
     n++;
   }
@@ -126,7 +127,7 @@ static void test_truncation(void) {
     if (!ordered)
       all_ordered = 0;
   }
-  CHECK(monotonic);   /* a longer prefix never yields fewer records */
+  CHECK(monotonic); /* a longer prefix never yields fewer records */
   /* Every cut inside a chunk is reported, once; a cut that falls exactly on
    * a chunk boundary (like the first, after the file header) reads as a
    * shorter complete trace. */
