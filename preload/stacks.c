@@ -5,9 +5,16 @@
  *    traced call) or none. gt_stack_id() is called from gt_record_begin with
  *    the recursion guard held and returns the id of the calling thread's
  *    current stack (0 when off or when it cannot be captured).
- *  - Native frames come from libunwind's unw_backtrace (per-thread caches),
- *    with the shim's own frames skipped. When the thread holds the GIL of a
- *    CPython found in the process (looked up with dlsym, never linked), its
+ *  - Native frames come from glibc's backtrace() (libgcc's DWARF unwinder,
+ *    which glibc loads from the system on first use), with the shim's own
+ *    frames skipped. Not libunwind, although it is ~13x faster: the shim is
+ *    injected into programs that may load their own libunwind (two copies
+ *    under one soname clash, and Debian ships no position-independent
+ *    libunwind.a to hide inside the shim), and libunwind keeps descriptors
+ *    in the program (its memory-validation pipe) that a program closing
+ *    all descriptors reuses. libgcc's unwinder keeps none, needs nothing
+ *    bundled, and finds unwind tables lock-free (_dl_find_object). When the thread holds
+ * the GIL of a CPython found in the process (looked up with dlsym, never linked), its
  *    Python frames replace the interpreter's evaluation-loop frames: they
  *    are spliced in where the innermost _PyEval_EvalFrameDefault frame was.
  *  - Each distinct stack is written once as a STACK record; the objects its
@@ -20,8 +27,7 @@
  *  - A forked child forgets everything and re-emits into its own ring.
  */
 #include <dlfcn.h>
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
+#include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -68,7 +74,12 @@ void gt_stacks_configure(void) {
     gt_stacks_mode = STACKS_ALL;
   else
     gt_stacks_mode = STACKS_ALLOC;
-  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  if (gt_stacks_mode != STACKS_NONE) {
+    /* glibc loads libgcc_s (dlopen, malloc) on the first backtrace(): do it
+     * at start-up rather than inside the first traced call. */
+    void *warm[2];
+    backtrace(warm, 2);
+  }
 }
 
 int gt_stacks_wanted(unsigned kind) {
@@ -306,7 +317,7 @@ static int collect(uint64_t *out) {
   if (atomic_load(&g_py_state) == 0)
     find_python(); /* where the eval loop is, before the first walk */
   void *ips[UNWIND_MAX];
-  int n = unw_backtrace(ips, UNWIND_MAX);
+  int n = backtrace(ips, UNWIND_MAX);
   int depth = 0, spliced = 0;
   uint64_t py[GT_STACK_MAX_DEPTH];
   int npy = -1;

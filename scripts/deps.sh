@@ -5,8 +5,9 @@
 # /usr/local/cuda (or CUDA_HOME); it is not a Debian package.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libunwind-dev libdw-dev libelf-dev
+packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libdw-dev libelf-dev
           python3 clang
+          patchelf util-linux procps # scripts/bundle.sh and its test (unshare, pgrep)
           libmicrohttpd-dev curl) # live metrics (--prometheus) and their test
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

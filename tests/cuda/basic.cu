@@ -6,6 +6,7 @@
 //   Default resolved to HtoD), memset 2, launch 15 (infer x10, scale<float> x5),
 //   stream create/destroy 1+1, event create x2, record x2, sync: device x2,
 //   stream x1, event x1.
+// expect: alloc=5 free=5 memcpy=6 memset=2 launch=15 sync=4 stream=2 event=4
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>

@@ -6,7 +6,7 @@
 //   pinned_staging, line 35: 64 KiB pinned, leaked once
 //   bad_free, lines 39 and 43: cudaFree on a cudaMallocHost pointer (wrong
 //     kind), and a double free of a device pointer
-// usage: leaky [requests=25] [pause_us=2000]
+// usage: leaky [requests=25] [pause_us=2000]  expect: alloc=53 free=28 nvtx=50
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>

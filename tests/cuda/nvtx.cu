@@ -1,6 +1,6 @@
 // nvtx.cu — NVTX ranges around work: 5 "request" push/pop ranges with 2
 // launches each (nested "decode" range inside each), 1 mark, one
-// start/end range, and a push/pop in a named domain.
+// start/end range, and a push/pop in a named domain.  expect: launch=11 sync=6 nvtx=25
 #include <cstdio>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# bundle.sh — a relocatable gputrace for machines that lack its build
+# dependencies (GPU boxes): build/gputrace-<version>-linux-x86_64.tar.gz with
+#   bin/gputrace, bin/gputrace-collector, lib/libgputrace.so, and in lib/
+#   every shared library those load that is not part of glibc (libdw, libelf,
+#   libzstd, libmicrohttpd, libstdc++ and what they pull in), found with the
+#   dynamic loader (ldd), not from a hand-written list.
+# The executables carry DT_RPATH $ORIGIN/../lib and each bundled library
+# $ORIGIN (patchelf): DT_RPATH, unlike RUNPATH, is searched before
+# LD_LIBRARY_PATH and for indirect dependencies too, so the collector keeps its
+# own libzstd even in a program's environment that points elsewhere. The shim
+# links nothing beyond glibc (preload/CMakeLists.txt), so the traced program
+# never gets a bundled library; it finds its collector at ../bin. Debug
+# information is stripped from the copies (symbols stay).
+#
+# Usage: scripts/bundle.sh [--build-dir DIR] [--no-build] [-o TARBALL]
+#   default: a Release build in build-release/, the tarball in build/.
+#   --no-build packages what DIR already holds (the tests use it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build-release
+do_build=1
+out=""
+while (($#)); do
+  case $1 in
+  --build-dir) build=$2; shift 2 ;;
+  --no-build) do_build=0; shift ;;
+  -o) out=$2; shift 2 ;;
+  *) echo "bundle.sh: unknown option $1 (see the header of scripts/bundle.sh)" >&2; exit 2 ;;
+  esac
+done
+version=$(sed -n 's/^project(gputrace VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+out=${out:-build/gputrace-$version-linux-x86_64.tar.gz}
+command -v patchelf >/dev/null || { echo "bundle.sh: needs patchelf (scripts/deps.sh)" >&2; exit 2; }
+
+if ((do_build)); then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target gputrace gputrace-collector gputrace_shim >/dev/null
+fi
+for f in bin/gputrace bin/gputrace-collector lib/libgputrace.so; do
+  [ -f "$build/$f" ] || { echo "bundle.sh: $build/$f missing (build first)" >&2; exit 2; }
+done
+
+stage=$(mktemp -d)
+stage=$(readlink -f "$stage")
+trap 'rm -rf "$stage"' EXIT
+name=gputrace-$version-linux-x86_64
+root=$stage/$name
+mkdir -p "$root/bin" "$root/lib"
+cp "$build/bin/gputrace" "$build/bin/gputrace-collector" "$root/bin/"
+cp "$build/lib/libgputrace.so" "$root/lib/"
+
+# glibc's own libraries stay the target system's: the files of Debian's libc6
+# package (ld.so, libc, libm, libpthread, libdl, librt, ...), or by name.
+is_glibc() {
+  local base
+  base=$(basename "$1")
+  case $base in
+  ld-linux*.so* | libc.so.* | libm.so.* | libmvec.so.* | libpthread.so.* | libdl.so.* | \
+    librt.so.* | libresolv.so.* | libutil.so.* | libanl.so.* | libnss_*.so.* | \
+    libBrokenLocale.so.* | libc_malloc_debug.so.* | libthread_db.so.*) return 0 ;;
+  esac
+  return 1
+}
+deps() { # the resolved paths of every library an object loads, in a bare environment
+  env -i PATH=/usr/bin:/bin ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'
+}
+for obj in "$root"/bin/* "$root"/lib/libgputrace.so; do
+  deps "$obj"
+done | sort -u | while read -r lib; do
+  is_glibc "$lib" || cp -L "$lib" "$root/lib/"
+done
+
+# The shim goes into other programs: it must need nothing we would bundle.
+shim_deps=$(deps "$root/lib/libgputrace.so" | while read -r l; do is_glibc "$l" || echo "$l"; done)
+if [ -n "$shim_deps" ]; then
+  echo "bundle.sh: libgputrace.so needs non-glibc libraries: $shim_deps" >&2
+  exit 1
+fi
+
+chmod u+w "$root"/lib/*
+for f in "$root"/bin/*; do
+  strip --strip-debug "$f"
+  patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$f"
+done
+for f in "$root"/lib/*; do
+  strip --strip-debug "$f"
+  [ "$(basename "$f")" = libgputrace.so ] || patchelf --force-rpath --set-rpath '$ORIGIN' "$f"
+done
+
+# Every non-glibc library must now resolve inside the bundle, whatever the
+# environment says.
+bad=0
+for obj in "$root"/bin/* "$root"/lib/*; do
+  while read -r lib; do
+    is_glibc "$lib" && continue
+    lib=$(readlink -f "$lib")
+    case $lib in "$root"/lib/*) ;; *) echo "bundle.sh: $obj loads $lib from outside" >&2; bad=1 ;; esac
+  done < <(deps "$obj")
+done
+((bad == 0)) || exit 1
+
+cat >"$root/README" <<EOF
+gputrace $version — a profiler for CUDA programs (no code change needed)
+
+  bin/gputrace record -o run.gtrace -- python serve.py
+  bin/gputrace report run.gtrace        # also: leaks, chrome, dump, diff, flame
+  LD_PRELOAD=\$PWD/lib/libgputrace.so GPUTRACE_OUTPUT=run.gtrace python serve.py
+
+Runs from wherever it is unpacked: the libraries it needs are in lib/.
+EOF
+mkdir -p "$(dirname "$out")"
+tar -C "$stage" -czf "$out" "$name"
+size=$(stat -c %s "$out")
+limit=$((32 << 20))
+if ((size > limit)); then
+  echo "bundle.sh: $out is $size bytes, over the 32 MiB limit" >&2
+  exit 1
+fi
+echo "$out ($((size / 1024)) KiB, $(ls "$root/lib" | wc -l) libraries)"
