@@ -9,8 +9,9 @@
  * a driver, so `auto` falls back to events (tests/e2e/test_devtime.py).
  *
  * Contract:
- *  - gt_cupti_start enables CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME (the
- *    API records external correlation needs) and EXTERNAL_CORRELATION;
+ *  - gt_cupti_start enables CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME and
+ *    DRIVER (the API records external correlation needs: driver launches by
+ *    cuBLAS or Triton have no runtime record) and EXTERNAL_CORRELATION;
  *    any failure disables what was enabled and returns -1 (libcupti stays
  *    loaded: it may own threads).
  *  - A timed call pushes an external correlation id (a process-wide
@@ -21,8 +22,8 @@
  *    correlation records map CUPTI's correlationId to our id, kernel /
  *    memcpy / memset records become DEVICE records (source CUPTI); a
  *    record whose mapping has not arrived yet waits in a small ring.
- *    Activity of untimed calls (sampling, libraries calling the driver)
- *    has no mapping and is not reported.
+ *    Activity of untimed calls (sampling, the driver calls a runtime call
+ *    makes inside) has no mapping and is not reported.
  *  - Times: CUPTI timestamps (cuptiGetTimestamp's clock) + an offset to
  *    CLOCK_MONOTONIC measured at each flush (the tightest of 5 reads).
  *  - A graph launch yields one DEVICE record per kernel or copy node, all
@@ -46,6 +47,7 @@ enum {
   KIND_MEMSET = 2,
   KIND_KERNEL = 3,
   KIND_RUNTIME = 5,
+  KIND_DRIVER = 6,
   KIND_CONCURRENT_KERNEL = 10,
   KIND_EXTERNAL_CORRELATION = 39,
   EXT_KIND_CUSTOM0 = 3,
@@ -272,7 +274,9 @@ int gt_cupti_start(void) {
   if (g_meta == NULL || g_corr == NULL || api.timestamp(&ts) != 0 ||
       api.register_callbacks(buffer_requested, buffer_completed) != 0)
     goto fail;
-  static const int kinds[] = {KIND_EXTERNAL_CORRELATION, KIND_RUNTIME,
+  /* External correlation records come with API records: RUNTIME for the
+   * runtime's hooks, DRIVER for the driver's (cuBLAS, Triton). */
+  static const int kinds[] = {KIND_EXTERNAL_CORRELATION, KIND_RUNTIME, KIND_DRIVER,
                               KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     if (api.enable(kinds[i]) != 0)

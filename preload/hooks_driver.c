@@ -22,8 +22,11 @@
  *    set gets that function back untraced: a hook never calls anything
  *    but what the caller would have called. Our own hooks are never stored.
  *  - Records are those of the runtime's kinds (alloc, free, memcpy,
- *    memset, launch, sync) with api = the driver entry point; driver calls
- *    are not timed on the device and carry corr 0. Launch records key the
+ *    memset, launch, sync) with api = the driver entry point. Launches,
+ *    copies and memsets get a corr and are timed on the device like the
+ *    runtime's (devtime.h) — cuBLAS, cuDNN and Triton launch this way, so
+ *    the heaviest kernels of a PyTorch process are driver launches (seen on
+ *    an H100, docs/gpu-validation.md). Launch records key the
  *    kernel by its CUfunction (or CUkernel) handle: cuModuleGetFunction and
  *    cuLibraryGetKernel register handle -> name (KERNEL_NAME records).
  *  - VMM: cuMemCreate is an alloc of device memory whose ptr is the
@@ -40,7 +43,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "shim.h"
+#include "devtime.h"
 
 /* ---- the real dlsym ---- */
 
@@ -160,7 +163,9 @@ static void emit_copy(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CU
   rec.u.copy.dir = dir;
   rec.u.copy.dst_device = -1;
   rec.u.copy.src_device = -1;
+  rec.u.copy.corr = gt_tls_corr;
   gt_emit(&rec);
+  gt_dt_commit(&rec);
 }
 
 static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUresult r,
@@ -172,7 +177,9 @@ static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUr
   rec.u.set.bytes = bytes;
   rec.u.set.stream = (uint64_t)(uintptr_t)stream;
   rec.u.set.value = value;
+  rec.u.set.corr = gt_tls_corr;
   gt_emit(&rec);
+  gt_dt_commit(&rec);
 }
 
 static void emit_launch(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
@@ -191,7 +198,9 @@ static void emit_launch(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
   rec.u.launch.block[2] = bz;
   rec.u.launch.shared_mem = shmem;
   rec.u.launch.stream = (uint64_t)(uintptr_t)stream;
+  rec.u.launch.corr = gt_tls_corr;
   gt_emit(&rec);
+  gt_dt_commit(&rec);
 }
 
 static void emit_sync(unsigned api, uint64_t t0, uint64_t t1, CUresult r, const void *h,
@@ -352,26 +361,30 @@ GT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
 
 /* ---- copies and memsets ---- */
 
-#define DRV_COPY_HTOD(name, fl, sparam, sarg, strm)                                      \
+/* Copies and memsets are timed keyed by their entry point (sampling); the
+ * _ptds / _ptsz variants (pt = 1) take stream 0 as the per-thread stream. */
+#define DRV_TIMED(what, name, strm, pt, call, ...)                                       \
+  GT_TRACE_TIMED(what, (const void *)GT_API_##name, strm, pt, call, __VA_ARGS__)
+
+#define DRV_COPY_HTOD(name, pt, fl, sparam, sarg, strm)                                  \
   GT_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t n sparam) {           \
     DRV_REAL(name, (CUdeviceptr, const void *, size_t sparam));                          \
-    GT_TRACE_CALL(real_##name(dst, src, n sarg),                                         \
-                  emit_copy(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)(uintptr_t)src, \
-                            n, cudaMemcpyHostToDevice, GT_DIR_HTOD, strm));              \
+    DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
+              emit_copy(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)(uintptr_t)src, n,  \
+                        cudaMemcpyHostToDevice, GT_DIR_HTOD, strm));                     \
   }
-#define DRV_COPY_DTOH(name, fl, sparam, sarg, strm)                                      \
+#define DRV_COPY_DTOH(name, pt, fl, sparam, sarg, strm)                                  \
   GT_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t n sparam) {                 \
     DRV_REAL(name, (void *, CUdeviceptr, size_t sparam));                                \
-    GT_TRACE_CALL(real_##name(dst, src, n sarg),                                         \
-                  emit_copy(GT_API_##name, fl, t0, t1, r, (uint64_t)(uintptr_t)dst, src, \
-                            n, cudaMemcpyDeviceToHost, GT_DIR_DTOH, strm));              \
+    DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
+              emit_copy(GT_API_##name, fl, t0, t1, r, (uint64_t)(uintptr_t)dst, src, n,  \
+                        cudaMemcpyDeviceToHost, GT_DIR_DTOH, strm));                     \
   }
-#define DRV_COPY_DD(name, fl, kind, dir, sparam, sarg, strm)                             \
+#define DRV_COPY_DD(name, pt, fl, kind, dir, sparam, sarg, strm)                         \
   GT_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t n sparam) {           \
     DRV_REAL(name, (CUdeviceptr, CUdeviceptr, size_t sparam));                           \
-    GT_TRACE_CALL(                                                                       \
-        real_##name(dst, src, n sarg),                                                   \
-        emit_copy(GT_API_##name, fl, t0, t1, r, dst, src, n, kind, dir, strm));          \
+    DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
+              emit_copy(GT_API_##name, fl, t0, t1, r, dst, src, n, kind, dir, strm));    \
   }
 #define SYNC_P
 #define SYNC_A
@@ -383,76 +396,80 @@ GT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
 #define STREAM_SEL_0(a, b) NULL
 #define STREAM_SEL_1(a, b) b
 
-DRV_COPY_HTOD(cuMemcpyHtoD_v2, 0, SYNC_P, SYNC_A, NULL)
-DRV_COPY_HTOD(cuMemcpyHtoD_v2_ptds, 0, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DTOH(cuMemcpyDtoH_v2, 0, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DTOH(cuMemcpyDtoH_v2_ptds, 0, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpyDtoD_v2, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P, SYNC_A,
+DRV_COPY_HTOD(cuMemcpyHtoD_v2, 0, 0, SYNC_P, SYNC_A, NULL)
+DRV_COPY_HTOD(cuMemcpyHtoD_v2_ptds, 1, 0, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DTOH(cuMemcpyDtoH_v2, 0, 0, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DTOH(cuMemcpyDtoH_v2_ptds, 1, 0, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpyDtoD_v2, 0, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P, SYNC_A,
             NULL)
-DRV_COPY_DD(cuMemcpyDtoD_v2_ptds, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P,
+DRV_COPY_DD(cuMemcpyDtoD_v2_ptds, 1, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P,
             SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpy, 0, cudaMemcpyDefault, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpy_ptds, 0, cudaMemcpyDefault, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpyAsync, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P,
+DRV_COPY_DD(cuMemcpy, 0, 0, cudaMemcpyDefault, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpy_ptds, 1, 0, cudaMemcpyDefault, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpyAsync, 0, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P,
             ASYNC_A, hStream)
-DRV_COPY_DD(cuMemcpyAsync_ptsz, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P,
+DRV_COPY_DD(cuMemcpyAsync_ptsz, 1, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P,
             ASYNC_A, hStream)
-DRV_COPY_HTOD(cuMemcpyHtoDAsync_v2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_COPY_HTOD(cuMemcpyHtoDAsync_v2_ptsz, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_COPY_DTOH(cuMemcpyDtoHAsync_v2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_COPY_DTOH(cuMemcpyDtoHAsync_v2_ptsz, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_COPY_DD(cuMemcpyDtoDAsync_v2, GT_F_ASYNC, cudaMemcpyDeviceToDevice, GT_DIR_DTOD,
+DRV_COPY_HTOD(cuMemcpyHtoDAsync_v2, 0, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_HTOD(cuMemcpyHtoDAsync_v2_ptsz, 1, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DTOH(cuMemcpyDtoHAsync_v2, 0, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DTOH(cuMemcpyDtoHAsync_v2_ptsz, 1, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyDtoDAsync_v2, 0, GT_F_ASYNC, cudaMemcpyDeviceToDevice, GT_DIR_DTOD,
             ASYNC_P, ASYNC_A, hStream)
-DRV_COPY_DD(cuMemcpyDtoDAsync_v2_ptsz, GT_F_ASYNC, cudaMemcpyDeviceToDevice, GT_DIR_DTOD,
-            ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyDtoDAsync_v2_ptsz, 1, GT_F_ASYNC, cudaMemcpyDeviceToDevice,
+            GT_DIR_DTOD, ASYNC_P, ASYNC_A, hStream)
 
-#define DRV_SET(name, type, width, fl, sparam, sarg, strm)                               \
+#define DRV_SET(name, pt, type, width, fl, sparam, sarg, strm)                           \
   GT_EXPORT CUresult name(CUdeviceptr dst, type value, size_t n sparam) {                \
     DRV_REAL(name, (CUdeviceptr, type, size_t sparam));                                  \
-    GT_TRACE_CALL(real_##name(dst, value, n sarg),                                       \
-                  emit_set(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)n *(width),      \
-                           (int32_t)value, strm));                                       \
+    DRV_TIMED(GT_DT_SET, name, strm, pt, real_##name(dst, value, n sarg),                \
+              emit_set(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)n *(width),          \
+                       (int32_t)value, strm));                                           \
   }
-DRV_SET(cuMemsetD8_v2, unsigned char, 1, 0, SYNC_P, SYNC_A, NULL)
-DRV_SET(cuMemsetD8_v2_ptds, unsigned char, 1, 0, SYNC_P, SYNC_A, NULL)
-DRV_SET(cuMemsetD16_v2, unsigned short, 2, 0, SYNC_P, SYNC_A, NULL)
-DRV_SET(cuMemsetD16_v2_ptds, unsigned short, 2, 0, SYNC_P, SYNC_A, NULL)
-DRV_SET(cuMemsetD32_v2, unsigned int, 4, 0, SYNC_P, SYNC_A, NULL)
-DRV_SET(cuMemsetD32_v2_ptds, unsigned int, 4, 0, SYNC_P, SYNC_A, NULL)
-DRV_SET(cuMemsetD8Async, unsigned char, 1, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_SET(cuMemsetD8Async_ptsz, unsigned char, 1, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_SET(cuMemsetD16Async, unsigned short, 2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_SET(cuMemsetD16Async_ptsz, unsigned short, 2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_SET(cuMemsetD32Async, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_SET(cuMemsetD32Async_ptsz, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_SET(cuMemsetD8_v2, 0, unsigned char, 1, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD8_v2_ptds, 1, unsigned char, 1, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD16_v2, 0, unsigned short, 2, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD16_v2_ptds, 1, unsigned short, 2, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD32_v2, 0, unsigned int, 4, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD32_v2_ptds, 1, unsigned int, 4, 0, SYNC_P, SYNC_A, NULL)
+DRV_SET(cuMemsetD8Async, 0, unsigned char, 1, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_SET(cuMemsetD8Async_ptsz, 1, unsigned char, 1, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_SET(cuMemsetD16Async, 0, unsigned short, 2, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_SET(cuMemsetD16Async_ptsz, 1, unsigned short, 2, GT_F_ASYNC, ASYNC_P, ASYNC_A,
+        hStream)
+DRV_SET(cuMemsetD32Async, 0, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
+DRV_SET(cuMemsetD32Async_ptsz, 1, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
 
 /* ---- launches ---- */
 
-#define DRV_LAUNCH(name)                                                                 \
+#define DRV_LAUNCH(name, pt)                                                             \
   GT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,           \
                           unsigned bx, unsigned by, unsigned bz, unsigned shmem,         \
                           CUstream hStream, void **params, void **extra) {               \
     DRV_REAL(name, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,        \
                     unsigned, unsigned, CUstream, void **, void **));                    \
-    GT_TRACE_CALL(real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra), \
-                  emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx, by, bz,    \
-                              shmem, hStream));                                          \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_LAUNCH, f, hStream, pt,                                                    \
+        real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra),           \
+        emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx, by, bz, shmem,       \
+                    hStream));                                                           \
   }
-DRV_LAUNCH(cuLaunchKernel)
-DRV_LAUNCH(cuLaunchKernel_ptsz)
+DRV_LAUNCH(cuLaunchKernel, 0)
+DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
 
-#define DRV_LAUNCH_COOP(name)                                                            \
+#define DRV_LAUNCH_COOP(name, pt)                                                        \
   GT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,           \
                           unsigned bx, unsigned by, unsigned bz, unsigned shmem,         \
                           CUstream hStream, void **params) {                             \
     DRV_REAL(name, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,        \
                     unsigned, unsigned, CUstream, void **));                             \
-    GT_TRACE_CALL(real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params),        \
-                  emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx, by, bz,    \
-                              shmem, hStream));                                          \
+    GT_TRACE_TIMED(GT_DT_LAUNCH, f, hStream, pt,                                         \
+                   real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params),       \
+                   emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx, by, bz,   \
+                               shmem, hStream));                                         \
   }
-DRV_LAUNCH_COOP(cuLaunchCooperativeKernel)
-DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz)
+DRV_LAUNCH_COOP(cuLaunchCooperativeKernel, 0)
+DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz, 1)
 
 static void emit_launch_ex(unsigned api, uint64_t t0, uint64_t t1, CUresult r,
                            const CUlaunchConfig *c, CUfunction f) {
@@ -463,25 +480,26 @@ static void emit_launch_ex(unsigned api, uint64_t t0, uint64_t t1, CUresult r,
                 c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream);
 }
 
-#define DRV_LAUNCH_EX(name)                                                              \
+#define DRV_LAUNCH_EX(name, pt)                                                          \
   GT_EXPORT CUresult name(const CUlaunchConfig *config, CUfunction f, void **params,     \
                           void **extra) {                                                \
     DRV_REAL(name, (const CUlaunchConfig *, CUfunction, void **, void **));              \
-    GT_TRACE_CALL(real_##name(config, f, params, extra),                                 \
-                  emit_launch_ex(GT_API_##name, t0, t1, r, config, f));                  \
+    GT_TRACE_TIMED(GT_DT_LAUNCH, f, config ? config->hStream : NULL, pt,                 \
+                   real_##name(config, f, params, extra),                                \
+                   emit_launch_ex(GT_API_##name, t0, t1, r, config, f));                 \
   }
-DRV_LAUNCH_EX(cuLaunchKernelEx)
-DRV_LAUNCH_EX(cuLaunchKernelEx_ptsz)
+DRV_LAUNCH_EX(cuLaunchKernelEx, 0)
+DRV_LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)
 
-#define DRV_GRAPH_LAUNCH(name)                                                           \
+#define DRV_GRAPH_LAUNCH(name, pt)                                                       \
   GT_EXPORT CUresult name(CUgraphExec g, CUstream hStream) {                             \
     DRV_REAL(name, (CUgraphExec, CUstream));                                             \
-    GT_TRACE_CALL(real_##name(g, hStream),                                               \
-                  emit_launch(GT_API_##name, GT_F_GRAPH, t0, t1, r, g, 0, 0, 0, 0, 0, 0, \
-                              0, hStream));                                              \
+    GT_TRACE_TIMED(GT_DT_LAUNCH, g, hStream, pt, real_##name(g, hStream),                \
+                   emit_launch(GT_API_##name, GT_F_GRAPH, t0, t1, r, g, 0, 0, 0, 0, 0,   \
+                               0, 0, hStream));                                          \
   }
-DRV_GRAPH_LAUNCH(cuGraphLaunch)
-DRV_GRAPH_LAUNCH(cuGraphLaunch_ptsz)
+DRV_GRAPH_LAUNCH(cuGraphLaunch, 0)
+DRV_GRAPH_LAUNCH(cuGraphLaunch_ptsz, 1)
 
 /* ---- synchronization ---- */
 

@@ -80,10 +80,35 @@ def test_get_proc_address():
     check("drv_proc", {"cuStreamSynchronize_ptsz": 1})
 
 
+def test_driver_work_timed_on_the_device():
+    """Launches, copies and memsets made through the driver (as cuBLAS and
+    Triton make them) get a corr and one DEVICE record each when the process
+    has a runtime to time with (drv_proc loads libcudart, as PyTorch does);
+    without one (drv_link) they carry their corr and go untimed."""
+    _, out = record([prog("drv_proc")])
+    ev = dump(out)
+    work = [e for e in calls(ev) if e["kind"] in ("launch", "memcpy", "memset")]
+    eq(len(work), 10, "driver launches, copies and memsets")
+    eq([e["corr"] for e in work], list(range(1, 11)), "corr: one per call, in order")
+    dev = select(ev, kind="device")
+    eq(sorted((e["tid"], e["corr"], e["api"], e["of_kind"]) for e in dev),
+       sorted((e["tid"], e["corr"], e["api"], e["kind"]) for e in work),
+       "one DEVICE record per call, joined by (tid, corr)")
+    eq(by(dev, "source"), {"events": 10}, "timed with events")
+    eq(by(select(dev, of_kind="launch"), "kernel"), {"vec_add": 3, "reduce(float*, int)": 2},
+       "DEVICE records name the kernel")
+    _, out = record([prog("drv_link")])
+    ev = dump(out)
+    eq(count(ev, kind="device"), 0, "no runtime in the process: no DEVICE record")
+    eq([e["corr"] for e in calls(ev) if e["kind"] == "launch"], [5, 6, 7, 8, 9],
+       "corr without timing")
+
+
 def test_untraced_output_same():
     for name in ["drv_link", "drv_dlsym", "drv_proc"]:
         plain = run([prog(name)], base_env(), check_rc=0)
         eq(plain.stdout, "drv: 0 failures\n", name + " untraced")
 
 
-main([test_linked, test_dlopen_dlsym, test_get_proc_address, test_untraced_output_same])
+main([test_linked, test_dlopen_dlsym, test_get_proc_address,
+      test_driver_work_timed_on_the_device, test_untraced_output_same])
