@@ -79,7 +79,8 @@ def check_programs(ctx):
             problems.append("counts differ")
         if lost:
             problems.append("%d records dropped or lost" % lost)
-        out.append(result("programs." + name, "fail" if problems else "pass", dict(got),
+        out.append(result("programs." + name, "fail" if problems else "pass",
+                          {k: got.get(k, 0) for k in want},
                           want, "; ".join(problems) or
                           "exit %d and stdout as untraced" % plain.returncode))
     return out
