@@ -100,8 +100,7 @@ void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range)
 
 /* Can this API free memory of this kind? */
 static int kind_matches(unsigned api, unsigned memory) {
-  if (api == GT_API_cudaFreeHost || api == GT_API_cudaHostUnregister ||
-      api == GT_API_cuMemFreeHost || api == GT_API_cuMemHostUnregister)
+  if (gt_api_flags(api) & GT_AF_PINNED)
     return memory == GT_MEM_PINNED_HOST;
   return memory == GT_MEM_DEVICE || memory == GT_MEM_MANAGED;
 }

@@ -278,7 +278,7 @@ int rp_read_records(const char *path, const char *cmd,
 struct rp_proc *rp_proc_of(struct report *r, uint32_t pid);
 void rp_cpu_split(uint64_t blocked, uint64_t copy_est, unsigned flags, uint64_t *kernel,
                   uint64_t *copy, uint64_t *sync);
-int rp_is_sync_api(unsigned api); /* cudaDeviceSynchronize, Stream/EventSynchronize */
+int rp_is_sync_api(unsigned api); /* blocks the host: apis.h GT_AF_BLOCKING */
 
 /* report_device.c */
 void rp_runs_add(struct rp_runs *runs, uint64_t s, uint64_t e);

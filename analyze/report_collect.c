@@ -28,20 +28,8 @@
 #define PER_THREAD_STREAM (1ull << 63) /* stream key of a per-thread default stream */
 #define SCOPE_ALL UINT64_MAX           /* a call that waits for every stream */
 
-static unsigned char per_thread_api[GT_API_COUNT]; /* _ptsz / _ptds entry points */
-
-static void init_api_table(void) {
-  for (unsigned a = 0; a < GT_API_COUNT; a++) {
-    const char *n = gt_api_name(a);
-    size_t len = strlen(n);
-    per_thread_api[a] =
-        len > 5 && (!strcmp(n + len - 5, "_ptsz") || !strcmp(n + len - 5, "_ptds"));
-  }
-}
-
 int rp_is_sync_api(unsigned api) {
-  return api == GT_API_cudaDeviceSynchronize || api == GT_API_cudaStreamSynchronize ||
-         api == GT_API_cudaStreamSynchronize_ptsz || api == GT_API_cudaEventSynchronize;
+  return (gt_api_flags(api) & GT_AF_BLOCKING) != 0;
 }
 
 /* The CPU-side split of a blocking call (docs/report.md, "Attribution"). */
@@ -90,7 +78,7 @@ static struct rp_thread *thread_of(struct report *r, uint32_t pid, uint32_t tid)
 }
 
 static uint64_t stream_key(unsigned api, uint64_t stream, uint32_t tid) {
-  if (stream == 2 || (stream == 0 && per_thread_api[api])) /* cudaStreamPerThread */
+  if (stream == 2 || (stream == 0 && api < GT_API_COUNT && gt_apis[api].per_thread))
     return PER_THREAD_STREAM | tid;
   return stream == 1 ? 0 : stream; /* cudaStreamLegacy is stream 0 */
 }
@@ -384,16 +372,16 @@ static void on_sync(struct report *r, struct rp_thread *t, struct rp_proc *p,
   s->total_ns += rec->dur_ns;
   if (rec->dur_ns > s->max_ns)
     s->max_ns = rec->dur_ns;
-  if (!rp_is_sync_api(api)) { /* queries and cudaStreamWaitEvent never block */
+  unsigned fl = gt_api_flags(api);
+  if (!(fl & GT_AF_BLOCKING)) { /* queries and stream waits never block */
     r->sh.sync += rec->dur_ns;
     s->sync_ns += rec->dur_ns;
-    if (rec->result == 0 && api == GT_API_cudaEventQuery)
+    if (rec->result != 0 || !(fl & GT_AF_QUERY))
+      return; /* a stream wait orders work on the device: nothing is done */
+    if (fl & GT_AF_ON_EVENT)
       scope = event_scope(r, rec, &known);
-    else if (rec->result == 0 && api != GT_API_cudaStreamWaitEvent &&
-             api != GT_API_cudaStreamWaitEvent_ptsz)
-      scope = stream_key(api, rec->u.handle.handle, rec->tid);
     else
-      return;
+      scope = stream_key(api, rec->u.handle.handle, rec->tid);
     if (known) { /* the query says the work is done */
       drain(r, p, scope);
       if (p->pend.ops == 0 && !p->idle_since)
@@ -410,9 +398,9 @@ static void on_sync(struct report *r, struct rp_thread *t, struct rp_proc *p,
   if (t->pending_launch)
     r->rs.synced_launches++;
   t->pending_launch = 0;
-  if (api == GT_API_cudaStreamSynchronize || api == GT_API_cudaStreamSynchronize_ptsz)
+  if (fl & GT_AF_ON_STREAM)
     scope = stream_key(api, rec->u.handle.handle, rec->tid);
-  else if (api == GT_API_cudaEventSynchronize)
+  else if (fl & GT_AF_ON_EVENT)
     scope = event_scope(r, rec, &known);
   if (!known) { /* an event never recorded: nothing to wait for */
     r->sh.blocked += rec->dur_ns;
@@ -499,8 +487,7 @@ static void on_api(struct report *r, const struct gt_record *rec) {
     on_mem(r, t, p, rec);
     break;
   case GT_KIND_EVENT:
-    if (rec->u.handle.handle2 || rec->api == GT_API_cudaEventRecord ||
-        rec->api == GT_API_cudaEventRecord_ptsz)
+    if (rec->u.handle.handle2 || (gt_api_flags(rec->api) & GT_AF_RECORD))
       gt_map_put(&r->event_stream, gt_pid_key(rec->pid, rec->u.handle.handle),
                  stream_key(rec->api, rec->u.handle.handle2, rec->tid));
     r->sh.api += rec->dur_ns;
@@ -642,7 +629,6 @@ void rp_init(struct report *r, const struct rp_options *opt) {
   r->model = gt_model_new();
   gt_model_set_open_hook(r->model, open_hook, r);
   r->symtab = gt_symtab_new();
-  init_api_table();
 }
 
 static void feed(struct report *r, struct gt_record *rec) {

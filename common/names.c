@@ -1,17 +1,17 @@
-/* names.c — printable names of the schema's enums (see schema.h). */
+/* names.c — printable names of the schema's enums (see schema.h), and the API
+ * table gt_apis[] generated from apis.h. */
 #include "gputrace/schema.h"
 
-static const char *const api_names[GT_API_COUNT] = {
-#define GT_X_NAME(name, kind) #name,
-    GT_API_LIST(GT_X_NAME)
-#undef GT_X_NAME
+#define GT_VAR_L 0
+#define GT_VAR_PT 1
+const struct gt_api_info gt_apis[GT_API_COUNT] = {
+#define GT_X_INFO(name, kind, fam, base, var, v2_from, flags)                            \
+  {#name, #base, GT_KIND_##kind, GT_FAM_##fam, GT_VAR_##var, v2_from, flags},
+    GT_API_LIST(GT_X_INFO)
+#undef GT_X_INFO
 };
-
-static const unsigned char api_kinds[GT_API_COUNT] = {
-#define GT_X_KIND(name, kind) GT_KIND_##kind,
-    GT_API_LIST(GT_X_KIND)
-#undef GT_X_KIND
-};
+#undef GT_VAR_L
+#undef GT_VAR_PT
 
 static const char *const kind_names[GT_KIND_COUNT] = {
     "none",   "alloc", "free",   "memcpy",  "memset",      "launch", "sync",
@@ -20,11 +20,11 @@ static const char *const kind_names[GT_KIND_COUNT] = {
 };
 
 const char *gt_api_name(unsigned api) {
-  return api < GT_API_COUNT ? api_names[api] : "?";
+  return api < GT_API_COUNT ? gt_apis[api].name : "?";
 }
 
 unsigned gt_api_kind(unsigned api) {
-  return api < GT_API_COUNT ? api_kinds[api] : 0;
+  return api < GT_API_COUNT ? gt_apis[api].kind : 0;
 }
 
 const char *gt_kind_name(unsigned kind) {

@@ -1,5 +1,5 @@
 /* core.c — the shim's life cycle: lazy start, the recursion guard, record
- * emission, symbol resolution, fork.
+ * emission, fork. (Symbol resolution: resolve.c.)
  *
  * Contract:
  *  - Nothing happens at load time but reading the environment and
@@ -299,45 +299,3 @@ void gt_emit_text(struct gt_record *rec, const char *text, size_t len) {
     on_drop();
 }
 
-/* ---- symbol resolution ---- */
-
-struct find_cudart {
-  char path[512];
-};
-
-static int find_cudart_cb(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size;
-  struct find_cudart *out = data;
-  const char *base = strrchr(info->dlpi_name, '/');
-  base = base ? base + 1 : info->dlpi_name;
-  if (strncmp(base, "libcudart.so", 12) != 0)
-    return 0;
-  snprintf(out->path, sizeof out->path, "%s", info->dlpi_name);
-  return 1;
-}
-
-static void *resolve(const char *name);
-
-void *gt_resolve(const char *name) {
-  int saved_errno = errno;
-  void *fn = resolve(name);
-  errno = saved_errno;
-  return fn;
-}
-
-static void *resolve(const char *name) {
-  void *fn = gt_real_dlsym(RTLD_NEXT, name);
-  if (fn)
-    return fn;
-  /* A libcudart loaded with dlopen(RTLD_LOCAL) — PyTorch's extension
-   * modules do this — is invisible to RTLD_NEXT: look it up directly. */
-  struct find_cudart found = {{0}};
-  if (!dl_iterate_phdr(find_cudart_cb, &found))
-    return NULL;
-  void *h = dlopen(found.path, RTLD_LAZY | RTLD_NOLOAD);
-  if (!h)
-    return NULL;
-  fn = gt_real_dlsym(h, name);
-  dlclose(h); /* NOLOAD took a reference; the library stays loaded */
-  return fn;
-}

@@ -508,7 +508,7 @@ static void forget_events(void) {
 }
 
 GT_EXPORT cudaError_t cudaDeviceReset(void) {
-  GT_REAL(cudaDeviceReset, cudaError_t, (void));
+  GT_REAL_UNLISTED(cudaDeviceReset, cudaError_t, (void));
   if (__atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE) != DT_SRC_EVENTS)
     return real_cudaDeviceReset();
   pthread_mutex_lock(&gt_dt.resolve_mu);

@@ -71,7 +71,8 @@ void *gt_real_dlsym(void *handle, const char *name) {
 
 /* ---- real pointers ---- */
 
-static void *g_slot[GT_API_COUNT];
+/* Traced entry points forward through gt_slot (resolve.c); the lookup
+ * functions and the name registrations below (not traced) through these. */
 enum {
   SP_PROC,
   SP_PROC_V2,
@@ -85,13 +86,11 @@ enum {
 };
 static void *g_special[SP_COUNT];
 
-static void *slot_get(void **slot, const char *name) {
+static void *special_get(void **slot, const char *name) {
   void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
   if (__builtin_expect(p != NULL, 1))
     return p;
-  int saved_errno = errno;
   p = gt_resolve(name);
-  errno = saved_errno;
   if (p == NULL)
     return NULL;
   void *expected = NULL;
@@ -103,13 +102,13 @@ static void *slot_get(void **slot, const char *name) {
 
 #define DRV_REAL(name, params)                                                           \
   typedef CUresult(*drv_##name##_t) params;                                              \
-  drv_##name##_t real_##name = (drv_##name##_t)slot_get(&g_slot[GT_API_##name], #name);  \
+  drv_##name##_t real_##name = (drv_##name##_t)gt_real_fn(GT_API_##name);                \
   if (real_##name == NULL)                                                               \
   return CUDA_ERROR_NOT_FOUND
 
 #define SPECIAL_REAL(sp, name, ret, params, missing)                                     \
   typedef ret(*sp_##name##_t) params;                                                    \
-  sp_##name##_t real_##name = (sp_##name##_t)slot_get(&g_special[sp], #name);            \
+  sp_##name##_t real_##name = (sp_##name##_t)special_get(&g_special[sp], #name);         \
   if (real_##name == NULL)                                                               \
   return missing
 
@@ -555,14 +554,13 @@ GT_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
 
 /* ---- the hook table ---- */
 
-struct drv_hook {
+/* Traced entry points come from apis.h (gt_hooks, resolve.c); these are the
+ * driver's lookup functions and name registrations, not traced themselves. */
+struct special_hook {
   const char *name;
   void *hook;
   void **slot;
 };
-
-#define H(name) {#name, (void *)name, &g_slot[GT_API_##name]},
-#define S(sp, name) {#name, (void *)name, &g_special[sp]},
 
 CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
 CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, int *);
@@ -574,84 +572,71 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *, void **, unsigned int
 cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *, void **, unsigned int,
                                                   unsigned long long, int *);
 
-static const struct drv_hook g_hooks[] = {
-    H(cuMemAlloc_v2) H(cuMemAllocPitch_v2) H(cuMemAllocManaged) H(cuMemAllocAsync) H(
-        cuMemAllocAsync_ptsz) H(cuMemAllocHost_v2) H(cuMemHostAlloc)
-        H(cuMemHostRegister_v2) H(cuMemCreate) H(cuMemMap) H(cuMemFree_v2) H(
-            cuMemFreeAsync) H(cuMemFreeAsync_ptsz) H(cuMemFreeHost) H(cuMemHostUnregister)
-            H(cuMemRelease) H(cuMemUnmap) H(cuMemcpyHtoD_v2) H(cuMemcpyHtoD_v2_ptds) H(
-                cuMemcpyDtoH_v2) H(cuMemcpyDtoH_v2_ptds) H(cuMemcpyDtoD_v2)
-                H(cuMemcpyDtoD_v2_ptds) H(cuMemcpy) H(cuMemcpy_ptds) H(cuMemcpyAsync) H(
-                    cuMemcpyAsync_ptsz) H(cuMemcpyHtoDAsync_v2)
-                    H(cuMemcpyHtoDAsync_v2_ptsz) H(cuMemcpyDtoHAsync_v2) H(
-                        cuMemcpyDtoHAsync_v2_ptsz) H(cuMemcpyDtoDAsync_v2)
-                        H(cuMemcpyDtoDAsync_v2_ptsz) H(cuMemsetD8_v2) H(
-                            cuMemsetD8_v2_ptds) H(cuMemsetD16_v2) H(cuMemsetD16_v2_ptds)
-                            H(cuMemsetD32_v2) H(cuMemsetD32_v2_ptds) H(cuMemsetD8Async) H(
-                                cuMemsetD8Async_ptsz) H(cuMemsetD16Async)
-                                H(cuMemsetD16Async_ptsz) H(cuMemsetD32Async) H(
-                                    cuMemsetD32Async_ptsz) H(cuLaunchKernel)
-                                    H(cuLaunchKernel_ptsz) H(cuLaunchKernelEx) H(
-                                        cuLaunchKernelEx_ptsz) H(cuLaunchCooperativeKernel)
-                                        H(cuLaunchCooperativeKernel_ptsz) H(cuGraphLaunch) H(
-                                            cuGraphLaunch_ptsz) H(cuCtxSynchronize)
-                                            H(cuStreamSynchronize) H(
-                                                cuStreamSynchronize_ptsz)
-                                                H(cuEventSynchronize) H(cuStreamWaitEvent) H(
-                                                    cuStreamWaitEvent_ptsz) S(SP_PROC,
-                                                                              cuGetProcAddress)
-                                                    S(SP_PROC_V2, cuGetProcAddress_v2) S(
-                                                        SP_MODFN,
-                                                        cuModuleGetFunction) S(SP_LIBKERNEL,
-                                                                               cuLibraryGetKernel)
-                                                        S(SP_EP, cudaGetDriverEntryPoint) S(
-                                                            SP_EP_PTSZ,
-                                                            cudaGetDriverEntryPoint_ptsz)
-                                                            S(SP_EPV,
-                                                              cudaGetDriverEntryPointByVersion)
-                                                                S(SP_EPV_PTSZ,
-                                                                  cudaGetDriverEntryPointByVersion_ptsz)};
-#undef H
+#define S(sp, name)                                                                      \
+  { #name, (void *)name, &g_special[sp] }
+static const struct special_hook g_specials[] = {
+    S(SP_PROC, cuGetProcAddress),
+    S(SP_PROC_V2, cuGetProcAddress_v2),
+    S(SP_MODFN, cuModuleGetFunction),
+    S(SP_LIBKERNEL, cuLibraryGetKernel),
+    S(SP_EP, cudaGetDriverEntryPoint),
+    S(SP_EP_PTSZ, cudaGetDriverEntryPoint_ptsz),
+    S(SP_EPV, cudaGetDriverEntryPointByVersion),
+    S(SP_EPV_PTSZ, cudaGetDriverEntryPointByVersion_ptsz),
+};
 #undef S
 
-static const struct drv_hook *find_hook(const char *name) {
-  if (name == NULL || name[0] != 'c' || name[1] != 'u')
-    return NULL;
-  for (size_t i = 0; i < sizeof g_hooks / sizeof g_hooks[0]; i++)
-    if (strcmp(g_hooks[i].name, name) == 0)
-      return &g_hooks[i];
+static const struct special_hook *special_named(const char *name) {
+  for (size_t i = 0; i < sizeof g_specials / sizeof g_specials[0]; i++)
+    if (strcmp(g_specials[i].name, name) == 0)
+      return &g_specials[i];
   return NULL;
 }
 
-static int is_hook(const void *p) {
-  for (size_t i = 0; i < sizeof g_hooks / sizeof g_hooks[0]; i++)
-    if (g_hooks[i].hook == p)
-      return 1;
-  return 0;
-}
-
-/* `real` was found for `h`: our hook when it is (or becomes) h's real. */
-static void *wrap(const struct drv_hook *h, void *real) {
-  if (h == NULL || real == NULL || is_hook(real))
-    return real;
+/* `found` is what a lookup of `name` returned to the program (from the
+ * library that `lib_fn` lives in, when known): our hook when it is (or
+ * becomes) the function our hook forwards to. A lookup that returned our
+ * own hook (an exported address resolved through the global scope, where
+ * the shim comes first) fills the slot with the library's own function. */
+static void *wrap(const char *name, void *found, const void *lib_fn) {
+  if (found == NULL || name == NULL || name[0] != 'c' || name[1] != 'u')
+    return found;
+  const struct gt_hook *h = gt_hook_named(name);
+  void **slot = h ? &gt_slot[h->api] : NULL;
+  void *hook = h ? h->hook : NULL;
+  if (h == NULL) {
+    const struct special_hook *sp = special_named(name);
+    if (sp == NULL)
+      return found;
+    slot = sp->slot;
+    hook = sp->hook;
+  }
+  if (found == hook || gt_is_hook(found)) {
+    void *own = gt_real_in_library(lib_fn, name);
+    if (own != NULL && __atomic_load_n(slot, __ATOMIC_ACQUIRE) == NULL)
+      __atomic_compare_exchange_n(slot, &(void *){NULL}, own, 0, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE);
+    return found;
+  }
   void *expected = NULL;
-  if (__atomic_compare_exchange_n(h->slot, &expected, real, 0, __ATOMIC_ACQ_REL,
+  if (__atomic_compare_exchange_n(slot, &expected, found, 0, __ATOMIC_ACQ_REL,
                                   __ATOMIC_ACQUIRE) ||
-      expected == real)
-    return h->hook;
-  return real; /* a different function than the one our hook calls */
+      expected == found)
+    return hook;
+  return found; /* a different function than the one our hook calls */
 }
 
 /* ---- dlsym ---- */
 
-/* Lookups we wrap (a traced driver function found on a handle). */
+/* Lookups we wrap (a traced runtime or driver function found on a handle:
+ * ctypes.CDLL("libcudart.so.13"), cffi, plugins, Triton's libcuda). */
 static void *__attribute__((noinline))
 wrapped_dlsym(dlsym_fn f, void *handle, const char *name) {
   void *p = f(handle, name);
   if (p == NULL)
     return p;
   int saved_errno = errno;
-  p = wrap(find_hook(name), p);
+  p = wrap(name, p, NULL);
   errno = saved_errno;
   return p;
 }
@@ -660,7 +645,7 @@ wrapped_dlsym(dlsym_fn f, void *handle, const char *name) {
  * with -foptimize-sibling-calls): glibc's dlsym finds the object RTLD_NEXT
  * is relative to from its return address, which must stay our caller's,
  * or another interposer's dlsym(RTLD_NEXT, "x") would find its own "x".
- * RTLD_NEXT lookups of driver names are left alone for the same reason. */
+ * RTLD_NEXT lookups of cu* names are left alone for the same reason. */
 GT_EXPORT void *dlsym(void *handle, const char *name) {
   dlsym_fn f = real_dlsym();
   if (f == NULL)
@@ -672,73 +657,36 @@ GT_EXPORT void *dlsym(void *handle, const char *name) {
 
 /* ---- cuGetProcAddress and cudaGetDriverEntryPoint ---- */
 
-/* Base name (what cuGetProcAddress is asked for) -> the entry point it
- * returns from `v2_from` on (legacy streams) and the per-thread one. */
-struct drv_base {
-  const char *base;
-  const char *legacy;
-  const char *per_thread; /* NULL: same as legacy */
-  int v2_from;
-};
-
-static const struct drv_base g_bases[] = {
-    {"cuMemAlloc", "cuMemAlloc_v2", NULL, 3020},
-    {"cuMemAllocPitch", "cuMemAllocPitch_v2", NULL, 3020},
-    {"cuMemAllocManaged", "cuMemAllocManaged", NULL, 0},
-    {"cuMemAllocAsync", "cuMemAllocAsync", "cuMemAllocAsync_ptsz", 0},
-    {"cuMemAllocHost", "cuMemAllocHost_v2", NULL, 3020},
-    {"cuMemHostAlloc", "cuMemHostAlloc", NULL, 0},
-    {"cuMemHostRegister", "cuMemHostRegister_v2", NULL, 6050},
-    {"cuMemCreate", "cuMemCreate", NULL, 0},
-    {"cuMemMap", "cuMemMap", NULL, 0},
-    {"cuMemFree", "cuMemFree_v2", NULL, 3020},
-    {"cuMemFreeAsync", "cuMemFreeAsync", "cuMemFreeAsync_ptsz", 0},
-    {"cuMemFreeHost", "cuMemFreeHost", NULL, 0},
-    {"cuMemHostUnregister", "cuMemHostUnregister", NULL, 0},
-    {"cuMemRelease", "cuMemRelease", NULL, 0},
-    {"cuMemUnmap", "cuMemUnmap", NULL, 0},
-    {"cuMemcpyHtoD", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2_ptds", 3020},
-    {"cuMemcpyDtoH", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2_ptds", 3020},
-    {"cuMemcpyDtoD", "cuMemcpyDtoD_v2", "cuMemcpyDtoD_v2_ptds", 3020},
-    {"cuMemcpy", "cuMemcpy", "cuMemcpy_ptds", 0},
-    {"cuMemcpyAsync", "cuMemcpyAsync", "cuMemcpyAsync_ptsz", 0},
-    {"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync_v2_ptsz", 3020},
-    {"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync_v2_ptsz", 3020},
-    {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync_v2_ptsz", 3020},
-    {"cuMemsetD8", "cuMemsetD8_v2", "cuMemsetD8_v2_ptds", 3020},
-    {"cuMemsetD16", "cuMemsetD16_v2", "cuMemsetD16_v2_ptds", 3020},
-    {"cuMemsetD32", "cuMemsetD32_v2", "cuMemsetD32_v2_ptds", 3020},
-    {"cuMemsetD8Async", "cuMemsetD8Async", "cuMemsetD8Async_ptsz", 0},
-    {"cuMemsetD16Async", "cuMemsetD16Async", "cuMemsetD16Async_ptsz", 0},
-    {"cuMemsetD32Async", "cuMemsetD32Async", "cuMemsetD32Async_ptsz", 0},
-    {"cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernel_ptsz", 0},
-    {"cuLaunchKernelEx", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz", 0},
-    {"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
-     "cuLaunchCooperativeKernel_ptsz", 0},
-    {"cuGraphLaunch", "cuGraphLaunch", "cuGraphLaunch_ptsz", 0},
-    {"cuCtxSynchronize", "cuCtxSynchronize", NULL, 0},
-    {"cuStreamSynchronize", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", 0},
-    {"cuEventSynchronize", "cuEventSynchronize", NULL, 0},
-    {"cuStreamWaitEvent", "cuStreamWaitEvent", "cuStreamWaitEvent_ptsz", 0},
-    {"cuGetProcAddress", "cuGetProcAddress_v2", NULL, 12000},
-    {"cuModuleGetFunction", "cuModuleGetFunction", NULL, 0},
-    {"cuLibraryGetKernel", "cuLibraryGetKernel", NULL, 0},
-};
+/* The entry point cuGetProcAddress(base, version, flags) returns, from
+ * apis.h: the legacy-stream one (from its v2_from version on: before it, an
+ * older ABI we do not hook), or its per-thread twin. NULL: not ours. */
+static const char *entry_point_of(const char *base, int version, int per_thread) {
+  const struct gt_api_info *legacy = NULL, *twin = NULL;
+  for (unsigned a = 0; a < GT_API_COUNT; a++) {
+    const struct gt_api_info *i = &gt_apis[a];
+    if (i->family != GT_FAM_DRV || strcmp(i->base, base) != 0)
+      continue;
+    if (i->per_thread)
+      twin = i;
+    else
+      legacy = i;
+  }
+  if (legacy != NULL)
+    return version < legacy->v2_from ? NULL
+           : per_thread && twin      ? twin->name
+                                     : legacy->name;
+  if (strcmp(base, "cuGetProcAddress") == 0) /* the lookups themselves */
+    return version >= 12000 ? "cuGetProcAddress_v2" : "cuGetProcAddress";
+  return special_named(base) ? base : NULL;
+}
 
 /* What a successful lookup of `symbol` returned, wrapped when it is ours. */
-static void *wrap_proc(const char *symbol, void *real, int version, int per_thread) {
+static void *wrap_proc(const char *symbol, void *real, int version, int per_thread,
+                       const void *lib_fn) {
   if (real == NULL || symbol == NULL || symbol[0] != 'c' || symbol[1] != 'u')
     return real;
-  for (size_t i = 0; i < sizeof g_bases / sizeof g_bases[0]; i++) {
-    const struct drv_base *b = &g_bases[i];
-    if (strcmp(b->base, symbol) != 0)
-      continue;
-    if (version < b->v2_from)
-      return real; /* the older variant: another ABI, not hooked */
-    const char *name = per_thread && b->per_thread ? b->per_thread : b->legacy;
-    return wrap(find_hook(name), real);
-  }
-  return real;
+  const char *name = entry_point_of(symbol, version, per_thread);
+  return name != NULL ? wrap(name, real, lib_fn) : real;
 }
 
 GT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
@@ -749,7 +697,8 @@ GT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
   int saved_errno = errno;
   if (r == 0 && pfn != NULL)
     *pfn = wrap_proc(symbol, *pfn, cudaVersion,
-                     (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0);
+                     (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0,
+                     (const void *)real_cuGetProcAddress_v2);
   errno = saved_errno;
   return r;
 }
@@ -762,7 +711,8 @@ GT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
   int saved_errno = errno;
   if (r == 0 && pfn != NULL)
     *pfn = wrap_proc(symbol, *pfn, cudaVersion,
-                     (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0);
+                     (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0,
+                     (const void *)real_cuGetProcAddress);
   errno = saved_errno;
   return r;
 }
@@ -778,7 +728,8 @@ static void wrap_entry_point(cudaError_t r, const char *symbol, void **funcPtr,
   int saved_errno = errno;
   *funcPtr = wrap_proc(symbol, *funcPtr, cuda_version,
                        (flags & cudaEnablePerThreadDefaultStream) != 0 ||
-                           (flags == 0 && pt_default));
+                           (flags == 0 && pt_default),
+                       NULL);
   errno = saved_errno;
 }
 

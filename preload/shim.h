@@ -1,9 +1,10 @@
 /* shim.h — what every hook file of libgputrace.so may use.
  *
  * Contract for hooks:
- *  - Resolve the real function with GT_REAL(name, ret, params); it is looked
- *    up once with dlsym(RTLD_NEXT) (falling back to the loaded libcudart when
- *    RTLD_NEXT cannot see it) and cached. If it cannot be found the hook
+ *  - Resolve the real function with GT_REAL(name, ret, params) (an apis.h
+ *    entry; GT_REAL_UNLISTED for exported entry points that are not traced):
+ *    the slot a lookup filled, else dlsym(RTLD_NEXT), else the library
+ *    loaded RTLD_LOCAL (resolve.c), cached. If it cannot be found the hook
  *    returns GT_ERR_NOT_SUPPORTED without recording anything.
  *  - Bracket the real call with gt_hook_enter()/gt_hook_leave(). enter()
  *    returns 0 when the call must be forwarded untraced: tracing is off or
@@ -29,12 +30,40 @@
 #define GT_EXPORT __attribute__((visibility("default")))
 #define GT_ERR_NOT_SUPPORTED 801 /* cudaErrorNotSupported */
 
-/* Look up a real symbol (see contract above). Thread-safe, cached by caller. */
+/* Look up a real symbol (resolve.c). Thread-safe, cached by caller. */
 void *gt_resolve(const char *name);
 /* dlsym itself, never wrapped (hooks_driver.c interposes dlsym). */
 void *gt_real_dlsym(void *handle, const char *name);
 
+/* The hooks of apis.h's RT and DRV entries, and where they forward to
+ * (resolve.c). */
+struct gt_hook {
+  unsigned api;
+  void *hook;
+};
+extern const struct gt_hook gt_hooks[];
+extern const size_t gt_nhooks;
+const struct gt_hook *gt_hook_named(const char *name);
+int gt_is_hook(const void *p);
+void *gt_real_in_library(const void *fn_in_library, const char *name);
+extern void *gt_slot[GT_API_COUNT];
+void *gt_slot_set(unsigned api, void *real); /* the slot's function after the CAS */
+void *gt_real_fn_slow(unsigned api);
+
+static inline void *gt_real_fn(unsigned api) {
+  void *p = __atomic_load_n(&gt_slot[api], __ATOMIC_ACQUIRE);
+  return __builtin_expect(p != NULL, 1) ? p : gt_real_fn_slow(api);
+}
+
+/* The real function of a traced API (an apis.h entry). */
 #define GT_REAL(name, ret, params)                                                       \
+  typedef ret(*gt_fn_##name##_t) params;                                                 \
+  gt_fn_##name##_t real_##name = (gt_fn_##name##_t)gt_real_fn(GT_API_##name);            \
+  if (real_##name == NULL)                                                               \
+  return GT_ERR_NOT_SUPPORTED
+
+/* The real function of an exported entry point that is not traced itself. */
+#define GT_REAL_UNLISTED(name, ret, params)                                              \
   typedef ret(*gt_fn_##name##_t) params;                                                 \
   static gt_fn_##name##_t real_##name;                                                   \
   if (__builtin_expect(real_##name == NULL, 0))                                          \

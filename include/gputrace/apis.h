@@ -1,106 +1,236 @@
-/* apis.h — the one table of traced entry points.
+/* apis.h — the one table of traced entry points and their semantics.
  *
  * Contract: every API the shim records appears here exactly once, as
- * X(name, kind). The enum value of GT_API_<name> is its position and is
- * part of the on-disk format: append new entries at the end of the list,
- * never reorder or remove (docs/trace-format.md).
+ *   X(name, kind, family, base, variant, v2_from, flags)
+ *   kind     the record kind (schema.h GT_KIND_*)
+ *   family   RT (libcudart), DRV (libcuda), NVTX, META (records about the trace)
+ *   base     the name without its variant suffixes (_ptsz/_ptds; _v2 for the
+ *            driver): what cuGetProcAddress is asked for
+ *   variant  L (stream 0 is the legacy stream) or PT (the per-thread default
+ *            stream twin, _ptsz/_ptds)
+ *   v2_from  driver: the cudaVersion from which cuGetProcAddress(base)
+ *            returns this entry point (0: always)
+ *   flags    GT_AF_* below: what the call does, for every consumer
+ * From this table come the enum (part of the on-disk format: append new
+ * entries at the end, never reorder or remove; docs/trace-format.md), the
+ * names and kinds (common/names.c), the driver hook tables the shim answers
+ * dlsym/cuGetProcAddress lookups from (preload/hooks_driver.c), the runtime
+ * ones (preload/core.c) and the report's predicates (gt_api_flags). Adding an
+ * API is one line here plus its hook.
  */
 #ifndef GPUTRACE_APIS_H
 #define GPUTRACE_APIS_H
 
+/* Semantics (flags). */
+#define GT_AF_ASYNC (1u << 0)     /* stream-ordered: returns before the work is done */
+#define GT_AF_BLOCKING (1u << 1)  /* the host waits for device work (a synchronization) */
+#define GT_AF_QUERY (1u << 2)     /* asks whether work is done, never waits */
+#define GT_AF_WAIT (1u << 3)      /* a stream waits for an event on the device; the host does not */
+#define GT_AF_RECORD (1u << 4)    /* records an event on a stream */
+#define GT_AF_ON_DEVICE (1u << 5) /* scope: every stream of the device */
+#define GT_AF_ON_STREAM (1u << 6) /* scope: the stream in u.handle.handle */
+#define GT_AF_ON_EVENT (1u << 7)  /* scope: the event in u.handle.handle */
+#define GT_AF_PINNED (1u << 8)    /* page-locked host memory */
+#define GT_AF_MANAGED (1u << 9)   /* managed (unified) memory */
+#define GT_AF_VMM (1u << 10)      /* virtual memory management (handles) */
+#define GT_AF_MAP (1u << 11)      /* maps or unmaps a VMM range: holds no memory itself */
+#define GT_AF_GRAPH (1u << 12)    /* launches a graph */
+#define GT_AF_HOST_FN (1u << 13)  /* queues a host function */
+#define GT_AF_ARRAY (1u << 14)    /* a CUDA array (texture memory): ptr is the handle */
+#define GT_AF_IPC (1u << 15)      /* memory of another process, mapped or unmapped */
+#define GT_AF_PREFETCH (1u << 16) /* migrates managed memory (recorded as a copy) */
+
 /* clang-format off */
-#define GT_API_LIST(X)                                                        \
-  X(none, NONE)                                                               \
-  /* allocation */                                                            \
-  X(cudaMalloc, ALLOC) X(cudaMallocAsync, ALLOC) X(cudaMallocAsync_ptsz, ALLOC) \
-  X(cudaMallocFromPoolAsync, ALLOC) X(cudaMallocFromPoolAsync_ptsz, ALLOC)    \
-  X(cudaMallocManaged, ALLOC) X(cudaMallocPitch, ALLOC) X(cudaMallocHost, ALLOC) \
-  X(cudaHostAlloc, ALLOC) X(cudaHostRegister, ALLOC)                          \
-  X(cudaFree, FREE) X(cudaFreeAsync, FREE) X(cudaFreeAsync_ptsz, FREE)        \
-  X(cudaFreeHost, FREE) X(cudaHostUnregister, FREE)                           \
-  /* copies */                                                                \
-  X(cudaMemcpy, MEMCPY) X(cudaMemcpy_ptds, MEMCPY)                            \
-  X(cudaMemcpyAsync, MEMCPY) X(cudaMemcpyAsync_ptsz, MEMCPY)                  \
-  X(cudaMemcpy2D, MEMCPY) X(cudaMemcpy2D_ptds, MEMCPY)                        \
-  X(cudaMemcpy2DAsync, MEMCPY) X(cudaMemcpy2DAsync_ptsz, MEMCPY)              \
-  X(cudaMemcpyPeer, MEMCPY) X(cudaMemcpyPeerAsync, MEMCPY)                    \
-  X(cudaMemcpyToSymbol, MEMCPY) X(cudaMemcpyToSymbol_ptds, MEMCPY)            \
-  X(cudaMemcpyFromSymbol, MEMCPY) X(cudaMemcpyFromSymbol_ptds, MEMCPY)        \
-  X(cudaMemcpyToSymbolAsync, MEMCPY) X(cudaMemcpyToSymbolAsync_ptsz, MEMCPY)  \
-  X(cudaMemcpyFromSymbolAsync, MEMCPY) X(cudaMemcpyFromSymbolAsync_ptsz, MEMCPY) \
-  /* sets */                                                                  \
-  X(cudaMemset, MEMSET) X(cudaMemset_ptds, MEMSET)                            \
-  X(cudaMemsetAsync, MEMSET) X(cudaMemsetAsync_ptsz, MEMSET)                  \
-  X(cudaMemset2D, MEMSET) X(cudaMemset2D_ptds, MEMSET)                        \
-  X(cudaMemset2DAsync, MEMSET) X(cudaMemset2DAsync_ptsz, MEMSET)              \
-  /* launches */                                                              \
-  X(__cudaLaunchKernel, LAUNCH) X(__cudaLaunchKernel_ptsz, LAUNCH)            \
-  X(cudaLaunchKernel, LAUNCH) X(cudaLaunchKernel_ptsz, LAUNCH)                \
-  X(cudaLaunchKernelExC, LAUNCH) X(cudaLaunchKernelExC_ptsz, LAUNCH)          \
-  X(cudaLaunchCooperativeKernel, LAUNCH) X(cudaLaunchCooperativeKernel_ptsz, LAUNCH) \
-  X(cudaLaunchHostFunc, LAUNCH) X(cudaLaunchHostFunc_ptsz, LAUNCH)            \
-  X(cudaGraphLaunch, LAUNCH) X(cudaGraphLaunch_ptsz, LAUNCH)                  \
-  /* synchronization */                                                       \
-  X(cudaDeviceSynchronize, SYNC)                                              \
-  X(cudaStreamSynchronize, SYNC) X(cudaStreamSynchronize_ptsz, SYNC)          \
-  X(cudaEventSynchronize, SYNC)                                               \
-  X(cudaStreamWaitEvent, SYNC) X(cudaStreamWaitEvent_ptsz, SYNC)              \
-  X(cudaStreamQuery, SYNC) X(cudaStreamQuery_ptsz, SYNC) X(cudaEventQuery, SYNC) \
-  /* streams and events */                                                    \
-  X(cudaStreamCreate, STREAM) X(cudaStreamCreateWithFlags, STREAM)            \
-  X(cudaStreamCreateWithPriority, STREAM) X(cudaStreamDestroy, STREAM)        \
-  X(cudaEventCreate, EVENT) X(cudaEventCreateWithFlags, EVENT)                \
-  X(cudaEventDestroy, EVENT) X(cudaEventRecord, EVENT) X(cudaEventRecord_ptsz, EVENT) \
-  X(cudaEventRecordWithFlags, EVENT) X(cudaEventRecordWithFlags_ptsz, EVENT)  \
-  /* NVTX, received through the injection interface */                        \
-  X(nvtxMarkA, NVTX) X(nvtxMarkEx, NVTX)                                      \
-  X(nvtxRangeStartA, NVTX) X(nvtxRangeStartEx, NVTX) X(nvtxRangeEnd, NVTX)    \
-  X(nvtxRangePushA, NVTX) X(nvtxRangePushEx, NVTX) X(nvtxRangePop, NVTX)      \
-  X(nvtxDomainMarkEx, NVTX) X(nvtxDomainRangeStartEx, NVTX)                   \
-  X(nvtxDomainRangeEnd, NVTX) X(nvtxDomainRangePushEx, NVTX)                  \
-  X(nvtxDomainRangePop, NVTX)                                                 \
-  /* records the shim or collector makes about the trace itself */           \
-  X(gputrace_process, PROCESS) X(gputrace_kernel_name, KERNEL_NAME)           \
-  X(gputrace_drop, DROP) X(gputrace_lost, LOST)                               \
-  X(gputrace_stack, STACK) X(gputrace_module, MODULE)                         \
-  X(gputrace_pyframe, PYFRAME) X(gputrace_frame, FRAME)                       \
-  X(gputrace_metric, METRIC) X(gputrace_note, NOTE)                           \
-  /* driver API (preload/hooks_driver.c); cuMemMap/cuMemUnmap carry GT_F_VMM_MAP */ \
-  X(cuMemAlloc_v2, ALLOC) X(cuMemAllocPitch_v2, ALLOC) X(cuMemAllocManaged, ALLOC) \
-  X(cuMemAllocAsync, ALLOC) X(cuMemAllocAsync_ptsz, ALLOC)                    \
-  X(cuMemAllocHost_v2, ALLOC) X(cuMemHostAlloc, ALLOC) X(cuMemHostRegister_v2, ALLOC) \
-  X(cuMemCreate, ALLOC) X(cuMemMap, ALLOC)                                    \
-  X(cuMemFree_v2, FREE) X(cuMemFreeAsync, FREE) X(cuMemFreeAsync_ptsz, FREE)  \
-  X(cuMemFreeHost, FREE) X(cuMemHostUnregister, FREE)                         \
-  X(cuMemRelease, FREE) X(cuMemUnmap, FREE)                                   \
-  X(cuMemcpyHtoD_v2, MEMCPY) X(cuMemcpyHtoD_v2_ptds, MEMCPY)                  \
-  X(cuMemcpyDtoH_v2, MEMCPY) X(cuMemcpyDtoH_v2_ptds, MEMCPY)                  \
-  X(cuMemcpyDtoD_v2, MEMCPY) X(cuMemcpyDtoD_v2_ptds, MEMCPY)                  \
-  X(cuMemcpy, MEMCPY) X(cuMemcpy_ptds, MEMCPY)                                \
-  X(cuMemcpyAsync, MEMCPY) X(cuMemcpyAsync_ptsz, MEMCPY)                      \
-  X(cuMemcpyHtoDAsync_v2, MEMCPY) X(cuMemcpyHtoDAsync_v2_ptsz, MEMCPY)        \
-  X(cuMemcpyDtoHAsync_v2, MEMCPY) X(cuMemcpyDtoHAsync_v2_ptsz, MEMCPY)        \
-  X(cuMemcpyDtoDAsync_v2, MEMCPY) X(cuMemcpyDtoDAsync_v2_ptsz, MEMCPY)        \
-  X(cuMemsetD8_v2, MEMSET) X(cuMemsetD8_v2_ptds, MEMSET)                      \
-  X(cuMemsetD16_v2, MEMSET) X(cuMemsetD16_v2_ptds, MEMSET)                    \
-  X(cuMemsetD32_v2, MEMSET) X(cuMemsetD32_v2_ptds, MEMSET)                    \
-  X(cuMemsetD8Async, MEMSET) X(cuMemsetD8Async_ptsz, MEMSET)                  \
-  X(cuMemsetD16Async, MEMSET) X(cuMemsetD16Async_ptsz, MEMSET)                \
-  X(cuMemsetD32Async, MEMSET) X(cuMemsetD32Async_ptsz, MEMSET)                \
-  X(cuLaunchKernel, LAUNCH) X(cuLaunchKernel_ptsz, LAUNCH)                    \
-  X(cuLaunchKernelEx, LAUNCH) X(cuLaunchKernelEx_ptsz, LAUNCH)                \
-  X(cuLaunchCooperativeKernel, LAUNCH) X(cuLaunchCooperativeKernel_ptsz, LAUNCH) \
-  X(cuGraphLaunch, LAUNCH) X(cuGraphLaunch_ptsz, LAUNCH)                      \
-  X(cuCtxSynchronize, SYNC) X(cuStreamSynchronize, SYNC)                      \
-  X(cuStreamSynchronize_ptsz, SYNC) X(cuEventSynchronize, SYNC)               \
-  X(cuStreamWaitEvent, SYNC) X(cuStreamWaitEvent_ptsz, SYNC)
+#define GT_API_LIST(X) \
+  X(none, NONE, META, none, L, 0, 0) \
+  X(cudaMalloc, ALLOC, RT, cudaMalloc, L, 0, 0) \
+  X(cudaMallocAsync, ALLOC, RT, cudaMallocAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMallocAsync_ptsz, ALLOC, RT, cudaMallocAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMallocFromPoolAsync, ALLOC, RT, cudaMallocFromPoolAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMallocFromPoolAsync_ptsz, ALLOC, RT, cudaMallocFromPoolAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMallocManaged, ALLOC, RT, cudaMallocManaged, L, 0, GT_AF_MANAGED) \
+  X(cudaMallocPitch, ALLOC, RT, cudaMallocPitch, L, 0, 0) \
+  X(cudaMallocHost, ALLOC, RT, cudaMallocHost, L, 0, GT_AF_PINNED) \
+  X(cudaHostAlloc, ALLOC, RT, cudaHostAlloc, L, 0, GT_AF_PINNED) \
+  X(cudaHostRegister, ALLOC, RT, cudaHostRegister, L, 0, GT_AF_PINNED) \
+  X(cudaFree, FREE, RT, cudaFree, L, 0, 0) \
+  X(cudaFreeAsync, FREE, RT, cudaFreeAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaFreeAsync_ptsz, FREE, RT, cudaFreeAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaFreeHost, FREE, RT, cudaFreeHost, L, 0, GT_AF_PINNED) \
+  X(cudaHostUnregister, FREE, RT, cudaHostUnregister, L, 0, GT_AF_PINNED) \
+  X(cudaMemcpy, MEMCPY, RT, cudaMemcpy, L, 0, 0) \
+  X(cudaMemcpy_ptds, MEMCPY, RT, cudaMemcpy, PT, 0, 0) \
+  X(cudaMemcpyAsync, MEMCPY, RT, cudaMemcpyAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyAsync_ptsz, MEMCPY, RT, cudaMemcpyAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy2D, MEMCPY, RT, cudaMemcpy2D, L, 0, 0) \
+  X(cudaMemcpy2D_ptds, MEMCPY, RT, cudaMemcpy2D, PT, 0, 0) \
+  X(cudaMemcpy2DAsync, MEMCPY, RT, cudaMemcpy2DAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy2DAsync_ptsz, MEMCPY, RT, cudaMemcpy2DAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyPeer, MEMCPY, RT, cudaMemcpyPeer, L, 0, 0) \
+  X(cudaMemcpyPeerAsync, MEMCPY, RT, cudaMemcpyPeerAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyToSymbol, MEMCPY, RT, cudaMemcpyToSymbol, L, 0, 0) \
+  X(cudaMemcpyToSymbol_ptds, MEMCPY, RT, cudaMemcpyToSymbol, PT, 0, 0) \
+  X(cudaMemcpyFromSymbol, MEMCPY, RT, cudaMemcpyFromSymbol, L, 0, 0) \
+  X(cudaMemcpyFromSymbol_ptds, MEMCPY, RT, cudaMemcpyFromSymbol, PT, 0, 0) \
+  X(cudaMemcpyToSymbolAsync, MEMCPY, RT, cudaMemcpyToSymbolAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyToSymbolAsync_ptsz, MEMCPY, RT, cudaMemcpyToSymbolAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyFromSymbolAsync, MEMCPY, RT, cudaMemcpyFromSymbolAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyFromSymbolAsync_ptsz, MEMCPY, RT, cudaMemcpyFromSymbolAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemset, MEMSET, RT, cudaMemset, L, 0, 0) \
+  X(cudaMemset_ptds, MEMSET, RT, cudaMemset, PT, 0, 0) \
+  X(cudaMemsetAsync, MEMSET, RT, cudaMemsetAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemsetAsync_ptsz, MEMSET, RT, cudaMemsetAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemset2D, MEMSET, RT, cudaMemset2D, L, 0, 0) \
+  X(cudaMemset2D_ptds, MEMSET, RT, cudaMemset2D, PT, 0, 0) \
+  X(cudaMemset2DAsync, MEMSET, RT, cudaMemset2DAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemset2DAsync_ptsz, MEMSET, RT, cudaMemset2DAsync, PT, 0, GT_AF_ASYNC) \
+  X(__cudaLaunchKernel, LAUNCH, RT, __cudaLaunchKernel, L, 0, 0) \
+  X(__cudaLaunchKernel_ptsz, LAUNCH, RT, __cudaLaunchKernel, PT, 0, 0) \
+  X(cudaLaunchKernel, LAUNCH, RT, cudaLaunchKernel, L, 0, 0) \
+  X(cudaLaunchKernel_ptsz, LAUNCH, RT, cudaLaunchKernel, PT, 0, 0) \
+  X(cudaLaunchKernelExC, LAUNCH, RT, cudaLaunchKernelExC, L, 0, 0) \
+  X(cudaLaunchKernelExC_ptsz, LAUNCH, RT, cudaLaunchKernelExC, PT, 0, 0) \
+  X(cudaLaunchCooperativeKernel, LAUNCH, RT, cudaLaunchCooperativeKernel, L, 0, 0) \
+  X(cudaLaunchCooperativeKernel_ptsz, LAUNCH, RT, cudaLaunchCooperativeKernel, PT, 0, 0) \
+  X(cudaLaunchHostFunc, LAUNCH, RT, cudaLaunchHostFunc, L, 0, GT_AF_HOST_FN) \
+  X(cudaLaunchHostFunc_ptsz, LAUNCH, RT, cudaLaunchHostFunc, PT, 0, GT_AF_HOST_FN) \
+  X(cudaGraphLaunch, LAUNCH, RT, cudaGraphLaunch, L, 0, GT_AF_GRAPH) \
+  X(cudaGraphLaunch_ptsz, LAUNCH, RT, cudaGraphLaunch, PT, 0, GT_AF_GRAPH) \
+  X(cudaDeviceSynchronize, SYNC, RT, cudaDeviceSynchronize, L, 0, GT_AF_BLOCKING|GT_AF_ON_DEVICE) \
+  X(cudaStreamSynchronize, SYNC, RT, cudaStreamSynchronize, L, 0, GT_AF_BLOCKING|GT_AF_ON_STREAM) \
+  X(cudaStreamSynchronize_ptsz, SYNC, RT, cudaStreamSynchronize, PT, 0, GT_AF_BLOCKING|GT_AF_ON_STREAM) \
+  X(cudaEventSynchronize, SYNC, RT, cudaEventSynchronize, L, 0, GT_AF_BLOCKING|GT_AF_ON_EVENT) \
+  X(cudaStreamWaitEvent, SYNC, RT, cudaStreamWaitEvent, L, 0, GT_AF_WAIT|GT_AF_ON_STREAM) \
+  X(cudaStreamWaitEvent_ptsz, SYNC, RT, cudaStreamWaitEvent, PT, 0, GT_AF_WAIT|GT_AF_ON_STREAM) \
+  X(cudaStreamQuery, SYNC, RT, cudaStreamQuery, L, 0, GT_AF_QUERY|GT_AF_ON_STREAM) \
+  X(cudaStreamQuery_ptsz, SYNC, RT, cudaStreamQuery, PT, 0, GT_AF_QUERY|GT_AF_ON_STREAM) \
+  X(cudaEventQuery, SYNC, RT, cudaEventQuery, L, 0, GT_AF_QUERY|GT_AF_ON_EVENT) \
+  X(cudaStreamCreate, STREAM, RT, cudaStreamCreate, L, 0, 0) \
+  X(cudaStreamCreateWithFlags, STREAM, RT, cudaStreamCreateWithFlags, L, 0, 0) \
+  X(cudaStreamCreateWithPriority, STREAM, RT, cudaStreamCreateWithPriority, L, 0, 0) \
+  X(cudaStreamDestroy, STREAM, RT, cudaStreamDestroy, L, 0, 0) \
+  X(cudaEventCreate, EVENT, RT, cudaEventCreate, L, 0, 0) \
+  X(cudaEventCreateWithFlags, EVENT, RT, cudaEventCreateWithFlags, L, 0, 0) \
+  X(cudaEventDestroy, EVENT, RT, cudaEventDestroy, L, 0, 0) \
+  X(cudaEventRecord, EVENT, RT, cudaEventRecord, L, 0, GT_AF_RECORD|GT_AF_ON_STREAM) \
+  X(cudaEventRecord_ptsz, EVENT, RT, cudaEventRecord, PT, 0, GT_AF_RECORD|GT_AF_ON_STREAM) \
+  X(cudaEventRecordWithFlags, EVENT, RT, cudaEventRecordWithFlags, L, 0, GT_AF_RECORD|GT_AF_ON_STREAM) \
+  X(cudaEventRecordWithFlags_ptsz, EVENT, RT, cudaEventRecordWithFlags, PT, 0, GT_AF_RECORD|GT_AF_ON_STREAM) \
+  X(nvtxMarkA, NVTX, NVTX, nvtxMarkA, L, 0, 0) \
+  X(nvtxMarkEx, NVTX, NVTX, nvtxMarkEx, L, 0, 0) \
+  X(nvtxRangeStartA, NVTX, NVTX, nvtxRangeStartA, L, 0, 0) \
+  X(nvtxRangeStartEx, NVTX, NVTX, nvtxRangeStartEx, L, 0, 0) \
+  X(nvtxRangeEnd, NVTX, NVTX, nvtxRangeEnd, L, 0, 0) \
+  X(nvtxRangePushA, NVTX, NVTX, nvtxRangePushA, L, 0, 0) \
+  X(nvtxRangePushEx, NVTX, NVTX, nvtxRangePushEx, L, 0, 0) \
+  X(nvtxRangePop, NVTX, NVTX, nvtxRangePop, L, 0, 0) \
+  X(nvtxDomainMarkEx, NVTX, NVTX, nvtxDomainMarkEx, L, 0, 0) \
+  X(nvtxDomainRangeStartEx, NVTX, NVTX, nvtxDomainRangeStartEx, L, 0, 0) \
+  X(nvtxDomainRangeEnd, NVTX, NVTX, nvtxDomainRangeEnd, L, 0, 0) \
+  X(nvtxDomainRangePushEx, NVTX, NVTX, nvtxDomainRangePushEx, L, 0, 0) \
+  X(nvtxDomainRangePop, NVTX, NVTX, nvtxDomainRangePop, L, 0, 0) \
+  X(gputrace_process, PROCESS, META, gputrace_process, L, 0, 0) \
+  X(gputrace_kernel_name, KERNEL_NAME, META, gputrace_kernel_name, L, 0, 0) \
+  X(gputrace_drop, DROP, META, gputrace_drop, L, 0, 0) \
+  X(gputrace_lost, LOST, META, gputrace_lost, L, 0, 0) \
+  X(gputrace_stack, STACK, META, gputrace_stack, L, 0, 0) \
+  X(gputrace_module, MODULE, META, gputrace_module, L, 0, 0) \
+  X(gputrace_pyframe, PYFRAME, META, gputrace_pyframe, L, 0, 0) \
+  X(gputrace_frame, FRAME, META, gputrace_frame, L, 0, 0) \
+  X(gputrace_metric, METRIC, META, gputrace_metric, L, 0, 0) \
+  X(gputrace_note, NOTE, META, gputrace_note, L, 0, 0) \
+  X(cuMemAlloc_v2, ALLOC, DRV, cuMemAlloc, L, 3020, 0) \
+  X(cuMemAllocPitch_v2, ALLOC, DRV, cuMemAllocPitch, L, 3020, 0) \
+  X(cuMemAllocManaged, ALLOC, DRV, cuMemAllocManaged, L, 0, GT_AF_MANAGED) \
+  X(cuMemAllocAsync, ALLOC, DRV, cuMemAllocAsync, L, 0, GT_AF_ASYNC) \
+  X(cuMemAllocAsync_ptsz, ALLOC, DRV, cuMemAllocAsync, PT, 0, GT_AF_ASYNC) \
+  X(cuMemAllocHost_v2, ALLOC, DRV, cuMemAllocHost, L, 3020, GT_AF_PINNED) \
+  X(cuMemHostAlloc, ALLOC, DRV, cuMemHostAlloc, L, 0, GT_AF_PINNED) \
+  X(cuMemHostRegister_v2, ALLOC, DRV, cuMemHostRegister, L, 6050, GT_AF_PINNED) \
+  X(cuMemCreate, ALLOC, DRV, cuMemCreate, L, 0, GT_AF_VMM) \
+  X(cuMemMap, ALLOC, DRV, cuMemMap, L, 0, GT_AF_VMM|GT_AF_MAP) \
+  X(cuMemFree_v2, FREE, DRV, cuMemFree, L, 3020, 0) \
+  X(cuMemFreeAsync, FREE, DRV, cuMemFreeAsync, L, 0, GT_AF_ASYNC) \
+  X(cuMemFreeAsync_ptsz, FREE, DRV, cuMemFreeAsync, PT, 0, GT_AF_ASYNC) \
+  X(cuMemFreeHost, FREE, DRV, cuMemFreeHost, L, 0, GT_AF_PINNED) \
+  X(cuMemHostUnregister, FREE, DRV, cuMemHostUnregister, L, 0, GT_AF_PINNED) \
+  X(cuMemRelease, FREE, DRV, cuMemRelease, L, 0, GT_AF_VMM) \
+  X(cuMemUnmap, FREE, DRV, cuMemUnmap, L, 0, GT_AF_VMM|GT_AF_MAP) \
+  X(cuMemcpyHtoD_v2, MEMCPY, DRV, cuMemcpyHtoD, L, 3020, 0) \
+  X(cuMemcpyHtoD_v2_ptds, MEMCPY, DRV, cuMemcpyHtoD, PT, 3020, 0) \
+  X(cuMemcpyDtoH_v2, MEMCPY, DRV, cuMemcpyDtoH, L, 3020, 0) \
+  X(cuMemcpyDtoH_v2_ptds, MEMCPY, DRV, cuMemcpyDtoH, PT, 3020, 0) \
+  X(cuMemcpyDtoD_v2, MEMCPY, DRV, cuMemcpyDtoD, L, 3020, 0) \
+  X(cuMemcpyDtoD_v2_ptds, MEMCPY, DRV, cuMemcpyDtoD, PT, 3020, 0) \
+  X(cuMemcpy, MEMCPY, DRV, cuMemcpy, L, 0, 0) \
+  X(cuMemcpy_ptds, MEMCPY, DRV, cuMemcpy, PT, 0, 0) \
+  X(cuMemcpyAsync, MEMCPY, DRV, cuMemcpyAsync, L, 0, GT_AF_ASYNC) \
+  X(cuMemcpyAsync_ptsz, MEMCPY, DRV, cuMemcpyAsync, PT, 0, GT_AF_ASYNC) \
+  X(cuMemcpyHtoDAsync_v2, MEMCPY, DRV, cuMemcpyHtoDAsync, L, 3020, GT_AF_ASYNC) \
+  X(cuMemcpyHtoDAsync_v2_ptsz, MEMCPY, DRV, cuMemcpyHtoDAsync, PT, 3020, GT_AF_ASYNC) \
+  X(cuMemcpyDtoHAsync_v2, MEMCPY, DRV, cuMemcpyDtoHAsync, L, 3020, GT_AF_ASYNC) \
+  X(cuMemcpyDtoHAsync_v2_ptsz, MEMCPY, DRV, cuMemcpyDtoHAsync, PT, 3020, GT_AF_ASYNC) \
+  X(cuMemcpyDtoDAsync_v2, MEMCPY, DRV, cuMemcpyDtoDAsync, L, 3020, GT_AF_ASYNC) \
+  X(cuMemcpyDtoDAsync_v2_ptsz, MEMCPY, DRV, cuMemcpyDtoDAsync, PT, 3020, GT_AF_ASYNC) \
+  X(cuMemsetD8_v2, MEMSET, DRV, cuMemsetD8, L, 3020, 0) \
+  X(cuMemsetD8_v2_ptds, MEMSET, DRV, cuMemsetD8, PT, 3020, 0) \
+  X(cuMemsetD16_v2, MEMSET, DRV, cuMemsetD16, L, 3020, 0) \
+  X(cuMemsetD16_v2_ptds, MEMSET, DRV, cuMemsetD16, PT, 3020, 0) \
+  X(cuMemsetD32_v2, MEMSET, DRV, cuMemsetD32, L, 3020, 0) \
+  X(cuMemsetD32_v2_ptds, MEMSET, DRV, cuMemsetD32, PT, 3020, 0) \
+  X(cuMemsetD8Async, MEMSET, DRV, cuMemsetD8Async, L, 0, GT_AF_ASYNC) \
+  X(cuMemsetD8Async_ptsz, MEMSET, DRV, cuMemsetD8Async, PT, 0, GT_AF_ASYNC) \
+  X(cuMemsetD16Async, MEMSET, DRV, cuMemsetD16Async, L, 0, GT_AF_ASYNC) \
+  X(cuMemsetD16Async_ptsz, MEMSET, DRV, cuMemsetD16Async, PT, 0, GT_AF_ASYNC) \
+  X(cuMemsetD32Async, MEMSET, DRV, cuMemsetD32Async, L, 0, GT_AF_ASYNC) \
+  X(cuMemsetD32Async_ptsz, MEMSET, DRV, cuMemsetD32Async, PT, 0, GT_AF_ASYNC) \
+  X(cuLaunchKernel, LAUNCH, DRV, cuLaunchKernel, L, 0, 0) \
+  X(cuLaunchKernel_ptsz, LAUNCH, DRV, cuLaunchKernel, PT, 0, 0) \
+  X(cuLaunchKernelEx, LAUNCH, DRV, cuLaunchKernelEx, L, 0, 0) \
+  X(cuLaunchKernelEx_ptsz, LAUNCH, DRV, cuLaunchKernelEx, PT, 0, 0) \
+  X(cuLaunchCooperativeKernel, LAUNCH, DRV, cuLaunchCooperativeKernel, L, 0, 0) \
+  X(cuLaunchCooperativeKernel_ptsz, LAUNCH, DRV, cuLaunchCooperativeKernel, PT, 0, 0) \
+  X(cuGraphLaunch, LAUNCH, DRV, cuGraphLaunch, L, 0, GT_AF_GRAPH) \
+  X(cuGraphLaunch_ptsz, LAUNCH, DRV, cuGraphLaunch, PT, 0, GT_AF_GRAPH) \
+  X(cuCtxSynchronize, SYNC, DRV, cuCtxSynchronize, L, 0, GT_AF_BLOCKING|GT_AF_ON_DEVICE) \
+  X(cuStreamSynchronize, SYNC, DRV, cuStreamSynchronize, L, 0, GT_AF_BLOCKING|GT_AF_ON_STREAM) \
+  X(cuStreamSynchronize_ptsz, SYNC, DRV, cuStreamSynchronize, PT, 0, GT_AF_BLOCKING|GT_AF_ON_STREAM) \
+  X(cuEventSynchronize, SYNC, DRV, cuEventSynchronize, L, 0, GT_AF_BLOCKING|GT_AF_ON_EVENT) \
+  X(cuStreamWaitEvent, SYNC, DRV, cuStreamWaitEvent, L, 0, GT_AF_WAIT|GT_AF_ON_STREAM) \
+  X(cuStreamWaitEvent_ptsz, SYNC, DRV, cuStreamWaitEvent, PT, 0, GT_AF_WAIT|GT_AF_ON_STREAM)
+
 /* clang-format on */
 
 enum gt_api {
-#define GT_X_ENUM(name, kind) GT_API_##name,
+#define GT_X_ENUM(name, ...) GT_API_##name,
   GT_API_LIST(GT_X_ENUM)
 #undef GT_X_ENUM
       GT_API_COUNT
 };
+
+enum gt_api_family { GT_FAM_META, GT_FAM_RT, GT_FAM_DRV, GT_FAM_NVTX };
+
+/* One entry of the table, for code that looks APIs up at run time. */
+struct gt_api_info {
+  const char *name, *base;
+  unsigned char kind, family, per_thread;
+  unsigned short v2_from;
+  unsigned flags;
+};
+extern const struct gt_api_info gt_apis[GT_API_COUNT]; /* common/names.c */
+
+static inline unsigned gt_api_flags(unsigned api) {
+  return api < GT_API_COUNT ? gt_apis[api].flags : 0;
+}
+
+/* X-macro helpers: GT_IF_<family>(x) keeps x for that family only. */
+#define GT_IF_RT_RT(...) __VA_ARGS__
+#define GT_IF_RT_DRV(...)
+#define GT_IF_RT_NVTX(...)
+#define GT_IF_RT_META(...)
+#define GT_IF_DRV_DRV(...) __VA_ARGS__
+#define GT_IF_DRV_RT(...)
+#define GT_IF_DRV_NVTX(...)
+#define GT_IF_DRV_META(...)
 
 #endif

@@ -172,17 +172,23 @@ API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t n, CUstream s) {
   (void)s;
   return alloc(p, n);
 }
-API CUresult cuMemFree_v2(CUdeviceptr p) {
+/* Entry points never call each other through their exported names (a
+ * real driver does not either): built without -Bsymbolic those calls would
+ * go through the global scope, to a preloaded shim. */
+static CUresult release(CUdeviceptr p) {
   free((void *)(uintptr_t)p);
   return OK;
 }
+API CUresult cuMemFree_v2(CUdeviceptr p) {
+  return release(p);
+}
 API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
   (void)s;
-  return cuMemFree_v2(p);
+  return release(p);
 }
 API CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) {
   (void)s;
-  return cuMemFree_v2(p);
+  return release(p);
 }
 API CUresult cuMemAllocHost_v2(void **p, size_t n) {
   if (!p)
@@ -241,7 +247,7 @@ API CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t align,
 }
 API CUresult cuMemAddressFree(CUdeviceptr p, size_t size) {
   (void)size;
-  return cuMemFree_v2(p);
+  return release(p);
 }
 API CUresult cuMemMap(CUdeviceptr p, size_t size, size_t off, CUmemHandle h,
                       unsigned long long fl) {

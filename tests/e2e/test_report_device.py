@@ -14,7 +14,7 @@ from gtest import *
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 with open(os.path.join(SRC, "include", "gputrace", "apis.h")) as f:
     LIST = f.read().split("#define GT_API_LIST(X)")[1].split("/* clang-format on */")[0]
-    API = {name: i for i, name in enumerate(re.findall(r"X\((\w+), *\w+\)", LIST))}
+    API = {name: i for i, name in enumerate(re.findall(r"X\((\w+),", LIST))}
 KIND = {k: i for i, k in enumerate(["none", "alloc", "free", "memcpy", "memset", "launch", "sync",
                                     "stream", "event", "nvtx", "process", "kernel_name", "drop",
                                     "lost", "device"])}
@@ -222,6 +222,27 @@ def test_cpu_only_attribution_and_gaps():
        "gap from the drain to the next launch")
 
 
+def test_driver_synchronizations_block():
+    """cuCtxSynchronize / cuStreamSynchronize / cuEventSynchronize block the
+    host like the runtime's (apis.h GT_AF_BLOCKING); a successful
+    cuStreamWaitEvent orders the device and completes nothing."""
+    t = Trace()
+    t.process(0)
+    t.kname(K, b"_Z6kernelPf")
+    t.launch(1000, 2000, K)
+    t.sync(10000, 500000, api="cuCtxSynchronize")
+    t.launch(600000, 2000, K)
+    t.sync(610000, 1000, api="cuStreamWaitEvent", handle=0x5)
+    t.sync(620000, 300000, api="cuStreamSynchronize")
+    t.sync(1000000, 40000, api="cuEventSynchronize", handle=0x9)
+    rep = report(t.write("driver_sync"))
+    rows = {s["api"]: (s["calls"], s["kernel_ns"], s["unexplained_ns"]) for s in rep["sync"]}
+    eq(rows, {"cuCtxSynchronize": (1, 500000, 0), "cuStreamWaitEvent": (1, 0, 1000),
+              "cuStreamSynchronize": (1, 300000, 0), "cuEventSynchronize": (1, 0, 40000)},
+       "sync table: blocked time by what the device was doing")
+    eq(rep["shares"]["blocked_ns"], 500000 + 300000 + 40000, "host blocked in the three syncs")
+
+
 def test_launch_and_cpu_bound():
     t = Trace()
     t.process(0)
@@ -305,6 +326,7 @@ def test_damaged_trace():
     eq(p.returncode, 3, "diff of a damaged trace")
 
 
-main([test_exact_device_attribution, test_damaged_trace, test_sampled_device_timing,
+main([test_exact_device_attribution, test_driver_synchronizations_block, test_damaged_trace,
+      test_sampled_device_timing,
       test_cpu_only_attribution_and_gaps, test_launch_and_cpu_bound,
       test_memory_errors_drops_pid])

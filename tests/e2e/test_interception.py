@@ -1,0 +1,89 @@
+"""Nothing escapes the trace, and tracing changes nothing (issue 13):
+- the runtime reached through dlsym on a library handle (ctypes.CDLL, RTLD_LOCAL)
+  is traced: every call of tests/e2e/rt_ctypes.py is in the trace;
+- a driver whose cuGetProcAddress hands out exported addresses that resolve
+  through the global scope to the shim's own hooks (the stand-in libcuda built
+  without -Bsymbolic, loaded RTLD_LOCAL) gives the program the same results
+  traced and untraced, and every call is recorded;
+- the API table (include/gputrace/apis.h) and the shim's exports agree."""
+import os
+import re
+import subprocess
+import sys
+from gtest import *
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INTERPOSABLE = os.path.join(BUILD, "standin", "13-interposable")
+
+
+def test_runtime_through_a_ctypes_handle():
+    p, out = record([sys.executable, os.path.join(HERE, "rt_ctypes.py")])
+    eq(p.stdout, "ctypes: 20 allocations, 10 frees\n", "program output")
+    ev = dump(out)
+    eq(dict(by(calls(ev), "api")), {"cudaMalloc": 20, "cudaFree": 10,
+                                    "cudaDeviceSynchronize": 1}, "every call recorded")
+    eq({e["bytes"] for e in select(ev, kind="alloc")}, {1 << 20}, "allocation sizes")
+    eq([e["result"] for e in calls(ev) if e["result"] != 0], [], "no call failed")
+
+
+def interposable_env():
+    env = base_env()
+    env["LD_LIBRARY_PATH"] = INTERPOSABLE + ":" + env["LD_LIBRARY_PATH"]
+    return env
+
+
+def test_driver_handing_out_interposable_addresses():
+    for name, extra in (("drv_proc", {"cuStreamSynchronize_ptsz": 1}), ("drv_dlsym", {})):
+        plain = run([prog(name)], interposable_env())
+        out = os.path.join(TMP, name + "_interposable.gtrace")
+        traced = run([GPUTRACE, "record", "-q", "-o", out, "--", prog(name)],
+                     interposable_env())
+        eq((traced.returncode, traced.stdout, traced.stderr),
+           (plain.returncode, plain.stdout, plain.stderr), name + ": same results traced")
+        eq(plain.stdout, "drv: 0 failures\n", name + " output")
+        ev = dump(out)
+        c = calls(ev)
+        eq([e for e in c if e.get("result", 0) != 0], [], name + ": no call failed")
+        want = {"alloc": 7, "free": 5, "memcpy": 4, "memset": 1, "launch": 5,
+                "sync": 2 + sum(extra.values())}
+        got = by(c, "kind")
+        eq({k: got[k] for k in want}, want, name + ": calls by kind")
+        eq(by(select(c, kind="launch"), "kernel"), {"vec_add": 3, "reduce(float*, int)": 2},
+           name + ": kernel names")
+
+
+def api_table():
+    src = open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "include", "gputrace",
+                            "apis.h")).read()
+    body = src.split("#define GT_API_LIST(X)")[1].split("/* clang-format on */")[0]
+    return re.findall(r"X\((\w+), (\w+), (\w+), (\w+), (\w+),", body)
+
+
+# Exported by the shim but not traced: registration, lookups, bookkeeping.
+UNTRACED_EXPORTS = {
+    "__cudaRegisterFunction", "__cudaGetKernel", "cudaGetKernel", "cudaDeviceReset",
+    "cuGetProcAddress", "cuGetProcAddress_v2", "cuModuleGetFunction", "cuLibraryGetKernel",
+    "cudaGetDriverEntryPoint", "cudaGetDriverEntryPoint_ptsz",
+    "cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPointByVersion_ptsz",
+}
+
+
+def test_api_table_and_exports_agree():
+    table = api_table()
+    names = [t[0] for t in table]
+    eq(sorted(n for n in set(names) if names.count(n) > 1), [], "names listed twice")
+    hooked = {t[0] for t in table if t[2] in ("RT", "DRV")}
+    nm = subprocess.run(["nm", "-D", "--defined-only", SHIM], capture_output=True,
+                        text=True, check=True).stdout
+    exported = {l.split()[-1] for l in nm.splitlines() if l.split()[1] == "T"}
+    cuda = {s for s in exported if s.startswith(("cu", "__cuda"))}
+    eq(sorted(hooked - cuda), [], "table entries the shim does not export")
+    eq(sorted(cuda - hooked - UNTRACED_EXPORTS), [], "exports missing from the table")
+    for name, kind, fam, base, var in table:
+        if var == "PT":
+            eq(any(b == base and v == "L" and f == fam for _, _, f, b, v in table), True,
+               name + ": a per-thread twin has a legacy entry")
+
+
+main([test_runtime_through_a_ctypes_handle, test_driver_handing_out_interposable_addresses,
+      test_api_table_and_exports_agree])
