@@ -298,4 +298,3 @@ void gt_emit_text(struct gt_record *rec, const char *text, size_t len) {
   if (!gt_ring_write(&g_ring, &buf.rec))
     on_drop();
 }
-

@@ -277,7 +277,7 @@ int gt_cupti_start(void) {
   /* External correlation records come with API records: RUNTIME for the
    * runtime's hooks, DRIVER for the driver's (cuBLAS, Triton). */
   static const int kinds[] = {KIND_EXTERNAL_CORRELATION, KIND_RUNTIME, KIND_DRIVER,
-                              KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET};
+                              KIND_CONCURRENT_KERNEL,    KIND_MEMCPY,  KIND_MEMSET};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     if (api.enable(kinds[i]) != 0)
       goto fail; /* no driver, no device, or another profiler owns CUPTI */

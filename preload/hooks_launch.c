@@ -165,7 +165,7 @@ GT_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun
 
 #define GT_HOOK_GET_KERNEL(name)                                                         \
   GT_EXPORT cudaError_t name(cudaKernel_t *kernelPtr, const void *entryFuncAddr) {       \
-    GT_REAL_UNLISTED(name, cudaError_t, (cudaKernel_t *, const void *));                          \
+    GT_REAL_UNLISTED(name, cudaError_t, (cudaKernel_t *, const void *));                 \
     cudaError_t r = real_##name(kernelPtr, entryFuncAddr);                               \
     if (r == 0 && kernelPtr != NULL)                                                     \
       gt_kernels_map_handle(*kernelPtr, entryFuncAddr);                                  \
