@@ -72,7 +72,9 @@ struct rp_api {
 struct rp_kernel {
   uint64_t launches, cpu_ns;
   uint64_t gpu_timed, gpu_ns, gpu_scaled_ns, gpu_max_ns; /* DEVICE records */
-  uint32_t sample; /* largest 1-in-N of its DEVICE records */
+  double gpu_sq;        /* sum of squared durations (ns^2): the spread */
+  uint64_t gpu_ci95_ns; /* sampled: half-width of the 95 % interval of the total */
+  uint32_t sample;      /* largest 1-in-N of its DEVICE records */
 };
 
 struct rp_xfer {

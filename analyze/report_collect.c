@@ -516,6 +516,7 @@ static void on_device(struct report *r, const struct gt_record *rec) {
     struct rp_kernel *k = &r->kern[ki];
     k->gpu_timed++;
     k->gpu_ns += rec->dur_ns;
+    k->gpu_sq += (double)rec->dur_ns * (double)rec->dur_ns;
     k->gpu_scaled_ns += rec->dur_ns * sample;
     if (rec->dur_ns > k->gpu_max_ns)
       k->gpu_max_ns = rec->dur_ns;

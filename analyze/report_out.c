@@ -278,8 +278,9 @@ static void text_kernels(FILE *o, const struct report *r) {
   size_t *ord = index_order(r, r->knames.n, by_kernel_cost);
   fprintf(o, "\nKernels%s\n",
           r->dev_sample > 1 ? " (GPU times scaled from sampled DEVICE records)" : "");
-  fprintf(o, "  %-44s %9s %12s %11s %11s %11s\n", "kernel", "launches", "launch total",
-          "launch mean", "GPU total", "GPU mean");
+  fprintf(o, "  %-44s %9s %12s %11s %11s %11s%s\n", "kernel", "launches", "launch total",
+          "launch mean", "GPU total", "GPU mean",
+          r->dev_sample > 1 ? "  timed  ±95 %" : "");
   for (size_t i = 0; i < r->knames.n; i++) {
     const struct rp_kernel *k = &r->kern[ord[i]];
     if (!k->launches && !k->gpu_timed)
@@ -291,6 +292,11 @@ static void text_kernels(FILE *o, const struct report *r) {
     if (k->gpu_timed) {
       ns_cell(o, k->gpu_scaled_ns, 12);
       ns_cell(o, k->gpu_ns / k->gpu_timed, 12);
+      if (k->sample > 1) /* an estimate: how many were timed, and how sure it is */
+        fprintf(o, " %6" PRIu64 " %6.1f%%", k->gpu_timed,
+                k->gpu_scaled_ns
+                    ? 100.0 * (double)k->gpu_ci95_ns / (double)k->gpu_scaled_ns
+                    : 0.0);
     } else {
       cell(o, "-", 12, 1);
       cell(o, "-", 12, 1);
@@ -523,9 +529,10 @@ static void json_kernels(FILE *o, const struct report *r) {
     if (k->gpu_timed)
       fprintf(o,
               ",\"gpu_total_ns\":%" PRIu64 ",\"gpu_mean_ns\":%" PRIu64
-              ",\"gpu_max_ns\":%" PRIu64 ",\"gpu_timed\":%" PRIu64 ",\"gpu_sample\":%u",
+              ",\"gpu_max_ns\":%" PRIu64 ",\"gpu_timed\":%" PRIu64 ",\"gpu_sample\":%u"
+              ",\"gpu_total_ci95_ns\":%" PRIu64,
               k->gpu_scaled_ns, k->gpu_ns / k->gpu_timed, k->gpu_max_ns, k->gpu_timed,
-              k->sample);
+              k->sample, k->gpu_ci95_ns);
     fputs("}", o);
   }
   fputs("],\n", o);

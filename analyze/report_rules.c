@@ -10,6 +10,7 @@
  * other runtime calls ("api") and time outside any call ("idle").
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,28 @@ static void finish_range(struct rp_range *rg) {
   rg->p99 = out[2];
 }
 
+/* A sampled kernel's GPU total: its mean timed duration times its launches
+ * (the host records count every launch), not the sum of the timed ones'
+ * 1-in-N weights — those overcount a rare kernel by up to N - 1 launches at
+ * the end of the trace — with a 95 % interval from the timed durations'
+ * spread (finite-population corrected). Exact totals are left alone. */
+static void scale_sampled_kernels(struct report *r) {
+  for (size_t i = 0; i < r->knames.n; i++) {
+    struct rp_kernel *k = &r->kern[i];
+    if (k->sample <= 1 || !k->gpu_timed || k->launches < k->gpu_timed)
+      continue;
+    double t = (double)k->gpu_timed, n = (double)k->launches;
+    double mean = (double)k->gpu_ns / t;
+    k->gpu_scaled_ns = (uint64_t)(mean * n + 0.5);
+    double var = t > 1 ? (k->gpu_sq - t * mean * mean) / (t - 1) : mean * mean;
+    double se = n * sqrt((var > 0 ? var : 0) / t * (1 - t / n));
+    k->gpu_ci95_ns = (uint64_t)(1.96 * se + 0.5);
+  }
+}
+
 void rp_finish(struct report *r) {
   static const unsigned pcts[] = {50, 90, 99};
+  scale_sampled_kernels(r);
   for (unsigned a = 0; a < GT_API_COUNT; a++) {
     uint64_t out[3];
     if (!r->api[a].calls)

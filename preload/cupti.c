@@ -104,7 +104,7 @@ static struct {
 struct meta {
   _Atomic uint64_t id; /* 0 = empty; written last */
   uint64_t kernel, stream;
-  uint32_t tid, corr, flags;
+  uint32_t tid, corr, flags, sample;
   uint16_t api;
   uint8_t dir, pad;
 };
@@ -124,8 +124,8 @@ static unsigned g_norphans;
 static pthread_mutex_t g_parse_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t g_next_id = 1;
 static _Atomic uint64_t g_committed, g_matched, g_first_commit_ns;
-static _Atomic int64_t g_offset_ns; /* CLOCK_MONOTONIC - CUPTI clock */
-static int g_enabled[5], g_nenabled;
+static _Atomic int64_t g_offset_ns;  /* CLOCK_MONOTONIC - CUPTI clock */
+static int g_enabled[8], g_nenabled; /* the kinds enabled, for stop */
 static __thread uint64_t tls_ext_id __attribute__((tls_model("initial-exec")));
 
 /* ---- clock ---- */
@@ -152,7 +152,8 @@ static void emit(const struct orphan *o, const struct meta *m) {
   struct gt_record rec;
   gt_dt_device_begin(&rec, (uint32_t)getpid(), m->tid, m->api, m->flags,
                      (uint64_t)((int64_t)o->start + atomic_load(&g_offset_ns)),
-                     o->end > o->start ? o->end - o->start : 0, GT_DEVTIME_CUPTI);
+                     o->end > o->start ? o->end - o->start : 0, GT_DEVTIME_CUPTI,
+                     m->sample);
   rec.u.device.stream = m->stream;
   rec.u.device.kernel = m->kernel;
   rec.u.device.bytes = o->bytes;
@@ -332,6 +333,7 @@ void gt_cupti_commit(const struct dt_slot *op) {
   m->kernel = op->kernel;
   m->stream = op->stream_key;
   m->corr = op->corr;
+  m->sample = op->sample;
   m->dir = op->dir;
   atomic_store_explicit(&m->id, id, memory_order_release);
   uint64_t zero = 0;

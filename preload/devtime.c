@@ -5,13 +5,17 @@
  * Contract:
  *  - Environment, read once by gt_dt_configure (the shim's constructor):
  *    GPUTRACE_GPU_TIMING=auto|events|cupti|off (auto),
- *    GPUTRACE_GPU_TIMING_SAMPLE=N (1: time every call; N: per thread, the
- *    first call of each kernel / graph / copy or memset entry point and
- *    then every Nth), GPUTRACE_GPU_TIMING_EVENTS=N (65536 events, i.e.
- *    32768 ops in flight).
- *  - The source is chosen at the first timed call: CUPTI (cupti.c) when the
- *    mode is auto or cupti and libcupti loads and initializes, else CUDA
- *    events; an explicit `cupti` that falls back says so once on stderr.
+ *    GPUTRACE_GPU_TIMING_SAMPLE=auto|N (auto: adaptive, see devtime.h; 1:
+ *    time every call; N: per thread, the first call of each kernel / graph
+ *    / copy or memset entry point and then every Nth),
+ *    GPUTRACE_GPU_TIMING_BUDGET=PCT (1: the share of a thread's time that
+ *    adaptive sampling lets timing cost), GPUTRACE_GPU_TIMING_EVENTS=N
+ *    (65536 events, i.e. 32768 ops in flight).
+ *  - The source is chosen at the first timed call: CUDA events for auto and
+ *    events; CUPTI (cupti.c) for cupti when libcupti loads and initializes,
+ *    else events with one warning on stderr. auto does not pick CUPTI: it
+ *    has not been validated on a GPU yet (docs/gpu-validation.md), and a
+ *    CUPTI session of ours would take torch.profiler's or nsys' place.
  *  - Events: a timed call takes a slot — two timing events made lazily
  *    with the real cudaEventCreateWithFlags on the current device, reused
  *    once resolved, at most EVENTS / 2 slots — and records them with the
@@ -48,16 +52,27 @@
 
 int gt_dt_enabled;
 int gt_dt_source;
-uint32_t gt_dt_sample = 1;
+uint32_t gt_dt_sample = 0;
+int gt_dt_adaptive = 1;
+__thread uint32_t gt_tls_dt_n __attribute__((tls_model("initial-exec"))) = 1;
+/* The first launch of a thread opens its first budget window. */
+__thread uint32_t gt_tls_dt_calls __attribute__((tls_model("initial-exec"))) =
+    GT_DT_WINDOW - 1;
+__thread uint32_t gt_tls_dt_skip[GT_DT_KEYS] __attribute__((tls_model("initial-exec")));
+/* The adaptive budget: time this thread's timing cost within the window. */
+static __thread uint64_t tls_win_start __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tls_win_cost __attribute__((tls_model("initial-exec")));
+static double g_budget = 0.01;
 struct dt_cuda gt_dt_cu;
 struct dt_state gt_dt;
 
 __thread uint32_t gt_tls_corr __attribute__((tls_model("initial-exec")));
 __thread int gt_tls_dt_token __attribute__((tls_model("initial-exec")));
-static __thread uint32_t tls_sample[64] __attribute__((tls_model("initial-exec")));
 /* CUPTI mode: the timed call's stream, for its metadata. */
 static __thread const void *tls_cupti_stream __attribute__((tls_model("initial-exec")));
 static __thread int tls_cupti_ptsz __attribute__((tls_model("initial-exec")));
+/* The 1-in-N of the op being timed on this thread. */
+static __thread uint32_t tls_op_sample __attribute__((tls_model("initial-exec")));
 
 static int g_mode = DT_MODE_AUTO;
 static uint32_t g_events = DT_DEFAULT_EVENTS;
@@ -158,7 +173,11 @@ void gt_dt_configure(void) {
   else
     gt_warn("gputrace: ignoring GPUTRACE_GPU_TIMING=%s (want auto, events, cupti or off)",
             m);
-  gt_dt_sample = (uint32_t)env_number("GPUTRACE_GPU_TIMING_SAMPLE", 1, 1000000, 1);
+  const char *sample = getenv("GPUTRACE_GPU_TIMING_SAMPLE");
+  if (sample != NULL && *sample != '\0' && strcmp(sample, "auto") != 0)
+    gt_dt_sample = (uint32_t)env_number("GPUTRACE_GPU_TIMING_SAMPLE", 1, 1000000, 0);
+  gt_dt_adaptive = gt_dt_sample == 0;
+  g_budget = (double)env_number("GPUTRACE_GPU_TIMING_BUDGET", 1, 100, 1) / 100.0;
   g_events =
       (uint32_t)env_number("GPUTRACE_GPU_TIMING_EVENTS", 2, 1u << 22, DT_DEFAULT_EVENTS);
   state_init();
@@ -193,7 +212,7 @@ static int select_source_locked(void) {
   gt_dt.slots = calloc(gt_dt.nslots, sizeof *gt_dt.slots); /* pages touched as used */
   if (gt_dt.slots == NULL)
     return DT_SRC_NONE;
-  if (g_mode != DT_MODE_EVENTS && gt_cupti_start() == 0) {
+  if (g_mode == DT_MODE_CUPTI && gt_cupti_start() == 0) {
     gt_dt_register_exit(); /* for the final flush */
     return DT_SRC_CUPTI;
   }
@@ -292,15 +311,35 @@ static int capturing(cudaStream_t s) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-/* Per thread and per key, the first call and then every Nth is timed. */
-static inline int sample_hit(const void *key) {
-  unsigned h = (unsigned)(((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull) >> 58);
-  if (tls_sample[h] != 0) {
-    tls_sample[h]--;
-    return 0;
+/* Every GT_DT_WINDOW launches of a thread: a fixed N is taken as it is;
+ * otherwise N doubles while timing cost the thread more than the budget of
+ * its time in the window just ended, and halves (down to 1) while it cost
+ * under a quarter of it. Time is gt_now()'s (ticks or ns: only ratios). */
+void gt_dt_adapt(void) {
+  gt_tls_dt_calls = 0;
+  if (!gt_dt_adaptive) {
+    gt_tls_dt_n = gt_dt_sample;
+    return;
   }
-  tls_sample[h] = gt_dt_sample - 1;
-  return 1;
+  uint64_t now = gt_now();
+  if (tls_win_start != 0 && now > tls_win_start) {
+    double elapsed = (double)(now - tls_win_start), cost = (double)tls_win_cost;
+    if (cost > g_budget * elapsed && gt_tls_dt_n < DT_MAX_SAMPLE)
+      gt_tls_dt_n *= 2;
+    else if (cost * 4 < g_budget * elapsed && gt_tls_dt_n > 1)
+      gt_tls_dt_n /= 2;
+  }
+  tls_win_start = now;
+  tls_win_cost = 0;
+}
+
+/* What a timed call's work in this file cost its thread (adaptive mode). */
+static inline uint64_t cost_begin(void) {
+  return gt_dt_adaptive ? gt_now() : 0;
+}
+static inline void cost_end(uint64_t t0) {
+  if (t0 != 0)
+    tls_win_cost += gt_now() - t0;
 }
 
 static int events_before(const void *stream, int ptsz) {
@@ -339,32 +378,41 @@ static int events_before(const void *stream, int ptsz) {
 }
 
 int gt_dt_before(unsigned what, const void *key, const void *stream, int ptsz) {
-  (void)what;
+  (void)key;
   if (__builtin_expect(gt_tls_dt_token != 0, 0))
     gt_tls_dt_token = 0; /* a hook that never committed: cannot happen */
-  if (gt_dt_sample > 1 && !sample_hit(key))
-    return 0;
+  uint64_t c0 = cost_begin();
   int saved_errno = errno;
   int src = __atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE);
   if (__builtin_expect(src == DT_SRC_NONE, 0))
     src = select_source();
-  if (src == DT_SRC_NONE || __atomic_load_n(&gt_dt.dead, __ATOMIC_ACQUIRE)) {
-    errno = saved_errno;
-    return 0;
-  }
-  int token;
-  if (src == DT_SRC_CUPTI) {
-    tls_cupti_stream = stream;
-    tls_cupti_ptsz = ptsz;
-    token = gt_cupti_before();
-  } else {
-    token = events_before(stream, ptsz);
+  int token = 0;
+  if (src != DT_SRC_NONE && !__atomic_load_n(&gt_dt.dead, __ATOMIC_ACQUIRE)) {
+    /* each timed op stands for the calls sampling skipped (its DEVICE
+     * record's `sample`); adaptive mode times every copy and memset */
+    tls_op_sample = what == GT_DT_LAUNCH || !gt_dt_adaptive ? gt_tls_dt_n : 1;
+    if (src == DT_SRC_CUPTI) {
+      tls_cupti_stream = stream;
+      tls_cupti_ptsz = ptsz;
+      token = gt_cupti_before();
+    } else {
+      token = events_before(stream, ptsz);
+    }
   }
   errno = saved_errno;
+  cost_end(c0);
   return token;
 }
 
+static void dt_after(int token, cudaError_t result);
+
 void gt_dt_after(int token, cudaError_t result) {
+  uint64_t c0 = cost_begin();
+  dt_after(token, result);
+  cost_end(c0);
+}
+
+static void dt_after(int token, cudaError_t result) {
   if (token < 0) {
     if (result == 0)
       gt_count_dropped(GT_KIND_DEVICE, 1);
@@ -404,6 +452,7 @@ static void fill_from_record(struct dt_slot *s, const struct gt_record *rec) {
   s->flags = rec->flags &
              (GT_F_PINNED | GT_F_ASYNC | GT_F_KERNEL_HANDLE | GT_F_GRAPH | GT_F_PAGEABLE);
   s->stream_key = stream_key(s);
+  s->sample = tls_op_sample;
   s->kernel = s->bytes = 0;
   s->dir = 0;
   switch (rec->kind) {
@@ -423,7 +472,15 @@ static void fill_from_record(struct dt_slot *s, const struct gt_record *rec) {
   }
 }
 
+static void dt_commit(const struct gt_record *rec);
+
 void gt_dt_commit_slow(const struct gt_record *rec) {
+  uint64_t c0 = cost_begin();
+  dt_commit(rec);
+  cost_end(c0);
+}
+
+static void dt_commit(const struct gt_record *rec) {
   int token = gt_tls_dt_token;
   gt_tls_dt_token = 0;
   if (token == DT_TOKEN_CUPTI) {

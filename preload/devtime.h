@@ -14,7 +14,8 @@
  *    (host functions). `key` selects the sampling counter (the kernel, the
  *    graph, or the entry point for copies and memsets). `ptsz` says the
  *    entry point treats stream 0 as the per-thread default stream.
- *  - With timing off the added cost is a TLS increment and one load.
+ *  - With timing off the added cost is a TLS increment and one load; a launch
+ *    that sampling leaves untimed adds a TLS counter test, no call.
  */
 #ifndef GPUTRACE_DEVTIME_H
 #define GPUTRACE_DEVTIME_H
@@ -25,6 +26,36 @@ enum gt_dt_what { GT_DT_NONE = 0, GT_DT_LAUNCH = 1, GT_DT_COPY = 2, GT_DT_SET = 
 
 /* 1 while device timing is wanted (GPUTRACE_GPU_TIMING != off and usable). */
 extern int gt_dt_enabled;
+
+/* Sampling, decided inline (no call for a launch that is not timed): per
+ * thread and per key (kernel or graph; copies and memsets by entry point),
+ * the first call and then one in gt_tls_dt_n is timed. gt_tls_dt_n is the
+ * fixed GPUTRACE_GPU_TIMING_SAMPLE, or by default adapts every
+ * GT_DT_WINDOW launches so that what timing costs this thread stays under
+ * GPUTRACE_GPU_TIMING_BUDGET of its time (gt_dt_adapt, devtime.c). In the
+ * adaptive mode copies and memsets are always timed. */
+#define GT_DT_WINDOW 256u
+#define GT_DT_KEYS 128u
+extern int gt_dt_adaptive;
+extern __thread uint32_t gt_tls_dt_n;
+extern __thread uint32_t gt_tls_dt_calls;
+extern __thread uint32_t gt_tls_dt_skip[GT_DT_KEYS];
+void gt_dt_adapt(void);
+
+static inline int gt_dt_sampled(unsigned what, const void *key) {
+  if (what != GT_DT_LAUNCH && gt_dt_adaptive)
+    return 1;
+  if (__builtin_expect(++gt_tls_dt_calls >= GT_DT_WINDOW, 0))
+    gt_dt_adapt();
+  uint32_t *skip =
+      &gt_tls_dt_skip[((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull) >> 57];
+  if (*skip != 0) {
+    --*skip;
+    return 0;
+  }
+  *skip = gt_tls_dt_n - 1;
+  return 1;
+}
 /* The correlation id of the calling thread's current (or last) call. */
 extern __thread uint32_t gt_tls_corr;
 /* A timed op waiting for its host record (0 = none); see gt_dt_commit. */
@@ -60,7 +91,8 @@ static inline void gt_dt_commit(const struct gt_record *rec) {
       return call;                                                                       \
     gt_corr_next();                                                                      \
     int dt_token = 0;                                                                    \
-    if ((what) != GT_DT_NONE && __atomic_load_n(&gt_dt_enabled, __ATOMIC_RELAXED))       \
+    if ((what) != GT_DT_NONE && __atomic_load_n(&gt_dt_enabled, __ATOMIC_RELAXED) &&     \
+        gt_dt_sampled((what), (key)))                                                    \
       dt_token = gt_dt_before((what), (key), (stream), (ptsz));                          \
     uint64_t t0 = gt_now();                                                              \
     cudaError_t r = call;                                                                \

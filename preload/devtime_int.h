@@ -20,6 +20,7 @@
 #define DT_MAX_DEV 16           /* devices timed; higher ordinals go untimed */
 #define DT_DEFAULT_EVENTS 65536 /* GPUTRACE_GPU_TIMING_EVENTS */
 #define DT_TOKEN_CUPTI 0x7fffffff
+#define DT_MAX_SAMPLE 65536u /* adaptive sampling never times less than 1 in this */
 
 enum dt_mode { DT_MODE_OFF, DT_MODE_AUTO, DT_MODE_EVENTS, DT_MODE_CUPTI };
 enum dt_source { DT_SRC_NONE = 0, DT_SRC_EVENTS = 1, DT_SRC_CUPTI = 2 };
@@ -54,6 +55,7 @@ struct dt_slot {
   uint64_t stream_key; /* 0x1 legacy, 0x2 per-thread, else the handle */
   uint64_t kernel, bytes;
   uint32_t tid, corr, flags;
+  uint32_t sample; /* the 1-in-N this op was timed at (DEVICE record) */
   uint16_t api;
   uint8_t dir;
 };
@@ -89,15 +91,15 @@ struct dt_state {
   int dead;         /* exit done: no CUDA call from devtime any more */
 };
 extern struct dt_state gt_dt;
-extern int gt_dt_source; /* enum dt_source */
-extern uint32_t gt_dt_sample;
+extern int gt_dt_source;      /* enum dt_source */
+extern uint32_t gt_dt_sample; /* GPUTRACE_GPU_TIMING_SAMPLE; 0: adaptive (auto) */
 
 /* A DEVICE record's common part: the host call's pid, tid, api and flags,
  * the device start and duration on the host clock, the source, and the
  * sampling rate; the caller fills the rest of u.device and emits it. */
 static inline void gt_dt_device_begin(struct gt_record *rec, uint32_t pid, uint32_t tid,
                                       unsigned api, uint32_t flags, uint64_t start_ns,
-                                      uint64_t dur_ns, unsigned source) {
+                                      uint64_t dur_ns, unsigned source, uint32_t sample) {
   memset(rec, 0, sizeof *rec);
   rec->ts_ns = start_ns;
   rec->dur_ns = dur_ns;
@@ -107,7 +109,7 @@ static inline void gt_dt_device_begin(struct gt_record *rec, uint32_t pid, uint3
   rec->kind = GT_KIND_DEVICE;
   rec->nslots = 1;
   rec->flags = flags;
-  rec->u.device.sample = gt_dt_sample;
+  rec->u.device.sample = sample ? sample : 1;
   rec->u.device.source = (uint8_t)source;
 }
 

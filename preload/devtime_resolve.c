@@ -203,7 +203,7 @@ static void emit_device(const struct dt_slot *s, int64_t start, int64_t end,
                         uint32_t pid) {
   struct gt_record rec;
   gt_dt_device_begin(&rec, pid, s->tid, s->api, s->flags, (uint64_t)start,
-                     (uint64_t)(end - start), GT_DEVTIME_EVENTS);
+                     (uint64_t)(end - start), GT_DEVTIME_EVENTS, s->sample);
   rec.u.device.stream = s->stream_key;
   rec.u.device.kernel = s->kernel;
   rec.u.device.bytes = s->bytes;

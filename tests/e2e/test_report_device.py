@@ -154,7 +154,8 @@ def test_exact_device_attribution():
        "sync attribution")
     eq(rep["kernels"], [{"kernel": "kernel(float*)", "launches": 10, "cpu_total_ns": 10 * LAUNCH,
                          "cpu_mean_ns": LAUNCH, "gpu_total_ns": 10 * KDUR, "gpu_mean_ns": KDUR,
-                         "gpu_max_ns": KDUR, "gpu_timed": 10, "gpu_sample": 1}], "kernels")
+                         "gpu_max_ns": KDUR, "gpu_timed": 10, "gpu_sample": 1,
+                         "gpu_total_ci95_ns": 0}], "kernels")
     x = rep["transfers"][0]
     eq((x["dir"], x["count"], x["gpu_total_ns"], x["gpu_timed"], x["blocking_count"]),
        ("HtoD", 10, 10 * CDUR, 10, 0), "transfers")
@@ -181,8 +182,11 @@ def test_sampled_device_timing():
     rep = report(loop(sample=4).write("device_sampled"))
     eq((rep["device_records"], rep["device_sample"]), (6, 4), "sampled records")
     k = rep["kernels"][0]
-    eq((k["gpu_timed"], k["gpu_total_ns"], k["gpu_mean_ns"], k["gpu_sample"]),
-       (3, 3 * 4 * KDUR, KDUR, 4), "kernel GPU time scaled by the sample")
+    # the mean timed duration times the 10 launches (3 x 4 timed-weight would
+    # count 12); the durations agree, so the interval is 0
+    eq((k["gpu_timed"], k["gpu_total_ns"], k["gpu_mean_ns"], k["gpu_sample"],
+        k["gpu_total_ci95_ns"]),
+       (3, 10 * KDUR, KDUR, 4, 0), "kernel GPU time scaled to its launches")
     eq(rep["transfers"][0]["gpu_total_ns"], 3 * 4 * CDUR, "copy GPU time scaled")
     # timed iterations: exact, then the CPU-side rule for the untimed rest
     # (70 us; the copy estimate less what was measured); untimed ones: the
