@@ -207,17 +207,23 @@ def check_torch_counts(ctx):
 # ---- 4. device timing ----------------------------------------------------------------
 
 def gpu_totals(events, win):
-    """GPU ns by kernel name of the launches in the window (DEVICE records
-    joined to their host launch by (pid, tid, corr)), and the sources seen."""
+    """GPU ns by kernel name of the launches in the window, as the report
+    estimates them: DEVICE records joined to their host launch by (pid, tid,
+    corr), the mean timed duration times the kernel's launches (exact when
+    every launch was timed); and the sources seen."""
     pid = win[0]
-    names = {(e["tid"], e["corr"]): e.get("kernel", "?") for e in in_window(events, win, "launch")}
-    totals, sources = collections.Counter(), collections.Counter()
+    launches = in_window(events, win, "launch")
+    names = {(e["tid"], e["corr"]): e.get("kernel", "?") for e in launches}
+    count = collections.Counter(names.values())
+    timed, ns, sources = collections.Counter(), collections.Counter(), collections.Counter()
     for e in events:
         if e["kind"] == "device" and e["pid"] == pid and e.get("of_kind") == "launch":
             k = names.get((e["tid"], e["corr"]))
             if k is not None:
-                totals[e.get("kernel") or k] += e["dur_ns"]
+                timed[k] += 1
+                ns[k] += e["dur_ns"]
                 sources[e.get("source")] += 1
+    totals = collections.Counter({k: ns[k] / timed[k] * count[k] for k in timed})
     return totals, sources
 
 
