@@ -6,6 +6,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libdw-dev libelf-dev
+          libprotobuf-c-dev protobuf-c-compiler golang-go # gputrace pprof and go tool pprof
           python3 clang
           patchelf util-linux procps # scripts/bundle.sh and its test (unshare, pgrep)
           libmicrohttpd-dev curl) # live metrics (--prometheus) and their test
