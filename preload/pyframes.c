@@ -183,33 +183,53 @@ int gt_pyframes_line(const uint8_t *t, size_t len, int firstlineno, long unit) {
     long entry = line;
     if (code == 15) { /* no location */
       entry = -1;
-    } else if (code == 13 || code == 14) { /* no columns, long form: svarint delta */
+    } else if (code >= 13) { /* no columns, or long form: an svarint delta first */
       unsigned long u = varint(t, len, &i);
       line += (u & 1) ? -(long)(u >> 1) : (long)(u >> 1);
       entry = line;
-    } else if (code >= 10) { /* one-line forms: the delta is the code */
+      while (i < len && !(t[i] & 0x80)) /* the long form's end line and columns */
+        i++;
+    } else if (code >= 10) { /* one-line forms: the delta is the code; 2 columns */
       line += code - 10;
       entry = line;
-    } /* short forms 0-9: same line */
+      i += 2;
+    } else { /* short forms: same line; 1 byte of columns */
+      i += 1;
+    }
     addr += (head & 7) + 1;
     if (unit < addr)
       return entry < 0 || entry > INT32_MAX ? -1 : (int)entry;
-    while (i < len && !(t[i] & 0x80)) /* the rest of the entry: columns */
-      i++;
   }
   return -1;
 }
+
+/* Lines already decoded. Decoding is linear in the instruction's position,
+ * and the outer frames (a long script's <module> at its last line) are the
+ * same on every capture. One 64-bit word per entry, so a reader never sees
+ * a torn one: a 40-bit tag of (code, line table, unit) above the line. */
+#define LINE_CACHE 4096u
+static _Atomic uint64_t g_lines[LINE_CACHE];
 
 static int code_line(const struct python *py, uintptr_t code, long unit) {
   const struct gt_pylayout *l = &py->lay;
   uintptr_t table = ld(code, l->co_linetable);
   if (!is_object(table, py->bytes_type))
     return 0;
+  uint64_t h = (uint64_t)code * 0x9E3779B97F4A7C15ull ^
+               (uint64_t)table * 0xC2B2AE3D27D4EB4Full ^
+               (uint64_t)unit * 0x165667B19E3779F9ull;
+  h ^= h >> 31;
+  _Atomic uint64_t *slot = &g_lines[h & (LINE_CACHE - 1)];
+  uint64_t tag = h >> 24, hit = atomic_load_explicit(slot, memory_order_relaxed);
+  if (hit && hit >> 24 == tag)
+    return (int)(hit & 0xFFFFFF);
   long len = (long)ld(table, GT_PY_OB_SIZE);
   if (len < 0 || len > (1L << 26))
     return 0;
   int line = gt_pyframes_line((const uint8_t *)(table + l->bytes_data), (size_t)len,
                               ld32(code, l->co_firstlineno), unit);
+  if (line > 0 && line < 0xFFFFFF)
+    atomic_store_explicit(slot, tag << 24 | (uint64_t)line, memory_order_relaxed);
   return line > 0 ? line : 0;
 }
 
