@@ -185,6 +185,8 @@ int gt_pyframes_line(const uint8_t *t, size_t len, int firstlineno, long unit) {
       entry = -1;
     } else if (code >= 13) { /* no columns, or long form: an svarint delta first */
       unsigned long u = varint(t, len, &i);
+      if (u >> 31)
+        return -1; /* a delta no source file has: keeps `line` from overflowing */
       line += (u & 1) ? -(long)(u >> 1) : (long)(u >> 1);
       entry = line;
       while (i < len && !(t[i] & 0x80)) /* the long form's end line and columns */
