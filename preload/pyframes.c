@@ -13,10 +13,11 @@
  * array another thread may be filling in (_co_linearray); the location
  * table is decoded here instead (Objects/locations.md).
  *
- * One hazard remains outside our control: at interpreter finalization
- * CPython frees the states of daemon threads still inside C calls, so the
- * walk is skipped once Py_IsFinalizing() says so, and a thread state whose
- * thread id is not ours is not followed.
+ * The one hazard: at finalization CPython frees the thread states of
+ * daemon threads that may still be inside C calls. The walk is skipped once
+ * Py_IsFinalizing() says so, and a thread state whose thread id is not ours
+ * is not followed; a walk already under way when finalization starts
+ * (microseconds, on a thread that is about to be stopped) is not covered.
  */
 #include "pyframes.h"
 
