@@ -13,10 +13,14 @@
  *    libunwind.a to hide inside the shim), and libunwind keeps descriptors
  *    in the program (its memory-validation pipe) that a program closing
  *    all descriptors reuses. libgcc's unwinder keeps none, needs nothing
- *    bundled, and finds unwind tables lock-free (_dl_find_object). When the thread holds
- * the GIL of a CPython found in the process (looked up with dlsym, never linked), its
- *    Python frames replace the interpreter's evaluation-loop frames: they
- *    are spliced in where the innermost _PyEval_EvalFrameDefault frame was.
+ *    bundled, and finds unwind tables lock-free (_dl_find_object).
+ *  - Python frames replace the evaluation-loop frames of a CPython found in
+ *    the process (looked up with dlsym, never linked): they are spliced in
+ *    where the innermost _PyEval_EvalFrameDefault frame was. A thread that
+ *    holds the GIL gets them from the C API (PyEval_GetFrame, ...); one that
+ *    released it (ctypes CDLL, nogil sections, C++ workers calling back)
+ *    from pyframes.c, which reads its own frames by layout on the versions
+ *    it knows and gives none on the others.
  *  - Each distinct stack is written once as a STACK record; the objects its
  *    addresses fall in are written first as MODULE records, and each distinct
  *    Python (code, line) as a PYFRAME record, so the collector can symbolize
@@ -36,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pyframes.h"
 #include "shim.h"
 
 #define STACK_SLOTS 65536u /* distinct stacks per process */
@@ -176,35 +181,47 @@ struct python_api {
   void *(*getattr)(void *, const char *);
   const char *(*utf8)(void *);
   void (*decref)(void *);
+  int api;      /* all of the above were found */
+  int unlocked; /* pyframes.c reads frames without the GIL */
   uintptr_t eval_start, eval_end;
 };
 static struct python_api g_py;
-static _Atomic int g_py_state; /* 0 unknown, 1 present, 2 absent */
+static _Atomic int g_py_state; /* 0 unknown, 2 being stored, 1 looked for */
+
+static void *lookup_global(const char *name) {
+  return gt_real_dlsym(RTLD_DEFAULT, name);
+}
 
 static void find_python(void) {
   struct python_api p;
   memset(&p, 0, sizeof p);
-  p.gil_check = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Check");
-  p.get_frame = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyEval_GetFrame");
-  p.frame_code = (void *(*)(void *))dlsym(RTLD_DEFAULT, "PyFrame_GetCode");
-  p.frame_line = (int (*)(void *))dlsym(RTLD_DEFAULT, "PyFrame_GetLineNumber");
-  p.frame_back = (void *(*)(void *))dlsym(RTLD_DEFAULT, "PyFrame_GetBack");
-  p.getattr =
-      (void *(*)(void *, const char *))dlsym(RTLD_DEFAULT, "PyObject_GetAttrString");
-  p.utf8 = (const char *(*)(void *))dlsym(RTLD_DEFAULT, "PyUnicode_AsUTF8");
-  p.decref = (void (*)(void *))dlsym(RTLD_DEFAULT, "Py_DecRef");
-  void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+  p.gil_check = (int (*)(void))lookup_global("PyGILState_Check");
+  p.get_frame = (void *(*)(void))lookup_global("PyEval_GetFrame");
+  p.frame_code = (void *(*)(void *))lookup_global("PyFrame_GetCode");
+  p.frame_line = (int (*)(void *))lookup_global("PyFrame_GetLineNumber");
+  p.frame_back = (void *(*)(void *))lookup_global("PyFrame_GetBack");
+  p.getattr = (void *(*)(void *, const char *))lookup_global("PyObject_GetAttrString");
+  p.utf8 = (const char *(*)(void *))lookup_global("PyUnicode_AsUTF8");
+  p.decref = (void (*)(void *))lookup_global("Py_DecRef");
+  p.api = p.gil_check && p.get_frame && p.frame_code && p.frame_line && p.frame_back &&
+          p.getattr && p.utf8 && p.decref;
+  p.unlocked = gt_pyframes_init(lookup_global) != 0;
+  void *eval = lookup_global("_PyEval_EvalFrameDefault");
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
-  if (eval && dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) && sym) {
+  if ((p.api || p.unlocked) && eval &&
+      dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) && sym) {
     p.eval_start = (uintptr_t)eval;
     p.eval_end = (uintptr_t)eval + sym->st_size;
   }
-  int ok = p.gil_check && p.get_frame && p.frame_code && p.frame_line && p.frame_back &&
-           p.getattr && p.utf8 && p.decref;
-  if (ok)
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&g_py_state, &expected, 2)) {
     g_py = p;
-  atomic_store(&g_py_state, ok ? 1 : 2);
+    atomic_store(&g_py_state, 1);
+  }
+  /* another thread won: it is copying the same answer */
+  for (int spin = 0; atomic_load(&g_py_state) != 1 && spin < 1000000; spin++)
+    ;
 }
 
 static uint64_t mix64(uint64_t h) {
@@ -248,7 +265,23 @@ static uint32_t wait_id(struct intern_slot *s) {
   return id;
 }
 
-static uint32_t pyframe_id(void *code, int line) {
+/* "name\x1ffile" of a code object: through the C API with the GIL, else by
+ * layout (pyframes.c). */
+static size_t pyframe_text(void *code, int gil, char *text, size_t cap) {
+  if (!gil)
+    return gt_pyframes_text(code, text, cap);
+  void *name = g_py.getattr(code, "co_name");
+  void *file = g_py.getattr(code, "co_filename");
+  const char *n = name ? g_py.utf8(name) : NULL, *f = file ? g_py.utf8(file) : NULL;
+  int len = snprintf(text, cap, "%s\x1f%s", n ? n : "?", f ? f : "?");
+  if (name)
+    g_py.decref(name);
+  if (file)
+    g_py.decref(file);
+  return len < 0 ? 0 : len < (int)cap ? (size_t)len : cap - 1;
+}
+
+static uint32_t pyframe_id(void *code, int line, int gil) {
   uint64_t key = mix64((uint64_t)(uintptr_t)code * 31 + (uint64_t)(unsigned)line);
   int fresh;
   struct intern_slot *s = intern(g_pyframes, PYFRAME_SLOTS, key, &fresh);
@@ -257,35 +290,26 @@ static uint32_t pyframe_id(void *code, int line) {
   if (!fresh)
     return wait_id(s);
   uint32_t id = atomic_fetch_add(&g_next_pyframe, 1);
-  void *name = g_py.getattr(code, "co_name");
-  void *file = g_py.getattr(code, "co_filename");
-  const char *n = name ? g_py.utf8(name) : NULL, *f = file ? g_py.utf8(file) : NULL;
   char text[512];
-  int len = snprintf(text, sizeof text, "%s\x1f%s", n ? n : "?", f ? f : "?");
-  if (name)
-    g_py.decref(name);
-  if (file)
-    g_py.decref(file);
+  size_t len = pyframe_text(code, gil, text, sizeof text);
   struct gt_record rec;
   uint64_t now = gt_now();
   gt_record_begin(&rec, GT_API_gputrace_pyframe, now, now, 0);
   rec.u.pyframe.id = id;
   rec.u.pyframe.line = (uint32_t)line;
-  gt_emit_text(&rec, text, len < (int)sizeof text ? (size_t)len : sizeof text - 1);
+  gt_emit_text(&rec, text, len);
   atomic_store_explicit(&s->id, id, memory_order_release);
   return id;
 }
 
-/* This thread's Python frames, innermost first, as GT_STACK_PYFRAME ids. */
-static int python_frames(uint64_t *out, int max) {
-  if (atomic_load(&g_py_state) != 1 || !g_py.gil_check())
-    return 0;
+/* Through the C API: only with the GIL held. */
+static int python_frames_api(uint64_t *out, int max) {
   int n = 0;
   void *frame = g_py.get_frame(); /* borrowed */
   void *owned = NULL;
   while (frame && n < max) {
     void *code = g_py.frame_code(frame); /* new reference */
-    uint32_t id = code ? pyframe_id(code, g_py.frame_line(frame)) : 0;
+    uint32_t id = code ? pyframe_id(code, g_py.frame_line(frame), 1) : 0;
     if (code)
       g_py.decref(code);
     if (id)
@@ -298,6 +322,26 @@ static int python_frames(uint64_t *out, int max) {
   if (owned)
     g_py.decref(owned);
   return n;
+}
+
+/* This thread's Python frames, innermost first, as GT_STACK_PYFRAME ids. */
+static int python_frames(uint64_t *out, int max) {
+  if (atomic_load(&g_py_state) != 1)
+    return 0;
+  if (g_py.api && g_py.gil_check())
+    return python_frames_api(out, max);
+  if (!g_py.unlocked)
+    return 0;
+  struct gt_pyframe frames[GT_STACK_MAX_DEPTH];
+  int n = gt_pyframes_read(frames,
+                           max < (int)GT_STACK_MAX_DEPTH ? max : (int)GT_STACK_MAX_DEPTH);
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    uint32_t id = pyframe_id((void *)frames[i].code, frames[i].line, 0);
+    if (id)
+      out[k++] = GT_STACK_PYFRAME | id;
+  }
+  return k;
 }
 
 /* ---- stacks ---- */
@@ -314,7 +358,7 @@ static void emit_stack(uint32_t id, const uint64_t *entries, int depth, int pyth
 
 /* Native frames outside this library, with Python frames spliced in. */
 static int collect(uint64_t *out) {
-  if (atomic_load(&g_py_state) == 0)
+  if (atomic_load(&g_py_state) != 1)
     find_python(); /* where the eval loop is, before the first walk */
   void *ips[UNWIND_MAX];
   int n = backtrace(ips, UNWIND_MAX);

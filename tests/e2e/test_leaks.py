@@ -124,6 +124,50 @@ def test_python_frames():
         raise AssertionError(text[:2000])
 
 
+def test_pythons():
+    """(interpreter, version) for python3 and each of GT_TEST_PYTHONS (set by
+    tests/CMakeLists.txt), 3.10 and later, one per version."""
+    found = {}
+    for py in ["python3"] + [p for p in os.environ.get("GT_TEST_PYTHONS", "").split(":") if p]:
+        v = run([py, "-c", "import sys; print(*sys.version_info[:3])"], base_env())
+        if v.returncode == 0:
+            version = tuple(int(x) for x in v.stdout.split())
+            if version >= (3, 10):
+                found.setdefault(version, py)
+    return sorted((py, v) for v, py in found.items())
+
+
+def test_python_frames_gil_released():
+    """ctypes.CDLL drops the GIL around the call: the frames come from
+    pyframes.c, on the main thread and a worker; none on versions it does
+    not know, and the leaks are still all there."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_alloc_nogil.py")
+    F = "py_alloc_nogil.py"
+    for py, version in test_pythons():
+        tag = "Python %d.%d.%d" % version
+        _, out = record([py, script, "3"], out=os.path.join(TMP, "py_nogil_%d%d%d.gtrace" % version))
+        d, _ = leaks_json(out)
+        leaks = {l["bytes"]: (l["blocks"], [(f["function"], os.path.basename(f["file"]), f["line"])
+                                            for f in l["stack"] if f["python"]])
+                 for l in d["leaks"]}
+        eq(sorted((b, n) for b, (n, _) in leaks.items()), [(3 * 4096, 3), (MiB, 1)],
+           tag + ": leaked bytes and blocks (the scratch block was freed)")
+        weights, batches = leaks[MiB][1], leaks[3 * 4096][1]
+        if (3, 11) <= version[:2] <= (3, 13):
+            eq(weights, [("load_weights", F, 21), ("main", F, 42), ("<module>", F, 50)],
+               tag + ": main thread's Python frames")
+            eq(batches[:2], [("stage_batch", F, 26), ("worker", F, 38)],
+               tag + ": worker thread's innermost Python frames")
+            eq([(f[0], f[1]) for f in batches[2:]],
+               [("run", "threading.py"), ("_bootstrap_inner", "threading.py"),
+                ("_bootstrap", "threading.py")], tag + ": threading's frames")
+            text = run([GPUTRACE, "leaks", out], base_env(), check_rc=0).stdout
+            if "from load_weights at py_alloc_nogil.py:21" not in text:
+                raise AssertionError(tag + ": " + text[:2000])
+        else:
+            eq((weights, batches), ([], []), tag + ": no Python frames from an unknown layout")
+
+
 def test_flame():
     _, out = record([prog("leaky")], out=os.path.join(TMP, "flame.gtrace"))
     def folded(*mode):
@@ -142,4 +186,4 @@ def test_flame():
 
 
 main([test_leaky_exact, test_fail_on_leak_and_suppressions, test_growth_in_killed_program,
-      test_forked_child_leak, test_python_frames, test_flame])
+      test_forked_child_leak, test_python_frames, test_python_frames_gil_released, test_flame])
