@@ -1,4 +1,13 @@
-/* transport.c — see transport.h and include/gputrace/protocol.h. */
+/* transport.c — see transport.h and include/gputrace/protocol.h.
+ *
+ * The descriptors the shim keeps are guests among the program's: they are
+ * moved high (F_DUPFD_CLOEXEC from GT_FD_FLOOR), where a program that opens
+ * files is unlikely to land, and remembered by device and inode. A program
+ * may close them (daemons close everything they did not open) and reuse the
+ * numbers, so each is checked with fstat before any use or close: a number
+ * that no longer holds our socket is never touched again. The collector
+ * does not need the socket to go on draining (it watches the process), so a
+ * lost socket costs only the shim's check for a vanished collector. */
 #include "transport.h"
 
 #include <dlfcn.h>
@@ -12,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -30,6 +40,8 @@ static char g_collector[PATH_MAX];
 static int g_can_spawn;  /* plain LD_PRELOAD: we know the output file */
 static int g_chose_file; /* this process picked the output: truncate it */
 static int g_sock = -1;
+static dev_t g_sock_dev; /* what g_sock was when we made it */
+static ino_t g_sock_ino;
 static void *g_map;
 static size_t g_map_len;
 
@@ -84,6 +96,32 @@ void gt_transport_prepare_env(void) {
     locate_collector();
 }
 
+#define GT_FD_FLOOR 900
+
+/* Move `fd` to a high number (close-on-exec), or leave it where it is when
+ * the descriptor limit is too low for that. Returns the descriptor to use. */
+static int move_high(int fd) {
+  struct rlimit lim;
+  int floor = GT_FD_FLOOR;
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+      lim.rlim_cur <= (rlim_t)floor + 16)
+    floor = lim.rlim_cur > 64 ? (int)(lim.rlim_cur / 2) : fd;
+  if (fd >= floor)
+    return fd;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+  if (high < 0)
+    return fd;
+  close(fd);
+  return high;
+}
+
+/* 1 while g_sock still is the socket we made. */
+static int sock_ours(void) {
+  struct stat st;
+  return g_sock >= 0 && fstat(g_sock, &st) == 0 && st.st_dev == g_sock_dev &&
+         st.st_ino == g_sock_ino;
+}
+
 /* A connected socket, or -1 with errno from connect. */
 static int connect_once(void) {
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -91,6 +129,7 @@ static int connect_once(void) {
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return -1;
+  fd = move_high(fd);
   if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0)
     return fd;
   int saved = errno;
@@ -239,6 +278,7 @@ static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memf
       (int)syscall(SYS_memfd_create, "gputrace-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
     return -1;
+  fd = move_high(fd);
   void *mem = MAP_FAILED;
   if (ftruncate(fd, (off_t)len) == 0)
     /* Fault the whole ring in now (once, ~20 ms for 32 MiB on a VM) rather
@@ -285,12 +325,16 @@ int gt_transport_open(struct gt_ring *ring, size_t bytes, uint32_t pid) {
     g_map = NULL;
     return -1;
   }
+  struct stat st;
+  fstat(fd, &st);
+  g_sock_dev = st.st_dev;
+  g_sock_ino = st.st_ino;
   g_sock = fd;
   return 0;
 }
 
 void gt_transport_forget(void) {
-  if (g_sock >= 0)
+  if (sock_ours()) /* else the number may be one of the program's files now */
     close(g_sock);
   g_sock = -1;
   if (g_map)
@@ -301,7 +345,11 @@ void gt_transport_forget(void) {
 
 int gt_transport_peer_gone(void) {
   if (g_sock < 0)
-    return 1;
+    return 0; /* no socket to ask: the collector goes on by our pid */
+  if (!sock_ours()) {
+    g_sock = -1; /* the program closed it; never touch that number again */
+    return 0;
+  }
   struct pollfd p = {.fd = g_sock, .events = POLLIN};
   return poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
 }
