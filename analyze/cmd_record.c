@@ -7,6 +7,15 @@
  * it loads is its own choice. Our messages go to stderr only. Exits with
  * CMD's status, or 128+N when CMD died of signal N; 2 for usage errors and
  * a collector that could not start, 127 when CMD cannot be run.
+ *
+ * Signals: CMD shares our process group (so the terminal's job control
+ * treats it as the job), the collector gets a group of its own (signals CMD
+ * sends to its group never reach it). SIGINT, SIGTERM, SIGHUP, SIGUSR1 and
+ * SIGUSR2 are taken through a signalfd and passed on to CMD, as sudo does:
+ * except when CMD already got them — sent by the kernel (a terminal's ^C
+ * goes to the whole foreground group) or by a process of our group (CMD's
+ * kill(0, sig)). Signals ignored when record started stay ignored, for CMD
+ * too. CMD starts with the signal mask and dispositions record was given.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,6 +114,18 @@ static void default_output(char *out, size_t len) {
   }
 }
 
+/* Signals passed on to the command, and what record started with. */
+static const int g_relayed[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+static sigset_t g_orig_mask;
+static struct sigaction g_orig_int, g_orig_quit;
+
+/* In a child, before exec: the mask and dispositions record was given. */
+static void restore_signals(void) {
+  sigaction(SIGINT, &g_orig_int, NULL);
+  sigaction(SIGQUIT, &g_orig_quit, NULL);
+  sigprocmask(SIG_SETMASK, &g_orig_mask, NULL);
+}
+
 static pid_t start_collector(const char *collector, const char *socket_path,
                              const struct record_opts *o, int *control_w) {
   int ready[2], control[2];
@@ -111,6 +133,8 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     return -1;
   pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0); /* the command's kill(0, sig) is not for the collector */
+    restore_signals();
     char rfd[16], cfd[16];
     fcntl(ready[1], F_SETFD, 0);
     fcntl(control[0], F_SETFD, 0);
@@ -134,6 +158,8 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     fprintf(stderr, "gputrace record: cannot run %s: %s\n", collector, strerror(errno));
     _exit(2);
   }
+  if (pid > 0)
+    setpgid(pid, pid); /* also here: no race with the child's own call */
   close(ready[1]);
   close(control[0]);
   char byte = 0;
@@ -173,8 +199,7 @@ static pid_t start_command(char **cmd, const char *shim, const char *socket_path
   pid_t pid = fork();
   if (pid != 0)
     return pid;
-  signal(SIGINT, SIG_DFL);
-  signal(SIGQUIT, SIG_DFL);
+  restore_signals();
   prepend_preload(shim);
   setenv(GT_ENV_SOCKET, socket_path, 1);
   unsetenv(GT_ENV_OUTPUT); /* no second collector: this one serves all */
@@ -185,14 +210,63 @@ static pid_t start_command(char **cmd, const char *shim, const char *socket_path
   _exit(127);
 }
 
+static int decode_status(int status) {
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
 static int wait_status(pid_t pid) {
   int status;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR)
       return 127;
-  if (WIFSIGNALED(status))
-    return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
+  return decode_status(status);
+}
+
+/* Take the relayed signals (and SIGCHLD) through a signalfd from now on;
+ * a signal ignored when record started stays ignored. -1 on failure. */
+static int take_signals(void) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  for (size_t i = 0; i < sizeof g_relayed / sizeof g_relayed[0]; i++) {
+    struct sigaction old;
+    if (sigaction(g_relayed[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaddset(&set, g_relayed[i]);
+  }
+  sigprocmask(SIG_BLOCK, &set, &g_orig_mask);
+  return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+/* Pass a signal on to the command unless it got it already: sent by the
+ * kernel (the terminal signals the whole foreground group) or by a process
+ * of our group (the command's kill(0, sig), or one of its children). */
+static void relay(pid_t child, const struct signalfd_siginfo *si) {
+  if (si->ssi_signo == SIGCHLD || si->ssi_code > 0)
+    return;
+  pid_t from = (pid_t)si->ssi_pid;
+  if (from == child || (from > 0 && getpgid(from) == getpgrp()))
+    return;
+  kill(child, (int)si->ssi_signo);
+}
+
+/* Wait for the command, relaying signals meanwhile. */
+static int wait_command(pid_t child, int sfd) {
+  for (;;) {
+    int status;
+    pid_t r = waitpid(child, &status, WNOHANG);
+    if (r == child)
+      return decode_status(status);
+    if (r < 0 && errno != EINTR)
+      return 127;
+    struct signalfd_siginfo si;
+    ssize_t n = read(sfd, &si, sizeof si); /* SIGCHLD wakes it too */
+    if (n == (ssize_t)sizeof si)
+      relay(child, &si);
+    else if (n < 0 && errno != EINTR)
+      return wait_status(child);
+  }
 }
 
 int cmd_record(int argc, char **argv) {
@@ -218,9 +292,11 @@ int cmd_record(int argc, char **argv) {
     fprintf(stderr, "gputrace record: %s\n", err);
     return 2;
   }
-  /* Let a ^C reach the command (same process group) while we wait for it. */
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
+  /* SIGQUIT is for the command; the relayed signals come through the signalfd. */
+  struct sigaction ign = {.sa_handler = SIG_IGN};
+  sigaction(SIGINT, NULL, &g_orig_int);
+  sigaction(SIGQUIT, &ign, &g_orig_quit);
+  int sfd = take_signals();
   int control_w = -1;
   pid_t coll = start_collector(collector, socket_path, &o, &control_w);
   if (coll < 0) {
@@ -229,7 +305,9 @@ int cmd_record(int argc, char **argv) {
     return 2;
   }
   pid_t child = start_command(o.cmd, shim, socket_path, o.ring_kb);
-  int status = child > 0 ? wait_status(child) : 127;
+  int status = child <= 0 ? 127
+               : sfd >= 0 ? wait_command(child, sfd)
+                          : wait_status(child);
   close(control_w); /* the collector finishes once the traced processes are gone */
   int coll_status = wait_status(coll);
   if (coll_status != 0)

@@ -78,6 +78,7 @@ static void setup_signals(void) {
   signal(SIGPIPE, SIG_IGN);
   signal(SIGINT, SIG_IGN);  /* a ^C is for the traced program */
   signal(SIGXFSZ, SIG_IGN); /* past a file size limit: EFBIG, reported, not death */
+  signal(SIGTTOU, SIG_IGN); /* in its own (background) group: stderr must not stop it */
   handle_unless_ignored(SIGTERM, on_term);
   handle_unless_ignored(SIGHUP, on_term);
   handle_unless_ignored(SIGUSR1, on_usr1);

@@ -12,7 +12,9 @@
  *    as lost, never block, and gt_writer_error() reports them.
  *  - The reader never trusts the file: every length is bounded and checked;
  *    problems become warnings (counted, with the file name and offset) and
- *    reading continues where it safely can.
+ *    reading continues where it safely can. A NOTE flagged GT_F_INCOMPLETE
+ *    (the collector stopped early) is a warning too, so every command says
+ *    that part of the run is missing.
  */
 #ifndef GPUTRACE_TRACE_FILE_H
 #define GPUTRACE_TRACE_FILE_H
