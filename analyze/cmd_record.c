@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "gputrace/knobs.h"
 #include "gputrace/paths.h"
 #include "gputrace/protocol.h"
 #include "util.h"
@@ -77,8 +78,16 @@ static int parse(int argc, char **argv, struct record_opts *o) {
     }
     if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
       o->output = argv[++i];
-    else if (!strcmp(a, "--ring-kb") && i + 1 < argc)
+    else if (!strcmp(a, "--ring-kb") && i + 1 < argc) {
+      uint64_t kb;
+      char want[160];
+      if (gt_knob_parse(GT_KNOB_RING_KB, argv[i + 1], &kb, want, sizeof want) != 0) {
+        fprintf(stderr, "gputrace record: bad --ring-kb '%s' (want %s)\n", argv[i + 1],
+                want);
+        return 2;
+      }
       o->ring_kb = argv[++i];
+    }
     else if (!strcmp(a, "--prometheus") && i + 1 < argc)
       o->prometheus = argv[++i];
     else if ((!strcmp(a, "--max-size") || !strcmp(a, "--roll-size") ||
