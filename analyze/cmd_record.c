@@ -32,16 +32,21 @@
 
 #include "commands.h"
 #include "gputrace/knobs.h"
+#include "gputrace/outfile.h"
 #include "gputrace/paths.h"
 #include "gputrace/protocol.h"
 #include "util.h"
 
 #define SYNOPSIS                                                                         \
-  "record [-o FILE] [--ring-kb N] [--prometheus ADDR:PORT] [--max-size SIZE]\n"          \
-  "         [--keep DURATION] [--roll-size SIZE] [-q] -- CMD [ARGS...]"
+  "record [-o FILE] [--force] [--ring-kb N] [--prometheus ADDR:PORT]\n"                  \
+  "         [--max-size SIZE] [--keep DURATION] [--roll-size SIZE] [-q] -- CMD "         \
+  "[ARGS...]"
 
 struct record_opts {
   const char *output;
+  int force;     /* --force: overwrite an existing trace of ours */
+  int rolling;   /* --max-size or --keep: the collector names the files */
+  int output_fd; /* the single-file output, opened here; -1 when rolling */
   const char *ring_kb;
   const char *prometheus; /* serve live metrics (docs/monitoring/README.md) */
   const char *pass[8];    /* collector options given through: name, value, ... */
@@ -78,6 +83,8 @@ static int parse(int argc, char **argv, struct record_opts *o) {
     }
     if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
       o->output = argv[++i];
+    else if (!strcmp(a, "--force"))
+      o->force = 1;
     else if (!strcmp(a, "--ring-kb") && i + 1 < argc) {
       uint64_t kb;
       char want[160];
@@ -87,8 +94,7 @@ static int parse(int argc, char **argv, struct record_opts *o) {
         return 2;
       }
       o->ring_kb = argv[++i];
-    }
-    else if (!strcmp(a, "--prometheus") && i + 1 < argc)
+    } else if (!strcmp(a, "--prometheus") && i + 1 < argc)
       o->prometheus = argv[++i];
     else if ((!strcmp(a, "--max-size") || !strcmp(a, "--roll-size") ||
               !strcmp(a, "--keep")) &&
@@ -99,6 +105,7 @@ static int parse(int argc, char **argv, struct record_opts *o) {
                                     : gt_parse_size(argv[i + 1], &v) == 0;
       if (!ok || v == 0)
         return gt_usage_error("record", argv[i + 1], SYNOPSIS);
+      o->rolling |= strcmp(a, "--roll-size") != 0;
       o->pass[o->npass++] = a;
       o->pass[o->npass++] = argv[++i];
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
@@ -114,13 +121,40 @@ static int parse(int argc, char **argv, struct record_opts *o) {
   return gt_usage_error("record", NULL, SYNOPSIS);
 }
 
-/* The first gputrace-N.gtrace that does not exist yet. */
-static void default_output(char *out, size_t len) {
-  for (int n = 1; n < 100000; n++) {
-    snprintf(out, len, "gputrace-%d.gtrace", n);
-    if (access(out, F_OK) != 0)
-      return;
+/* Open the single-file output here, before anything runs, by outfile.h's
+ * rules: -o FILE is created (an existing one only with --force, and only a
+ * regular file of ours), the default is the first free gputrace-N.gtrace
+ * (O_EXCL: a name planted by someone else is skipped). A rolling set is
+ * left to the collector. 0, or -1 after the message. */
+static int open_output(struct record_opts *o, char *name, size_t len) {
+  char err[512];
+  o->output_fd = -1;
+  if (o->rolling && !o->output)
+    o->output = "gputrace.gtrace";
+  if (o->rolling)
+    return 0;
+  if (o->output)
+    o->output_fd =
+        gt_out_open(o->output, o->force ? GT_OUT_FORCE : GT_OUT_NEW, err, sizeof err);
+  else if ((o->output_fd =
+                gt_out_pick("gputrace-", 1, ".gtrace", name, len, err, sizeof err)) >= 0)
+    o->output = name;
+  if (o->output_fd < 0) {
+    fprintf(stderr, "gputrace record: %s; %s not run\n", err, o->cmd[0]);
+    return -1;
   }
+  return 0;
+}
+
+/* The collector did not start: remove the output opened for it if nothing
+ * was written (a rerun would find it in the way), and only if the name
+ * still is that file. */
+static void drop_empty_output(const struct record_opts *o) {
+  struct stat mine, named;
+  if (o->output_fd >= 0 && fstat(o->output_fd, &mine) == 0 && S_ISREG(mine.st_mode) &&
+      mine.st_size == 0 && lstat(o->output, &named) == 0 && named.st_dev == mine.st_dev &&
+      named.st_ino == mine.st_ino)
+    unlink(o->output);
 }
 
 /* Signals passed on to the command, and what record started with. */
@@ -152,10 +186,18 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     dup2(2, 1); /* never write into the traced command's stdout */
     unsetenv("LD_PRELOAD");
     setenv(GT_ENV_DISABLE, "1", 1);
-    const char *args[24] = {collector,      "--socket",   socket_path,  "--output",
-                            o->output,      "--truncate", "--ready-fd", rfd,
-                            "--control-fd", cfd};
-    int n = 10;
+    char ofd[16];
+    snprintf(ofd, sizeof ofd, "%d", o->output_fd);
+    const char *args[24] = {collector,  "--socket",     socket_path,
+                            "--output", o->output,      "--ready-fd",
+                            rfd,        "--control-fd", cfd};
+    int n = 9;
+    if (o->output_fd >= 0) {
+      fcntl(o->output_fd, F_SETFD, 0);
+      args[n++] = "--output-fd", args[n++] = ofd;
+    } else if (o->force) {
+      args[n++] = "--force";
+    }
     if (o->prometheus)
       args[n++] = "--prometheus", args[n++] = o->prometheus;
     for (int i = 0; i < o->npass; i++)
@@ -286,21 +328,23 @@ int cmd_record(int argc, char **argv) {
   if (rc != 0)
     return rc;
   char shim[PATH_MAX], collector[PATH_MAX], socket_path[128], err[256], out[64];
+  o.output_fd = -1;
   if (sibling("GPUTRACE_LIB", "../lib/libgputrace.so", shim, sizeof shim) != 0 ||
       sibling(GT_ENV_COLLECTOR, "gputrace-collector", collector, sizeof collector) != 0) {
     fprintf(stderr, "gputrace record: cannot find libgputrace.so and gputrace-collector "
                     "next to this program (set GPUTRACE_LIB / GPUTRACE_COLLECTOR)\n");
     return 2;
   }
-  if (!o.output) {
-    default_output(out, sizeof out);
-    o.output = out;
-  }
-  if (gt_socket_path("record", (unsigned long)getpid(), socket_path, sizeof socket_path,
-                     err, sizeof err) != 0) {
+  int sock = gt_socket_path("record", (unsigned long)getpid(), socket_path,
+                            sizeof socket_path, err, sizeof err);
+  if (sock < 0) {
     fprintf(stderr, "gputrace record: %s\n", err);
     return 2;
   }
+  if (sock > 0 && !o.quiet) /* the usual directory is squatted: a private one */
+    fprintf(stderr, "gputrace record: %s\n", err);
+  if (open_output(&o, out, sizeof out) != 0)
+    return 2;
   /* SIGQUIT is for the command; the relayed signals come through the signalfd. */
   struct sigaction ign = {.sa_handler = SIG_IGN};
   sigaction(SIGINT, NULL, &g_orig_int);
@@ -311,8 +355,11 @@ int cmd_record(int argc, char **argv) {
   if (coll < 0) {
     fprintf(stderr, "gputrace record: the collector did not start; %s not run\n",
             o.cmd[0]);
+    drop_empty_output(&o);
     return 2;
   }
+  if (o.output_fd >= 0)
+    close(o.output_fd); /* the collector has its own */
   pid_t child = start_command(o.cmd, shim, socket_path, o.ring_kb);
   int status = child <= 0 ? 127
                : sfd >= 0 ? wait_command(child, sfd)

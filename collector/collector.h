@@ -23,11 +23,19 @@
 #include "gputrace/ring.h"
 #include "gputrace/schema.h"
 
+/* ---- listen.c: the socket, with a lock file against racing collectors.
+ * gt_listen returns the listening fd (non-blocking) or -1; gt_unlisten
+ * removes the socket and the lock file (and a private socket directory). */
+int gt_listen(const char *path, int *lock_fd);
+void gt_unlisten(const char *path, int listen_fd, int lock_fd);
+
 /* ---- output.c: one trace file, or a rolling set (always-on recording) ---- */
 struct gt_output;
 struct gt_output_opts {
   const char *path;
-  int append;          /* keep an existing single-file trace (autospawn) */
+  int mode;            /* enum gt_out_mode: NEW (default), FORCE, APPEND (autospawn) */
+  int fd;              /* >= 0: the file, opened by `record` (path names it) */
+  int pick;            /* path is a name we chose: when taken, use BASE-N.gtrace */
   uint64_t max_bytes;  /* --max-size: total of the set; 0 = no limit */
   uint64_t keep_ns;    /* --keep: age of the oldest file; 0 = no limit */
   uint64_t roll_bytes; /* --roll-size: bytes per file (default max/4) */
@@ -44,6 +52,7 @@ uint64_t gt_output_records(const struct gt_output *out);
 uint64_t gt_output_lost(const struct gt_output *out);
 uint64_t gt_output_bytes(const struct gt_output *out);
 uint64_t gt_output_deleted(const struct gt_output *out);
+const char *gt_output_path(const struct gt_output *out); /* the file being written */
 const char *gt_output_error(const struct gt_output *out);
 int gt_output_close(struct gt_output *out);
 

@@ -1,8 +1,17 @@
 /* main.c — gputrace-collector: options, socket, the drain loop.
  *
- * Usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]
+ * Usage: gputrace-collector --socket PATH --output FILE
+ *          [--new | --force | --append | --pick | --output-fd N]
  *          [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]
  *          [--prometheus ADDR:PORT]
+ *
+ * The output (include/gputrace/outfile.h): a new file (--new, the
+ * default), never through a symbolic link; --force overwrites an existing regular file of
+ * ours;
+ * --append adds to an existing trace (a later collector for one file);
+ * --pick: FILE is a name gputrace chose, so when it is taken the trace goes
+ * to FILE-1.gtrace, FILE-2.gtrace, ... instead; --output-fd: `record` has
+ * opened FILE already.
  *
  * --prometheus serves live counters on http://ADDR:PORT/metrics for the
  * whole run (docs/monitoring/README.md).
@@ -34,6 +43,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "gputrace/outfile.h"
 #include "gputrace/trace_file.h"
 #include "gputrace/units.h"
 
@@ -45,7 +55,9 @@
 struct options {
   const char *socket_path;
   const char *output;
-  int append;
+  int mode;      /* enum gt_out_mode */
+  int pick;      /* --pick */
+  int output_fd; /* --output-fd, or -1 */
   int ready_fd;
   int control_fd;
   int autospawn;
@@ -85,12 +97,11 @@ static void setup_signals(void) {
 }
 
 static void usage(FILE *to) {
-  fprintf(
-      to,
-      "usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]\n"
-      "         [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n"
-      "         [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]\n"
-      "         [--roll-size SIZE]\n");
+  fprintf(to, "usage: gputrace-collector --socket PATH --output FILE\n"
+              "         [--new | --force | --append | --pick | --output-fd N] "
+              "[--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n"
+              "         [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]\n"
+              "         [--roll-size SIZE]\n");
 }
 
 static int parse_fd(const char *s, int *out) {
@@ -103,14 +114,19 @@ static int parse_fd(const char *s, int *out) {
 }
 
 static int parse_options(int argc, char **argv, struct options *o) {
-  *o = (struct options){.ready_fd = -1, .control_fd = -1, .linger_ms = 1000};
+  *o = (struct options){
+      .output_fd = -1, .ready_fd = -1, .control_fd = -1, .linger_ms = 1000};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--append"))
-      o->append = 1;
-    else if (!strcmp(a, "--truncate"))
-      o->append = 0;
+      o->mode = GT_OUT_APPEND;
+    else if (!strcmp(a, "--force"))
+      o->mode = GT_OUT_FORCE;
+    else if (!strcmp(a, "--new"))
+      o->mode = GT_OUT_NEW;
+    else if (!strcmp(a, "--pick"))
+      o->pick = 1;
     else if (!strcmp(a, "--autospawn"))
       o->autospawn = 1;
     else if (!strcmp(a, "--quiet"))
@@ -134,6 +150,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
       i++;
     else if (v && !strcmp(a, "--control-fd") && parse_fd(v, &o->control_fd) == 0)
       i++;
+    else if (v && !strcmp(a, "--output-fd") && parse_fd(v, &o->output_fd) == 0)
+      i++;
     else if (v && !strcmp(a, "--linger-ms") && parse_fd(v, (int[]){0}) == 0)
       o->linger_ms = atol(argv[++i]);
     else {
@@ -148,39 +166,6 @@ static int parse_options(int argc, char **argv, struct options *o) {
     return -1;
   }
   return 0;
-}
-
-/* Bind the socket; a lock file serializes collectors racing for one path,
- * and a stale socket (nobody accepting) is replaced. */
-static int listen_on(const char *path, int *lock_fd) {
-  struct sockaddr_un addr = {.sun_family = AF_UNIX};
-  if (strlen(path) >= sizeof addr.sun_path) {
-    fprintf(stderr, "gputrace-collector: socket path too long: %s\n", path);
-    return -1;
-  }
-  snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
-  char lock_path[PATH_MAX];
-  snprintf(lock_path, sizeof lock_path, "%s.lock", path);
-  *lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (*lock_fd < 0 || flock(*lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    if (!gt_collector_quiet && errno != EWOULDBLOCK)
-      fprintf(stderr, "gputrace-collector: cannot lock %s: %s\n", lock_path,
-              strerror(errno));
-    return -1; /* another collector owns this path */
-  }
-  /* Non-blocking: the loop accepts until none is pending. */
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  unlink(path);
-  if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
-      listen(fd, 128) != 0) {
-    fprintf(stderr, "gputrace-collector: cannot listen on %s: %s\n", path,
-            strerror(errno));
-    if (fd >= 0)
-      close(fd);
-    return -1;
-  }
-  chmod(path, 0600);
-  return fd;
 }
 
 struct state {
@@ -381,19 +366,21 @@ int main(int argc, char **argv) {
   setup_signals();
 
   int lock_fd = -1;
-  int listen_fd = listen_on(o.socket_path, &lock_fd);
+  int listen_fd = gt_listen(o.socket_path, &lock_fd);
   if (listen_fd < 0)
     return o.autospawn ? 0 : 1; /* autospawn: another collector won the race */
   char err[512];
   struct gt_output_opts oo = {.path = o.output,
-                              .append = o.append,
+                              .mode = o.mode,
+                              .fd = o.output_fd,
+                              .pick = o.pick,
                               .max_bytes = o.max_bytes,
                               .keep_ns = o.keep_ns,
                               .roll_bytes = o.roll_bytes};
   struct gt_output *w = gt_output_open(&oo, err, sizeof err);
   if (!w) {
     fprintf(stderr, "gputrace-collector: %s\n", err);
-    unlink(o.socket_path);
+    gt_unlisten(o.socket_path, listen_fd, lock_fd);
     return 1;
   }
   struct gt_sink *sink = gt_sink_start(w);
@@ -405,7 +392,7 @@ int main(int argc, char **argv) {
   if (o.prometheus) {
     if (!(prom = gt_prom_start(o.prometheus, err, sizeof err))) {
       fprintf(stderr, "gputrace-collector: %s\n", err);
-      unlink(o.socket_path);
+      gt_unlisten(o.socket_path, listen_fd, lock_fd);
       gt_sink_stop(sink);
       gt_output_close(w);
       return 1;
@@ -428,10 +415,12 @@ int main(int argc, char **argv) {
   gt_symq_stop(st->symq, sink, GT_SYMQ_STOP_WAIT_NS);
   gt_nvml_stop(nvml, sink);
   gt_prom_publish(prom, gt_now_ns(), 1);
-  unlink(o.socket_path);
-  close(listen_fd);
+  gt_unlisten(o.socket_path, listen_fd, lock_fd);
   uint64_t taken = gt_sink_records(sink);
   gt_sink_stop(sink);
+  char shown[4200]; /* a rolling set by its base name, else the file written */
+  snprintf(shown, sizeof shown, "%s",
+           o.max_bytes || o.keep_ns ? o.output : gt_output_path(w));
   const char *werr = gt_output_error(w);
   uint64_t lost = gt_output_lost(w), bytes = gt_output_bytes(w);
   if (gt_output_deleted(w) && !gt_collector_quiet)
@@ -443,7 +432,7 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "gputrace-collector: writing %s failed: %s; %llu records lost, the "
             "trace holds what was written before\n",
-            o.output, werr, (unsigned long long)lost);
+            shown, werr, (unsigned long long)lost);
     rc = 1;
   }
   gt_output_close(w);
@@ -456,11 +445,10 @@ int main(int argc, char **argv) {
             "gputrace: %llu records, %llu bytes (%.1f bytes/record) written to %s; "
             "collector CPU %.3f s\n",
             (unsigned long long)kept, (unsigned long long)bytes,
-            kept ? (double)bytes / (double)kept : 0.0, o.output,
+            kept ? (double)bytes / (double)kept : 0.0, shown,
             (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
   }
   free(st);
-  close(lock_fd);
   return rc;
 }

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gputrace/knobs.h"
 #include "gputrace/paths.h"
 #include "gputrace/protocol.h"
 #include "shim.h"
@@ -37,8 +38,15 @@ extern char **environ;
 static char g_socket[108];
 static char g_output[PATH_MAX];
 static char g_collector[PATH_MAX];
-static int g_can_spawn;  /* plain LD_PRELOAD: we know the output file */
-static int g_chose_file; /* this process picked the output: truncate it */
+static int g_can_spawn; /* plain LD_PRELOAD: we know the output file */
+/* How a collector this process starts opens the output (collector/main.c):
+ * the first process of a run creates it — a name it picked (gputrace-<pid>:
+ * another free one when taken), or the user's GPUTRACE_OUTPUT (refused if
+ * it exists, unless GPUTRACE_FORCE=1); later ones append, and when the name
+ * was picked (GPUTRACE_OUTPUT_PICKED, also for an exec of the process that
+ * picked it) pick another if it is not a trace file of ours. */
+static const char *g_out_mode = "--append";
+static int g_picked;
 static int g_sock = -1;
 static dev_t g_sock_dev; /* what g_sock was when we made it */
 static ino_t g_sock_ino;
@@ -73,23 +81,32 @@ void gt_transport_prepare_env(void) {
     char cwd[PATH_MAX / 2];
     if (!getcwd(cwd, sizeof cwd))
       snprintf(cwd, sizeof cwd, "/tmp");
-    if (!out || !*out)
+    g_out_mode = gt_knob(GT_KNOB_FORCE) ? "--force" : "--new";
+    if (!out || !*out) {
       snprintf(g_output, sizeof g_output, "%s/gputrace-%d.gtrace", cwd, (int)getpid());
-    else if (out[0] != '/')
+      g_out_mode = "--new";
+      g_picked = 1;
+    } else if (out[0] != '/')
       snprintf(g_output, sizeof g_output, "%s/%s", cwd, out);
     else
       snprintf(g_output, sizeof g_output, "%s", out);
-    if (gt_socket_for_output(g_output, g_socket, sizeof g_socket, err, sizeof err) != 0) {
+    int rc = gt_socket_for_output(g_output, g_socket, sizeof g_socket, err, sizeof err);
+    if (rc < 0) {
       gt_warn("gputrace: %s; running untraced", err);
       return;
     }
+    if (rc > 0) /* squatted socket directory: a private one instead */
+      gt_warn("gputrace: %s", err);
     setenv(GT_ENV_OUTPUT, g_output, 1);
     setenv(GT_ENV_SOCKET, g_socket, 1);
-    g_chose_file = 1;
+    if (g_picked)
+      setenv(GT_ENV_PICKED, "1", 1);
   } else {
     snprintf(g_socket, sizeof g_socket, "%s", sock);
     if (out && out[0] == '/')
       snprintf(g_output, sizeof g_output, "%s", out);
+    const char *picked = getenv(GT_ENV_PICKED);
+    g_picked = picked && !strcmp(picked, "1");
   }
   g_can_spawn = g_output[0] != '\0';
   if (g_can_spawn)
@@ -165,9 +182,13 @@ static long spawn_collector(void) {
     errno = ENOENT;
     return -1;
   }
-  char *argv[] = {g_collector,   "--socket", g_socket,
-                  "--output",    g_output,   g_chose_file ? "--truncate" : "--append",
-                  "--autospawn", NULL};
+  char *argv[10] = {g_collector, "--socket",         g_socket,     "--output",
+                    g_output,    (char *)g_out_mode, "--autospawn"};
+  int argc = 7;
+  if (g_picked)
+    argv[argc++] = "--pick";
+  if (gt_knob(GT_KNOB_QUIET))
+    argv[argc++] = "--quiet";
   long pid = syscall(SYS_clone, 0 /* no flags, exit signal 0 */, NULL, NULL, NULL, NULL);
   if (pid == 0) {
     setsid();
@@ -340,7 +361,7 @@ void gt_transport_forget(void) {
   if (g_map)
     munmap(g_map, g_map_len);
   g_map = NULL;
-  g_chose_file = 0; /* a child never truncates the parent's trace */
+  g_out_mode = "--append"; /* a child adds to its parent's trace */
 }
 
 int gt_transport_peer_gone(void) {

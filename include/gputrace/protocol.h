@@ -42,12 +42,13 @@ struct gt_hello {
 };
 
 /* Environment shared by the CLI, the shim and the collector. */
-#define GT_ENV_SOCKET "GPUTRACE_SOCKET"       /* collector socket path */
-#define GT_ENV_OUTPUT "GPUTRACE_OUTPUT"       /* trace file (plain LD_PRELOAD) */
-#define GT_ENV_RING_KB "GPUTRACE_RING_KB"     /* ring size per process */
-#define GT_ENV_DISABLE "GPUTRACE_DISABLE"     /* 1: the shim forwards only */
-#define GT_ENV_COLLECTOR "GPUTRACE_COLLECTOR" /* path of gputrace-collector */
-#define GT_ENV_QUIET "GPUTRACE_QUIET"         /* 1: no notes on stderr */
-#define GT_DEFAULT_RING_KB 32768u             /* 262,144 records; docs/PERFORMANCE.md */
+#define GT_ENV_SOCKET "GPUTRACE_SOCKET"        /* collector socket path */
+#define GT_ENV_OUTPUT "GPUTRACE_OUTPUT"        /* trace file (plain LD_PRELOAD) */
+#define GT_ENV_PICKED "GPUTRACE_OUTPUT_PICKED" /* 1: the shim chose GPUTRACE_OUTPUT */
+#define GT_ENV_RING_KB "GPUTRACE_RING_KB"      /* ring size per process */
+#define GT_ENV_DISABLE "GPUTRACE_DISABLE"      /* 1: the shim forwards only */
+#define GT_ENV_COLLECTOR "GPUTRACE_COLLECTOR"  /* path of gputrace-collector */
+#define GT_ENV_QUIET "GPUTRACE_QUIET"          /* 1: no notes on stderr */
+#define GT_DEFAULT_RING_KB 32768u              /* 262,144 records; docs/PERFORMANCE.md */
 
 #endif

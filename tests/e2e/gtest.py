@@ -48,8 +48,12 @@ def run(cmd, env, timeout=120, check_rc=None):
 
 
 def record(args, out=None, standin=True, check_rc=0, timeout=120, **env):
-    """gputrace record -o OUT -- args; returns (completed process, trace path)."""
+    """gputrace record -o OUT -- args; returns (completed process, trace path).
+    A trace left at OUT by an earlier call is removed first (record refuses
+    to overwrite one without --force)."""
     out = out or os.path.join(TMP, "%s.gtrace" % os.path.basename(args[0]))
+    if os.path.lexists(out):
+        os.unlink(out)
     p = run([GPUTRACE, "record", "-q", "-o", out, "--"] + list(args),
             base_env(standin, **env), timeout=timeout, check_rc=check_rc)
     return p, out
