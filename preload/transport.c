@@ -259,24 +259,9 @@ static int send_hello(int fd, int memfd, size_t bytes, uint32_t pid) {
       n--;
     hello.cmdline_len = n > 0 ? (uint32_t)n : 0;
   }
-  char ctrl[CMSG_SPACE(sizeof(int))];
-  memset(ctrl, 0, sizeof ctrl);
-  struct iovec iov = {.iov_base = &hello, .iov_len = sizeof hello};
-  struct msghdr msg = {.msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = ctrl,
-                       .msg_controllen = sizeof ctrl};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
-  if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof hello)
-    return -1;
-  struct pollfd p = {.fd = fd, .events = POLLIN};
-  char ack = 0;
-  if (poll(&p, 1, 5000) != 1 || recv(fd, &ack, 1, 0) != 1 || ack != GT_ACK_OK) {
-    errno = ack == GT_ACK_REFUSED ? EACCES : ETIMEDOUT;
+  int ack = gt_hello_exchange(fd, &hello, memfd, 5000);
+  if (ack != GT_ACK_OK) {
+    errno = ack == GT_ACK_REFUSED ? EACCES : ack < 0 ? errno : ETIMEDOUT;
     return -1;
   }
   return 0;

@@ -41,6 +41,11 @@ struct gt_hello {
   char cmdline[GT_CMDLINE_MAX];
 };
 
+/* Send `hello` with the ring's memfd attached and wait up to timeout_ms
+ * for the answer: GT_ACK_OK, GT_ACK_REFUSED (or another byte), 0 when none
+ * came, -1 when the hello could not be sent (common/hello.c). */
+int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int timeout_ms);
+
 /* Environment shared by the CLI, the shim and the collector. */
 #define GT_ENV_SOCKET "GPUTRACE_SOCKET"        /* collector socket path */
 #define GT_ENV_OUTPUT "GPUTRACE_OUTPUT"        /* trace file (plain LD_PRELOAD) */

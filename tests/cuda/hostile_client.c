@@ -11,7 +11,6 @@
  * Exits 0 whatever the collector does: the test judges the collector. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -54,22 +53,8 @@ static int hello(int memfd, uint64_t bytes) {
   h.ppid = (uint32_t)getppid();
   h.ring_bytes = bytes;
   h.cmdline_len = (uint32_t)snprintf(h.cmdline, sizeof h.cmdline, "hostile_client");
-  char ctrl[CMSG_SPACE(sizeof(int))];
-  memset(ctrl, 0, sizeof ctrl);
-  struct iovec iov = {.iov_base = &h, .iov_len = sizeof h};
-  struct msghdr msg = {.msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = ctrl,
-                       .msg_controllen = sizeof ctrl};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
-  char ack = 0;
-  struct pollfd p = {.fd = fd, .events = POLLIN};
-  if (sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof h && poll(&p, 1, 30000) == 1 &&
-      recv(fd, &ack, 1, 0) == 1)
+  int ack = gt_hello_exchange(fd, &h, memfd, 30000);
+  if (ack > 0)
     printf("ack %c\n", ack);
   else
     printf("no ack\n");

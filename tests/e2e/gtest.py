@@ -135,7 +135,9 @@ def wait_for_trace(path, traced_pid_count, timeout=20):
     raise AssertionError("no complete trace at %s after %ss" % (path, timeout))
 
 
-def collector_running(path):
+def collector_pid(path):
+    """The pid of a gputrace-collector writing `path` (named in its
+    arguments), or None."""
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
@@ -144,5 +146,9 @@ def collector_running(path):
             except OSError:
                 continue
             if args and args[0].endswith(b"gputrace-collector") and path.encode() in args:
-                return True
-    return False
+                return int(pid)
+    return None
+
+
+def collector_running(path):
+    return collector_pid(path) is not None

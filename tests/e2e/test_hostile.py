@@ -16,19 +16,19 @@ STEADY_N = 400
 
 def kill_leftovers(out):
     """After a failed run: stop a collector still serving `out`, and the attacker."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+    pids = [collector_pid(out)]
+    for p in os.listdir("/proc"):
         try:
-            args = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
+            if p.isdigit() and os.readlink("/proc/%s/exe" % p).endswith("hostile_client"):
+                pids.append(int(p))
         except OSError:
-            continue
-        if (args[0].endswith(b"gputrace-collector") and out.encode() in args) or \
-                args[0].endswith(b"hostile_client"):
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except OSError:
-                pass
+            pass
+    for pid in pids:
+        try:
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def attack(name, hostile_args, pause=0.2):

@@ -15,6 +15,17 @@ from gtest import *
 NOBODY = 65534
 
 
+def as_root(test):
+    """Tests that plant files as another user (nobody) need root."""
+    def run_as_root():
+        if os.geteuid() != 0:
+            print("SKIP %s: needs root to act as another user" % test.__name__)
+            return
+        test()
+    run_as_root.__name__ = test.__name__
+    return run_as_root
+
+
 def shared_dir(name):
     os.chmod(TMP, 0o755)  # others may enter TMP, not write it
     d = os.path.join(TMP, name)
@@ -52,10 +63,8 @@ def launches(path):
     return count(dump(path), kind="launch")
 
 
+@as_root
 def test_record_output_symlink():
-    if os.geteuid() != 0:
-        print("SKIP: needs root to plant files as another user")
-        return
     d, victim = shared_dir("sym")
     out = os.path.join(d, "run.gtrace")
     plant_symlink(out, victim)
@@ -81,10 +90,8 @@ def test_record_output_exists():
     refused(record_to(linked, "--force"), linked, "2 links")
 
 
+@as_root
 def test_record_output_of_another_user():
-    if os.geteuid() != 0:
-        print("SKIP: needs root to plant files as another user")
-        return
     d, _ = shared_dir("theirs")
     out = os.path.join(d, "run.gtrace")
     open(out, "w").close()
@@ -95,10 +102,8 @@ def test_record_output_of_another_user():
     eq(os.path.getsize(out), 0, "their file untouched")
 
 
+@as_root
 def test_record_default_name():
-    if os.geteuid() != 0:
-        print("SKIP: needs root to plant files as another user")
-        return
     d, _ = shared_dir("default")
     target = os.path.join(d, "made-through-the-link")
     plant_symlink(os.path.join(d, "gputrace-1.gtrace"), target)
@@ -109,10 +114,8 @@ def test_record_default_name():
     eq((launches(out), mode(out)), (15, 0o600), "the trace took the next free name")
 
 
+@as_root
 def test_preload_default_name():
-    if os.geteuid() != 0:
-        print("SKIP: needs root to plant files as another user")
-        return
     d, victim = shared_dir("pid")
     # The shim's default is gputrace-<pid>.gtrace: plant it for the pid the
     # program will have (sh execs it).
@@ -147,10 +150,8 @@ def test_chrome_output():
         eq(open(victim).read(), "precious\n", "the victim's file")
 
 
+@as_root
 def test_squatted_socket_directory():
-    if os.geteuid() != 0:
-        print("SKIP: needs root to squat as another user")
-        return
     xdg = os.path.join(TMP, "xdg_squat")
     os.makedirs(xdg, 0o700)
     squat = os.path.join(xdg, "gputrace")

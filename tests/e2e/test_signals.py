@@ -26,15 +26,10 @@ def start_record(out, args, ignore_hup=False):
 
 
 def collector_of(out):
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                args = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
-            except OSError:
-                continue
-            if args[0].endswith(b"gputrace-collector") and out.encode() in args:
-                return int(pid)
-    raise AssertionError("no collector for " + out)
+    pid = collector_pid(out)
+    if pid is None:
+        raise AssertionError("no collector for " + out)
+    return pid
 
 
 def launches(out):
