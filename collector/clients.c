@@ -290,7 +290,8 @@ int gt_client_event(struct gt_client *c, short sock_revents, short pid_revents,
 }
 
 int gt_client_fd(const struct gt_client *c) {
-  return c->fd;
+  /* Once its end is known, its EOF would only wake the loop again and again. */
+  return c->hung_up ? -1 : c->fd;
 }
 int gt_client_pidfd(const struct gt_client *c) {
   return c->live && !c->hung_up ? c->pidfd : -1;

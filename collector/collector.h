@@ -88,8 +88,8 @@ struct gt_symq;
 /* Accept one pending connection (non-blocking); NULL when none. The client
  * starts in the handshake: gt_client_event completes or refuses it. */
 struct gt_client *gt_client_accept(int listen_fd, struct gt_symq *symq, uint64_t now_ns);
-/* What to poll: the connection (-1 once closed) and the pidfd (-1 if none,
- * or once the process is known to have ended). */
+/* What to poll: the connection and the pidfd; -1 for either once closed,
+ * absent, or once the process is known to have ended. */
 int gt_client_fd(const struct gt_client *c);
 int gt_client_pidfd(const struct gt_client *c);
 /* Handle readiness of those descriptors (revents, 0 for none); called every

@@ -56,6 +56,8 @@ struct gt_symq {
 };
 
 static int buf_append(struct buf *b, const void *data, size_t len) {
+  if (len == 0)
+    return 0; /* data may be NULL then (an empty buffer) */
   if (b->len + len > b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 65536;
     while (cap < b->len + len)
