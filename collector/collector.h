@@ -134,14 +134,15 @@ void gt_sym_forget(struct gt_symbolizer *s, uint32_t pid); /* the process ended 
  * stall draining. Push copies STACK/MODULE records (returns the item's
  * number, 0 when a stack was left out: backlog over 64 MiB, counted);
  * take moves finished FRAME records to the sink (drain loop); done says
- * whether item `seq` is finished; stop waits up to wait_ns for the backlog
- * and writes a NOTE for what was left. NULL is accepted everywhere. ---- */
+ * whether item `seq` is finished; stop waits for the backlog until the
+ * worker has made no progress for stall_ns, and writes a NOTE for what was
+ * left. NULL is accepted everywhere. ---- */
 struct gt_symq *gt_symq_start(void);
 uint64_t gt_symq_push(struct gt_symq *q, uint32_t pid, const struct gt_record *rec);
 void gt_symq_end(struct gt_symq *q, uint32_t pid);
 int gt_symq_done(const struct gt_symq *q, uint64_t seq);
 void gt_symq_take(struct gt_symq *q, struct gt_sink *sink);
-void gt_symq_stop(struct gt_symq *q, struct gt_sink *sink, uint64_t wait_ns);
+void gt_symq_stop(struct gt_symq *q, struct gt_sink *sink, uint64_t stall_ns);
 
 /* ---- nvml.c: hardware metrics (METRIC records) from libnvidia-ml.so.1 ----
  * Start: dlopen NVML and start a sampling thread (every GPUTRACE_NVML_MS,

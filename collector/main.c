@@ -48,9 +48,10 @@
 #include "gputrace/units.h"
 
 #define GT_MAX_CLIENTS 4096
-#define GT_DRAIN_BUDGET 65536               /* records per process per pass */
-#define GT_CUT_INTERVAL_NS 200000000ull     /* chunk at least every 200 ms */
-#define GT_SYMQ_STOP_WAIT_NS 10000000000ull /* symbolization left at the end */
+#define GT_DRAIN_BUDGET 65536           /* records per process per pass */
+#define GT_CUT_INTERVAL_NS 200000000ull /* chunk at least every 200 ms */
+#define GT_SYMQ_STALL_NS                                                                 \
+  30000000000ull /* symbolizing the rest: give up after 30 s stuck */
 
 struct options {
   const char *socket_path;
@@ -412,7 +413,7 @@ int main(int argc, char **argv) {
   gt_tsc_calibrate();
   struct gt_nvml *nvml = NULL;
   run(st, &o, listen_fd, sink, w, &nvml, prom);
-  gt_symq_stop(st->symq, sink, GT_SYMQ_STOP_WAIT_NS);
+  gt_symq_stop(st->symq, sink, GT_SYMQ_STALL_NS);
   gt_nvml_stop(nvml, sink);
   gt_prom_publish(prom, gt_now_ns(), 1);
   gt_unlisten(o.socket_path, listen_fd, lock_fd);
