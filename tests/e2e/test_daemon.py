@@ -1,4 +1,5 @@
-"""A traced program's descriptors are its own (issue 14).
+"""A traced program's descriptors are its own, and its end is told by the
+process, not by its socket (issue 14).
 
 `daemon` closes every descriptor it did not open right after its first CUDA
 call (daemons do this), opens its own files, pauses, makes 1000 more
@@ -53,4 +54,34 @@ def test_plain_preload():
     check_daemon(wait_for_trace(out, 2), d)
 
 
-main([test_record, test_plain_preload])
+def test_exec_into_a_traced_image():
+    # The same pid connects again after the exec: the first image's ring is
+    # final and ends there, the second is traced on its own.
+    p, out = record([prog("exec_after"), "3", prog("basic")])
+    eq(p.stdout, "basic: 0 failures\n", "the program")
+    events = dump(out)
+    starts = select(events, kind="process", phase="start")
+    eq([s["cmdline"].split()[0] for s in starts], [prog("exec_after"), prog("basic")],
+       "two images")
+    eq(starts[0]["pid"], starts[1]["pid"], "one pid")
+    eq(len(select(events, kind="process", phase="end")), 2, "two ends")
+    second = starts[1]["ts_ns"]  # the new image's ring is made after the exec
+    allocs = [e["ts_ns"] < second for e in select(events, kind="alloc")]
+    eq((allocs.count(True), allocs.count(False), count(events, kind="launch")), (3, 5, 15),
+       "every call of both images")
+
+
+def test_exec_into_an_untraced_image():
+    # The exec unmaps the ring: its end is the exec, not the exit 2 s later.
+    p, out = record([prog("exec_after"), "3", "sleep", "2"])
+    events = dump(out)
+    start = select(events, kind="process", phase="start")
+    end = select(events, kind="process", phase="end")
+    eq((len(start), len(end), count(events, kind="alloc")), (1, 1, 3), "one image, 3 allocations")
+    took = (end[0]["ts_ns"] - start[0]["ts_ns"]) / 1e9
+    if took > 1.0:
+        raise AssertionError("the end came %.2f s after the start: at the exit, not the exec" % took)
+
+
+main([test_record, test_plain_preload, test_exec_into_a_traced_image,
+      test_exec_into_an_untraced_image])
