@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "gputrace/outfile.h"
+
 #define CO_BUF_BYTES (1u << 20)
 #define CO_ZOUT_BYTES (256u << 10)
 
@@ -22,15 +24,15 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-int co_open(struct co_out *o, const char *path, int gzip_level, char *err,
+int co_open(struct co_out *o, const char *path, int force, int gzip_level, char *err,
             size_t errlen) {
   memset(o, 0, sizeof *o);
   o->fd = -1;
   o->is_stdout = strcmp(path, "-") == 0;
   if (o->is_stdout) {
     o->fd = STDOUT_FILENO;
-  } else if ((o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+  } else if ((o->fd = gt_out_open(path, force ? GT_OUT_FORCE : GT_OUT_NEW, err, errlen)) <
+             0) {
     return -1;
   }
   struct stat st;

@@ -1,7 +1,9 @@
 /* chrome_out.h — the buffered JSON writer behind `gputrace chrome`.
  *
  * Contract:
- *  - One output: a file (truncated, mode 0644), stdout ("-"), or a gzip
+ *  - One output: a file (created 0600 by gputrace/outfile.h's rules: an
+ *    existing one is overwritten only with force, and only a regular file
+ *    of ours; a symbolic link is never followed), stdout ("-"), or a gzip
  *    stream when the name ends in ".gz". co_open fails, with a message
  *    naming the path, before any work is done.
  *  - Text is appended to a fixed buffer (co_put and the formatters below)
@@ -40,7 +42,8 @@ struct co_out {
 };
 
 /* Open `path` ("-" = stdout). Returns 0, or -1 with a message in err. */
-int co_open(struct co_out *o, const char *path, int gzip_level, char *err, size_t errlen);
+int co_open(struct co_out *o, const char *path, int force, int gzip_level, char *err,
+            size_t errlen);
 /* Write what is buffered, finish the gzip stream, close. Returns 0, or -1
  * when any write failed (o->error says why). Frees everything. */
 int co_close(struct co_out *o);

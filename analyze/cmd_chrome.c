@@ -33,7 +33,8 @@
 #include "gputrace/trace_file.h"
 
 #define SYNOPSIS                                                                         \
-  "chrome FILE [-o OUT.json|OUT.json.gz|-] [--pid P] [--from T] [--to T] [--warn-mb N]"
+  "chrome FILE [-o OUT.json|OUT.json.gz|-] [--force] [--pid P] [--from T] [--to T]\n"    \
+  "         [--warn-mb N]"
 #define CH_GZIP_LEVEL 1 /* JSON this repetitive compresses ~10x even at level 1 */
 /* Measured on bench/gen_trace.c's mix (docs/PERFORMANCE.md): JSON bytes per
  * trace record, for the up-front size estimate. */
@@ -42,6 +43,7 @@
 struct chrome_opts {
   const char *in, *out;
   char *out_owned;
+  int force; /* overwrite an existing OUT of ours (gputrace/outfile.h) */
   int has_pid;
   uint32_t pid;
   int64_t from, to; /* ns */
@@ -85,6 +87,8 @@ static int parse_opts(int argc, char **argv, struct chrome_opts *op) {
       return gt_usage_ok(SYNOPSIS);
     if ((gt_streq(a, "-o") || gt_streq(a, "--output")) && has_value) {
       op->out = argv[++i];
+    } else if (gt_streq(a, "--force")) {
+      op->force = 1;
     } else if (gt_streq(a, "--pid") && has_value) {
       if (parse_uint(argv[++i], UINT32_MAX, &v))
         return bad_value(a, argv[i], "a process id");
@@ -251,7 +255,7 @@ int cmd_chrome(int argc, char **argv) {
     return finish(&op, 2);
   }
   struct chrome ch = {.has_pid = op.has_pid, .pid = op.pid};
-  if (co_open(&ch.out, op.out, CH_GZIP_LEVEL, err, sizeof err) != 0) {
+  if (co_open(&ch.out, op.out, op.force, CH_GZIP_LEVEL, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace chrome: %s\n", err);
     gt_reader_close(rd);
     return finish(&op, 2);

@@ -7,6 +7,15 @@
  * it loads is its own choice. Our messages go to stderr only. Exits with
  * CMD's status, or 128+N when CMD died of signal N; 2 for usage errors and
  * a collector that could not start, 127 when CMD cannot be run.
+ *
+ * Signals: CMD shares our process group (so the terminal's job control
+ * treats it as the job), the collector gets a group of its own (signals CMD
+ * sends to its group never reach it). SIGINT, SIGTERM, SIGHUP, SIGUSR1 and
+ * SIGUSR2 are taken through a signalfd and passed on to CMD, as sudo does:
+ * except when CMD already got them — sent by the kernel (a terminal's ^C
+ * goes to the whole foreground group) or by a process of our group (CMD's
+ * kill(0, sig)). Signals ignored when record started stay ignored, for CMD
+ * too. CMD starts with the signal mask and dispositions record was given.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,21 +25,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "gputrace/knobs.h"
+#include "gputrace/outfile.h"
 #include "gputrace/paths.h"
 #include "gputrace/protocol.h"
 #include "util.h"
 
 #define SYNOPSIS                                                                         \
-  "record [-o FILE] [--ring-kb N] [--prometheus ADDR:PORT] [--max-size SIZE]\n"          \
-  "         [--keep DURATION] [--roll-size SIZE] [-q] -- CMD [ARGS...]"
+  "record [-o FILE] [--force] [--ring-kb N] [--prometheus ADDR:PORT]\n"                  \
+  "         [--max-size SIZE] [--keep DURATION] [--roll-size SIZE] [-q] -- CMD "         \
+  "[ARGS...]"
 
 struct record_opts {
   const char *output;
+  int force;     /* --force: overwrite an existing trace of ours */
+  int rolling;   /* --max-size or --keep: the collector names the files */
+  int output_fd; /* the single-file output, opened here; -1 when rolling */
   const char *ring_kb;
   const char *prometheus; /* serve live metrics (docs/monitoring/README.md) */
   const char *pass[8];    /* collector options given through: name, value, ... */
@@ -67,9 +83,18 @@ static int parse(int argc, char **argv, struct record_opts *o) {
     }
     if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
       o->output = argv[++i];
-    else if (!strcmp(a, "--ring-kb") && i + 1 < argc)
+    else if (!strcmp(a, "--force"))
+      o->force = 1;
+    else if (!strcmp(a, "--ring-kb") && i + 1 < argc) {
+      uint64_t kb;
+      char want[160];
+      if (gt_knob_parse(GT_KNOB_RING_KB, argv[i + 1], &kb, want, sizeof want) != 0) {
+        fprintf(stderr, "gputrace record: bad --ring-kb '%s' (want %s)\n", argv[i + 1],
+                want);
+        return 2;
+      }
       o->ring_kb = argv[++i];
-    else if (!strcmp(a, "--prometheus") && i + 1 < argc)
+    } else if (!strcmp(a, "--prometheus") && i + 1 < argc)
       o->prometheus = argv[++i];
     else if ((!strcmp(a, "--max-size") || !strcmp(a, "--roll-size") ||
               !strcmp(a, "--keep")) &&
@@ -80,6 +105,7 @@ static int parse(int argc, char **argv, struct record_opts *o) {
                                     : gt_parse_size(argv[i + 1], &v) == 0;
       if (!ok || v == 0)
         return gt_usage_error("record", argv[i + 1], SYNOPSIS);
+      o->rolling |= strcmp(a, "--roll-size") != 0;
       o->pass[o->npass++] = a;
       o->pass[o->npass++] = argv[++i];
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
@@ -95,13 +121,52 @@ static int parse(int argc, char **argv, struct record_opts *o) {
   return gt_usage_error("record", NULL, SYNOPSIS);
 }
 
-/* The first gputrace-N.gtrace that does not exist yet. */
-static void default_output(char *out, size_t len) {
-  for (int n = 1; n < 100000; n++) {
-    snprintf(out, len, "gputrace-%d.gtrace", n);
-    if (access(out, F_OK) != 0)
-      return;
+/* Open the single-file output here, before anything runs, by outfile.h's
+ * rules: -o FILE is created (an existing one only with --force, and only a
+ * regular file of ours), the default is the first free gputrace-N.gtrace
+ * (O_EXCL: a name planted by someone else is skipped). A rolling set is
+ * left to the collector. 0, or -1 after the message. */
+static int open_output(struct record_opts *o, char *name, size_t len) {
+  char err[512];
+  o->output_fd = -1;
+  if (o->rolling && !o->output)
+    o->output = "gputrace.gtrace";
+  if (o->rolling)
+    return 0;
+  if (o->output)
+    o->output_fd =
+        gt_out_open(o->output, o->force ? GT_OUT_FORCE : GT_OUT_NEW, err, sizeof err);
+  else if ((o->output_fd =
+                gt_out_pick("gputrace-", 1, ".gtrace", name, len, err, sizeof err)) >= 0)
+    o->output = name;
+  if (o->output_fd < 0) {
+    fprintf(stderr, "gputrace record: %s; %s not run\n", err, o->cmd[0]);
+    return -1;
   }
+  return 0;
+}
+
+/* The collector did not start: remove the output opened for it if nothing
+ * was written (a rerun would find it in the way), and only if the name
+ * still is that file. */
+static void drop_empty_output(const struct record_opts *o) {
+  struct stat mine, named;
+  if (o->output_fd >= 0 && fstat(o->output_fd, &mine) == 0 && S_ISREG(mine.st_mode) &&
+      mine.st_size == 0 && lstat(o->output, &named) == 0 && named.st_dev == mine.st_dev &&
+      named.st_ino == mine.st_ino)
+    unlink(o->output);
+}
+
+/* Signals passed on to the command, and what record started with. */
+static const int g_relayed[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+static sigset_t g_orig_mask;
+static struct sigaction g_orig_int, g_orig_quit;
+
+/* In a child, before exec: the mask and dispositions record was given. */
+static void restore_signals(void) {
+  sigaction(SIGINT, &g_orig_int, NULL);
+  sigaction(SIGQUIT, &g_orig_quit, NULL);
+  sigprocmask(SIG_SETMASK, &g_orig_mask, NULL);
 }
 
 static pid_t start_collector(const char *collector, const char *socket_path,
@@ -111,6 +176,8 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     return -1;
   pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0); /* the command's kill(0, sig) is not for the collector */
+    restore_signals();
     char rfd[16], cfd[16];
     fcntl(ready[1], F_SETFD, 0);
     fcntl(control[0], F_SETFD, 0);
@@ -119,10 +186,18 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     dup2(2, 1); /* never write into the traced command's stdout */
     unsetenv("LD_PRELOAD");
     setenv(GT_ENV_DISABLE, "1", 1);
-    const char *args[24] = {collector,      "--socket",   socket_path,  "--output",
-                            o->output,      "--truncate", "--ready-fd", rfd,
-                            "--control-fd", cfd};
-    int n = 10;
+    char ofd[16];
+    snprintf(ofd, sizeof ofd, "%d", o->output_fd);
+    const char *args[24] = {collector,  "--socket",     socket_path,
+                            "--output", o->output,      "--ready-fd",
+                            rfd,        "--control-fd", cfd};
+    int n = 9;
+    if (o->output_fd >= 0) {
+      fcntl(o->output_fd, F_SETFD, 0);
+      args[n++] = "--output-fd", args[n++] = ofd;
+    } else if (o->force) {
+      args[n++] = "--force";
+    }
     if (o->prometheus)
       args[n++] = "--prometheus", args[n++] = o->prometheus;
     for (int i = 0; i < o->npass; i++)
@@ -134,6 +209,8 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     fprintf(stderr, "gputrace record: cannot run %s: %s\n", collector, strerror(errno));
     _exit(2);
   }
+  if (pid > 0)
+    setpgid(pid, pid); /* also here: no race with the child's own call */
   close(ready[1]);
   close(control[0]);
   char byte = 0;
@@ -173,8 +250,7 @@ static pid_t start_command(char **cmd, const char *shim, const char *socket_path
   pid_t pid = fork();
   if (pid != 0)
     return pid;
-  signal(SIGINT, SIG_DFL);
-  signal(SIGQUIT, SIG_DFL);
+  restore_signals();
   prepend_preload(shim);
   setenv(GT_ENV_SOCKET, socket_path, 1);
   unsetenv(GT_ENV_OUTPUT); /* no second collector: this one serves all */
@@ -185,14 +261,63 @@ static pid_t start_command(char **cmd, const char *shim, const char *socket_path
   _exit(127);
 }
 
+static int decode_status(int status) {
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
 static int wait_status(pid_t pid) {
   int status;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR)
       return 127;
-  if (WIFSIGNALED(status))
-    return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
+  return decode_status(status);
+}
+
+/* Take the relayed signals (and SIGCHLD) through a signalfd from now on;
+ * a signal ignored when record started stays ignored. -1 on failure. */
+static int take_signals(void) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  for (size_t i = 0; i < sizeof g_relayed / sizeof g_relayed[0]; i++) {
+    struct sigaction old;
+    if (sigaction(g_relayed[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaddset(&set, g_relayed[i]);
+  }
+  sigprocmask(SIG_BLOCK, &set, &g_orig_mask);
+  return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+/* Pass a signal on to the command unless it got it already: sent by the
+ * kernel (the terminal signals the whole foreground group) or by a process
+ * of our group (the command's kill(0, sig), or one of its children). */
+static void relay(pid_t child, const struct signalfd_siginfo *si) {
+  if (si->ssi_signo == SIGCHLD || si->ssi_code > 0)
+    return;
+  pid_t from = (pid_t)si->ssi_pid;
+  if (from == child || (from > 0 && getpgid(from) == getpgrp()))
+    return;
+  kill(child, (int)si->ssi_signo);
+}
+
+/* Wait for the command, relaying signals meanwhile. */
+static int wait_command(pid_t child, int sfd) {
+  for (;;) {
+    int status;
+    pid_t r = waitpid(child, &status, WNOHANG);
+    if (r == child)
+      return decode_status(status);
+    if (r < 0 && errno != EINTR)
+      return 127;
+    struct signalfd_siginfo si;
+    ssize_t n = read(sfd, &si, sizeof si); /* SIGCHLD wakes it too */
+    if (n == (ssize_t)sizeof si)
+      relay(child, &si);
+    else if (n < 0 && errno != EINTR)
+      return wait_status(child);
+  }
 }
 
 int cmd_record(int argc, char **argv) {
@@ -203,33 +328,42 @@ int cmd_record(int argc, char **argv) {
   if (rc != 0)
     return rc;
   char shim[PATH_MAX], collector[PATH_MAX], socket_path[128], err[256], out[64];
+  o.output_fd = -1;
   if (sibling("GPUTRACE_LIB", "../lib/libgputrace.so", shim, sizeof shim) != 0 ||
       sibling(GT_ENV_COLLECTOR, "gputrace-collector", collector, sizeof collector) != 0) {
     fprintf(stderr, "gputrace record: cannot find libgputrace.so and gputrace-collector "
                     "next to this program (set GPUTRACE_LIB / GPUTRACE_COLLECTOR)\n");
     return 2;
   }
-  if (!o.output) {
-    default_output(out, sizeof out);
-    o.output = out;
-  }
-  if (gt_socket_path("record", (unsigned long)getpid(), socket_path, sizeof socket_path,
-                     err, sizeof err) != 0) {
+  int sock = gt_socket_path("record", (unsigned long)getpid(), socket_path,
+                            sizeof socket_path, err, sizeof err);
+  if (sock < 0) {
     fprintf(stderr, "gputrace record: %s\n", err);
     return 2;
   }
-  /* Let a ^C reach the command (same process group) while we wait for it. */
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
+  if (sock > 0 && !o.quiet) /* the usual directory is squatted: a private one */
+    fprintf(stderr, "gputrace record: %s\n", err);
+  if (open_output(&o, out, sizeof out) != 0)
+    return 2;
+  /* SIGQUIT is for the command; the relayed signals come through the signalfd. */
+  struct sigaction ign = {.sa_handler = SIG_IGN};
+  sigaction(SIGINT, NULL, &g_orig_int);
+  sigaction(SIGQUIT, &ign, &g_orig_quit);
+  int sfd = take_signals();
   int control_w = -1;
   pid_t coll = start_collector(collector, socket_path, &o, &control_w);
   if (coll < 0) {
     fprintf(stderr, "gputrace record: the collector did not start; %s not run\n",
             o.cmd[0]);
+    drop_empty_output(&o);
     return 2;
   }
+  if (o.output_fd >= 0)
+    close(o.output_fd); /* the collector has its own */
   pid_t child = start_command(o.cmd, shim, socket_path, o.ring_kb);
-  int status = child > 0 ? wait_status(child) : 127;
+  int status = child <= 0 ? 127
+               : sfd >= 0 ? wait_command(child, sfd)
+                          : wait_status(child);
   close(control_w); /* the collector finishes once the traced processes are gone */
   int coll_status = wait_status(coll);
   if (coll_status != 0)

@@ -30,7 +30,7 @@ printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ------------------------ ----------- ------
 for trace in host device; do
   in=$tmp/$trace.gtrace
   # events written (from the export's metadata) and the JSON size, once
-  "$gt" chrome "$in" -o "$tmp/out.json" --warn-mb 0
+  "$gt" chrome "$in" -o "$tmp/out.json" --force --warn-mb 0
   events=$(tail -c 600 "$tmp/out.json" | sed -n 's/.*"events":\([0-9]*\).*/\1/p')
   json_mb=$(($(stat -c %s "$tmp/out.json") / 1000000))
   rm -f "$tmp/out.json"
@@ -42,7 +42,7 @@ for trace in host device; do
     esac
     walls=() rss=()
     for ((i = 1; i <= reps; i++)); do
-      /usr/bin/time -f '%e %M' -o "$tmp/time" "$gt" chrome "$in" -o "$out" --warn-mb 0 >/dev/null
+      /usr/bin/time -f '%e %M' -o "$tmp/time" "$gt" chrome "$in" -o "$out" --force --warn-mb 0 >/dev/null
       read -r w m <"$tmp/time"
       walls+=("$w") rss+=("$m")
       echo "  $trace/$mode run $i: ${w} s, peak RSS ${m} KB" >&2

@@ -36,7 +36,7 @@ traced() { # mode -> ns per launch; records DEVICE and untimed counts
   local out
   out=$(GPUTRACE_GPU_TIMING=$timing GPUTRACE_GPU_TIMING_SAMPLE=$sample \
     GPUTRACE_GPU_TIMING_EVENTS=$events \
-    "$build/bin/gputrace" record -q -o "$tmp/t.gtrace" -- "$prog" "$n")
+    "$build/bin/gputrace" record -q --force -o "$tmp/t.gtrace" -- "$prog" "$n")
   ns[$mode]+="$(echo "$out" | awk '{print $2}') "
   local summary
   summary=$("$build/bin/gputrace" dump --summary "$tmp/t.gtrace")

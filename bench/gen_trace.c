@@ -347,7 +347,7 @@ int main(int argc, char **argv) {
   if (g->target < 32 || g->nthreads < 1 || g->nthreads > MAX_THREADS)
     return free(g), usage();
   char err[256];
-  if (!(g->w = gt_writer_open(argv[1], 0, err, sizeof err))) {
+  if (!(g->w = gt_writer_open(argv[1], GT_WRITER_FORCE, err, sizeof err))) {
     fprintf(stderr, "gputrace-gen-trace: %s\n", err);
     return free(g), 1;
   }

@@ -19,7 +19,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 plain=() ours=() lt=()
 for ((i = 1; i <= reps; i++)); do
   plain+=("$("$prog" "$n" | awk '{print $2}')")
-  ours+=("$("$build/bin/gputrace" record -q -o "$tmp/t.gtrace" -- "$prog" "$n" | awk '{print $2}')")
+  ours+=("$("$build/bin/gputrace" record -q --force -o "$tmp/t.gtrace" -- "$prog" "$n" | awk '{print $2}')")
   lt+=("$(ltrace -e __cudaLaunchKernel -o "$tmp/lt.txt" "$prog" "$n" | awk '{print $2}')")
 done
 printf '| %-34s | %14s |\n|%s|%s|\n' "ns per launch (median of $reps, $n launches)" "ns" \

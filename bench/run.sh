@@ -26,7 +26,7 @@ trap 'rm -rf "$tmp"' EXIT
 untraced=() traced=() drops=() records=()
 for ((i = 1; i <= reps; i++)); do
   untraced+=("$("$prog" "$n" | awk '{print $2}')")
-  out=$("$build/bin/gputrace" record -q -o "$tmp/t.gtrace" -- "$prog" "$n")
+  out=$("$build/bin/gputrace" record -q --force -o "$tmp/t.gtrace" -- "$prog" "$n")
   traced+=("$(echo "$out" | awk '{print $2}')")
   summary=$("$build/bin/gputrace" dump --summary "$tmp/t.gtrace")
   drops+=("$(echo "$summary" | awk '/^records:/ {print $6}')")

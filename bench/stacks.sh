@@ -12,7 +12,7 @@ prog=$build/bench/alloc_loop
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . bench/lib.sh # median
-run() { GPUTRACE_STACKS=$1 "$build/bin/gputrace" record -q -o "$tmp/s.gtrace" -- "$prog" "$n" "$depth" | awk '{print $2}'; }
+run() { GPUTRACE_STACKS=$1 "$build/bin/gputrace" record -q --force -o "$tmp/s.gtrace" -- "$prog" "$n" "$depth" | awk '{print $2}'; }
 none=() alloc=() plain=()
 for ((i = 1; i <= reps; i++)); do
   plain+=("$("$prog" "$n" "$depth" | awk '{print $2}')")

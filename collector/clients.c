@@ -1,13 +1,31 @@
 /* clients.c — one traced process: handshake, draining, its end.
- * See collector.h; nothing read from the process is trusted. */
+ * See collector.h; nothing read from the process is trusted.
+ *
+ * A connection starts in the handshake: non-blocking, served from the poll
+ * loop, so a client that connects and says nothing costs the others
+ * nothing; one silent past GT_HANDSHAKE_NS is refused. A ring is mapped
+ * only within GT_RING_MAX_BYTES and never faulted in here.
+ *
+ * The end of a process is told by the process, not by its socket: a
+ * program may close every descriptor it did not open (daemons do), which
+ * closes the shim's socket while the process goes on writing its ring. So
+ * when the socket closes the client is kept and drained while its pidfd says
+ * the process lives and its /proc/PID/maps still holds the ring's memfd
+ * (after an exec it does not). A newer connection from the same pid (an
+ * exec'd image that is traced again) also ends it (collector/main.c). */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,23 +33,35 @@
 #include "gputrace/protocol.h"
 #include "gputrace/trace_file.h"
 
-#define GT_STALL_NS 2000000000ull /* a live writer this late is presumed stuck */
+#define GT_STALL_NS 2000000000ull     /* a live writer this late is presumed stuck */
+#define GT_HANDSHAKE_NS 5000000000ull /* the shim waits 5 s for its answer */
+#define GT_MAPS_CHECK_NS 1000000000ull
+#define GT_SYMBOLS_WAIT_NS 5000000000ull
 
 struct gt_client {
-  int fd;
+  int fd;    /* the connection; -1 once it closed */
+  int pidfd; /* -1 without pidfd_open: then the socket's EOF ends the process */
+  int live;  /* the handshake is done */
+  uint64_t deadline_ns; /* handshake */
   uint32_t pid;
+  uint32_t uid;
   void *map;
   size_t map_len;
+  dev_t ring_dev; /* the memfd, to find it in /proc/PID/maps */
+  ino_t ring_ino;
   struct gt_ring ring;
   uint64_t last_dropped[GT_KIND_COUNT];
   uint64_t dropped;
   uint64_t records;
   uint64_t pending_since;
   uint64_t abandoned_after_hangup;
+  uint64_t next_maps_check_ns;
+  uint64_t drained_ns; /* when it was hung up and drained */
   int hung_up;
   int drained;
   int tsc; /* the ring's records count TSC ticks */
-  struct gt_symbolizer *sym;
+  struct gt_symq *symq;
+  uint64_t sym_seq; /* the last item it gave the symbolizer */
 };
 
 int gt_collector_quiet;
@@ -42,14 +72,13 @@ uint64_t gt_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void note(const char *fmt, const char *what, unsigned pid) {
-  if (!gt_collector_quiet) {
-    fprintf(stderr, fmt, what, pid);
-    fputc('\n', stderr);
-  }
+static void note(const char *what, unsigned pid) {
+  if (!gt_collector_quiet)
+    fprintf(stderr, "gputrace-collector: %s (pid %u)\n", what, pid);
 }
 
-/* Receive the hello and the memfd. Returns the fd or -1. */
+/* Receive the hello and the memfd without waiting. Returns the fd, -1 for
+ * a bad hello, -2 when nothing has arrived yet. */
 static int recv_hello(int fd, struct gt_hello *hello) {
   char ctrl[CMSG_SPACE(4 * sizeof(int))];
   struct iovec iov = {.iov_base = hello, .iov_len = sizeof *hello};
@@ -57,9 +86,12 @@ static int recv_hello(int fd, struct gt_hello *hello) {
                        .msg_iovlen = 1,
                        .msg_control = ctrl,
                        .msg_controllen = sizeof ctrl};
-  ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+    return -2;
   int memfd = -1;
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+  for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm;
+       cm = CMSG_NXTHDR(&msg, cm)) {
     if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
       continue;
     size_t nfds = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -81,18 +113,28 @@ static int recv_hello(int fd, struct gt_hello *hello) {
   return memfd;
 }
 
-/* Map the ring after checking that it cannot shrink under us. */
-static int map_ring(struct gt_client *c, int memfd, const struct gt_hello *hello) {
+/* Map the ring after checking that it cannot shrink under us and is within
+ * the size limit. No MAP_POPULATE: the size is the client's to choose, and
+ * the shim has already faulted a real ring in (our faults are minor ones,
+ * spread over the first lap). 0, or -1 with the reason in why. */
+static int map_ring(struct gt_client *c, int memfd, const struct gt_hello *hello,
+                    char *why, size_t whylen) {
   struct stat st;
   int seals = fcntl(memfd, F_GET_SEALS);
+  snprintf(why, whylen, "refused an invalid ring");
   if (fstat(memfd, &st) != 0 || seals < 0 || !(seals & F_SEAL_SHRINK) ||
-      (uint64_t)st.st_size != hello->ring_bytes || st.st_size < 4096 ||
-      (uint64_t)st.st_size > (64ull << 30))
+      (uint64_t)st.st_size != hello->ring_bytes || st.st_size < 4096)
     return -1;
+  if ((uint64_t)st.st_size > GT_RING_MAX_BYTES) {
+    snprintf(why, whylen,
+             "refused an invalid ring: %" PRIu64 " bytes, larger than the 1 GiB limit",
+             (uint64_t)st.st_size);
+    return -1;
+  }
   c->map_len = (size_t)st.st_size;
-  /* MAP_POPULATE: take the page faults now, not one per 4 KiB mid-burst. */
-  c->map =
-      mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, memfd, 0);
+  c->ring_dev = st.st_dev;
+  c->ring_ino = st.st_ino;
+  c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
   if (c->map == MAP_FAILED) {
     c->map = NULL;
     return -1;
@@ -119,16 +161,18 @@ static void put_process_start(struct gt_sink *sink, const struct gt_client *c,
   gt_sink_put(sink, &buf[0]);
 }
 
-static void free_client(struct gt_client *c) {
-  gt_sym_free(c->sym);
+void gt_client_free(struct gt_client *c) {
   if (c->map)
     munmap(c->map, c->map_len);
-  close(c->fd);
+  if (c->fd >= 0)
+    close(c->fd);
+  if (c->pidfd >= 0)
+    close(c->pidfd);
   free(c);
 }
 
-struct gt_client *gt_client_accept(int listen_fd, struct gt_sink *sink) {
-  int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+struct gt_client *gt_client_accept(int listen_fd, struct gt_symq *symq, uint64_t now_ns) {
+  int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (fd < 0)
     return NULL;
   struct gt_client *c = calloc(1, sizeof *c);
@@ -137,39 +181,128 @@ struct gt_client *gt_client_accept(int listen_fd, struct gt_sink *sink) {
     return NULL;
   }
   c->fd = fd;
-  struct timeval tv = {.tv_sec = 2};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  struct ucred cred;
+  c->pidfd = -1;
+  c->symq = symq;
+  c->deadline_ns = now_ns + GT_HANDSHAKE_NS;
+  struct ucred cred = {0, (uid_t)-1, (gid_t)-1};
   socklen_t len = sizeof cred;
-  struct gt_hello hello;
-  int memfd = -1;
-  const char *why = NULL;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid())
-    why = "refused a process of another user";
-  else if ((memfd = recv_hello(fd, &hello)) < 0)
-    why = "refused a malformed handshake";
-  else if ((c->pid = (uint32_t)cred.pid, map_ring(c, memfd, &hello)) != 0)
-    why = "refused an invalid ring";
-  if (memfd >= 0)
-    close(memfd);
-  char ack = why ? GT_ACK_REFUSED : GT_ACK_OK;
-  if (send(fd, &ack, 1, MSG_NOSIGNAL) != 1 && !why)
-    why = "lost a process during the handshake";
-  if (why) {
-    note("gputrace-collector: %s (pid %u)", why, (unsigned)cred.pid);
-    free_client(c);
-    return NULL;
-  }
-  put_process_start(sink, c, &hello);
-  c->sym = gt_sym_new();
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+    cred.uid = (uid_t)-1;
+  c->pid = (uint32_t)cred.pid;
+  c->uid = (uint32_t)cred.uid;
   return c;
 }
 
+/* The process has exited (its pidfd is readable, or without a pidfd, no
+ * such process). */
+static int process_gone(const struct gt_client *c) {
+  if (c->pidfd < 0)
+    return kill((pid_t)c->pid, 0) != 0 && errno == ESRCH;
+  struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
+  return poll(&p, 1, 0) == 1;
+}
+
+/* 1 while the process still maps the ring (0 after an exec), or when its
+ * maps cannot be read (then only its exit ends it). */
+static int ring_mapped(const struct gt_client *c) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%u/maps", c->pid);
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return errno != ENOENT && errno != ESRCH;
+  char line[512];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    unsigned maj, min;
+    unsigned long long ino;
+    if (sscanf(line, "%*x-%*x %*s %*x %x:%x %llu", &maj, &min, &ino) == 3)
+      found = ino == (unsigned long long)c->ring_ino && maj == major(c->ring_dev) &&
+              min == minor(c->ring_dev);
+    size_t n = strlen(line); /* a line longer than the buffer: skip its rest */
+    while (n > 0 && line[n - 1] != '\n' && fgets(line, sizeof line, f))
+      n = strlen(line);
+  }
+  fclose(f);
+  return found;
+}
+
+/* The handshake: 1 done, 0 waiting, -1 refused (free the client). */
+static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns) {
+  struct gt_hello hello;
+  char why[160] = "";
+  int memfd = recv_hello(c->fd, &hello);
+  if (memfd == -2 && now_ns < c->deadline_ns && !c->hung_up)
+    return 0;
+  if (memfd == -2)
+    snprintf(why, sizeof why, "refused a silent client");
+  else if (c->uid != (uint32_t)geteuid())
+    snprintf(why, sizeof why, "refused a process of another user");
+  else if (memfd < 0)
+    snprintf(why, sizeof why, "refused a malformed handshake");
+  else if (map_ring(c, memfd, &hello, why, sizeof why) == 0)
+    why[0] = '\0';
+  if (memfd >= 0)
+    close(memfd);
+  if (!why[0] && c->pid != 0) {
+    c->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)c->pid, 0);
+    if (c->pidfd < 0 && errno == ESRCH)
+      snprintf(why, sizeof why, "lost a process during the handshake");
+  }
+  char ack = why[0] ? GT_ACK_REFUSED : GT_ACK_OK;
+  if (send(c->fd, &ack, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1 && !why[0])
+    snprintf(why, sizeof why, "lost a process during the handshake");
+  if (why[0]) {
+    note(why, c->pid);
+    return -1;
+  }
+  c->live = 1;
+  put_process_start(sink, c, &hello);
+  return 1;
+}
+
+/* The socket closed (or the client sent what the protocol never sends):
+ * the process has ended, exec'd, or closed a descriptor it did not open. */
+static void socket_closed(struct gt_client *c, uint64_t now_ns) {
+  close(c->fd);
+  c->fd = -1;
+  if (c->pidfd < 0 || process_gone(c) || !ring_mapped(c))
+    c->hung_up = 1;
+  c->next_maps_check_ns = now_ns + GT_MAPS_CHECK_NS;
+}
+
+int gt_client_event(struct gt_client *c, short sock_revents, short pid_revents,
+                    struct gt_sink *sink, uint64_t now_ns) {
+  if (!c->live)
+    return c->hung_up || sock_revents || now_ns >= c->deadline_ns
+               ? handshake(c, sink, now_ns)
+               : 0;
+  if (c->hung_up)
+    return 0;
+  if (pid_revents) /* exited, even if a child still holds the socket */
+    c->hung_up = 1;
+  else if (c->fd >= 0 && sock_revents)
+    socket_closed(c, now_ns);
+  else if (c->fd < 0 && now_ns >= c->next_maps_check_ns) {
+    c->hung_up = !ring_mapped(c); /* an exec without a new connection */
+    c->next_maps_check_ns = now_ns + GT_MAPS_CHECK_NS;
+  }
+  return 0;
+}
+
 int gt_client_fd(const struct gt_client *c) {
-  return c->fd;
+  /* Once its end is known, its EOF would only wake the loop again and again. */
+  return c->hung_up ? -1 : c->fd;
+}
+int gt_client_pidfd(const struct gt_client *c) {
+  return c->live && !c->hung_up ? c->pidfd : -1;
+}
+int gt_client_live(const struct gt_client *c) {
+  return c->live;
 }
 
 unsigned gt_client_fill_pct(const struct gt_client *c) {
+  if (!c->live)
+    return 0;
   uint64_t used = gt_ring_used(&c->ring), cap = c->ring.mask + 1;
   return used >= cap ? 100u : (unsigned)(used * 100 / cap); /* head is untrusted */
 }
@@ -179,8 +312,18 @@ uint32_t gt_client_pid(const struct gt_client *c) {
 void gt_client_hangup(struct gt_client *c) {
   c->hung_up = 1;
 }
-int gt_client_done(const struct gt_client *c) {
-  return c->hung_up && c->drained;
+int gt_client_running(const struct gt_client *c) {
+  return c->live && !c->hung_up;
+}
+
+int gt_client_done(const struct gt_client *c, uint64_t now_ns) {
+  if (!c->live)
+    return 0; /* gt_client_event refuses it */
+  if (!c->hung_up || !c->drained)
+    return 0;
+  /* Its frames before its end record, unless the symbolizer is stuck. */
+  return gt_symq_done(c->symq, c->sym_seq) ||
+         now_ns - c->drained_ns >= GT_SYMBOLS_WAIT_NS;
 }
 
 static void put_count(struct gt_sink *sink, const struct gt_client *c, unsigned api,
@@ -215,6 +358,7 @@ static int handle_pending(struct gt_client *c, uint64_t now_ns) {
     /* The writer is gone for good. Bound the work against a bogus head. */
     if (c->abandoned_after_hangup++ >= cap || !gt_ring_abandon(&c->ring)) {
       c->drained = 1;
+      c->drained_ns = now_ns;
       return 0;
     }
     return 1;
@@ -229,25 +373,11 @@ static int handle_pending(struct gt_client *c, uint64_t now_ns) {
   return gt_ring_abandon(&c->ring) ? 1 : 0;
 }
 
-/* Stacks and modules feed the symbolizer; the record is committed first so
- * its FRAME records follow it. */
-static void symbols_of(struct gt_client *c, const struct gt_record *rec,
-                       struct gt_sink *sink) {
-  struct gt_record copy[GT_MAX_SLOTS];
-  memcpy(copy, rec, (size_t)rec->nslots * GT_SLOT_SIZE);
-  gt_sink_commit(sink);
-  if (copy[0].kind == GT_KIND_STACK) {
-    gt_sym_stack(c->sym, &copy[0], c->pid, sink);
-  } else {
-    char path[GT_TEXT_MAX + 1];
-    gt_record_text(&copy[0], copy[0].u.module.text_len, path, sizeof path);
-    gt_sym_add_module(c->sym, path, copy[0].u.module.bias);
-  }
-}
-
 unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned budget,
                          uint64_t now_ns) {
   unsigned n = 0;
+  if (!c->live || c->drained)
+    return 0;
   while (n < budget && gt_sink_has_room(sink)) {
     struct gt_record *rec = gt_sink_space(sink); /* read straight into the chunk */
     enum gt_ring_status st = gt_ring_read(&c->ring, rec);
@@ -259,19 +389,27 @@ unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned bud
         rec->ts_ns = gt_tsc_to_ns(rec->ts_ns);
         rec->dur_ns = gt_tsc_span_ns(rec->dur_ns);
       }
-      if (rec->kind == GT_KIND_STACK || rec->kind == GT_KIND_MODULE)
-        symbols_of(c, rec, sink); /* commits it */
-      else
-        gt_sink_commit(sink);
+      /* Stacks and modules feed the symbolizer, which gets its own copy. */
+      if (rec->kind == GT_KIND_STACK || rec->kind == GT_KIND_MODULE) {
+        uint64_t seq = gt_symq_push(c->symq, c->pid, rec);
+        c->sym_seq = seq ? seq : c->sym_seq;
+      }
+      gt_sink_commit(sink);
       c->records++;
       c->pending_since = 0;
       n++;
       continue;
     }
+    if (st == GT_RING_SKIPPED) { /* garbage, counted: let the other rings in */
+      n++;
+      continue;
+    }
     if (st == GT_RING_EMPTY) {
       c->pending_since = 0;
-      if (c->hung_up)
+      if (c->hung_up && !c->drained) {
         c->drained = 1;
+        c->drained_ns = now_ns;
+      }
       break;
     }
     if (!handle_pending(c, now_ns))
@@ -282,6 +420,12 @@ unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned bud
 }
 
 void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns) {
+  if (!c->live) {
+    gt_client_free(c);
+    return;
+  }
+  gt_symq_take(c->symq, sink); /* its frames come before its end */
+  gt_symq_end(c->symq, c->pid);
   account_drops(c, sink, now_ns);
   if (c->ring.lost)
     put_count(sink, c, GT_API_gputrace_lost, GT_KIND_NONE, c->ring.lost, now_ns);
@@ -302,12 +446,12 @@ void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns
   if (c->dropped || c->ring.lost) {
     /* DEVICE drops also count device work the shim could not time. */
     uint64_t device = c->last_dropped[GT_KIND_DEVICE];
-    char what[128];
+    char what[160];
     snprintf(what, sizeof what,
              "%llu records dropped (ring full), %llu device times missing, %llu lost",
              (unsigned long long)(c->dropped - device), (unsigned long long)device,
              (unsigned long long)c->ring.lost);
-    note("gputrace-collector: %s in pid %u", what, c->pid);
+    note(what, c->pid);
   }
-  free_client(c);
+  gt_client_free(c);
 }

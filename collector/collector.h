@@ -5,7 +5,9 @@
  *    loop: accept traced processes, drain their rings, finish when every
  *    traced process is gone and (in `record` mode) the recorder said so.
  *  - clients.c owns one traced process each: handshake checks (uid, sealed
- *    memfd, ring header), draining, drop accounting, the end of a process.
+ *    memfd, ring header and size), draining, drop accounting, the end of a
+ *    process (by its pidfd, not by its socket).
+ *  - symworker.c symbolizes stacks on a thread of its own (symbols.c).
  *  - sink.c turns records into chunks and queues them; the main loop
  *    compresses and writes one queued chunk after a pass over the rings,
  *    unless a ring is a quarter full: then draining comes first and the
@@ -21,11 +23,19 @@
 #include "gputrace/ring.h"
 #include "gputrace/schema.h"
 
+/* ---- listen.c: the socket, with a lock file against racing collectors.
+ * gt_listen returns the listening fd (non-blocking) or -1; gt_unlisten
+ * removes the socket and the lock file (and a private socket directory). */
+int gt_listen(const char *path, int *lock_fd);
+void gt_unlisten(const char *path, int listen_fd, int lock_fd);
+
 /* ---- output.c: one trace file, or a rolling set (always-on recording) ---- */
 struct gt_output;
 struct gt_output_opts {
   const char *path;
-  int append;          /* keep an existing single-file trace (autospawn) */
+  int mode;            /* enum gt_out_mode: NEW (default), FORCE, APPEND (autospawn) */
+  int fd;              /* >= 0: the file, opened by `record` (path names it) */
+  int pick;            /* path is a name we chose: when taken, use BASE-N.gtrace */
   uint64_t max_bytes;  /* --max-size: total of the set; 0 = no limit */
   uint64_t keep_ns;    /* --keep: age of the oldest file; 0 = no limit */
   uint64_t roll_bytes; /* --roll-size: bytes per file (default max/4) */
@@ -42,6 +52,7 @@ uint64_t gt_output_records(const struct gt_output *out);
 uint64_t gt_output_lost(const struct gt_output *out);
 uint64_t gt_output_bytes(const struct gt_output *out);
 uint64_t gt_output_deleted(const struct gt_output *out);
+const char *gt_output_path(const struct gt_output *out); /* the file being written */
 const char *gt_output_error(const struct gt_output *out);
 int gt_output_close(struct gt_output *out);
 
@@ -72,34 +83,66 @@ void gt_sink_observe(struct gt_sink *s,
 
 /* ---- clients.c ---- */
 struct gt_client;
+struct gt_symq;
 
-/* Accept one connection from the listening socket; NULL if refused. */
-struct gt_client *gt_client_accept(int listen_fd, struct gt_sink *sink);
+/* Accept one pending connection (non-blocking); NULL when none. The client
+ * starts in the handshake: gt_client_event completes or refuses it. */
+struct gt_client *gt_client_accept(int listen_fd, struct gt_symq *symq, uint64_t now_ns);
+/* What to poll: the connection and the pidfd; -1 for either once closed,
+ * absent, or once the process is known to have ended. */
 int gt_client_fd(const struct gt_client *c);
+int gt_client_pidfd(const struct gt_client *c);
+/* Handle readiness of those descriptors (revents, 0 for none); called every
+ * pass for deadlines. Returns 1 when the handshake just completed, -1 when
+ * the client was refused (free it with gt_client_free), else 0. */
+int gt_client_event(struct gt_client *c, short sock_revents, short pid_revents,
+                    struct gt_sink *sink, uint64_t now_ns);
+int gt_client_live(const struct gt_client *c); /* past the handshake */
+/* Live and its process not known to have ended. */
+int gt_client_running(const struct gt_client *c);
 /* How full the process's ring is, in percent. */
 unsigned gt_client_fill_pct(const struct gt_client *c);
 uint32_t gt_client_pid(const struct gt_client *c);
 /* Move committed records to the sink (at most `budget`). Returns the count. */
 unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned budget,
                          uint64_t now_ns);
-/* The process has gone (EOF on its socket). */
+/* The process has gone (or the collector is stopping): drain what is left. */
 void gt_client_hangup(struct gt_client *c);
-/* 1 when hung up and fully drained: ready for gt_client_finish. */
-int gt_client_done(const struct gt_client *c);
+/* 1 when hung up, fully drained and its stacks symbolized (or the
+ * symbolizer has kept it waiting 5 s): ready for gt_client_finish. */
+int gt_client_done(const struct gt_client *c, uint64_t now_ns);
 /* Write the process-end record and free. */
 void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns);
+void gt_client_free(struct gt_client *c);
 
 uint64_t gt_now_ns(void);
 extern int gt_collector_quiet;
 
-/* ---- symbols.c: addresses -> FRAME records (libdwfl) ---- */
+/* ---- symbols.c: addresses -> FRAME records (libdwfl); worker thread only ---- */
 struct gt_symbolizer;
+typedef void (*gt_sym_put_fn)(void *ctx, const struct gt_record *frame);
 struct gt_symbolizer *gt_sym_new(void);
 void gt_sym_free(struct gt_symbolizer *s);
-void gt_sym_add_module(struct gt_symbolizer *s, const char *path, uint64_t bias);
-/* Put FRAME records for the stack's addresses this process had not shown. */
-void gt_sym_stack(struct gt_symbolizer *s, const struct gt_record *stack, uint32_t pid,
-                  struct gt_sink *sink);
+void gt_sym_add_module(struct gt_symbolizer *s, uint32_t pid,
+                       const struct gt_record *module);
+/* put() FRAME records for the stack's addresses this process had not shown. */
+void gt_sym_stack(struct gt_symbolizer *s, uint32_t pid, const struct gt_record *stack,
+                  gt_sym_put_fn put, void *ctx);
+void gt_sym_forget(struct gt_symbolizer *s, uint32_t pid); /* the process ended */
+
+/* ---- symworker.c: symbols.c on a worker thread, so no symbol file can
+ * stall draining. Push copies STACK/MODULE records (returns the item's
+ * number, 0 when a stack was left out: backlog over 64 MiB, counted);
+ * take moves finished FRAME records to the sink (drain loop); done says
+ * whether item `seq` is finished; stop waits for the backlog until the
+ * worker has made no progress for stall_ns, and writes a NOTE for what was
+ * left. NULL is accepted everywhere. ---- */
+struct gt_symq *gt_symq_start(void);
+uint64_t gt_symq_push(struct gt_symq *q, uint32_t pid, const struct gt_record *rec);
+void gt_symq_end(struct gt_symq *q, uint32_t pid);
+int gt_symq_done(const struct gt_symq *q, uint64_t seq);
+void gt_symq_take(struct gt_symq *q, struct gt_sink *sink);
+void gt_symq_stop(struct gt_symq *q, struct gt_sink *sink, uint64_t stall_ns);
 
 /* ---- nvml.c: hardware metrics (METRIC records) from libnvidia-ml.so.1 ----
  * Start: dlopen NVML and start a sampling thread (every GPUTRACE_NVML_MS,

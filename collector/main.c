@@ -1,8 +1,17 @@
 /* main.c — gputrace-collector: options, socket, the drain loop.
  *
- * Usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]
+ * Usage: gputrace-collector --socket PATH --output FILE
+ *          [--new | --force | --append | --pick | --output-fd N]
  *          [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]
  *          [--prometheus ADDR:PORT]
+ *
+ * The output (include/gputrace/outfile.h): a new file (--new, the
+ * default), never through a symbolic link; --force overwrites an existing regular file of
+ * ours;
+ * --append adds to an existing trace (a later collector for one file);
+ * --pick: FILE is a name gputrace chose, so when it is taken the trace goes
+ * to FILE-1.gtrace, FILE-2.gtrace, ... instead; --output-fd: `record` has
+ * opened FILE already.
  *
  * --prometheus serves live counters on http://ADDR:PORT/metrics for the
  * whole run (docs/monitoring/README.md).
@@ -11,9 +20,12 @@
  * descriptor reaches EOF (the recorded command has exited, or the recorder
  * died) and no traced process remains. Without it (started by the shim
  * under plain LD_PRELOAD) it stops once no process has been connected for
- * --linger-ms. SIGTERM and SIGHUP make it drain what is there and stop;
- * SIGINT is ignored, so a ^C meant for the traced program does not cut the
- * trace short.
+ * --linger-ms. SIGTERM and SIGHUP make it drain what is there and stop,
+ * with a NOTE in the trace saying it stopped early when traced processes
+ * were still running; a signal ignored when it started (nohup) stays
+ * ignored. SIGINT is ignored, so a ^C meant for the traced program does not
+ * cut the trace short. `record` starts it in its own process group, so
+ * signals the program sends to its group do not reach it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,17 +43,22 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "gputrace/outfile.h"
 #include "gputrace/trace_file.h"
 #include "gputrace/units.h"
 
 #define GT_MAX_CLIENTS 4096
 #define GT_DRAIN_BUDGET 65536           /* records per process per pass */
 #define GT_CUT_INTERVAL_NS 200000000ull /* chunk at least every 200 ms */
+#define GT_SYMQ_STALL_NS                                                                 \
+  30000000000ull /* symbolizing the rest: give up after 30 s stuck */
 
 struct options {
   const char *socket_path;
   const char *output;
-  int append;
+  int mode;      /* enum gt_out_mode */
+  int pick;      /* --pick */
+  int output_fd; /* --output-fd, or -1 */
   int ready_fd;
   int control_fd;
   int autospawn;
@@ -50,23 +67,42 @@ struct options {
   uint64_t max_bytes, keep_ns, roll_bytes; /* always-on recording (output.c) */
 };
 
-static volatile sig_atomic_t g_stop, g_roll;
+static volatile sig_atomic_t g_stop, g_roll; /* g_stop: the signal that asked */
 static void on_term(int sig) {
-  (void)sig;
-  g_stop = 1;
+  g_stop = sig;
 }
 static void on_usr1(int sig) {
   (void)sig;
   g_roll = 1;
 }
 
+/* Handle a signal unless it was ignored when we started: under nohup (or
+ * an ignoring parent) SIGHUP must not stop the trace. */
+static void handle_unless_ignored(int sig, void (*fn)(int)) {
+  struct sigaction old;
+  if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+    return;
+  struct sigaction sa = {.sa_handler = fn};
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
+}
+
+static void setup_signals(void) {
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGINT, SIG_IGN);  /* a ^C is for the traced program */
+  signal(SIGXFSZ, SIG_IGN); /* past a file size limit: EFBIG, reported, not death */
+  signal(SIGTTOU, SIG_IGN); /* in its own (background) group: stderr must not stop it */
+  handle_unless_ignored(SIGTERM, on_term);
+  handle_unless_ignored(SIGHUP, on_term);
+  handle_unless_ignored(SIGUSR1, on_usr1);
+}
+
 static void usage(FILE *to) {
-  fprintf(
-      to,
-      "usage: gputrace-collector --socket PATH --output FILE [--append|--truncate]\n"
-      "         [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n"
-      "         [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]\n"
-      "         [--roll-size SIZE]\n");
+  fprintf(to, "usage: gputrace-collector --socket PATH --output FILE\n"
+              "         [--new | --force | --append | --pick | --output-fd N] "
+              "[--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n"
+              "         [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]\n"
+              "         [--roll-size SIZE]\n");
 }
 
 static int parse_fd(const char *s, int *out) {
@@ -79,14 +115,19 @@ static int parse_fd(const char *s, int *out) {
 }
 
 static int parse_options(int argc, char **argv, struct options *o) {
-  *o = (struct options){.ready_fd = -1, .control_fd = -1, .linger_ms = 1000};
+  *o = (struct options){
+      .output_fd = -1, .ready_fd = -1, .control_fd = -1, .linger_ms = 1000};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--append"))
-      o->append = 1;
-    else if (!strcmp(a, "--truncate"))
-      o->append = 0;
+      o->mode = GT_OUT_APPEND;
+    else if (!strcmp(a, "--force"))
+      o->mode = GT_OUT_FORCE;
+    else if (!strcmp(a, "--new"))
+      o->mode = GT_OUT_NEW;
+    else if (!strcmp(a, "--pick"))
+      o->pick = 1;
     else if (!strcmp(a, "--autospawn"))
       o->autospawn = 1;
     else if (!strcmp(a, "--quiet"))
@@ -110,6 +151,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
       i++;
     else if (v && !strcmp(a, "--control-fd") && parse_fd(v, &o->control_fd) == 0)
       i++;
+    else if (v && !strcmp(a, "--output-fd") && parse_fd(v, &o->output_fd) == 0)
+      i++;
     else if (v && !strcmp(a, "--linger-ms") && parse_fd(v, (int[]){0}) == 0)
       o->linger_ms = atol(argv[++i]);
     else {
@@ -126,82 +169,72 @@ static int parse_options(int argc, char **argv, struct options *o) {
   return 0;
 }
 
-/* Bind the socket; a lock file serializes collectors racing for one path,
- * and a stale socket (nobody accepting) is replaced. */
-static int listen_on(const char *path, int *lock_fd) {
-  struct sockaddr_un addr = {.sun_family = AF_UNIX};
-  if (strlen(path) >= sizeof addr.sun_path) {
-    fprintf(stderr, "gputrace-collector: socket path too long: %s\n", path);
-    return -1;
-  }
-  snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
-  char lock_path[PATH_MAX];
-  snprintf(lock_path, sizeof lock_path, "%s.lock", path);
-  *lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (*lock_fd < 0 || flock(*lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    if (!gt_collector_quiet && errno != EWOULDBLOCK)
-      fprintf(stderr, "gputrace-collector: cannot lock %s: %s\n", lock_path,
-              strerror(errno));
-    return -1; /* another collector owns this path */
-  }
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  unlink(path);
-  if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
-      listen(fd, 128) != 0) {
-    fprintf(stderr, "gputrace-collector: cannot listen on %s: %s\n", path,
-            strerror(errno));
-    if (fd >= 0)
-      close(fd);
-    return -1;
-  }
-  chmod(path, 0600);
-  return fd;
-}
-
 struct state {
   struct gt_client *clients[GT_MAX_CLIENTS];
   int nclients;
   int ever_connected;
   uint64_t idle_since_ns; /* when the last process went away */
   int control_fd;         /* -1 once it reached EOF (or without one) */
+  struct gt_symq *symq;
 };
 
-static void accept_clients(struct state *st, int listen_fd, struct gt_sink *sink) {
-  for (;;) {
-    struct pollfd p = {.fd = listen_fd, .events = POLLIN};
-    if (poll(&p, 1, 0) != 1)
-      return;
-    struct gt_client *c = gt_client_accept(listen_fd, sink);
-    if (!c)
-      return;
+static void remove_client(struct state *st, int i, uint64_t now) {
+  st->clients[i] = st->clients[--st->nclients];
+  if (st->nclients == 0)
+    st->idle_since_ns = now;
+}
+
+static void accept_clients(struct state *st, int listen_fd) {
+  struct gt_client *c;
+  while ((c = gt_client_accept(listen_fd, st->symq, gt_now_ns())) != NULL) {
     if (st->nclients == GT_MAX_CLIENTS) {
-      gt_client_hangup(c);
-      gt_client_finish(c, sink, gt_now_ns());
+      gt_client_free(c); /* the process runs untraced: the shim says so */
       continue;
     }
     st->clients[st->nclients++] = c;
-    st->ever_connected = 1;
   }
 }
 
-/* Poll every socket for EOF; wait up to timeout_ms for anything. */
-static void watch_sockets(struct state *st, int listen_fd, int timeout_ms) {
-  struct pollfd p[GT_MAX_CLIENTS + 2];
+/* A process that connects again under a pid we serve has exec'd into a
+ * traced image: the older connection's ring is final. */
+static void end_older_images(struct state *st, struct gt_client *newer) {
+  for (int i = 0; i < st->nclients; i++)
+    if (st->clients[i] != newer && gt_client_pid(st->clients[i]) == gt_client_pid(newer))
+      gt_client_hangup(st->clients[i]);
+}
+
+/* Poll the listening socket, the control pipe, and every client's socket
+ * and pidfd; wait up to timeout_ms for anything; hand events to clients. */
+static void watch(struct state *st, int listen_fd, struct gt_sink *sink, int timeout_ms) {
+  static struct pollfd p[2 * GT_MAX_CLIENTS + 2];
   int n = 0;
   p[n++] = (struct pollfd){.fd = listen_fd, .events = POLLIN};
   p[n++] = (struct pollfd){.fd = st->control_fd, .events = POLLIN};
-  for (int i = 0; i < st->nclients; i++)
+  for (int i = 0; i < st->nclients; i++) {
     p[n++] = (struct pollfd){.fd = gt_client_fd(st->clients[i]), .events = POLLIN};
-  if (poll(p, (nfds_t)n, timeout_ms) <= 0)
-    return;
+    p[n++] = (struct pollfd){.fd = gt_client_pidfd(st->clients[i]), .events = POLLIN};
+  }
+  if (poll(p, (nfds_t)n, timeout_ms) < 0)
+    for (int i = 0; i < n; i++)
+      p[i].revents = 0; /* EINTR: deadlines are still checked below */
   if (st->control_fd >= 0 && p[1].revents) {
     char buf[64];
     if (read(st->control_fd, buf, sizeof buf) <= 0)
       st->control_fd = -1;
   }
-  for (int i = 0; i < st->nclients; i++)
-    if (p[i + 2].revents & (POLLIN | POLLHUP | POLLERR))
-      gt_client_hangup(st->clients[i]); /* the protocol sends nothing after hello */
+  uint64_t now = gt_now_ns();
+  int nclients = st->nclients; /* p[] follows this order; removal moves the last */
+  for (int i = nclients; i-- > 0;) {
+    struct gt_client *c = st->clients[i];
+    int r = gt_client_event(c, p[2 + 2 * i].revents, p[3 + 2 * i].revents, sink, now);
+    if (r < 0) {
+      gt_client_free(c);
+      remove_client(st, i, now);
+    } else if (r > 0) {
+      st->ever_connected = 1;
+      end_older_images(st, c);
+    }
+  }
 }
 
 static unsigned drain_all(struct state *st, struct gt_sink *sink) {
@@ -209,11 +242,9 @@ static unsigned drain_all(struct state *st, struct gt_sink *sink) {
   uint64_t now = gt_now_ns();
   for (int i = 0; i < st->nclients;) {
     total += gt_client_drain(st->clients[i], sink, GT_DRAIN_BUDGET, now);
-    if (gt_client_done(st->clients[i])) {
+    if (gt_client_done(st->clients[i], now)) {
       gt_client_finish(st->clients[i], sink, now);
-      st->clients[i] = st->clients[--st->nclients];
-      if (st->nclients == 0)
-        st->idle_since_ns = now;
+      remove_client(st, i, now);
       continue;
     }
     i++;
@@ -256,6 +287,36 @@ static void roll_now(struct gt_sink *sink, struct gt_output *out) {
   gt_output_roll(out);
 }
 
+/* Stopping on a signal while traced processes run: drain what their rings
+ * hold and say in the trace that the rest of the run is missing (the
+ * reader warns about this note in every command). */
+static void stop_early(struct state *st, struct gt_sink *sink) {
+  static int noted;
+  int running = 0;
+  for (int i = 0; i < st->nclients; i++) {
+    running += gt_client_running(st->clients[i]);
+    gt_client_hangup(st->clients[i]);
+  }
+  if (noted || running == 0)
+    return;
+  noted = 1;
+  struct gt_record buf[GT_MAX_SLOTS];
+  memset(buf, 0, sizeof buf[0]);
+  buf[0].ts_ns = gt_now_ns();
+  buf[0].api = GT_API_gputrace_note;
+  buf[0].kind = GT_KIND_NOTE;
+  buf[0].flags = GT_F_INCOMPLETE;
+  char text[200];
+  int n = snprintf(text, sizeof text,
+                   "the collector stopped early (%s) while %d traced process%s running: "
+                   "what they did afterwards is not in the trace",
+                   strsignal(g_stop), running, running == 1 ? " was" : "es were");
+  gt_record_attach_text(&buf[0], text, (size_t)n);
+  gt_sink_put(sink, &buf[0]);
+  if (!gt_collector_quiet)
+    fprintf(stderr, "gputrace-collector: %s\n", text);
+}
+
 static void run(struct state *st, const struct options *o, int listen_fd,
                 struct gt_sink *sink, struct gt_output *out, struct gt_nvml **nvml,
                 struct gt_prom *prom) {
@@ -271,14 +332,14 @@ static void run(struct state *st, const struct options *o, int listen_fd,
      * rings the loop sleeps a millisecond (a default ring holds 262144
      * records, a millisecond of even a launch storm), unless compressing a
      * chunk (half a millisecond) already makes the pause. */
-    watch_sockets(st, listen_fd,
-                  moved >= GT_DRAIN_BUDGET || gt_sink_pending(sink) ? 0 : 1);
-    accept_clients(st, listen_fd, sink);
+    watch(st, listen_fd, sink, moved >= GT_DRAIN_BUDGET || gt_sink_pending(sink) ? 0 : 1);
+    accept_clients(st, listen_fd);
     if (!nvml_started && st->ever_connected) { /* sample while something is traced */
       *nvml = gt_nvml_start(sink);
       nvml_started = 1;
     }
     moved = drain_all(st, sink);
+    gt_symq_take(st->symq, sink);
     gt_nvml_take(*nvml, sink, 0);
     if (time_to_compress(st, sink))
       gt_sink_write_one(sink);
@@ -293,8 +354,7 @@ static void run(struct state *st, const struct options *o, int listen_fd,
       last_cut = now;
     }
     if (g_stop)
-      for (int i = 0; i < st->nclients; i++)
-        gt_client_hangup(st->clients[i]);
+      stop_early(st, sink);
     if (!moved && !gt_sink_pending(sink) && finished(st, o, now))
       return;
   }
@@ -304,29 +364,24 @@ int main(int argc, char **argv) {
   struct options o;
   if (parse_options(argc, argv, &o) != 0)
     return 2;
-  signal(SIGPIPE, SIG_IGN);
-  signal(SIGINT, SIG_IGN);
-  signal(SIGXFSZ, SIG_IGN); /* past a file size limit: EFBIG, reported, not death */
-  struct sigaction sa = {.sa_handler = on_term};
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-  struct sigaction usr1 = {.sa_handler = on_usr1};
-  sigaction(SIGUSR1, &usr1, NULL);
+  setup_signals();
 
   int lock_fd = -1;
-  int listen_fd = listen_on(o.socket_path, &lock_fd);
+  int listen_fd = gt_listen(o.socket_path, &lock_fd);
   if (listen_fd < 0)
     return o.autospawn ? 0 : 1; /* autospawn: another collector won the race */
   char err[512];
   struct gt_output_opts oo = {.path = o.output,
-                              .append = o.append,
+                              .mode = o.mode,
+                              .fd = o.output_fd,
+                              .pick = o.pick,
                               .max_bytes = o.max_bytes,
                               .keep_ns = o.keep_ns,
                               .roll_bytes = o.roll_bytes};
   struct gt_output *w = gt_output_open(&oo, err, sizeof err);
   if (!w) {
     fprintf(stderr, "gputrace-collector: %s\n", err);
-    unlink(o.socket_path);
+    gt_unlisten(o.socket_path, listen_fd, lock_fd);
     return 1;
   }
   struct gt_sink *sink = gt_sink_start(w);
@@ -338,7 +393,7 @@ int main(int argc, char **argv) {
   if (o.prometheus) {
     if (!(prom = gt_prom_start(o.prometheus, err, sizeof err))) {
       fprintf(stderr, "gputrace-collector: %s\n", err);
-      unlink(o.socket_path);
+      gt_unlisten(o.socket_path, listen_fd, lock_fd);
       gt_sink_stop(sink);
       gt_output_close(w);
       return 1;
@@ -354,15 +409,19 @@ int main(int argc, char **argv) {
   if (!st)
     return 1;
   st->control_fd = o.control_fd;
+  st->symq = gt_symq_start();
   gt_tsc_calibrate();
   struct gt_nvml *nvml = NULL;
   run(st, &o, listen_fd, sink, w, &nvml, prom);
+  gt_symq_stop(st->symq, sink, GT_SYMQ_STALL_NS);
   gt_nvml_stop(nvml, sink);
   gt_prom_publish(prom, gt_now_ns(), 1);
-  unlink(o.socket_path);
-  close(listen_fd);
+  gt_unlisten(o.socket_path, listen_fd, lock_fd);
   uint64_t taken = gt_sink_records(sink);
   gt_sink_stop(sink);
+  char shown[4200]; /* a rolling set by its base name, else the file written */
+  snprintf(shown, sizeof shown, "%s",
+           o.max_bytes || o.keep_ns ? o.output : gt_output_path(w));
   const char *werr = gt_output_error(w);
   uint64_t lost = gt_output_lost(w), bytes = gt_output_bytes(w);
   if (gt_output_deleted(w) && !gt_collector_quiet)
@@ -374,7 +433,7 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "gputrace-collector: writing %s failed: %s; %llu records lost, the "
             "trace holds what was written before\n",
-            o.output, werr, (unsigned long long)lost);
+            shown, werr, (unsigned long long)lost);
     rc = 1;
   }
   gt_output_close(w);
@@ -387,11 +446,10 @@ int main(int argc, char **argv) {
             "gputrace: %llu records, %llu bytes (%.1f bytes/record) written to %s; "
             "collector CPU %.3f s\n",
             (unsigned long long)kept, (unsigned long long)bytes,
-            kept ? (double)bytes / (double)kept : 0.0, o.output,
+            kept ? (double)bytes / (double)kept : 0.0, shown,
             (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
   }
   free(st);
-  close(lock_fd);
   return rc;
 }

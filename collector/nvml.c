@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "gputrace/knobs.h"
 
 typedef int nvmlReturn_t;
 typedef void *nvmlDevice_t;
@@ -175,11 +176,7 @@ static int resolve(struct gt_nvml *n) {
 }
 
 static uint64_t interval_ns(void) {
-  const char *s = getenv("GPUTRACE_NVML_MS");
-  long ms = s && *s ? strtol(s, NULL, 10) : 500;
-  if (ms < 10)
-    ms = 10;
-  return (uint64_t)ms * 1000000ull;
+  return gt_knob(GT_KNOB_NVML_MS) * 1000000ull; /* 10 ms .. 1 h, default 500 */
 }
 
 struct gt_nvml *gt_nvml_start(struct gt_sink *sink) {

@@ -1,7 +1,10 @@
 /* output.c — where chunks go: one trace file, or a rolling set of them.
  *
  * Contract (collector.h has the API):
- *  - Without limits, a single file at the given path (as before).
+ *  - Without limits, a single file at the given path. Files are opened by
+ *    outfile.h's rules (no symbolic link followed; an existing file refused
+ *    unless forced, then only a regular one of ours); a name the shim picked
+ *    (gputrace-<pid>.gtrace) that is taken becomes BASE-1.gtrace, ....
  *  - With --max-size and/or --keep (always-on recording), files
  *    BASE.0001.gtrace, BASE.0002.gtrace, ... (BASE: the path less
  *    ".gtrace"). A file is closed and the next one opened when it passes
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "gputrace/outfile.h"
 #include "gputrace/trace_file.h"
 
 #define MIN_ROLL_BYTES (1u << 20)
@@ -39,6 +43,7 @@ struct closed_file {
 struct gt_output {
   struct gt_output_opts o;
   char base[4096];
+  char path[4200];     /* the file being written (picked, or the next of a set) */
   struct gt_writer *w; /* the file being written */
   uint32_t index;      /* its number (rolling) */
   uint64_t opened_ns;
@@ -103,16 +108,37 @@ static void write_meta(struct gt_output *out) {
   }
 }
 
+/* The first file of a single-file trace: a descriptor given to us, a name
+ * we picked (taken: BASE-1.gtrace, BASE-2.gtrace, ...), or the user's path. */
+static struct gt_writer *open_first(struct gt_output *out, char *err, size_t errlen) {
+  const struct gt_output_opts *o = &out->o;
+  int fd = o->fd;
+  if (fd < 0)
+    fd = gt_out_open(o->path, o->pick && o->mode != GT_OUT_APPEND ? GT_OUT_NEW : o->mode,
+                     err, errlen);
+  if (fd < 0 && o->pick && (errno == EEXIST || errno == ELOOP)) { /* taken, or planted */
+    char prefix[4200];
+    snprintf(prefix, sizeof prefix, "%s-", out->base);
+    fd = gt_out_pick(prefix, 1, ".gtrace", out->path, sizeof out->path, err, errlen);
+    if (fd >= 0 && !gt_collector_quiet)
+      fprintf(stderr, "gputrace-collector: %s exists; the trace goes to %s\n", o->path,
+              out->path);
+  }
+  return fd < 0 ? NULL
+                : gt_writer_open_fd(fd, out->path,
+                                    o->mode == GT_OUT_APPEND ? GT_WRITER_APPEND : 0, err,
+                                    errlen);
+}
+
 static int open_next(struct gt_output *out, char *err, size_t errlen) {
-  char path[4200];
-  const char *target = out->o.path;
   if (rolling(out)) {
     out->index++;
-    file_name(out, out->index, path, sizeof path);
-    target = path;
+    file_name(out, out->index, out->path, sizeof out->path);
+    out->w = gt_writer_open(out->path, out->o.mode == GT_OUT_FORCE ? GT_WRITER_FORCE : 0,
+                            err, errlen);
+  } else {
+    out->w = open_first(out, err, errlen);
   }
-  out->w = gt_writer_open(target, out->o.append && !rolling(out) ? GT_WRITER_APPEND : 0,
-                          err, errlen);
   if (!out->w)
     return -1;
   out->opened_ns = gt_now_ns();
@@ -134,6 +160,7 @@ struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
   if (rolling(out) && out->o.roll_bytes < MIN_ROLL_BYTES)
     out->o.roll_bytes = MIN_ROLL_BYTES;
   snprintf(out->base, sizeof out->base, "%s", o->path);
+  snprintf(out->path, sizeof out->path, "%s", o->path);
   size_t len = strlen(out->base);
   if (len > 7 && strcmp(out->base + len - 7, ".gtrace") == 0)
     out->base[len - 7] = '\0';
@@ -283,6 +310,9 @@ uint64_t gt_output_lost(const struct gt_output *out) {
 }
 uint64_t gt_output_bytes(const struct gt_output *out) {
   return out->bytes + (out->w ? gt_writer_bytes(out->w) : 0);
+}
+const char *gt_output_path(const struct gt_output *out) {
+  return out->path;
 }
 uint64_t gt_output_deleted(const struct gt_output *out) {
   return out->deleted;

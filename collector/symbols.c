@@ -1,33 +1,67 @@
-/* symbols.c — turning a traced process's return addresses into functions,
+/* symbols.c — turning traced processes' return addresses into functions,
  * files, lines and modules with elfutils' libdwfl, so a trace opens on
  * another machine with full names.
  *
  * Contract:
- *  - One symbolizer per traced process. MODULE records tell it which file is
- *    loaded where (reported offline to a Dwfl: the process may be gone by
- *    the time its stacks are read). For each STACK record, every native
- *    address not seen before in that process becomes FRAME records: one per
- *    inline level (innermost first), function names demangled.
- *  - Addresses are return addresses: they are looked up at ip - 1, the call
- *    instruction.
- *  - Unknown addresses still get a FRAME ("??", the module's file name if
- *    any), so every stack entry resolves to something.
+ *  - Single-threaded: only the symbolizer worker (symworker.c) calls it, so
+ *    no file it opens can stall the drain loop.
+ *  - MODULE records tell it which file a process has loaded where. A file is
+ *    opened O_RDONLY|O_NONBLOCK and used only if it is a regular file (a
+ *    FIFO, device or socket named by a hostile process is never read), and
+ *    the descriptor is handed to libdwfl. Each file is parsed once for every
+ *    process: files are cached by identity (device, inode, size, mtime) and
+ *    by build ID, at file addresses (bias 0); a process's modules map its
+ *    addresses to them with the load bias. Files no live process uses are
+ *    freed once more than GT_SYM_CACHE_FILES are cached.
+ *  - For each STACK record, every native address not seen before in that
+ *    process becomes FRAME records: one per inline level (innermost first),
+ *    function names demangled. Addresses are return addresses: they are
+ *    looked up at ip - 1, the call instruction. Unknown addresses still get
+ *    a FRAME ("??", the module's file name if any).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "collector.h"
 #include "gputrace/map.h"
+#include "gputrace/trace_file.h"
 
 #define MAX_INLINE 16
+#define GT_SYM_CACHE_FILES 64
+#define MAX_BUILD_ID 64
+
+struct symfile {
+  Dwfl *dwfl; /* NULL: not an ELF file libdwfl could read */
+  Dwfl_Module *mod;
+  uint64_t identity; /* hash of device, inode, size, mtime */
+  unsigned char build_id[MAX_BUILD_ID];
+  int build_id_len;
+  unsigned refs; /* modules of live processes using it */
+  char name[256];
+};
+
+struct module {
+  uint64_t start, end, bias;
+  struct symfile *file; /* NULL: no readable file */
+};
+
+struct proc {
+  struct module *mods;
+  size_t nmods, cap;
+  struct gt_map seen; /* ip -> 1 */
+};
 
 struct gt_symbolizer {
-  Dwfl *dwfl;
-  struct gt_map seen; /* ip -> 1 */
+  struct gt_map procs; /* pid -> struct proc * */
+  struct symfile **files;
+  size_t nfiles, cap_files;
 };
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -38,30 +72,188 @@ static const Dwfl_Callbacks offline_callbacks = {
 
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
+/* Room for `need` elements; NULL (the old block kept) when out of memory. */
+static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return p;
+  size_t n = *cap ? *cap * 2 : 16;
+  void *q = realloc(p, n * elem);
+  if (q)
+    *cap = n;
+  return q;
+}
+
 struct gt_symbolizer *gt_sym_new(void) {
-  struct gt_symbolizer *s = calloc(1, sizeof *s);
-  if (s)
-    s->dwfl = dwfl_begin(&offline_callbacks);
-  return s;
+  return calloc(1, sizeof(struct gt_symbolizer));
+}
+
+static void free_file(struct symfile *f) {
+  if (f->dwfl)
+    dwfl_end(f->dwfl);
+  free(f);
+}
+
+static void free_proc(struct proc *p) {
+  for (size_t i = 0; i < p->nmods; i++)
+    if (p->mods[i].file)
+      p->mods[i].file->refs--;
+  free(p->mods);
+  gt_map_free(&p->seen);
+  free(p);
 }
 
 void gt_sym_free(struct gt_symbolizer *s) {
   if (!s)
     return;
-  if (s->dwfl)
-    dwfl_end(s->dwfl);
-  gt_map_free(&s->seen);
+  for (size_t i = 0; i < s->procs.cap; i++)
+    if (s->procs.used[i] == 1)
+      free_proc((struct proc *)(uintptr_t)s->procs.vals[i]);
+  gt_map_free(&s->procs);
+  for (size_t i = 0; i < s->nfiles; i++)
+    free_file(s->files[i]);
+  free(s->files);
   free(s);
 }
 
-void gt_sym_add_module(struct gt_symbolizer *s, const char *path, uint64_t bias) {
-  if (!s || !s->dwfl || !path[0] || path[0] != '/')
-    return; /* the vdso and anonymous objects have no file to read */
-  const char *base = strrchr(path, '/');
-  dwfl_report_begin_add(s->dwfl);
-  dwfl_report_elf(s->dwfl, base ? base + 1 : path, path, -1, bias, false);
-  dwfl_report_end(s->dwfl, NULL, NULL);
+static struct proc *proc_of(struct gt_symbolizer *s, uint32_t pid, int create) {
+  uint64_t v;
+  if (gt_map_get(&s->procs, pid, &v))
+    return (struct proc *)(uintptr_t)v;
+  struct proc *p = create ? calloc(1, sizeof *p) : NULL;
+  if (p && gt_map_put(&s->procs, pid, (uint64_t)(uintptr_t)p) != 0) {
+    free(p);
+    p = NULL;
+  }
+  return p;
 }
+
+void gt_sym_forget(struct gt_symbolizer *s, uint32_t pid) {
+  struct proc *p = proc_of(s, pid, 0);
+  if (!p)
+    return;
+  gt_map_del(&s->procs, pid);
+  free_proc(p);
+  /* Keep recently used files for the next process, within the bound. */
+  for (size_t i = 0; i < s->nfiles && s->nfiles > GT_SYM_CACHE_FILES;) {
+    if (s->files[i]->refs == 0) {
+      free_file(s->files[i]);
+      s->files[i] = s->files[--s->nfiles];
+    } else {
+      i++;
+    }
+  }
+}
+
+/* A descriptor for `path` only if it is a regular file: stat first, so a
+ * FIFO or device is never opened, then check what was opened (the path may
+ * have changed in between). O_NONBLOCK: an open never waits. */
+static int open_regular(const char *path, struct stat *st) {
+  if (stat(path, st) != 0 || !S_ISREG(st->st_mode))
+    return -1;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+static uint64_t identity_of(const struct stat *st) {
+  uint64_t parts[5] = {(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+                       (uint64_t)st->st_mtim.tv_sec, (uint64_t)st->st_mtim.tv_nsec};
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < 5; i++)
+    h = (h ^ parts[i]) * 1099511628211ull + (h >> 29);
+  return h;
+}
+
+static struct symfile *cached(struct gt_symbolizer *s, uint64_t identity,
+                              const unsigned char *id, int id_len) {
+  for (size_t i = 0; i < s->nfiles; i++) {
+    struct symfile *f = s->files[i];
+    if ((identity && f->identity == identity) ||
+        (id_len > 0 && f->build_id_len == id_len &&
+         !memcmp(f->build_id, id, (size_t)id_len)))
+      return f;
+  }
+  return NULL;
+}
+
+/* Parse the file at `fd` (consumed) into a new cache entry, or return the
+ * entry of a file with the same build ID. */
+static struct symfile *load_file(struct gt_symbolizer *s, const char *path, int fd,
+                                 uint64_t identity) {
+  struct symfile *f = calloc(1, sizeof *f);
+  void *files = grow(s->files, &s->cap_files, s->nfiles + 1, sizeof *s->files);
+  if (!f || !files) {
+    free(f);
+    close(fd);
+    return NULL;
+  }
+  s->files = files;
+  const char *base = strrchr(path, '/');
+  snprintf(f->name, sizeof f->name, "%.*s", (int)sizeof f->name - 1,
+           base ? base + 1 : path);
+  f->identity = identity;
+  f->dwfl = dwfl_begin(&offline_callbacks);
+  if (f->dwfl) {
+    dwfl_report_begin(f->dwfl);
+    f->mod = dwfl_report_elf(f->dwfl, f->name, path, fd, 0, false);
+    dwfl_report_end(f->dwfl, NULL, NULL);
+  }
+  if (!f->mod) {
+    close(fd); /* not consumed on failure */
+    if (f->dwfl)
+      dwfl_end(f->dwfl);
+    f->dwfl = NULL;
+  } else {
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(f->mod, &bits, &vaddr);
+    struct symfile *same = n > 0 && n <= MAX_BUILD_ID ? cached(s, 0, bits, n) : NULL;
+    if (same) { /* one copy of each build, e.g. a library in two paths */
+      free_file(f);
+      return same;
+    }
+    if (n > 0 && n <= MAX_BUILD_ID) {
+      memcpy(f->build_id, bits, (size_t)n);
+      f->build_id_len = n;
+    }
+  }
+  s->files[s->nfiles++] = f;
+  return f;
+}
+
+void gt_sym_add_module(struct gt_symbolizer *s, uint32_t pid,
+                       const struct gt_record *rec) {
+  char path[GT_TEXT_MAX + 1];
+  gt_record_text(rec, rec->u.module.text_len, path, sizeof path);
+  struct proc *p = proc_of(s, pid, 1);
+  void *mods = p ? grow(p->mods, &p->cap, p->nmods + 1, sizeof *p->mods) : NULL;
+  if (!mods)
+    return;
+  p->mods = mods;
+  struct module *m = &p->mods[p->nmods++];
+  *m = (struct module){rec->u.module.start, rec->u.module.end, rec->u.module.bias, NULL};
+  if (path[0] != '/')
+    return; /* the vdso and anonymous objects have no file to read */
+  struct stat st;
+  int fd = open_regular(path, &st);
+  if (fd < 0)
+    return;
+  uint64_t identity = identity_of(&st);
+  struct symfile *f = cached(s, identity, NULL, 0);
+  if (f)
+    close(fd);
+  else
+    f = load_file(s, path, fd, identity);
+  if (f) {
+    m->file = f;
+    f->refs++;
+  }
+}
+
+/* ---- resolution ---- */
 
 struct frame_text {
   char function[512];
@@ -99,7 +291,7 @@ static const char *call_file(Dwarf_Die *cudie, Dwarf_Die *inl) {
   return dwarf_filesrc(files, index, NULL, NULL);
 }
 
-/* Fill levels innermost first; returns how many. */
+/* Fill levels innermost first; returns how many. `pc` is a file address. */
 static int resolve(Dwfl_Module *mod, Dwarf_Addr pc, struct frame_text *out) {
   int n = 0;
   Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
@@ -134,7 +326,7 @@ static int resolve(Dwfl_Module *mod, Dwarf_Addr pc, struct frame_text *out) {
   return n + 1;
 }
 
-static void put_frame(struct gt_sink *sink, uint32_t pid, uint64_t ip, int level,
+static void put_frame(gt_sym_put_fn put, void *ctx, uint32_t pid, uint64_t ip, int level,
                       int count, const struct frame_text *f, const char *module) {
   struct gt_record buf[GT_MAX_SLOTS];
   memset(buf, 0, sizeof buf[0]);
@@ -151,31 +343,40 @@ static void put_frame(struct gt_sink *sink, uint32_t pid, uint64_t ip, int level
                      f->file ? f->file : "", module ? module : "");
   gt_record_attach_text(&buf[0], text,
                         len < (int)sizeof text ? (size_t)len : sizeof text - 1);
-  gt_sink_put(sink, &buf[0]);
+  put(ctx, &buf[0]);
 }
 
-static void symbolize(struct gt_symbolizer *s, uint64_t ip, uint32_t pid,
-                      struct gt_sink *sink) {
-  Dwarf_Addr pc = ip - 1;
-  Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+/* The newest module of the process holding `pc` (a later load at the same
+ * address replaces an earlier one). */
+static const struct module *module_at(const struct proc *p, uint64_t pc) {
+  for (size_t i = p ? p->nmods : 0; i-- > 0;)
+    if (pc >= p->mods[i].start && pc < p->mods[i].end)
+      return &p->mods[i];
+  return NULL;
+}
+
+static void symbolize(const struct proc *p, uint64_t ip, uint32_t pid, gt_sym_put_fn put,
+                      void *ctx) {
+  uint64_t pc = ip - 1;
+  const struct module *m = module_at(p, pc);
   struct frame_text levels[MAX_INLINE];
-  const char *module = NULL;
+  const char *module = m && m->file ? m->file->name : NULL;
   int n = 1;
-  if (mod) {
-    module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-    n = resolve(mod, pc, levels);
+  if (m && m->file && m->file->mod) {
+    n = resolve(m->file->mod, pc - m->bias, levels);
   } else {
     snprintf(levels[0].function, sizeof levels[0].function, "??");
     levels[0].file = NULL;
     levels[0].line = 0;
   }
   for (int i = 0; i < n; i++)
-    put_frame(sink, pid, ip, i, n, &levels[i], module);
+    put_frame(put, ctx, pid, ip, i, n, &levels[i], module);
 }
 
-void gt_sym_stack(struct gt_symbolizer *s, const struct gt_record *stack, uint32_t pid,
-                  struct gt_sink *sink) {
-  if (!s)
+void gt_sym_stack(struct gt_symbolizer *s, uint32_t pid, const struct gt_record *stack,
+                  gt_sym_put_fn put, void *ctx) {
+  struct proc *p = proc_of(s, pid, 1);
+  if (!p)
     return;
   uint32_t depth = stack->u.stack.depth;
   size_t have = (size_t)(stack->nslots - 1) * GT_TEXT_PER_SLOT / sizeof(uint64_t);
@@ -186,9 +387,9 @@ void gt_sym_stack(struct gt_symbolizer *s, const struct gt_record *stack, uint32
     uint64_t ip;
     size_t off = (size_t)i * sizeof ip;
     memcpy(&ip, slots[off / GT_TEXT_PER_SLOT].text + off % GT_TEXT_PER_SLOT, sizeof ip);
-    if ((ip & GT_STACK_PYFRAME) || gt_map_get(&s->seen, ip, NULL))
+    if ((ip & GT_STACK_PYFRAME) || gt_map_get(&p->seen, ip, NULL))
       continue;
-    gt_map_put(&s->seen, ip, 1);
-    symbolize(s, ip, pid, sink);
+    gt_map_put(&p->seen, ip, 1);
+    symbolize(p, ip, pid, put, ctx);
   }
 }

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* 0 when `dir` is a directory of ours that others cannot enter (tightened
+ * to 0700 if needed), else -1 with the reason. */
 static int check_dir(const char *dir, char *err, size_t errlen) {
   struct stat st;
   if (lstat(dir, &st) != 0) {
@@ -26,6 +28,21 @@ static int check_dir(const char *dir, char *err, size_t errlen) {
     return -1;
   }
   return 0;
+}
+
+/* The usual directory is squatted (another user's, a symbolic link, a
+ * file): make a private one instead, /tmp/gputrace-<uid>-XXXXXX (mkdtemp:
+ * 0700, ours, a fresh name). Returns 1 with a note in err, or -1. */
+static int private_dir(char *dir, size_t len, char *err, size_t errlen) {
+  char why[200];
+  snprintf(why, sizeof why, "%s", err);
+  int n = snprintf(dir, len, "/tmp/gputrace-%u-XXXXXX", (unsigned)geteuid());
+  if (n < 0 || (size_t)n >= len || !mkdtemp(dir)) {
+    snprintf(err, errlen, "%s, and no private directory could be made", why);
+    return -1;
+  }
+  snprintf(err, errlen, "%s; using %s", why, dir);
+  return 1;
 }
 
 int gt_socket_dir(char *dir, size_t len, char *err, size_t errlen) {
@@ -45,20 +62,30 @@ int gt_socket_dir(char *dir, size_t len, char *err, size_t errlen) {
     snprintf(err, errlen, "cannot create socket directory %s: %s", dir, strerror(errno));
     return -1;
   }
-  return check_dir(dir, err, errlen);
+  if (check_dir(dir, err, errlen) == 0)
+    return 0;
+  return private_dir(dir, len, err, errlen);
+}
+
+int gt_socket_dir_is_private(const char *dir) {
+  char prefix[48];
+  int n = snprintf(prefix, sizeof prefix, "/tmp/gputrace-%u-", (unsigned)geteuid());
+  return n > 0 && strncmp(dir, prefix, (size_t)n) == 0 && strlen(dir) == (size_t)n + 6 &&
+         !strchr(dir + n, '/');
 }
 
 int gt_socket_path(const char *tag, unsigned long id, char *path, size_t len, char *err,
                    size_t errlen) {
   char dir[160];
-  if (gt_socket_dir(dir, sizeof dir, err, errlen) != 0)
+  int rc = gt_socket_dir(dir, sizeof dir, err, errlen);
+  if (rc < 0)
     return -1;
   int n = snprintf(path, len, "%s/%s-%lu.sock", dir, tag, id);
   if (n < 0 || (size_t)n >= len || (size_t)n >= 108) {
     snprintf(err, errlen, "socket path too long under %s", dir);
     return -1;
   }
-  return 0;
+  return rc;
 }
 
 int gt_socket_for_output(const char *abs_output, char *path, size_t len, char *err,
@@ -67,12 +94,13 @@ int gt_socket_for_output(const char *abs_output, char *path, size_t len, char *e
   for (const unsigned char *p = (const unsigned char *)abs_output; *p; p++)
     hash = (hash ^ *p) * 1099511628211ull;
   char dir[160];
-  if (gt_socket_dir(dir, sizeof dir, err, errlen) != 0)
+  int rc = gt_socket_dir(dir, sizeof dir, err, errlen);
+  if (rc < 0)
     return -1;
   int n = snprintf(path, len, "%s/out-%016llx.sock", dir, (unsigned long long)hash);
   if (n < 0 || (size_t)n >= len || (size_t)n >= 108) {
     snprintf(err, errlen, "socket path too long under %s", dir);
     return -1;
   }
-  return 0;
+  return rc;
 }

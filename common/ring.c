@@ -144,19 +144,31 @@ static int is_committed(const struct gt_ring *ring, uint64_t pos) {
          pos + 1;
 }
 
-/* Slots the record at `tail` occupies, or 0 if its first slot is not a
- * plausible record (corrupt, or a text slot whose record was abandoned). */
-static unsigned record_slots(const struct gt_ring *ring, uint64_t tail) {
-  const struct gt_record *rec = (const void *)slot_at(ring, tail);
+/* 1 when the first slot, in the consumer's private copy, is a plausible
+ * record (not corrupt, not a text slot whose record was abandoned). */
+static int first_slot_valid(const struct gt_record *rec) {
   const struct gt_text_slot *maybe_text = (const void *)rec;
-  if (maybe_text->magic == GT_TEXT_MAGIC || rec->kind == GT_KIND_NONE ||
-      rec->kind >= GT_KIND_COUNT || rec->nslots == 0 || rec->nslots > GT_MAX_SLOTS ||
-      rec->api >= GT_API_COUNT)
+  return maybe_text->magic != GT_TEXT_MAGIC && rec->kind != GT_KIND_NONE &&
+         rec->kind < GT_KIND_COUNT && rec->nslots != 0 && rec->nslots <= GT_MAX_SLOTS &&
+         rec->api < GT_API_COUNT;
+}
+
+/* Copy the record at `tail` into `out` and judge the copy: the traced
+ * process owns the ring and may change it at any moment, so what was
+ * checked in shared memory could differ from what is copied afterwards.
+ * Returns the slots the record occupies, or 0 if it is not a valid one. */
+static unsigned copy_record(const struct gt_ring *ring, uint64_t tail,
+                            struct gt_record out[GT_MAX_SLOTS]) {
+  memcpy(&out[0], slot_at(ring, tail), GT_SLOT_SIZE);
+  if (!first_slot_valid(&out[0]))
     return 0;
-  unsigned n = rec->nslots;
+  unsigned n = out[0].nslots;
   for (unsigned i = 1; i < n; i++) {
-    const struct gt_text_slot *t = (const void *)slot_at(ring, tail + i);
-    if (!is_committed(ring, tail + i) || t->magic != GT_TEXT_MAGIC || t->index != i)
+    if (!is_committed(ring, tail + i))
+      return 0;
+    memcpy(&out[i], slot_at(ring, tail + i), GT_SLOT_SIZE);
+    const struct gt_text_slot *t = (const void *)&out[i];
+    if (t->magic != GT_TEXT_MAGIC || t->index != i)
       return 0;
   }
   return n;
@@ -164,21 +176,22 @@ static unsigned record_slots(const struct gt_ring *ring, uint64_t tail) {
 
 enum gt_ring_status gt_ring_read(struct gt_ring *ring,
                                  struct gt_record out[GT_MAX_SLOTS]) {
-  for (;;) {
+  /* A producer committing garbage as fast as it is skipped must not keep
+   * the consumer here: give the caller back control after a bounded run. */
+  for (unsigned skipped = 0;; skipped++) {
     uint64_t tail = ring->tail;
     if (!is_committed(ring, tail)) {
       uint64_t head = atomic_load_explicit(&ring->hdr->head, memory_order_acquire);
       return head == tail ? GT_RING_EMPTY : GT_RING_PENDING;
     }
-    unsigned n = record_slots(ring, tail);
+    if (skipped == GT_RING_MAX_SKIP)
+      return GT_RING_SKIPPED;
+    unsigned n = copy_record(ring, tail, out);
     if (n == 0) {
       ring->lost++;
       release_slots(ring, tail, 1);
       continue;
     }
-    for (unsigned i = 0; i < n; i++)
-      memcpy((unsigned char *)out + (size_t)i * GT_SLOT_SIZE, slot_at(ring, tail + i),
-             GT_SLOT_SIZE);
     release_slots(ring, tail, n);
     return GT_RING_RECORD;
   }

@@ -258,6 +258,12 @@ int gt_reader_next(struct gt_reader *r, const struct gt_record **rec) {
     r->pos += (size_t)cur->nslots * GT_SLOT_SIZE;
     if ((cur->flags & GT_F_REPLAYED) && r->set_next > 1)
       continue; /* a later file of a set repeats what an earlier one had */
+    if (cur->kind == GT_KIND_NOTE && (cur->flags & GT_F_INCOMPLETE)) {
+      char
+          text[GT_TEXT_MAX + 1]; /* every command shows that part of the run is missing */
+      gt_record_text(cur, cur->u.note.text_len, text, sizeof text);
+      warn(r, "incomplete: %s", text);
+    }
     *rec = cur;
     return 1;
   }

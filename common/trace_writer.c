@@ -9,6 +9,7 @@
 
 #include <zstd.h>
 
+#include "gputrace/outfile.h"
 #include "gputrace/trace_file.h"
 
 struct gt_writer {
@@ -73,12 +74,16 @@ static int existing_trace(int fd, const char *path, char *err, size_t errlen) {
 }
 
 struct gt_writer *gt_writer_open(const char *path, int flags, char *err, size_t errlen) {
+  enum gt_out_mode mode = (flags & GT_WRITER_APPEND)  ? GT_OUT_APPEND
+                          : (flags & GT_WRITER_FORCE) ? GT_OUT_FORCE
+                                                      : GT_OUT_NEW;
+  int fd = gt_out_open(path, mode, err, errlen);
+  return fd < 0 ? NULL : gt_writer_open_fd(fd, path, flags, err, errlen);
+}
+
+struct gt_writer *gt_writer_open_fd(int fd, const char *path, int flags, char *err,
+                                    size_t errlen) {
   int append = (flags & GT_WRITER_APPEND) != 0;
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0600);
-  if (fd < 0) {
-    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    return NULL;
-  }
   int has_header = append ? existing_trace(fd, path, err, errlen) : 0;
   if (has_header < 0) {
     close(fd);

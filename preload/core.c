@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "devtime.h"
+#include "gputrace/knobs.h"
 #include "gputrace/protocol.h"
 #include "gputrace/ring.h"
 #include "shim.h"
@@ -99,8 +100,7 @@ static void atfork_child(void) {
  * process reads one consistent counter. GPUTRACE_CLOCK=monotonic opts out. */
 static int tsc_usable(void) {
 #if defined(__x86_64__)
-  const char *want = getenv("GPUTRACE_CLOCK");
-  if (want && strcmp(want, "monotonic") == 0)
+  if (gt_knob(GT_KNOB_CLOCK) == GT_CLOCK_FORCE_MONOTONIC)
     return 0;
   unsigned eax, ebx, ecx, edx;
   __asm__ volatile("cpuid"
@@ -127,8 +127,7 @@ static int tsc_usable(void) {
 }
 
 static void set_nvtx_injection(void) {
-  const char *nvtx = getenv("GPUTRACE_NVTX");
-  if ((nvtx && strcmp(nvtx, "0") == 0) || getenv("NVTX_INJECTION64_PATH"))
+  if (!gt_knob(GT_KNOB_NVTX) || getenv("NVTX_INJECTION64_PATH"))
     return;
   Dl_info info;
   if (dladdr((void *)&set_nvtx_injection, &info) && info.dli_fname &&
@@ -141,13 +140,16 @@ static void construct(void) {
   if (!atomic_compare_exchange_strong(&g_constructed, &expected, 1))
     return;
   g_pid = (uint32_t)getpid();
-  const char *quiet = getenv(GT_ENV_QUIET);
-  g_quiet = quiet && strcmp(quiet, "1") == 0;
-  const char *off = getenv(GT_ENV_DISABLE);
-  if (off && strcmp(off, "1") == 0) {
+  /* Every knob is read through one parser (common/knobs.c): a bad value is
+   * named on stderr, and its documented default used. */
+  g_quiet = (int)gt_knob(GT_KNOB_QUIET);
+  if (gt_knob(GT_KNOB_DISABLE)) {
     atomic_store(&g_state, ST_DISABLED);
     return;
   }
+  gt_knobs_check_names();
+  gt_knob(GT_KNOB_STACKS); /* stacks.c reads it; a bad value is reported here */
+  gt_knob(GT_KNOB_FORCE);
   gt_clock_tsc = tsc_usable();
   gt_stacks_configure();
   set_nvtx_injection();
@@ -170,16 +172,7 @@ static void mark_exited(void) {
 }
 
 static void start_tracing(void) {
-  size_t ring_kb = GT_DEFAULT_RING_KB;
-  const char *kb = getenv(GT_ENV_RING_KB);
-  if (kb && *kb) {
-    char *end;
-    unsigned long v = strtoul(kb, &end, 10);
-    if (*end == '\0' && v >= 16 && v <= (16ul << 20))
-      ring_kb = v;
-    else
-      gt_warn("gputrace: ignoring %s=%s (want 16..16777216)", GT_ENV_RING_KB, kb);
-  }
+  size_t ring_kb = (size_t)gt_knob(GT_KNOB_RING_KB); /* at most 1 GiB: protocol.h */
   if (gt_transport_open(&g_ring, ring_kb * 1024u, g_pid) != 0) {
     atomic_store(&g_state, ST_DISABLED);
     return;

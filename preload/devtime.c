@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "devtime_int.h"
+#include "gputrace/knobs.h"
 #include "transport.h"
 
 int gt_dt_enabled;
@@ -89,19 +90,6 @@ uint64_t gt_dt_mono_ns(void) {
 }
 
 /* ---- configuration ---- */
-
-static unsigned long env_number(const char *name, unsigned long lo, unsigned long hi,
-                                unsigned long dflt) {
-  const char *v = getenv(name);
-  if (v == NULL || *v == '\0')
-    return dflt;
-  char *end;
-  unsigned long n = strtoul(v, &end, 10);
-  if (*end == '\0' && n >= lo && n <= hi)
-    return n;
-  gt_warn("gputrace: ignoring %s=%s (want %lu..%lu)", name, v, lo, hi);
-  return dflt;
-}
 
 static void state_init(void) {
   pthread_mutex_init(&gt_dt.mu, NULL);
@@ -161,25 +149,15 @@ static void dt_atfork_child(void) {
 }
 
 void gt_dt_configure(void) {
-  const char *m = getenv("GPUTRACE_GPU_TIMING");
-  if (m == NULL || *m == '\0' || strcmp(m, "auto") == 0)
-    g_mode = DT_MODE_AUTO;
-  else if (strcmp(m, "events") == 0)
-    g_mode = DT_MODE_EVENTS;
-  else if (strcmp(m, "cupti") == 0)
-    g_mode = DT_MODE_CUPTI;
-  else if (strcmp(m, "off") == 0 || strcmp(m, "0") == 0)
-    g_mode = DT_MODE_OFF;
-  else
-    gt_warn("gputrace: ignoring GPUTRACE_GPU_TIMING=%s (want auto, events, cupti or off)",
-            m);
-  const char *sample = getenv("GPUTRACE_GPU_TIMING_SAMPLE");
-  if (sample != NULL && *sample != '\0' && strcmp(sample, "auto") != 0)
-    gt_dt_sample = (uint32_t)env_number("GPUTRACE_GPU_TIMING_SAMPLE", 1, 1000000, 0);
+  static const int modes[] = {[GT_TIMING_AUTO] = DT_MODE_AUTO,
+                              [GT_TIMING_EVENTS] = DT_MODE_EVENTS,
+                              [GT_TIMING_CUPTI] = DT_MODE_CUPTI,
+                              [GT_TIMING_OFF] = DT_MODE_OFF};
+  g_mode = modes[gt_knob(GT_KNOB_GPU_TIMING)];
+  gt_dt_sample = (uint32_t)gt_knob(GT_KNOB_GPU_TIMING_SAMPLE); /* 0: auto */
   gt_dt_adaptive = gt_dt_sample == 0;
-  g_budget = (double)env_number("GPUTRACE_GPU_TIMING_BUDGET", 1, 100, 1) / 100.0;
-  g_events =
-      (uint32_t)env_number("GPUTRACE_GPU_TIMING_EVENTS", 2, 1u << 22, DT_DEFAULT_EVENTS);
+  g_budget = (double)gt_knob(GT_KNOB_GPU_TIMING_BUDGET) / 100.0;
+  g_events = (uint32_t)gt_knob(GT_KNOB_GPU_TIMING_EVENTS);
   state_init();
   pthread_atfork(dt_atfork_prepare, dt_atfork_parent, dt_atfork_child);
   __atomic_store_n(&gt_dt_enabled, g_mode != DT_MODE_OFF, __ATOMIC_RELAXED);

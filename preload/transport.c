@@ -1,4 +1,13 @@
-/* transport.c — see transport.h and include/gputrace/protocol.h. */
+/* transport.c — see transport.h and include/gputrace/protocol.h.
+ *
+ * The descriptors the shim keeps are guests among the program's: they are
+ * moved high (F_DUPFD_CLOEXEC from GT_FD_FLOOR), where a program that opens
+ * files is unlikely to land, and remembered by device and inode. A program
+ * may close them (daemons close everything they did not open) and reuse the
+ * numbers, so each is checked with fstat before any use or close: a number
+ * that no longer holds our socket is never touched again. The collector
+ * does not need the socket to go on draining (it watches the process), so a
+ * lost socket costs only the shim's check for a vanished collector. */
 #include "transport.h"
 
 #include <dlfcn.h>
@@ -12,12 +21,14 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "gputrace/knobs.h"
 #include "gputrace/paths.h"
 #include "gputrace/protocol.h"
 #include "shim.h"
@@ -27,9 +38,18 @@ extern char **environ;
 static char g_socket[108];
 static char g_output[PATH_MAX];
 static char g_collector[PATH_MAX];
-static int g_can_spawn;  /* plain LD_PRELOAD: we know the output file */
-static int g_chose_file; /* this process picked the output: truncate it */
+static int g_can_spawn; /* plain LD_PRELOAD: we know the output file */
+/* How a collector this process starts opens the output (collector/main.c):
+ * the first process of a run creates it — a name it picked (gputrace-<pid>:
+ * another free one when taken), or the user's GPUTRACE_OUTPUT (refused if
+ * it exists, unless GPUTRACE_FORCE=1); later ones append, and when the name
+ * was picked (GPUTRACE_OUTPUT_PICKED, also for an exec of the process that
+ * picked it) pick another if it is not a trace file of ours. */
+static const char *g_out_mode = "--append";
+static int g_picked;
 static int g_sock = -1;
+static dev_t g_sock_dev; /* what g_sock was when we made it */
+static ino_t g_sock_ino;
 static void *g_map;
 static size_t g_map_len;
 
@@ -61,27 +81,62 @@ void gt_transport_prepare_env(void) {
     char cwd[PATH_MAX / 2];
     if (!getcwd(cwd, sizeof cwd))
       snprintf(cwd, sizeof cwd, "/tmp");
-    if (!out || !*out)
+    g_out_mode = gt_knob(GT_KNOB_FORCE) ? "--force" : "--new";
+    if (!out || !*out) {
       snprintf(g_output, sizeof g_output, "%s/gputrace-%d.gtrace", cwd, (int)getpid());
-    else if (out[0] != '/')
+      g_out_mode = "--new";
+      g_picked = 1;
+    } else if (out[0] != '/')
       snprintf(g_output, sizeof g_output, "%s/%s", cwd, out);
     else
       snprintf(g_output, sizeof g_output, "%s", out);
-    if (gt_socket_for_output(g_output, g_socket, sizeof g_socket, err, sizeof err) != 0) {
+    int rc = gt_socket_for_output(g_output, g_socket, sizeof g_socket, err, sizeof err);
+    if (rc < 0) {
       gt_warn("gputrace: %s; running untraced", err);
       return;
     }
+    if (rc > 0) /* squatted socket directory: a private one instead */
+      gt_warn("gputrace: %s", err);
     setenv(GT_ENV_OUTPUT, g_output, 1);
     setenv(GT_ENV_SOCKET, g_socket, 1);
-    g_chose_file = 1;
+    if (g_picked)
+      setenv(GT_ENV_PICKED, "1", 1);
   } else {
     snprintf(g_socket, sizeof g_socket, "%s", sock);
     if (out && out[0] == '/')
       snprintf(g_output, sizeof g_output, "%s", out);
+    const char *picked = getenv(GT_ENV_PICKED);
+    g_picked = picked && !strcmp(picked, "1");
   }
   g_can_spawn = g_output[0] != '\0';
   if (g_can_spawn)
     locate_collector();
+}
+
+#define GT_FD_FLOOR 900
+
+/* Move `fd` to a high number (close-on-exec), or leave it where it is when
+ * the descriptor limit is too low for that. Returns the descriptor to use. */
+static int move_high(int fd) {
+  struct rlimit lim;
+  int floor = GT_FD_FLOOR;
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+      lim.rlim_cur <= (rlim_t)floor + 16)
+    floor = lim.rlim_cur > 64 ? (int)(lim.rlim_cur / 2) : fd;
+  if (fd >= floor)
+    return fd;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+  if (high < 0)
+    return fd;
+  close(fd);
+  return high;
+}
+
+/* 1 while g_sock still is the socket we made. */
+static int sock_ours(void) {
+  struct stat st;
+  return g_sock >= 0 && fstat(g_sock, &st) == 0 && st.st_dev == g_sock_dev &&
+         st.st_ino == g_sock_ino;
 }
 
 /* A connected socket, or -1 with errno from connect. */
@@ -91,6 +146,7 @@ static int connect_once(void) {
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return -1;
+  fd = move_high(fd);
   if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0)
     return fd;
   int saved = errno;
@@ -126,9 +182,13 @@ static long spawn_collector(void) {
     errno = ENOENT;
     return -1;
   }
-  char *argv[] = {g_collector,   "--socket", g_socket,
-                  "--output",    g_output,   g_chose_file ? "--truncate" : "--append",
-                  "--autospawn", NULL};
+  char *argv[10] = {g_collector, "--socket",         g_socket,     "--output",
+                    g_output,    (char *)g_out_mode, "--autospawn"};
+  int argc = 7;
+  if (g_picked)
+    argv[argc++] = "--pick";
+  if (gt_knob(GT_KNOB_QUIET))
+    argv[argc++] = "--quiet";
   long pid = syscall(SYS_clone, 0 /* no flags, exit signal 0 */, NULL, NULL, NULL, NULL);
   if (pid == 0) {
     setsid();
@@ -199,24 +259,9 @@ static int send_hello(int fd, int memfd, size_t bytes, uint32_t pid) {
       n--;
     hello.cmdline_len = n > 0 ? (uint32_t)n : 0;
   }
-  char ctrl[CMSG_SPACE(sizeof(int))];
-  memset(ctrl, 0, sizeof ctrl);
-  struct iovec iov = {.iov_base = &hello, .iov_len = sizeof hello};
-  struct msghdr msg = {.msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = ctrl,
-                       .msg_controllen = sizeof ctrl};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
-  if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof hello)
-    return -1;
-  struct pollfd p = {.fd = fd, .events = POLLIN};
-  char ack = 0;
-  if (poll(&p, 1, 5000) != 1 || recv(fd, &ack, 1, 0) != 1 || ack != GT_ACK_OK) {
-    errno = ack == GT_ACK_REFUSED ? EACCES : ETIMEDOUT;
+  int ack = gt_hello_exchange(fd, &hello, memfd, 5000);
+  if (ack != GT_ACK_OK) {
+    errno = ack == GT_ACK_REFUSED ? EACCES : ack < 0 ? errno : ETIMEDOUT;
     return -1;
   }
   return 0;
@@ -239,6 +284,7 @@ static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memf
       (int)syscall(SYS_memfd_create, "gputrace-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
     return -1;
+  fd = move_high(fd);
   void *mem = MAP_FAILED;
   if (ftruncate(fd, (off_t)len) == 0)
     /* Fault the whole ring in now (once, ~20 ms for 32 MiB on a VM) rather
@@ -285,23 +331,31 @@ int gt_transport_open(struct gt_ring *ring, size_t bytes, uint32_t pid) {
     g_map = NULL;
     return -1;
   }
+  struct stat st;
+  fstat(fd, &st);
+  g_sock_dev = st.st_dev;
+  g_sock_ino = st.st_ino;
   g_sock = fd;
   return 0;
 }
 
 void gt_transport_forget(void) {
-  if (g_sock >= 0)
+  if (sock_ours()) /* else the number may be one of the program's files now */
     close(g_sock);
   g_sock = -1;
   if (g_map)
     munmap(g_map, g_map_len);
   g_map = NULL;
-  g_chose_file = 0; /* a child never truncates the parent's trace */
+  g_out_mode = "--append"; /* a child adds to its parent's trace */
 }
 
 int gt_transport_peer_gone(void) {
   if (g_sock < 0)
-    return 1;
+    return 0; /* no socket to ask: the collector goes on by our pid */
+  if (!sock_ours()) {
+    g_sock = -1; /* the program closed it; never touch that number again */
+    return 0;
+  }
   struct pollfd p = {.fd = g_sock, .events = POLLIN};
   return poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
 }

@@ -19,10 +19,12 @@ void gt_transport_prepare_env(void);
  * failure one warning has been printed and nothing is left open. */
 int gt_transport_open(struct gt_ring *ring, size_t bytes, uint32_t pid);
 
-/* In a forked child: drop the inherited mapping and socket (the parent's). */
+/* In a forked child: drop the inherited mapping and socket (the parent's;
+ * the socket only if its number still holds it). */
 void gt_transport_forget(void);
 
-/* 1 when the collector has closed the connection. */
+/* 1 when the collector has closed the connection; 0 while it is open, or
+ * when the program has closed our socket (we cannot tell then). */
 int gt_transport_peer_gone(void);
 
 /* One line on stderr unless GPUTRACE_QUIET=1 (core.c). */

@@ -11,7 +11,7 @@ cmake --build build -j "$(nproc)" >/dev/null
 
 trace=build/demo.gtrace
 echo "== gputrace record -o $trace -- infer 20 ==" >&2
-LD_LIBRARY_PATH=$PWD/build/standin/13 build/bin/gputrace record -o "$trace" -- \
+LD_LIBRARY_PATH=$PWD/build/standin/13 build/bin/gputrace record --force -o "$trace" -- \
   build/tests/cuda/infer 20
 for cmd in "dump --summary" "report" "leaks"; do
   echo
@@ -20,4 +20,4 @@ for cmd in "dump --summary" "report" "leaks"; do
 done
 echo
 echo "== gputrace chrome -o build/demo.json $trace (open it in ui.perfetto.dev) =="
-build/bin/gputrace chrome -o build/demo.json "$trace"
+build/bin/gputrace chrome --force -o build/demo.json "$trace"

@@ -1,15 +1,23 @@
 /* paths.h — where collectors listen. Shared by the shim, collector and CLI.
  *
  * Contract: sockets live in a per-user directory, $XDG_RUNTIME_DIR/gputrace
- * or /tmp/gputrace-<uid>, created 0700; a directory owned by someone else or
- * open to others is refused (another user could otherwise read rings). */
+ * or /tmp/gputrace-<uid>, created 0700 (one opened to others is tightened).
+ * When that directory is squatted (another user's, a symbolic link, not a
+ * directory) it is never used: a private /tmp/gputrace-<uid>-XXXXXX is made
+ * instead (mkdtemp) and the functions return 1 with a note in err, for the
+ * caller to show. Unrelated processes then do not share a collector
+ * (descendants still do: they inherit GPUTRACE_SOCKET). 0: the usual
+ * directory; -1: no directory, with the reason in err. */
 #ifndef GPUTRACE_PATHS_H
 #define GPUTRACE_PATHS_H
 
 #include <stddef.h>
 
-/* The socket directory, created if missing. 0, or -1 with a message. */
+/* The socket directory, created if missing. */
 int gt_socket_dir(char *dir, size_t len, char *err, size_t errlen);
+
+/* 1 for a private fallback directory (its collector removes it at the end). */
+int gt_socket_dir_is_private(const char *dir);
 
 /* A fresh socket path for one recording: <dir>/<tag>-<pid>.sock */
 int gt_socket_path(const char *tag, unsigned long id, char *path, size_t len, char *err,

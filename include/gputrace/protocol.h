@@ -5,10 +5,15 @@
  *    directory owned by the user. A traced process connects, sends one
  *    struct gt_hello with its ring's memfd attached (SCM_RIGHTS), and waits
  *    for one byte: GT_ACK_OK, or GT_ACK_REFUSED (another uid, bad ring).
- *  - The connection then stays open and silent; its EOF tells the collector
- *    the process has exited, exec'd or died, so it drains the ring and
- *    closes it. Nothing else is ever sent, so a dead collector can never
- *    block the traced process.
+ *  - The connection then stays open and silent. The collector tells the
+ *    process's end by the process (a pidfd), not by this socket: the
+ *    program may close the shim's descriptor (daemons close every
+ *    descriptor they did not open) and go on writing its ring. An exec
+ *    unmaps the ring (the collector looks in /proc/PID/maps when the socket
+ *    closes) or connects again under the same pid. Nothing else is ever
+ *    sent, so a dead collector can never block the traced process.
+ *  - The collector answers within 5 s or refuses; a ring larger than
+ *    GT_RING_MAX_BYTES is refused.
  *  - The memfd is sealed against shrinking (F_SEAL_SHRINK), so the
  *    collector's mapping cannot fault; the collector checks the seals.
  */
@@ -22,6 +27,8 @@
 #define GT_CMDLINE_MAX 1024u
 #define GT_ACK_OK 'K'
 #define GT_ACK_REFUSED 'R'
+/* The largest ring a collector maps (GPUTRACE_RING_KB's upper bound). */
+#define GT_RING_MAX_BYTES (1ull << 30)
 
 struct gt_hello {
   uint64_t magic;
@@ -34,13 +41,19 @@ struct gt_hello {
   char cmdline[GT_CMDLINE_MAX];
 };
 
+/* Send `hello` with the ring's memfd attached and wait up to timeout_ms
+ * for the answer: GT_ACK_OK, GT_ACK_REFUSED (or another byte), 0 when none
+ * came, -1 when the hello could not be sent (common/hello.c). */
+int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int timeout_ms);
+
 /* Environment shared by the CLI, the shim and the collector. */
-#define GT_ENV_SOCKET "GPUTRACE_SOCKET"       /* collector socket path */
-#define GT_ENV_OUTPUT "GPUTRACE_OUTPUT"       /* trace file (plain LD_PRELOAD) */
-#define GT_ENV_RING_KB "GPUTRACE_RING_KB"     /* ring size per process */
-#define GT_ENV_DISABLE "GPUTRACE_DISABLE"     /* 1: the shim forwards only */
-#define GT_ENV_COLLECTOR "GPUTRACE_COLLECTOR" /* path of gputrace-collector */
-#define GT_ENV_QUIET "GPUTRACE_QUIET"         /* 1: no notes on stderr */
-#define GT_DEFAULT_RING_KB 32768u             /* 262,144 records; docs/PERFORMANCE.md */
+#define GT_ENV_SOCKET "GPUTRACE_SOCKET"        /* collector socket path */
+#define GT_ENV_OUTPUT "GPUTRACE_OUTPUT"        /* trace file (plain LD_PRELOAD) */
+#define GT_ENV_PICKED "GPUTRACE_OUTPUT_PICKED" /* 1: the shim chose GPUTRACE_OUTPUT */
+#define GT_ENV_RING_KB "GPUTRACE_RING_KB"      /* ring size per process */
+#define GT_ENV_DISABLE "GPUTRACE_DISABLE"      /* 1: the shim forwards only */
+#define GT_ENV_COLLECTOR "GPUTRACE_COLLECTOR"  /* path of gputrace-collector */
+#define GT_ENV_QUIET "GPUTRACE_QUIET"          /* 1: no notes on stderr */
+#define GT_DEFAULT_RING_KB 32768u              /* 262,144 records; docs/PERFORMANCE.md */
 
 #endif

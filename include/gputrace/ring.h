@@ -18,6 +18,9 @@
  *  - The consumer keeps its position and loss count in struct gt_ring, never
  *    in shared memory, and never trusts slot contents: a first slot with an invalid
  *    kind or slot count, or text slots out of place, is skipped and counted.
+ *    The process can change its slots while the consumer reads them, so the
+ *    consumer copies a record out first and validates only its private copy:
+ *    a record gt_ring_read hands out is consistent whatever the producer did.
  */
 #ifndef GPUTRACE_RING_H
 #define GPUTRACE_RING_H
@@ -84,10 +87,13 @@ int gt_ring_write(struct gt_ring *ring, const struct gt_record *rec);
 
 /* Consumer: outcome of one gt_ring_read call. */
 enum gt_ring_status {
-  GT_RING_EMPTY = 0,  /* nothing reserved past the tail */
-  GT_RING_RECORD = 1, /* a record was copied out */
-  GT_RING_PENDING = 2 /* the next slot is reserved but not yet committed */
+  GT_RING_EMPTY = 0,   /* nothing reserved past the tail */
+  GT_RING_RECORD = 1,  /* a record was copied out */
+  GT_RING_PENDING = 2, /* the next slot is reserved but not yet committed */
+  GT_RING_SKIPPED = 3  /* GT_RING_MAX_SKIP invalid slots were skipped (and counted
+                          in lost) and nothing handed out: call again */
 };
+#define GT_RING_MAX_SKIP 256u
 
 /* Consumer: copy the next record and its text slots into `out`, which has
  * room for GT_MAX_SLOTS slots. Invalid slots are skipped and added to

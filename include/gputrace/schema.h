@@ -95,6 +95,9 @@ enum gt_proc_phase {
   0x80u                      /* alloc/free: cuMemMap/cuMemUnmap of a virtual range       \
                                 (holds no memory: cuMemCreate does) */
 #define GT_F_REPLAYED 0x100u /* metadata repeated at the start of a rolling file */
+#define GT_F_INCOMPLETE                                                                  \
+  0x200u /* NOTE: part of the run is missing (the collector stopped early); readers      \
+            warn about it */
 
 struct gt_mem_args { /* ALLOC, FREE */
   uint64_t ptr;

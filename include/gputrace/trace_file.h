@@ -12,7 +12,9 @@
  *    as lost, never block, and gt_writer_error() reports them.
  *  - The reader never trusts the file: every length is bounded and checked;
  *    problems become warnings (counted, with the file name and offset) and
- *    reading continues where it safely can.
+ *    reading continues where it safely can. A NOTE flagged GT_F_INCOMPLETE
+ *    (the collector stopped early) is a warning too, so every command says
+ *    that part of the run is missing.
  */
 #ifndef GPUTRACE_TRACE_FILE_H
 #define GPUTRACE_TRACE_FILE_H
@@ -59,12 +61,19 @@ uint32_t gt_chunk_check(const struct gt_chunk_header *h);
 /* ---- writer ---- */
 struct gt_writer;
 
-/* Create (truncate) `path` with mode 0600 and write the file header; with
- * GT_WRITER_APPEND an existing trace is kept and chunks are added after it
- * (several collectors writing one file one after another). On failure
- * returns NULL and puts a message in err. */
+/* Create `path` (mode 0600, never through a symbolic link: outfile.h) and
+ * write the file header. An existing file is refused, unless
+ * GT_WRITER_FORCE (overwrite a regular file of ours with one link) or
+ * GT_WRITER_APPEND (keep an existing trace and add chunks after it: several
+ * collectors writing one file one after another). On failure returns NULL
+ * and puts a message in err. */
 #define GT_WRITER_APPEND 1
+#define GT_WRITER_FORCE 2
 struct gt_writer *gt_writer_open(const char *path, int flags, char *err, size_t errlen);
+/* The same on a descriptor already opened for writing (taken over; `path`
+ * names it in messages). */
+struct gt_writer *gt_writer_open_fd(int fd, const char *path, int flags, char *err,
+                                    size_t errlen);
 
 /* Append one record (rec->nslots slots). Returns 0, or -1 once the file
  * has a write error (the record is counted in gt_writer_lost). */

@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   char err[256], line[4096];
-  struct gt_writer *w = gt_writer_open(argv[1], 0, err, sizeof err);
+  struct gt_writer *w = gt_writer_open(argv[1], GT_WRITER_FORCE, err, sizeof err);
   if (!w) {
     fprintf(stderr, "chrome_synth_trace: %s\n", err);
     return 2;

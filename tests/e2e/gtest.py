@@ -48,8 +48,12 @@ def run(cmd, env, timeout=120, check_rc=None):
 
 
 def record(args, out=None, standin=True, check_rc=0, timeout=120, **env):
-    """gputrace record -o OUT -- args; returns (completed process, trace path)."""
+    """gputrace record -o OUT -- args; returns (completed process, trace path).
+    A trace left at OUT by an earlier call is removed first (record refuses
+    to overwrite one without --force)."""
     out = out or os.path.join(TMP, "%s.gtrace" % os.path.basename(args[0]))
+    if os.path.lexists(out):
+        os.unlink(out)
     p = run([GPUTRACE, "record", "-q", "-o", out, "--"] + list(args),
             base_env(standin, **env), timeout=timeout, check_rc=check_rc)
     return p, out
@@ -131,7 +135,9 @@ def wait_for_trace(path, traced_pid_count, timeout=20):
     raise AssertionError("no complete trace at %s after %ss" % (path, timeout))
 
 
-def collector_running(path):
+def collector_pid(path):
+    """The pid of a gputrace-collector writing `path` (named in its
+    arguments), or None."""
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
@@ -140,5 +146,9 @@ def collector_running(path):
             except OSError:
                 continue
             if args and args[0].endswith(b"gputrace-collector") and path.encode() in args:
-                return True
-    return False
+                return int(pid)
+    return None
+
+
+def collector_running(path):
+    return collector_pid(path) is not None

@@ -25,7 +25,9 @@ HOST_KINDS = ("alloc", "free", "memcpy", "memset", "launch", "sync", "stream", "
 # ---------------------------------------------------------------- helpers
 
 def chrome(trace, *args, rc=0):
-    p = subprocess.run([GPUTRACE, "chrome", trace] + [str(a) for a in args],
+    """gputrace chrome TRACE --force ARGS: these tests export to one name
+    again and again (refusing an existing output is test_outputs.py's)."""
+    p = subprocess.run([GPUTRACE, "chrome", trace, "--force"] + [str(a) for a in args],
                        capture_output=True, text=True, timeout=300)
     if p.returncode != rc:
         raise AssertionError("chrome %s %s exited %d, expected %d: %s" %

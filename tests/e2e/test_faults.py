@@ -27,14 +27,9 @@ def test_no_collector_can_start():
 def find_collector(path, timeout=10):
     deadline = time.time() + timeout
     while time.time() < deadline:
-        for pid in os.listdir("/proc"):
-            if pid.isdigit():
-                try:
-                    args = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
-                except OSError:
-                    continue
-                if args[0].endswith(b"gputrace-collector") and path.encode() in args:
-                    return int(pid)
+        pid = collector_pid(path)
+        if pid is not None:
+            return pid
         time.sleep(0.05)
     raise AssertionError("no collector for " + path)
 

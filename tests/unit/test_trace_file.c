@@ -75,7 +75,7 @@ static uint64_t read_all(const char *path, uint64_t *warnings, int *ordered) {
 static void test_round_trip_and_append(void) {
   char path[256];
   path_of(path, "a.gtrace");
-  write_trace(path, 100000, 0);
+  write_trace(path, 100000, GT_WRITER_FORCE);
   uint64_t warnings;
   int ordered;
   CHECK_EQ_U64(read_all(path, &warnings, &ordered), 100000);
@@ -109,7 +109,7 @@ static void test_truncation(void) {
   char path[256], cut[256];
   path_of(path, "a.gtrace");
   path_of(cut, "cut.gtrace");
-  write_trace(path, 100000, 0); /* ~9 chunks of 10922 slots */
+  write_trace(path, 100000, GT_WRITER_FORCE); /* ~9 chunks of 10922 slots */
   off_t size = file_size(path);
   uint64_t prev = 0;
   int monotonic = 1, all_ordered = 1, cuts = 0, warned = 0, over_warned = 0;
@@ -140,7 +140,7 @@ static void test_truncation(void) {
 static void test_bit_flip(void) {
   char path[256];
   path_of(path, "flip.gtrace");
-  write_trace(path, 100000, 0);
+  write_trace(path, 100000, GT_WRITER_FORCE);
   int fd = open(path, O_RDWR);
   off_t where = file_size(path) / 2;
   unsigned char b;

@@ -1,0 +1,200 @@
+/* knobs.c — see include/gputrace/knobs.h. */
+#include "gputrace/knobs.h"
+
+#include "gputrace/protocol.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+enum type { BOOL, NUMBER, CHOICE, AUTO_NUMBER /* "auto" (0) or a number */ };
+
+struct knob {
+  const char *name;
+  enum type type;
+  uint64_t dflt, lo, hi;
+  const char *unit;       /* numbers: what they count */
+  const char *choices[5]; /* choices, in index order */
+};
+
+static const struct knob knobs[GT_KNOB_COUNT] = {
+    [GT_KNOB_DISABLE] = {"GPUTRACE_DISABLE", BOOL, 0, 0, 1, NULL, {NULL}},
+    [GT_KNOB_QUIET] = {"GPUTRACE_QUIET", BOOL, 0, 0, 1, NULL, {NULL}},
+    [GT_KNOB_FORCE] = {"GPUTRACE_FORCE", BOOL, 0, 0, 1, NULL, {NULL}},
+    [GT_KNOB_NVTX] = {"GPUTRACE_NVTX", BOOL, 1, 0, 1, NULL, {NULL}},
+    [GT_KNOB_RING_KB] = {"GPUTRACE_RING_KB",
+                         NUMBER,
+                         GT_DEFAULT_RING_KB,
+                         16,
+                         GT_RING_MAX_BYTES / 1024,
+                         "KiB",
+                         {NULL}},
+    [GT_KNOB_CLOCK] = {"GPUTRACE_CLOCK", CHOICE, 0, 0, 0, NULL, {"auto", "monotonic"}},
+    [GT_KNOB_STACKS] =
+        {"GPUTRACE_STACKS", CHOICE, 0, 0, 0, NULL, {"alloc", "all", "none"}},
+    [GT_KNOB_GPU_TIMING] = {"GPUTRACE_GPU_TIMING",
+                            CHOICE,
+                            0,
+                            0,
+                            0,
+                            NULL,
+                            {"auto", "events", "cupti", "off"}},
+    [GT_KNOB_GPU_TIMING_SAMPLE] =
+        {"GPUTRACE_GPU_TIMING_SAMPLE", AUTO_NUMBER, 0, 1, 1000000, "calls", {NULL}},
+    [GT_KNOB_GPU_TIMING_EVENTS] =
+        {"GPUTRACE_GPU_TIMING_EVENTS", NUMBER, 65536, 2, 4194304, "events", {NULL}},
+    [GT_KNOB_NVML_MS] = {"GPUTRACE_NVML_MS", NUMBER, 500, 10, 3600000, "ms", {NULL}},
+    [GT_KNOB_GPU_TIMING_BUDGET] =
+        {"GPUTRACE_GPU_TIMING_BUDGET", NUMBER, 1, 1, 100, "percent", {NULL}},
+};
+
+/* Variables that are no knob of this table but are ours all the same. */
+static const char *const other_names[] = {"GPUTRACE_OUTPUT", "GPUTRACE_SOCKET",
+                                          "GPUTRACE_COLLECTOR", "GPUTRACE_LIB",
+                                          "GPUTRACE_OUTPUT_PICKED"};
+
+static _Atomic uint32_t g_warned; /* one bit per knob; bit 31: unknown names */
+
+static void say(const char *line) {
+  size_t n = strlen(line);
+  ssize_t ignored = write(2, line, n); /* no stdio: the program owns it */
+  (void)ignored;
+}
+
+static int parse_bool(const char *v, uint64_t *out) {
+  static const char *const yes[] = {"1", "true", "yes", "on"};
+  static const char *const no[] = {"0", "false", "no", "off"};
+  for (int i = 0; i < 4; i++) {
+    if (!strcasecmp(v, yes[i]))
+      return *out = 1, 0;
+    if (!strcasecmp(v, no[i]))
+      return *out = 0, 0;
+  }
+  return -1;
+}
+
+static int parse_number(const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
+  uint64_t n = 0;
+  for (const char *p = v; *p; p++) {
+    if (*p < '0' || *p > '9' || n > (UINT64_MAX - 9) / 10)
+      return -1;
+    n = n * 10 + (uint64_t)(*p - '0');
+  }
+  if (n < lo || n > hi)
+    return -1;
+  *out = n;
+  return 0;
+}
+
+static int parse_choice(const struct knob *k, const char *v, uint64_t *out) {
+  for (uint64_t i = 0; i < 5 && k->choices[i]; i++)
+    if (!strcmp(v, k->choices[i]))
+      return *out = i, 0;
+  return -1;
+}
+
+/* "1 or 0 (...)", "a whole number of KiB from 16 to 1048576", "a, b or c" */
+static void describe(const struct knob *k, char *buf, size_t len) {
+  if (k->type == BOOL) {
+    snprintf(buf, len, "1 or 0 (also true/false, yes/no, on/off)");
+  } else if (k->type == NUMBER || k->type == AUTO_NUMBER) {
+    snprintf(buf, len, "%sa whole number of %s from %llu to %llu",
+             k->type == AUTO_NUMBER ? "auto or " : "", k->unit, (unsigned long long)k->lo,
+             (unsigned long long)k->hi);
+  } else {
+    int count = 0;
+    while (count < 5 && k->choices[count])
+      count++;
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < count && n < len; i++)
+      n += (size_t)snprintf(buf + n, len - n, "%s%s",
+                            i == 0           ? ""
+                            : i == count - 1 ? " or "
+                                             : ", ",
+                            k->choices[i]);
+  }
+}
+
+static void warn_bad(enum gt_knob_id id, const char *v) {
+  const struct knob *k = &knobs[id];
+  uint32_t bit = 1u << id;
+  if (atomic_fetch_or(&g_warned, bit) & bit)
+    return;
+  if (id != GT_KNOB_QUIET && gt_knob(GT_KNOB_QUIET))
+    return;
+  char want[160], dflt[32], line[512];
+  describe(k, want, sizeof want);
+  if (k->type == CHOICE)
+    snprintf(dflt, sizeof dflt, "%s", k->choices[k->dflt]);
+  else if (k->type == AUTO_NUMBER && k->dflt == 0)
+    snprintf(dflt, sizeof dflt, "auto");
+  else
+    snprintf(dflt, sizeof dflt, "%llu", (unsigned long long)k->dflt);
+  snprintf(line, sizeof line, "gputrace: ignoring %s=%.64s (want %s); using %s\n",
+           k->name, v, want, dflt);
+  say(line);
+}
+
+static int parse(const struct knob *k, const char *v, uint64_t *out) {
+  if (k->type == AUTO_NUMBER && !strcmp(v, "auto"))
+    return *out = 0, 0;
+  return k->type == BOOL                                  ? parse_bool(v, out)
+         : k->type == NUMBER || k->type == AUTO_NUMBER ? parse_number(v, k->lo, k->hi, out)
+                                                       : parse_choice(k, v, out);
+}
+
+uint64_t gt_knob(enum gt_knob_id id) {
+  if ((unsigned)id >= GT_KNOB_COUNT)
+    return 0;
+  const struct knob *k = &knobs[id];
+  const char *v = getenv(k->name);
+  uint64_t out = k->dflt;
+  if (!v || !*v)
+    return out;
+  if (parse(k, v, &out) != 0) {
+    warn_bad(id, v);
+    return k->dflt;
+  }
+  return out;
+}
+
+int gt_knob_parse(enum gt_knob_id id, const char *value, uint64_t *out, char *want,
+                  size_t wantlen) {
+  if ((unsigned)id >= GT_KNOB_COUNT || parse(&knobs[id], value, out) != 0) {
+    if ((unsigned)id < GT_KNOB_COUNT)
+      describe(&knobs[id], want, wantlen);
+    return -1;
+  }
+  return 0;
+}
+
+static int known(const char *name, size_t len) {
+  for (int i = 0; i < GT_KNOB_COUNT; i++)
+    if (strlen(knobs[i].name) == len && !strncmp(name, knobs[i].name, len))
+      return 1;
+  for (size_t i = 0; i < sizeof other_names / sizeof other_names[0]; i++)
+    if (strlen(other_names[i]) == len && !strncmp(name, other_names[i], len))
+      return 1;
+  /* The CPU stand-in runtime's own settings (docs/standin.md). */
+  return len > 18 && !strncmp(name, "GPUTRACE_STANDIN_", 17);
+}
+
+void gt_knobs_check_names(void) {
+  extern char **environ;
+  if (gt_knob(GT_KNOB_QUIET) || (atomic_fetch_or(&g_warned, 1u << 31) & (1u << 31)))
+    return;
+  for (char **e = environ; e && *e; e++) {
+    const char *eq = strchr(*e, '=');
+    if (strncmp(*e, "GPUTRACE_", 9) != 0 || !eq || known(*e, (size_t)(eq - *e)))
+      continue;
+    char line[256];
+    snprintf(line, sizeof line,
+             "gputrace: ignoring unknown variable %.*s (docs/cli.md)\n",
+             (int)(eq - *e > 100 ? 100 : eq - *e), *e);
+    say(line);
+  }
+}

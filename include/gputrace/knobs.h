@@ -1,0 +1,54 @@
+/* knobs.h — the GPUTRACE_* environment variables, parsed in one place.
+ *
+ * Contract:
+ *  - Every knob has a type, a documented default and bounds (the table in
+ *    common/knobs.c; docs/cli.md lists them). gt_knob returns its value:
+ *    booleans 0/1 (1, true, yes, on / 0, false, no, off, any case),
+ *    numbers within their bounds (decimal digits only; "auto" is 0 for the
+ *    numbers that adapt by default), choices as their index in the table's
+ *    list.
+ *  - Unset or empty: the default, silently. Anything else that does not
+ *    parse, or is out of bounds: the default, after one line on stderr
+ *    ("gputrace: ignoring GPUTRACE_RING_KB=16777216 (want ...); using
+ *    32768"), once per knob and process, unless GPUTRACE_QUIET=1.
+ *  - gt_knobs_check_names warns (once) about GPUTRACE_* variables that are
+ *    no knob at all, such as a misspelt GPUTRACE_RINGKB.
+ *  - No allocation and no lock: the shim calls it at start-up, from the
+ *    traced process.
+ */
+#ifndef GPUTRACE_KNOBS_H
+#define GPUTRACE_KNOBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum gt_knob_id {
+  GT_KNOB_DISABLE,           /* bool, 0: forward calls untraced */
+  GT_KNOB_QUIET,             /* bool, 0: no warnings on stderr */
+  GT_KNOB_FORCE,             /* bool, 0: overwrite an existing GPUTRACE_OUTPUT */
+  GT_KNOB_NVTX,              /* bool, 1: set NVTX_INJECTION64_PATH */
+  GT_KNOB_RING_KB,           /* KiB per process ring, 16..1048576, 32768 */
+  GT_KNOB_CLOCK,             /* auto | monotonic */
+  GT_KNOB_STACKS,            /* alloc | all | none */
+  GT_KNOB_GPU_TIMING,        /* auto | events | cupti | off */
+  GT_KNOB_GPU_TIMING_SAMPLE, /* auto (0) | 1..1000000, auto */
+  GT_KNOB_GPU_TIMING_EVENTS, /* 2..4194304, 65536 */
+  GT_KNOB_NVML_MS,           /* 10..3600000, 500 (collector) */
+  GT_KNOB_GPU_TIMING_BUDGET, /* percent of a thread's time, 1..100, 1 */
+  GT_KNOB_COUNT
+};
+
+/* Choice indices of the choice knobs. */
+enum { GT_CLOCK_AUTO = 0, GT_CLOCK_FORCE_MONOTONIC = 1 };
+enum { GT_STACKS_ALLOC = 0, GT_STACKS_ALL = 1, GT_STACKS_NONE = 2 };
+enum { GT_TIMING_AUTO = 0, GT_TIMING_EVENTS = 1, GT_TIMING_CUPTI = 2, GT_TIMING_OFF = 3 };
+
+uint64_t gt_knob(enum gt_knob_id id);
+void gt_knobs_check_names(void);
+/* Parse a value given some other way (a command-line option) by the knob's
+ * rules: 0, or -1 with what is wanted ("a whole number of KiB from ...") in
+ * want. */
+int gt_knob_parse(enum gt_knob_id id, const char *value, uint64_t *out, char *want,
+                  size_t wantlen);
+
+#endif

@@ -1,0 +1,185 @@
+/* hostile_client.c — a traced process that attacks its collector (issue 14),
+ * speaking the protocol of include/gputrace/protocol.h to $GPUTRACE_SOCKET.
+ *
+ *   hostile_client silent N SECONDS   N connections that never say hello
+ *   hostile_client huge BYTES         a sparse ring of BYTES, only its header written
+ *   hostile_client fifo PATH SECONDS  a MODULE record naming PATH (a FIFO), a STACK
+ *   hostile_client mutate SECONDS     STACK records whose slot counts another
+ *                                     thread keeps flipping while they are read
+ *
+ * Prints one line: "ack K", "ack R" (the collector's answer) or "no ack".
+ * Exits 0 whatever the collector does: the test judges the collector. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gputrace/protocol.h"
+#include "gputrace/ring.h"
+
+static int connect_collector(void) {
+  const char *path = getenv(GT_ENV_SOCKET);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (!path || strlen(path) >= sizeof addr.sun_path) {
+    fprintf(stderr, "hostile_client: no %s\n", GT_ENV_SOCKET);
+    exit(2);
+  }
+  strcpy(addr.sun_path, path);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+    perror("hostile_client: connect");
+    exit(2);
+  }
+  return fd;
+}
+
+/* Send a hello for `memfd` announcing `bytes`; print the answer. */
+static int hello(int memfd, uint64_t bytes) {
+  int fd = connect_collector();
+  struct gt_hello h;
+  memset(&h, 0, sizeof h);
+  h.magic = GT_HELLO_MAGIC;
+  h.version = GT_PROTOCOL_VERSION;
+  h.pid = (uint32_t)getpid();
+  h.ppid = (uint32_t)getppid();
+  h.ring_bytes = bytes;
+  h.cmdline_len = (uint32_t)snprintf(h.cmdline, sizeof h.cmdline, "hostile_client");
+  int ack = gt_hello_exchange(fd, &h, memfd, 30000);
+  if (ack > 0)
+    printf("ack %c\n", ack);
+  else
+    printf("no ack\n");
+  fflush(stdout);
+  return fd;
+}
+
+static int make_memfd(uint64_t bytes) {
+  int fd =
+      (int)syscall(SYS_memfd_create, "gputrace-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
+    perror("hostile_client: memfd");
+    exit(2);
+  }
+  return fd;
+}
+
+/* A real ring of 256 slots, sealed as the shim seals it. */
+static struct gt_ring g_ring;
+static int ring_connect(void) {
+  uint64_t cap = 256;
+  size_t len = gt_ring_bytes(cap);
+  int memfd = make_memfd(len);
+  void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+  if (mem == MAP_FAILED)
+    exit(2);
+  gt_ring_init(mem, cap, (uint32_t)getpid(), GT_CLOCK_MONOTONIC);
+  fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  gt_ring_attach(&g_ring, mem, len);
+  int fd = hello(memfd, len);
+  close(memfd);
+  return fd;
+}
+
+static void put_text(unsigned kind, unsigned api, const void *text, size_t len) {
+  struct gt_record buf[GT_MAX_SLOTS];
+  memset(buf, 0, sizeof buf);
+  buf[0].pid = buf[0].tid = (uint32_t)getpid();
+  buf[0].kind = (uint8_t)kind;
+  buf[0].api = (uint16_t)api;
+  if (kind == GT_KIND_STACK) {
+    buf[0].u.stack.id = 1;
+    buf[0].u.stack.depth = (uint32_t)(len / 8);
+  }
+  gt_record_attach_text(&buf[0], text, len);
+  gt_ring_write(&g_ring, &buf[0]);
+}
+
+static void pause_s(double s) {
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  nanosleep(&ts, NULL);
+}
+
+static _Atomic int g_stop;
+
+static void *flip_slot_counts(void *p) {
+  (void)p;
+  volatile unsigned char *slots = g_ring.slots;
+  while (!atomic_load(&g_stop))
+    for (unsigned s = 0; s <= g_ring.mask; s++) {
+      volatile struct gt_record *r = (volatile void *)(slots + (size_t)s * GT_SLOT_SIZE);
+      if (r->kind == GT_KIND_STACK)
+        r->nslots = r->nslots == 255 ? 3 : 255;
+    }
+  return NULL;
+}
+
+static void mutate(double seconds) {
+  int fd = ring_connect();
+  pthread_t th;
+  pthread_create(&th, NULL, flip_slot_counts, NULL);
+  uint64_t ips[16];
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (uint64_t i = 0;; i++) {
+    for (int k = 0; k < 16; k++)
+      ips[k] = 0x401000 + (i % 64) * 16 + (uint64_t)k; /* 1024 distinct addresses */
+    put_text(GT_KIND_STACK, GT_API_gputrace_stack, ips, sizeof ips);
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 > seconds)
+      break;
+  }
+  atomic_store(&g_stop, 1);
+  pthread_join(th, NULL);
+  close(fd);
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "";
+  if (!strcmp(mode, "silent") && argc == 4) {
+    int n = atoi(argv[2]);
+    for (int i = 0; i < n; i++)
+      connect_collector(); /* and never a word */
+    printf("connected %d\n", n);
+    fflush(stdout);
+    pause_s(atof(argv[3]));
+  } else if (!strcmp(mode, "huge") && argc == 3) {
+    uint64_t bytes = strtoull(argv[2], NULL, 0);
+    int memfd = make_memfd(bytes);
+    /* A valid header (and nothing else written): the ring looks real. */
+    struct gt_ring_hdr hdr;
+    memset(&hdr, 0, sizeof hdr);
+    hdr.magic = GT_RING_MAGIC;
+    hdr.version = GT_RING_VERSION;
+    hdr.slot_size = GT_SLOT_SIZE;
+    hdr.capacity = gt_ring_capacity_for(bytes);
+    hdr.total_bytes = gt_ring_bytes(hdr.capacity);
+    hdr.pid = (uint32_t)getpid();
+    if (pwrite(memfd, &hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr)
+      exit(2);
+    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+    close(hello(memfd, bytes));
+  } else if (!strcmp(mode, "fifo") && argc == 4) {
+    int fd = ring_connect();
+    put_text(GT_KIND_MODULE, GT_API_gputrace_module, argv[2], strlen(argv[2]));
+    uint64_t ip = 0x1234;
+    put_text(GT_KIND_STACK, GT_API_gputrace_stack, &ip, sizeof ip);
+    pause_s(atof(argv[3]));
+    close(fd);
+  } else if (!strcmp(mode, "mutate") && argc == 3) {
+    mutate(atof(argv[2]));
+  } else {
+    fprintf(stderr, "usage: hostile_client silent N SECONDS | huge BYTES | fifo PATH "
+                    "SECONDS | mutate SECONDS\n");
+    return 2;
+  }
+  return 0;
+}

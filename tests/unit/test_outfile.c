@@ -1,0 +1,133 @@
+/* test_outfile.c — outputs are never followed into someone else's file
+ * (include/gputrace/outfile.h): a symbolic link is refused in every mode,
+ * an existing file unless forced, and then only a regular file of ours with
+ * one link (truncated, 0600); FIFOs are refused without blocking; devices
+ * are written as they are; picked names skip whatever is there. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "gputrace/outfile.h"
+
+static char dir[] = "/tmp/gt_outfile_XXXXXX";
+
+static void path_of(char *out, const char *name) {
+  snprintf(out, 256, "%s/%s", dir, name);
+}
+
+static void write_file(const char *path, const char *text, mode_t mode) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+  CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+  close(fd);
+  chmod(path, mode);
+}
+
+static int refused(const char *path, enum gt_out_mode mode, const char *why) {
+  char err[512] = "";
+  int fd = gt_out_open(path, mode, err, sizeof err);
+  if (fd >= 0)
+    close(fd);
+  int ok = fd < 0 && strstr(err, path) && strstr(err, why);
+  if (!ok)
+    fprintf(stderr, "mode %d on %s: fd %d, err '%s' (want '%s')\n", mode, path, fd, err,
+            why);
+  return ok;
+}
+
+static void test_links_and_existing(void) {
+  char victim[256], lnk[256], path[256];
+  path_of(victim, "victim");
+  path_of(lnk, "link.gtrace");
+  write_file(victim, "precious\n", 0644);
+  CHECK(symlink(victim, lnk) == 0);
+  for (int m = GT_OUT_NEW; m <= GT_OUT_APPEND; m++)
+    CHECK(refused(lnk, (enum gt_out_mode)m, "symbolic link"));
+  struct stat st;
+  CHECK(stat(victim, &st) == 0 && st.st_size == 9);
+
+  path_of(path, "mine.gtrace");
+  write_file(path, "old trace", 0666);
+  CHECK(refused(path, GT_OUT_NEW, "it exists"));
+  char err[256];
+  int fd = gt_out_open(path, GT_OUT_FORCE, err, sizeof err);
+  CHECK(fd >= 0);
+  CHECK(fstat(fd, &st) == 0 && st.st_size == 0 && (st.st_mode & 0777) == 0600);
+  CHECK((fcntl(fd, F_GETFL) & O_NONBLOCK) == 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC));
+  close(fd);
+
+  char other[256];
+  path_of(other, "other-name");
+  CHECK(link(path, other) == 0);
+  CHECK(refused(path, GT_OUT_FORCE, "2 links"));
+  CHECK(refused(path, GT_OUT_APPEND, "2 links"));
+  if (geteuid() == 0) {
+    char theirs[256];
+    path_of(theirs, "theirs.gtrace");
+    write_file(theirs, "x", 0666);
+    CHECK(chown(theirs, 65534, 65534) == 0);
+    CHECK(refused(theirs, GT_OUT_FORCE, "owned by uid 65534"));
+    CHECK(refused(theirs, GT_OUT_APPEND, "owned by uid 65534"));
+  }
+}
+
+static void test_special_files(void) {
+  char fifo[256], err[256];
+  path_of(fifo, "fifo.gtrace");
+  CHECK(mkfifo(fifo, 0600) == 0);
+  CHECK(refused(fifo, GT_OUT_NEW, "it exists"));
+  CHECK(refused(fifo, GT_OUT_FORCE, "not a regular file")); /* and no hang */
+  CHECK(refused(fifo, GT_OUT_APPEND, "not a regular file"));
+  int fd = gt_out_open("/dev/null", GT_OUT_NEW, err, sizeof err);
+  CHECK(fd >= 0 && write(fd, "x", 1) == 1);
+  close(fd);
+}
+
+static void test_append_and_create(void) {
+  char path[256], err[256];
+  path_of(path, "append.gtrace");
+  int fd = gt_out_open(path, GT_OUT_APPEND, err, sizeof err); /* created */
+  CHECK(fd >= 0 && write(fd, "ab", 2) == 2);
+  close(fd);
+  fd = gt_out_open(path, GT_OUT_APPEND, err, sizeof err); /* kept */
+  CHECK(fd >= 0 && write(fd, "cd", 2) == 2);
+  close(fd);
+  struct stat st;
+  CHECK(stat(path, &st) == 0 && st.st_size == 4 && (st.st_mode & 0777) == 0600);
+  char made[256];
+  path_of(made, "new.gtrace");
+  fd = gt_out_open(made, GT_OUT_NEW, err, sizeof err);
+  CHECK(fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 0777) == 0600);
+  close(fd);
+}
+
+static void test_pick(void) {
+  char prefix[256], first[256], chosen[256], err[256];
+  snprintf(prefix, sizeof prefix, "%s/run-", dir);
+  path_of(first, "run-1.gtrace");
+  CHECK(symlink("/nonexistent/target", first) == 0); /* a dangling, planted link */
+  int fd = gt_out_pick(prefix, 1, ".gtrace", chosen, sizeof chosen, err, sizeof err);
+  CHECK(fd >= 0);
+  close(fd);
+  char expect[256];
+  path_of(expect, "run-2.gtrace");
+  CHECK(strcmp(chosen, expect) == 0);
+  CHECK(access("/nonexistent/target", F_OK) != 0);
+}
+
+int main(void) {
+  if (!mkdtemp(dir))
+    return 1;
+  test_links_and_existing();
+  test_special_files();
+  test_append_and_create();
+  test_pick();
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK(system(cmd) == 0);
+  return check_finish("test_outfile");
+}
