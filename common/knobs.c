@@ -142,9 +142,10 @@ static void warn_bad(enum gt_knob_id id, const char *v) {
 static int parse(const struct knob *k, const char *v, uint64_t *out) {
   if (k->type == AUTO_NUMBER && !strcmp(v, "auto"))
     return *out = 0, 0;
-  return k->type == BOOL                                  ? parse_bool(v, out)
-         : k->type == NUMBER || k->type == AUTO_NUMBER ? parse_number(v, k->lo, k->hi, out)
-                                                       : parse_choice(k, v, out);
+  return k->type == BOOL ? parse_bool(v, out)
+         : k->type == NUMBER || k->type == AUTO_NUMBER
+             ? parse_number(v, k->lo, k->hi, out)
+             : parse_choice(k, v, out);
 }
 
 uint64_t gt_knob(enum gt_knob_id id) {

@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gputrace/knobs.h"
 #include "pyframes.h"
 #include "shim.h"
 
@@ -72,13 +73,10 @@ static uintptr_t g_self_start, g_self_end; /* this library */
 /* ---- configuration ---- */
 
 void gt_stacks_configure(void) {
-  const char *m = getenv("GPUTRACE_STACKS");
-  if (m && strcmp(m, "none") == 0)
-    gt_stacks_mode = STACKS_NONE;
-  else if (m && strcmp(m, "all") == 0)
-    gt_stacks_mode = STACKS_ALL;
-  else
-    gt_stacks_mode = STACKS_ALLOC;
+  static const int modes[] = {[GT_STACKS_ALLOC] = STACKS_ALLOC,
+                              [GT_STACKS_ALL] = STACKS_ALL,
+                              [GT_STACKS_NONE] = STACKS_NONE};
+  gt_stacks_mode = modes[gt_knob(GT_KNOB_STACKS)];
   if (gt_stacks_mode != STACKS_NONE) {
     /* glibc loads libgcc_s (dlopen, malloc) on the first backtrace(): do it
      * at start-up rather than inside the first traced call. */

@@ -39,8 +39,9 @@ def run_daemon(name, **env):
 
 def test_record():
     d = run_daemon("rec")
-    # Stacks off: libunwind's validation pipe is the lead's (backtrace() replaces it).
-    p, out = record([prog("daemon"), d], GPUTRACE_STACKS="none")
+    # Stacks on (the default): the shim's unwinder (glibc's backtrace) keeps no
+    # descriptor of its own among the program's.
+    p, out = record([prog("daemon"), d])
     eq(p.stdout, "input ok\nfiles ok\ndaemon: 1001 allocations\n", "the program's own checks")
     check_daemon(dump(out), d)
 
@@ -48,7 +49,7 @@ def test_record():
 def test_plain_preload():
     d = run_daemon("pre")
     out = os.path.join(TMP, "daemon_pre.gtrace")
-    env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=out, GPUTRACE_STACKS="none")
+    env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=out)
     p = run([prog("daemon"), d], env, check_rc=0)
     eq(p.stdout, "input ok\nfiles ok\ndaemon: 1001 allocations\n", "the program's own checks")
     check_daemon(wait_for_trace(out, 2), d)

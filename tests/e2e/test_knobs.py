@@ -46,8 +46,8 @@ def test_garbage_values():
         "gputrace: ignoring GPUTRACE_NVTX=maybe (want 1 or 0 (also true/false, yes/no, "
         "on/off)); using 1",
         "gputrace: ignoring GPUTRACE_CLOCK=tsc (want auto or monotonic); using auto",
-        "gputrace: ignoring GPUTRACE_GPU_TIMING_SAMPLE=x (want a whole number of calls from "
-        "1 to 1000000); using 1",
+        "gputrace: ignoring GPUTRACE_GPU_TIMING_SAMPLE=x (want auto or a whole number of "
+        "calls from 1 to 1000000); using auto",
         "gputrace: ignoring unknown variable GPUTRACE_RINGKB (docs/cli.md)"]),
        "one line per bad knob")
     events = dump(out)

@@ -76,9 +76,16 @@ int main(void) {
   EXPECT(GT_KNOB_GPU_TIMING, "GPUTRACE_GPU_TIMING", "fast", GT_TIMING_AUTO,
          "gputrace: ignoring GPUTRACE_GPU_TIMING=fast (want auto, events, cupti or off); "
          "using auto\n");
-  EXPECT(GT_KNOB_GPU_TIMING_SAMPLE, "GPUTRACE_GPU_TIMING_SAMPLE", "0", 1,
-         "gputrace: ignoring GPUTRACE_GPU_TIMING_SAMPLE=0 (want a whole number of calls "
-         "from 1 to 1000000); using 1\n");
+  EXPECT(
+      GT_KNOB_GPU_TIMING_SAMPLE, "GPUTRACE_GPU_TIMING_SAMPLE", "0", 0,
+      "gputrace: ignoring GPUTRACE_GPU_TIMING_SAMPLE=0 (want auto or a whole number of "
+      "calls from 1 to 1000000); using auto\n");
+  EXPECT(GT_KNOB_GPU_TIMING_SAMPLE, "GPUTRACE_GPU_TIMING_SAMPLE", "auto", 0, "");
+  EXPECT(GT_KNOB_GPU_TIMING_BUDGET, "GPUTRACE_GPU_TIMING_BUDGET", "5", 5, "");
+  EXPECT(
+      GT_KNOB_GPU_TIMING_BUDGET, "GPUTRACE_GPU_TIMING_BUDGET", "0", 1,
+      "gputrace: ignoring GPUTRACE_GPU_TIMING_BUDGET=0 (want a whole number of percent "
+      "from 1 to 100); using 1\n");
   EXPECT(
       GT_KNOB_GPU_TIMING_EVENTS, "GPUTRACE_GPU_TIMING_EVENTS", "1e3", 65536,
       "gputrace: ignoring GPUTRACE_GPU_TIMING_EVENTS=1e3 (want a whole number of events "
