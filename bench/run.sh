@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# run.sh — launch overhead of tracing, traced vs untraced in one run.
-# Runs bench/launch_loop (empty-kernel launches on the CPU stand-in runtime
-# with its timeline simulation off, so the runtime itself costs little)
-# REPS times untraced and REPS times under `gputrace record`, alternating,
-# and prints the medians, the added ns per launch, and the records the
-# collector dropped (it must keep up at the default ring size).
+# run.sh — launch overhead of tracing, in one run: bench/launch_loop (empty
+# kernel launches on the CPU stand-in runtime with its timeline simulation
+# off, so the runtime itself costs little; the program times its own loop)
+# REPS times each, alternating, under four settings:
+#   untraced;
+#   floor: bench/floor_shim (two rdtsc and a 64-byte thread-local store per
+#     launch — the least any hook can add: gputrace's goal);
+#   hook path: gputrace record with device timing off;
+#   default: gputrace record with default settings (adaptive device timing).
+# Prints the medians, the ns each adds per launch over untraced, and the
+# records the collector dropped (it must keep up at the default ring size).
 # Usage: bench/run.sh [REPS=7] [LAUNCHES=1000000] [BUILD=build]
 # BENCH_PROG=build/bench/driver_loop measures driver launches instead
 # (cuLaunchKernel found through cuGetProcAddress, as cuBLAS/NCCL do).
@@ -14,36 +19,45 @@ reps=${1:-7}
 n=${2:-1000000}
 build=${3:-build}
 prog=${BENCH_PROG:-$build/bench/launch_loop}
-[ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
+floor=$PWD/$build/bench/libfloor_shim.so
+[ -x "$prog" ] && [ -f "$floor" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
-# The hook path alone: device timing (on by default) is measured by
-# bench/devtime.sh; set GPUTRACE_GPU_TIMING to measure another mode here.
-export GPUTRACE_GPU_TIMING=${GPUTRACE_GPU_TIMING:-off}
+unset GPUTRACE_GPU_TIMING GPUTRACE_GPU_TIMING_SAMPLE
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 . bench/lib.sh # median
-untraced=() traced=() drops=() records=()
-for ((i = 1; i <= reps; i++)); do
-  untraced+=("$("$prog" "$n" | awk '{print $2}')")
-  out=$("$build/bin/gputrace" record -q --force -o "$tmp/t.gtrace" -- "$prog" "$n")
-  traced+=("$(echo "$out" | awk '{print $2}')")
+declare -A ns drops records
+traced() { # setting env... : ns per launch, dropped and recorded launches
+  local setting=$1 out summary
+  shift
+  out=$("$build/bin/gputrace" record -q --force -o "$tmp/t.gtrace" -- env "$@" "$prog" "$n")
   summary=$("$build/bin/gputrace" dump --summary "$tmp/t.gtrace")
-  drops+=("$(echo "$summary" | awk '/^records:/ {print $6}')")
-  records+=("$(echo "$summary" | awk '$1 == "launch" {print $2}')")
+  drops[$setting]+="$(echo "$summary" | awk '/^records:/ {print $6}') "
+  records[$setting]+="$(echo "$summary" | awk '$1 == "launch" {print $2}') "
+  ns[$setting]+="$(echo "$out" | awk '{print $2}') "
+}
+for ((i = 1; i <= reps; i++)); do
+  ns[untraced]+="$("$prog" "$n" | awk '{print $2}') "
+  ns[floor]+="$(LD_PRELOAD=$floor "$prog" "$n" | awk '{print $2}') "
+  traced hook GPUTRACE_GPU_TIMING=off
+  traced default GPUTRACE_QUIET=1
 done
-mu=$(printf '%s\n' "${untraced[@]}" | median)
-mt=$(printf '%s\n' "${traced[@]}" | median)
-md=$(printf '%s\n' "${drops[@]}" | sort -g | tail -1)
-printf '%-38s %s\n' "launches per run" "$n"
-printf '%-38s %s\n' "runs (each way)" "$reps"
-printf '%-38s %s\n' "untraced ns/launch (runs)" "${untraced[*]}"
-printf '%-38s %s\n' "traced ns/launch (runs)" "${traced[*]}"
-printf '%-38s %s\n' "launch records in trace (runs)" "${records[*]}"
-printf '%-38s %s\n' "dropped records (runs)" "${drops[*]}"
-printf '| %-28s | %12s |\n' "metric" "median"
-printf '|%s|%s|\n' "------------------------------" "--------------"
-printf '| %-28s | %12.1f |\n' "untraced ns/launch" "$mu"
-printf '| %-28s | %12.1f |\n' "traced ns/launch" "$mt"
-printf '| %-28s | %12.1f |\n' "added ns/launch" "$(awk -v a="$mt" -v b="$mu" "BEGIN {print a - b}")"
-printf '| %-28s | %12s |\n' "max dropped records" "$md"
+mu=$(printf '%s\n' ${ns[untraced]} | median)
+printf '%-34s %s\n' "launches per run, runs each way" "$n, $reps"
+for s in untraced floor hook default; do
+  printf '%-34s %s\n' "$s ns/launch (runs)" "${ns[$s]}"
+done
+for s in hook default; do
+  printf '%-34s %s\n' "$s: launch records (runs)" "${records[$s]}"
+  printf '%-34s %s\n' "$s: dropped records (runs)" "${drops[$s]}"
+done
+printf '| %-36s | %9s | %9s |\n' "setting (median of $reps)" "ns/launch" "added ns"
+printf '|%s|%s|%s|\n' "--------------------------------------" "-----------" "-----------"
+for s in untraced floor hook default; do
+  m=$(printf '%s\n' ${ns[$s]} | median)
+  printf '| %-36s | %9.1f | %9.1f |\n' "$s" "$m" "$(awk -v a="$m" -v b="$mu" 'BEGIN {print a - b}')"
+done
+printf '| %-36s | %9s | %9s |\n' "max dropped records (hook, default)" \
+  "$(printf '%s\n' ${drops[hook]} | sort -g | tail -1)" \
+  "$(printf '%s\n' ${drops[default]} | sort -g | tail -1)"
