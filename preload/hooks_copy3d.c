@@ -1,0 +1,436 @@
+/* hooks_copy3d.c — the runtime's 3D, CUDA-array, batch and prefetch copies
+ * (kind MEMCPY) and 3D memsets (kind MEMSET) (issue 13).
+ *
+ * Contract:
+ *  - Each hook has the exact CUDA 13 runtime signature (the _ptds / _ptsz
+ *    per-thread-stream twins included), forwards to the real function,
+ *    returns its result and errno untouched, and is timed on the device like
+ *    the other copies and memsets (GT_TRACE_TIMED keyed by the entry point).
+ *  - Records are those of hooks_copy.h. A side that is a CUDA array is
+ *    recorded as the array handle and is device memory whatever the kind.
+ *  - bytes:
+ *     cudaMemcpy{To,From}Array(Async), cudaMemcpyArrayToArray: count;
+ *     cudaMemcpy2D{To,From}Array(Async), cudaMemcpy2DArrayToArray:
+ *       width x height (width and height recorded);
+ *     cudaMemcpy3D(Async), cudaMemcpy3DPeer(Async): extent width x height x
+ *       depth x the element size: the array's (source first) when one takes
+ *       part, asked of the runtime after a successful call
+ *       (gt_array_elem_bytes), 1 for linear memory (extent.width is in bytes
+ *       then) or when the array could not be asked (a failed call: the
+ *       element count). width = extent.width x element size, height =
+ *       extent.height x depth. dst/src: the array, else the pitched pointer
+ *       (positions are not added). Peer copies are GT_DIR_PEER with the
+ *       devices of the parameters;
+ *     cudaMemcpyBatchAsync: the sum of sizes[]; dst, src and the direction
+ *       are those of the first copy (resolved as for cudaMemcpyDefault: the
+ *       batch API takes no kind);
+ *     cudaMemcpy3DBatchAsync: the sum over its ops of extent x element size
+ *       as for cudaMemcpy3D; dst, src and direction of the first op.
+ *  - Prefetches (cudaMemPrefetchAsync, cudaMemPrefetchBatchAsync;
+ *    GT_AF_PREFETCH): a migration of managed memory, recorded as a copy so
+ *    that it counts among transfers: dst = src = the (first) pointer, bytes =
+ *    count (the sum of sizes[]), dir HtoD to a device location, DtoH to a
+ *    host one (host, a NUMA node, the current NUMA node), default when the
+ *    location is neither or a batch's locations disagree; kind = that
+ *    direction as a cudaMemcpyKind; GT_F_ASYNC, neither pinned nor pageable.
+ *  - cudaMemset3D(Async): ptr = the pitched pointer, bytes = extent width x
+ *    height x depth, width = extent.width, height = height x depth.
+ */
+#include "hooks_copy.h"
+
+/* One hook: `params` is the full parameter list (it also declares the real
+ * function's type), `args` the call's arguments, `desc` the record. */
+#define GT_HOOK_COPY(name, ptsz, strm, params, args, desc)                               \
+  GT_EXPORT cudaError_t name params {                                                    \
+    GT_REAL(name, cudaError_t, params);                                                  \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, strm, ptsz,                  \
+                   real_##name args, gt_copy_emit(desc, t0, t1, r));                     \
+  }
+
+/* ---- 1D copies to and from arrays (deprecated, still exported) ---- */
+
+#define GT_TO_ARRAY_P                                                                    \
+  (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count,       \
+   int kind)
+#define GT_TO_ARRAY_ASYNC_P                                                              \
+  (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count,       \
+   int kind, cudaStream_t stream)
+#define GT_TO_ARRAY(name, pt)                                                            \
+  GT_HOOK_COPY(name, pt, NULL, GT_TO_ARRAY_P, (dst, wOffset, hOffset, src, count, kind), \
+               GT_COPY(name, 0, dst, src, count, kind, NULL, GT_DEV_DST))
+#define GT_TO_ARRAY_ASYNC(name, pt)                                                      \
+  GT_HOOK_COPY(name, pt, stream, GT_TO_ARRAY_ASYNC_P,                                    \
+               (dst, wOffset, hOffset, src, count, kind, stream),                        \
+               GT_COPY(name, GT_F_ASYNC, dst, src, count, kind, stream, GT_DEV_DST))
+GT_TO_ARRAY(cudaMemcpyToArray, 0)
+GT_TO_ARRAY(cudaMemcpyToArray_ptds, 1)
+GT_TO_ARRAY_ASYNC(cudaMemcpyToArrayAsync, 0)
+GT_TO_ARRAY_ASYNC(cudaMemcpyToArrayAsync_ptsz, 1)
+
+#define GT_FROM_ARRAY_P                                                                  \
+  (void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,       \
+   int kind)
+#define GT_FROM_ARRAY_ASYNC_P                                                            \
+  (void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,       \
+   int kind, cudaStream_t stream)
+#define GT_FROM_ARRAY(name, pt)                                                          \
+  GT_HOOK_COPY(name, pt, NULL, GT_FROM_ARRAY_P,                                          \
+               (dst, src, wOffset, hOffset, count, kind),                                \
+               GT_COPY(name, 0, dst, src, count, kind, NULL, GT_DEV_SRC))
+#define GT_FROM_ARRAY_ASYNC(name, pt)                                                    \
+  GT_HOOK_COPY(name, pt, stream, GT_FROM_ARRAY_ASYNC_P,                                  \
+               (dst, src, wOffset, hOffset, count, kind, stream),                        \
+               GT_COPY(name, GT_F_ASYNC, dst, src, count, kind, stream, GT_DEV_SRC))
+GT_FROM_ARRAY(cudaMemcpyFromArray, 0)
+GT_FROM_ARRAY(cudaMemcpyFromArray_ptds, 1)
+GT_FROM_ARRAY_ASYNC(cudaMemcpyFromArrayAsync, 0)
+GT_FROM_ARRAY_ASYNC(cudaMemcpyFromArrayAsync_ptsz, 1)
+
+#define GT_ARRAY_TO_ARRAY(name, pt)                                                      \
+  GT_HOOK_COPY(name, pt, NULL,                                                           \
+               (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,                   \
+                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc,             \
+                size_t count, int kind),                                                 \
+               (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind),  \
+               GT_COPY(name, 0, dst, src, count, kind, NULL, GT_DEV_DST | GT_DEV_SRC))
+GT_ARRAY_TO_ARRAY(cudaMemcpyArrayToArray, 0)
+GT_ARRAY_TO_ARRAY(cudaMemcpyArrayToArray_ptds, 1)
+
+/* ---- 2D copies to and from arrays ---- */
+
+#define GT_2D_TO_ARRAY_P                                                                 \
+  (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch,      \
+   size_t width, size_t height, int kind)
+#define GT_2D_TO_ARRAY_ASYNC_P                                                           \
+  (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch,      \
+   size_t width, size_t height, int kind, cudaStream_t stream)
+#define GT_2D_TO_ARRAY(name, pt)                                                         \
+  GT_HOOK_COPY(name, pt, NULL, GT_2D_TO_ARRAY_P,                                         \
+               (dst, wOffset, hOffset, src, spitch, width, height, kind),                \
+               GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL, GT_DEV_DST))
+#define GT_2D_TO_ARRAY_ASYNC(name, pt)                                                   \
+  GT_HOOK_COPY(                                                                          \
+      name, pt, stream, GT_2D_TO_ARRAY_ASYNC_P,                                          \
+      (dst, wOffset, hOffset, src, spitch, width, height, kind, stream),                 \
+      GT_COPY_2D(name, GT_F_ASYNC, dst, src, width, height, kind, stream, GT_DEV_DST))
+GT_2D_TO_ARRAY(cudaMemcpy2DToArray, 0)
+GT_2D_TO_ARRAY(cudaMemcpy2DToArray_ptds, 1)
+GT_2D_TO_ARRAY_ASYNC(cudaMemcpy2DToArrayAsync, 0)
+GT_2D_TO_ARRAY_ASYNC(cudaMemcpy2DToArrayAsync_ptsz, 1)
+
+#define GT_2D_FROM_ARRAY_P                                                               \
+  (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,      \
+   size_t width, size_t height, int kind)
+#define GT_2D_FROM_ARRAY_ASYNC_P                                                         \
+  (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,      \
+   size_t width, size_t height, int kind, cudaStream_t stream)
+#define GT_2D_FROM_ARRAY(name, pt)                                                       \
+  GT_HOOK_COPY(name, pt, NULL, GT_2D_FROM_ARRAY_P,                                       \
+               (dst, dpitch, src, wOffset, hOffset, width, height, kind),                \
+               GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL, GT_DEV_SRC))
+#define GT_2D_FROM_ARRAY_ASYNC(name, pt)                                                 \
+  GT_HOOK_COPY(                                                                          \
+      name, pt, stream, GT_2D_FROM_ARRAY_ASYNC_P,                                        \
+      (dst, dpitch, src, wOffset, hOffset, width, height, kind, stream),                 \
+      GT_COPY_2D(name, GT_F_ASYNC, dst, src, width, height, kind, stream, GT_DEV_SRC))
+GT_2D_FROM_ARRAY(cudaMemcpy2DFromArray, 0)
+GT_2D_FROM_ARRAY(cudaMemcpy2DFromArray_ptds, 1)
+GT_2D_FROM_ARRAY_ASYNC(cudaMemcpy2DFromArrayAsync, 0)
+GT_2D_FROM_ARRAY_ASYNC(cudaMemcpy2DFromArrayAsync_ptsz, 1)
+
+#define GT_2D_ARRAY_TO_ARRAY(name, pt)                                                   \
+  GT_HOOK_COPY(                                                                          \
+      name, pt, NULL,                                                                    \
+      (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src,     \
+       size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, int kind),     \
+      (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind),   \
+      GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL, GT_DEV_DST | GT_DEV_SRC))
+GT_2D_ARRAY_TO_ARRAY(cudaMemcpy2DArrayToArray, 0)
+GT_2D_ARRAY_TO_ARRAY(cudaMemcpy2DArrayToArray_ptds, 1)
+
+/* ---- 3D copies ---- */
+
+/* The element size of a 3D copy: the array's when one takes part. */
+static uint64_t elem_of(cudaError_t r, const void *array, const void *other) {
+  if (array == NULL && other == NULL)
+    return 1; /* linear memory: extents are in bytes */
+  uint64_t e = r == 0 ? gt_array_elem_bytes(array != NULL ? array : other) : 0;
+  return e ? e : 1; /* not known: the element count */
+}
+
+static uint64_t extent_bytes(struct cudaExtent e, uint64_t elem) {
+  return gt_mul_sat(gt_mul_sat(gt_mul_sat(e.width, elem), e.height), e.depth);
+}
+
+/* Fill bytes, width and height of c from the extent, then emit. */
+static void emit_3d(struct gt_copy_desc *c, const void *src_array, const void *dst_array,
+                    struct cudaExtent e, uint64_t t0, uint64_t t1, cudaError_t r) {
+  uint64_t elem = elem_of(r, src_array, dst_array);
+  c->width = gt_mul_sat(e.width, elem);
+  c->height = gt_mul_sat(e.height, e.depth);
+  c->bytes = extent_bytes(e, elem);
+  gt_copy_emit(c, t0, t1, r);
+}
+
+static unsigned array_sides(const void *dst_array, const void *src_array) {
+  return (dst_array ? GT_DEV_DST : 0) | (src_array ? GT_DEV_SRC : 0);
+}
+
+static void emit_memcpy3d(unsigned api, uint32_t flags, const struct cudaMemcpy3DParms *p,
+                          const void *stream, uint64_t t0, uint64_t t1, cudaError_t r) {
+  struct gt_copy_desc c = {
+      .api = api, .flags = flags, .kind = cudaMemcpyDefault, .stream = stream};
+  if (p == NULL) {
+    gt_copy_emit(&c, t0, t1, r);
+    return;
+  }
+  c.dst = p->dstArray ? p->dstArray : p->dstPtr.ptr;
+  c.src = p->srcArray ? p->srcArray : p->srcPtr.ptr;
+  c.kind = p->kind;
+  c.dev = array_sides(p->dstArray, p->srcArray);
+  emit_3d(&c, p->srcArray, p->dstArray, p->extent, t0, t1, r);
+}
+
+#define GT_HOOK_3D(name, ptsz)                                                           \
+  GT_EXPORT cudaError_t name(const struct cudaMemcpy3DParms *p) {                        \
+    GT_REAL(name, cudaError_t, (const struct cudaMemcpy3DParms *));                      \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz, real_##name(p),  \
+                   emit_memcpy3d(GT_API_##name, 0, p, NULL, t0, t1, r));                 \
+  }
+#define GT_HOOK_3D_ASYNC(name, ptsz)                                                     \
+  GT_EXPORT cudaError_t name(const struct cudaMemcpy3DParms *p, cudaStream_t stream) {   \
+    GT_REAL(name, cudaError_t, (const struct cudaMemcpy3DParms *, cudaStream_t));        \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
+                   real_##name(p, stream),                                               \
+                   emit_memcpy3d(GT_API_##name, GT_F_ASYNC, p, stream, t0, t1, r));      \
+  }
+GT_HOOK_3D(cudaMemcpy3D, 0)
+GT_HOOK_3D(cudaMemcpy3D_ptds, 1)
+GT_HOOK_3D_ASYNC(cudaMemcpy3DAsync, 0)
+GT_HOOK_3D_ASYNC(cudaMemcpy3DAsync_ptsz, 1)
+
+static void emit_peer3d(unsigned api, uint32_t flags,
+                        const struct cudaMemcpy3DPeerParms *p, const void *stream,
+                        uint64_t t0, uint64_t t1, cudaError_t r) {
+  struct gt_copy_desc c = {.api = api,
+                           .flags = flags,
+                           .kind = cudaMemcpyDeviceToDevice,
+                           .stream = stream,
+                           .peer = 1,
+                           .dst_device = -1,
+                           .src_device = -1};
+  if (p == NULL) {
+    gt_copy_emit(&c, t0, t1, r);
+    return;
+  }
+  c.dst = p->dstArray ? p->dstArray : p->dstPtr.ptr;
+  c.src = p->srcArray ? p->srcArray : p->srcPtr.ptr;
+  c.dst_device = p->dstDevice;
+  c.src_device = p->srcDevice;
+  emit_3d(&c, p->srcArray, p->dstArray, p->extent, t0, t1, r);
+}
+
+#define GT_HOOK_3D_PEER(name, ptsz)                                                      \
+  GT_EXPORT cudaError_t name(const struct cudaMemcpy3DPeerParms *p) {                    \
+    GT_REAL(name, cudaError_t, (const struct cudaMemcpy3DPeerParms *));                  \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz, real_##name(p),  \
+                   emit_peer3d(GT_API_##name, 0, p, NULL, t0, t1, r));                   \
+  }
+#define GT_HOOK_3D_PEER_ASYNC(name, ptsz)                                                \
+  GT_EXPORT cudaError_t name(const struct cudaMemcpy3DPeerParms *p,                      \
+                             cudaStream_t stream) {                                      \
+    GT_REAL(name, cudaError_t, (const struct cudaMemcpy3DPeerParms *, cudaStream_t));    \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
+                   real_##name(p, stream),                                               \
+                   emit_peer3d(GT_API_##name, GT_F_ASYNC, p, stream, t0, t1, r));        \
+  }
+GT_HOOK_3D_PEER(cudaMemcpy3DPeer, 0)
+GT_HOOK_3D_PEER(cudaMemcpy3DPeer_ptds, 1)
+GT_HOOK_3D_PEER_ASYNC(cudaMemcpy3DPeerAsync, 0)
+GT_HOOK_3D_PEER_ASYNC(cudaMemcpy3DPeerAsync_ptsz, 1)
+
+/* ---- batches (CUDA 12.8+) ---- */
+
+static void emit_batch(unsigned api, void *const *dsts, const void *const *srcs,
+                       const size_t *sizes, size_t count, const void *stream, uint64_t t0,
+                       uint64_t t1, cudaError_t r) {
+  uint64_t bytes = 0;
+  for (size_t i = 0; sizes != NULL && i < count; i++)
+    bytes = gt_add_sat(bytes, sizes[i]);
+  struct gt_copy_desc c = {.api = api,
+                           .flags = GT_F_ASYNC,
+                           .dst = dsts != NULL && count ? dsts[0] : NULL,
+                           .src = srcs != NULL && count ? srcs[0] : NULL,
+                           .bytes = bytes,
+                           .kind = cudaMemcpyDefault,
+                           .stream = stream};
+  gt_copy_emit(&c, t0, t1, r);
+}
+
+#define GT_HOOK_BATCH(name, ptsz)                                                        \
+  GT_EXPORT cudaError_t name(void *const *dsts, const void *const *srcs,                 \
+                             const size_t *sizes, size_t count,                          \
+                             struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,      \
+                             size_t numAttrs, cudaStream_t stream) {                     \
+    GT_REAL(name, cudaError_t,                                                           \
+            (void *const *, const void *const *, const size_t *, size_t,                 \
+             struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t));            \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
+        real_##name(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream),       \
+        emit_batch(GT_API_##name, dsts, srcs, sizes, count, stream, t0, t1, r));         \
+  }
+GT_HOOK_BATCH(cudaMemcpyBatchAsync, 0)
+GT_HOOK_BATCH(cudaMemcpyBatchAsync_ptsz, 1)
+
+static const void *operand(const struct cudaMemcpy3DOperand *o, unsigned side,
+                           unsigned *dev) {
+  if (o->type != cudaMemcpyOperandTypeArray)
+    return o->op.ptr.ptr;
+  *dev |= side;
+  return o->op.array.array;
+}
+
+static const void *operand_array(const struct cudaMemcpy3DOperand *o) {
+  return o->type == cudaMemcpyOperandTypeArray ? o->op.array.array : NULL;
+}
+
+static void emit_batch3d(unsigned api, size_t n, const struct cudaMemcpy3DBatchOp *ops,
+                         const void *stream, uint64_t t0, uint64_t t1, cudaError_t r) {
+  struct gt_copy_desc c = {
+      .api = api, .flags = GT_F_ASYNC, .kind = cudaMemcpyDefault, .stream = stream};
+  for (size_t i = 0; ops != NULL && i < n; i++) {
+    uint64_t elem = elem_of(r, operand_array(&ops[i].src), operand_array(&ops[i].dst));
+    c.bytes = gt_add_sat(c.bytes, extent_bytes(ops[i].extent, elem));
+  }
+  if (ops != NULL && n > 0) {
+    c.dst = operand(&ops[0].dst, GT_DEV_DST, &c.dev);
+    c.src = operand(&ops[0].src, GT_DEV_SRC, &c.dev);
+  }
+  gt_copy_emit(&c, t0, t1, r);
+}
+
+#define GT_HOOK_BATCH_3D(name, ptsz)                                                     \
+  GT_EXPORT cudaError_t name(size_t numOps, struct cudaMemcpy3DBatchOp *opList,          \
+                             unsigned long long flags, cudaStream_t stream) {            \
+    GT_REAL(name, cudaError_t,                                                           \
+            (size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t));   \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
+                   real_##name(numOps, opList, flags, stream),                           \
+                   emit_batch3d(GT_API_##name, numOps, opList, stream, t0, t1, r));      \
+  }
+GT_HOOK_BATCH_3D(cudaMemcpy3DBatchAsync, 0)
+GT_HOOK_BATCH_3D(cudaMemcpy3DBatchAsync_ptsz, 1)
+
+/* ---- prefetches of managed memory ---- */
+
+static uint8_t location_dir(const struct cudaMemLocation *l) {
+  switch (l->type) {
+  case cudaMemLocationTypeDevice:
+    return GT_DIR_HTOD;
+  case cudaMemLocationTypeHost:
+  case cudaMemLocationTypeHostNuma:
+  case cudaMemLocationTypeHostNumaCurrent:
+    return GT_DIR_DTOH;
+  default:
+    return GT_DIR_DEFAULT;
+  }
+}
+
+static void emit_prefetch(unsigned api, const void *ptr, uint64_t bytes, uint8_t dir,
+                          const void *stream, uint64_t t0, uint64_t t1, cudaError_t r) {
+  struct gt_copy_desc c = {.api = api,
+                           .flags = GT_F_ASYNC,
+                           .dst = ptr,
+                           .src = ptr,
+                           .bytes = bytes,
+                           .kind = dir,
+                           .stream = stream};
+  gt_copy_record(&c, dir, 0, t0, t1, r);
+}
+
+#define GT_HOOK_PREFETCH(name, ptsz)                                                     \
+  GT_EXPORT cudaError_t name(const void *devPtr, size_t count,                           \
+                             struct cudaMemLocation location, unsigned int flags,        \
+                             cudaStream_t stream) {                                      \
+    GT_REAL(name, cudaError_t,                                                           \
+            (const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t)); \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
+                   real_##name(devPtr, count, location, flags, stream),                  \
+                   emit_prefetch(GT_API_##name, devPtr, count, location_dir(&location),  \
+                                 stream, t0, t1, r));                                    \
+  }
+GT_HOOK_PREFETCH(cudaMemPrefetchAsync, 0)
+GT_HOOK_PREFETCH(cudaMemPrefetchAsync_ptsz, 1)
+
+/* The direction every location of a batch agrees on, else default. */
+static uint8_t locations_dir(const struct cudaMemLocation *locs, size_t n) {
+  if (locs == NULL || n == 0)
+    return GT_DIR_DEFAULT;
+  uint8_t dir = location_dir(&locs[0]);
+  for (size_t i = 1; i < n; i++)
+    if (location_dir(&locs[i]) != dir)
+      return GT_DIR_DEFAULT;
+  return dir;
+}
+
+static void emit_prefetch_batch(unsigned api, void *const *dptrs, const size_t *sizes,
+                                size_t count, const struct cudaMemLocation *locs,
+                                size_t nlocs, const void *stream, uint64_t t0,
+                                uint64_t t1, cudaError_t r) {
+  uint64_t bytes = 0;
+  for (size_t i = 0; sizes != NULL && i < count; i++)
+    bytes = gt_add_sat(bytes, sizes[i]);
+  emit_prefetch(api, dptrs != NULL && count ? dptrs[0] : NULL, bytes,
+                locations_dir(locs, nlocs), stream, t0, t1, r);
+}
+
+#define GT_HOOK_PREFETCH_BATCH(name, ptsz)                                               \
+  GT_EXPORT cudaError_t name(void **dptrs, size_t *sizes, size_t count,                  \
+                             struct cudaMemLocation *prefetchLocs,                       \
+                             size_t *prefetchLocIdxs, size_t numPrefetchLocs,            \
+                             unsigned long long flags, cudaStream_t stream) {            \
+    GT_REAL(name, cudaError_t,                                                           \
+            (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t,      \
+             unsigned long long, cudaStream_t));                                         \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
+                   real_##name(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs,       \
+                               numPrefetchLocs, flags, stream),                          \
+                   emit_prefetch_batch(GT_API_##name, dptrs, sizes, count, prefetchLocs, \
+                                       numPrefetchLocs, stream, t0, t1, r));             \
+  }
+GT_HOOK_PREFETCH_BATCH(cudaMemPrefetchBatchAsync, 0)
+GT_HOOK_PREFETCH_BATCH(cudaMemPrefetchBatchAsync_ptsz, 1)
+
+/* ---- 3D memsets ---- */
+
+static void emit_set3d(unsigned api, uint32_t flags, struct cudaPitchedPtr p, int value,
+                       struct cudaExtent e, const void *stream, uint64_t t0, uint64_t t1,
+                       cudaError_t r) {
+  gt_set_emit(api, flags, t0, t1, r, p.ptr, value, e.width, gt_mul_sat(e.height, e.depth),
+              extent_bytes(e, 1), stream);
+}
+
+#define GT_HOOK_SET_3D(name, ptsz)                                                       \
+  GT_EXPORT cudaError_t name(struct cudaPitchedPtr pitchedDevPtr, int value,             \
+                             struct cudaExtent extent) {                                 \
+    GT_REAL(name, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent));         \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_SET, (const void *)GT_API_##name, NULL, ptsz,                              \
+        real_##name(pitchedDevPtr, value, extent),                                       \
+        emit_set3d(GT_API_##name, 0, pitchedDevPtr, value, extent, NULL, t0, t1, r));    \
+  }
+#define GT_HOOK_SET_3D_ASYNC(name, ptsz)                                                 \
+  GT_EXPORT cudaError_t name(struct cudaPitchedPtr pitchedDevPtr, int value,             \
+                             struct cudaExtent extent, cudaStream_t stream) {            \
+    GT_REAL(name, cudaError_t,                                                           \
+            (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t));              \
+    GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, stream, ptsz,                 \
+                   real_##name(pitchedDevPtr, value, extent, stream),                    \
+                   emit_set3d(GT_API_##name, GT_F_ASYNC, pitchedDevPtr, value, extent,   \
+                              stream, t0, t1, r));                                       \
+  }
+GT_HOOK_SET_3D(cudaMemset3D, 0)
+GT_HOOK_SET_3D(cudaMemset3D_ptds, 1)
+GT_HOOK_SET_3D_ASYNC(cudaMemset3DAsync, 0)
+GT_HOOK_SET_3D_ASYNC(cudaMemset3DAsync_ptsz, 1)
