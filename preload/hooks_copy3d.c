@@ -35,8 +35,40 @@
  *    direction as a cudaMemcpyKind; GT_F_ASYNC, neither pinned nor pageable.
  *  - cudaMemset3D(Async): ptr = the pitched pointer, bytes = extent width x
  *    height x depth, width = extent.width, height = height x depth.
+ *  - CUDA 12 programs call three of these names with another ABI:
+ *    cudaMemPrefetchAsync(ptr, count, int device, stream) and CUDA 12.8's
+ *    batches, which take a size_t *failIdx before their flags / stream. The
+ *    hooks take the longer of the two parameter lists (the parameters a
+ *    shorter call did not pass are never used), forward every one of them
+ *    unchanged (a callee ignores the ones it does not take: caller-cleaned
+ *    calls on x86-64 and aarch64), and read them by the ABI of the library
+ *    the real function lives in (libcudart.so.12: CUDA 12; else 13). A
+ *    CUDA 12 prefetch's device is a location: cudaCpuDeviceId (-1) the
+ *    host, another ordinal that device.
  */
+#include <dlfcn.h>
+#include <string.h>
+
 #include "hooks_copy.h"
+
+/* The major version of the libcudart defining `real`: 12 when that file
+ * is libcudart.so.12*, else 13. Found once per entry point (its real
+ * function is set once). */
+static int runtime_abi(unsigned api, const void *real) {
+  static int abi[GT_API_COUNT];
+  int a = __atomic_load_n(&abi[api], __ATOMIC_RELAXED);
+  if (a != 0)
+    return a;
+  Dl_info info;
+  const char *base = NULL;
+  if (dladdr(real, &info) && info.dli_fname != NULL) {
+    base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+  }
+  a = base != NULL && strncmp(base, "libcudart.so.12", 15) == 0 ? 12 : 13;
+  __atomic_store_n(&abi[api], a, __ATOMIC_RELAXED);
+  return a;
+}
 
 /* One hook: `params` is the full parameter list (it also declares the real
  * function's type), `args` the call's arguments, `desc` the record. */
@@ -267,17 +299,23 @@ static void emit_batch(unsigned api, void *const *dsts, const void *const *srcs,
   gt_copy_emit(&c, t0, t1, r);
 }
 
+/* CUDA 13: (..., numAttrs, stream); CUDA 12.8: (..., numAttrs, failIdx,
+ * stream). */
 #define GT_HOOK_BATCH(name, ptsz)                                                        \
   GT_EXPORT cudaError_t name(void *const *dsts, const void *const *srcs,                 \
                              const size_t *sizes, size_t count,                          \
                              struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,      \
-                             size_t numAttrs, cudaStream_t stream) {                     \
+                             size_t numAttrs, uintptr_t a8, uintptr_t a9) {              \
     GT_REAL(name, cudaError_t,                                                           \
             (void *const *, const void *const *, const size_t *, size_t,                 \
-             struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t));            \
+             struct cudaMemcpyAttributes *, size_t *, size_t, uintptr_t, uintptr_t));    \
+    cudaStream_t stream =                                                                \
+        (cudaStream_t)(runtime_abi(GT_API_##name, (const void *)real_##name) == 12       \
+                           ? a9                                                          \
+                           : a8);                                                        \
     GT_TRACE_TIMED(                                                                      \
         GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
-        real_##name(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream),       \
+        real_##name(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, a8, a9),       \
         emit_batch(GT_API_##name, dsts, srcs, sizes, count, stream, t0, t1, r));         \
   }
 GT_HOOK_BATCH(cudaMemcpyBatchAsync, 0)
@@ -310,13 +348,19 @@ static void emit_batch3d(unsigned api, size_t n, const struct cudaMemcpy3DBatchO
   gt_copy_emit(&c, t0, t1, r);
 }
 
+/* CUDA 13: (numOps, opList, flags, stream); CUDA 12.8: (numOps, opList,
+ * failIdx, flags, stream). */
 #define GT_HOOK_BATCH_3D(name, ptsz)                                                     \
   GT_EXPORT cudaError_t name(size_t numOps, struct cudaMemcpy3DBatchOp *opList,          \
-                             unsigned long long flags, cudaStream_t stream) {            \
+                             uintptr_t a3, uintptr_t a4, uintptr_t a5) {                 \
     GT_REAL(name, cudaError_t,                                                           \
-            (size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t));   \
+            (size_t, struct cudaMemcpy3DBatchOp *, uintptr_t, uintptr_t, uintptr_t));    \
+    cudaStream_t stream =                                                                \
+        (cudaStream_t)(runtime_abi(GT_API_##name, (const void *)real_##name) == 12       \
+                           ? a5                                                          \
+                           : a4);                                                        \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
-                   real_##name(numOps, opList, flags, stream),                           \
+                   real_##name(numOps, opList, a3, a4, a5),                              \
                    emit_batch3d(GT_API_##name, numOps, opList, stream, t0, t1, r));      \
   }
 GT_HOOK_BATCH_3D(cudaMemcpy3DBatchAsync, 0)
@@ -349,16 +393,28 @@ static void emit_prefetch(unsigned api, const void *ptr, uint64_t bytes, uint8_t
   gt_copy_record(&c, dir, 0, t0, t1, r);
 }
 
+/* A CUDA 12 prefetch's device ordinal, as a direction. */
+static uint8_t device_dir(int device) {
+  return device == -1 ? GT_DIR_DTOH : device >= 0 ? GT_DIR_HTOD : GT_DIR_DEFAULT;
+}
+
+/* CUDA 13: (ptr, count, location, flags, stream); CUDA 12: (ptr, count,
+ * device, stream): the device in the location's first int, the stream in
+ * the flags' (register-wide) place. */
 #define GT_HOOK_PREFETCH(name, ptsz)                                                     \
   GT_EXPORT cudaError_t name(const void *devPtr, size_t count,                           \
-                             struct cudaMemLocation location, unsigned int flags,        \
-                             cudaStream_t stream) {                                      \
+                             struct cudaMemLocation location, uintptr_t a4,              \
+                             cudaStream_t a5) {                                          \
     GT_REAL(name, cudaError_t,                                                           \
-            (const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t)); \
-    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
-                   real_##name(devPtr, count, location, flags, stream),                  \
-                   emit_prefetch(GT_API_##name, devPtr, count, location_dir(&location),  \
-                                 stream, t0, t1, r));                                    \
+            (const void *, size_t, struct cudaMemLocation, uintptr_t, cudaStream_t));    \
+    int v12 = runtime_abi(GT_API_##name, (const void *)real_##name) == 12;               \
+    cudaStream_t stream = v12 ? (cudaStream_t)a4 : a5;                                   \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
+        real_##name(devPtr, count, location, a4, a5),                                    \
+        emit_prefetch(GT_API_##name, devPtr, count,                                      \
+                      v12 ? device_dir(location.type) : location_dir(&location), stream, \
+                      t0, t1, r));                                                       \
   }
 GT_HOOK_PREFETCH(cudaMemPrefetchAsync, 0)
 GT_HOOK_PREFETCH(cudaMemPrefetchAsync_ptsz, 1)
