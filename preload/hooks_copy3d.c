@@ -71,114 +71,87 @@ static int runtime_abi(unsigned api, const void *real) {
 }
 
 /* One hook: `params` is the full parameter list (it also declares the real
- * function's type), `args` the call's arguments, `desc` the record. */
-#define GT_HOOK_COPY(name, ptsz, strm, params, args, desc)                               \
+ * function's type), `args` the call's arguments, `emit` what records it
+ * (t0, t1 and r in scope). */
+#define GT_HOOK_COPY(name, ptsz, strm, params, args, emit)                               \
   GT_EXPORT cudaError_t name params {                                                    \
     GT_REAL(name, cudaError_t, params);                                                  \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, strm, ptsz,                  \
-                   real_##name args, gt_copy_emit(desc, t0, t1, r));                     \
+                   real_##name args, emit);                                              \
   }
+
+#define GT_UNPAREN(...) __VA_ARGS__
+
+/* The four hooks of a copy with _ptds, Async and Async_ptsz forms: `P` and
+ * `A` are the synchronous form's parameters and arguments (the Async forms
+ * add the stream), EMIT(name, flags, stream) records it. */
+#define GT_HOOK_COPY4(base, P, A, EMIT)                                                  \
+  GT_HOOK_COPY(base, 0, NULL, P, A, EMIT(base, 0, NULL))                                 \
+  GT_HOOK_COPY(base##_ptds, 1, NULL, P, A, EMIT(base##_ptds, 0, NULL))                   \
+  GT_HOOK_COPY(base##Async, 0, stream, (GT_UNPAREN P, cudaStream_t stream),              \
+               (GT_UNPAREN A, stream), EMIT(base##Async, GT_F_ASYNC, stream))            \
+  GT_HOOK_COPY(base##Async_ptsz, 1, stream, (GT_UNPAREN P, cudaStream_t stream),         \
+               (GT_UNPAREN A, stream), EMIT(base##Async_ptsz, GT_F_ASYNC, stream))
+/* A copy with a _ptds form only (the array-to-array copies, DtoD). */
+#define GT_HOOK_COPY2(base, P, A, EMIT)                                                  \
+  GT_HOOK_COPY(base, 0, NULL, P, A, EMIT(base, 0, NULL))                                 \
+  GT_HOOK_COPY(base##_ptds, 1, NULL, P, A, EMIT(base##_ptds, 0, NULL))
 
 /* ---- 1D copies to and from arrays (deprecated, still exported) ---- */
 
-#define GT_TO_ARRAY_P                                                                    \
-  (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count,       \
-   int kind)
-#define GT_TO_ARRAY_ASYNC_P                                                              \
-  (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count,       \
-   int kind, cudaStream_t stream)
-#define GT_TO_ARRAY(name, pt)                                                            \
-  GT_HOOK_COPY(name, pt, NULL, GT_TO_ARRAY_P, (dst, wOffset, hOffset, src, count, kind), \
-               GT_COPY(name, 0, dst, src, count, kind, NULL, GT_DEV_DST))
-#define GT_TO_ARRAY_ASYNC(name, pt)                                                      \
-  GT_HOOK_COPY(name, pt, stream, GT_TO_ARRAY_ASYNC_P,                                    \
-               (dst, wOffset, hOffset, src, count, kind, stream),                        \
-               GT_COPY(name, GT_F_ASYNC, dst, src, count, kind, stream, GT_DEV_DST))
-GT_TO_ARRAY(cudaMemcpyToArray, 0)
-GT_TO_ARRAY(cudaMemcpyToArray_ptds, 1)
-GT_TO_ARRAY_ASYNC(cudaMemcpyToArrayAsync, 0)
-GT_TO_ARRAY_ASYNC(cudaMemcpyToArrayAsync_ptsz, 1)
+#define GT_TO_ARRAY(name, fl, strm)                                                      \
+  gt_copy_emit(GT_COPY(name, fl, dst, src, count, kind, strm, GT_DEV_DST), t0, t1, r)
+GT_HOOK_COPY4(cudaMemcpyToArray,
+              (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
+               size_t count, int kind),
+              (dst, wOffset, hOffset, src, count, kind), GT_TO_ARRAY)
 
-#define GT_FROM_ARRAY_P                                                                  \
-  (void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,       \
-   int kind)
-#define GT_FROM_ARRAY_ASYNC_P                                                            \
-  (void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,       \
-   int kind, cudaStream_t stream)
-#define GT_FROM_ARRAY(name, pt)                                                          \
-  GT_HOOK_COPY(name, pt, NULL, GT_FROM_ARRAY_P,                                          \
-               (dst, src, wOffset, hOffset, count, kind),                                \
-               GT_COPY(name, 0, dst, src, count, kind, NULL, GT_DEV_SRC))
-#define GT_FROM_ARRAY_ASYNC(name, pt)                                                    \
-  GT_HOOK_COPY(name, pt, stream, GT_FROM_ARRAY_ASYNC_P,                                  \
-               (dst, src, wOffset, hOffset, count, kind, stream),                        \
-               GT_COPY(name, GT_F_ASYNC, dst, src, count, kind, stream, GT_DEV_SRC))
-GT_FROM_ARRAY(cudaMemcpyFromArray, 0)
-GT_FROM_ARRAY(cudaMemcpyFromArray_ptds, 1)
-GT_FROM_ARRAY_ASYNC(cudaMemcpyFromArrayAsync, 0)
-GT_FROM_ARRAY_ASYNC(cudaMemcpyFromArrayAsync_ptsz, 1)
+#define GT_FROM_ARRAY(name, fl, strm)                                                    \
+  gt_copy_emit(GT_COPY(name, fl, dst, src, count, kind, strm, GT_DEV_SRC), t0, t1, r)
+GT_HOOK_COPY4(cudaMemcpyFromArray,
+              (void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
+               size_t count, int kind),
+              (dst, src, wOffset, hOffset, count, kind), GT_FROM_ARRAY)
 
-#define GT_ARRAY_TO_ARRAY(name, pt)                                                      \
-  GT_HOOK_COPY(name, pt, NULL,                                                           \
-               (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,                   \
-                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc,             \
-                size_t count, int kind),                                                 \
-               (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind),  \
-               GT_COPY(name, 0, dst, src, count, kind, NULL, GT_DEV_DST | GT_DEV_SRC))
-GT_ARRAY_TO_ARRAY(cudaMemcpyArrayToArray, 0)
-GT_ARRAY_TO_ARRAY(cudaMemcpyArrayToArray_ptds, 1)
+#define GT_ARRAY_TO_ARRAY(name, fl, strm)                                                \
+  gt_copy_emit(GT_COPY(name, fl, dst, src, count, kind, strm, GT_DEV_DST | GT_DEV_SRC),  \
+               t0, t1, r)
+GT_HOOK_COPY2(cudaMemcpyArrayToArray,
+              (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
+               cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count,
+               int kind),
+              (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind),
+              GT_ARRAY_TO_ARRAY)
 
 /* ---- 2D copies to and from arrays ---- */
 
-#define GT_2D_TO_ARRAY_P                                                                 \
-  (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch,      \
-   size_t width, size_t height, int kind)
-#define GT_2D_TO_ARRAY_ASYNC_P                                                           \
-  (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch,      \
-   size_t width, size_t height, int kind, cudaStream_t stream)
-#define GT_2D_TO_ARRAY(name, pt)                                                         \
-  GT_HOOK_COPY(name, pt, NULL, GT_2D_TO_ARRAY_P,                                         \
-               (dst, wOffset, hOffset, src, spitch, width, height, kind),                \
-               GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL, GT_DEV_DST))
-#define GT_2D_TO_ARRAY_ASYNC(name, pt)                                                   \
-  GT_HOOK_COPY(                                                                          \
-      name, pt, stream, GT_2D_TO_ARRAY_ASYNC_P,                                          \
-      (dst, wOffset, hOffset, src, spitch, width, height, kind, stream),                 \
-      GT_COPY_2D(name, GT_F_ASYNC, dst, src, width, height, kind, stream, GT_DEV_DST))
-GT_2D_TO_ARRAY(cudaMemcpy2DToArray, 0)
-GT_2D_TO_ARRAY(cudaMemcpy2DToArray_ptds, 1)
-GT_2D_TO_ARRAY_ASYNC(cudaMemcpy2DToArrayAsync, 0)
-GT_2D_TO_ARRAY_ASYNC(cudaMemcpy2DToArrayAsync_ptsz, 1)
+#define GT_2D_TO_ARRAY(name, fl, strm)                                                   \
+  gt_copy_emit(GT_COPY_2D(name, fl, dst, src, width, height, kind, strm, GT_DEV_DST),    \
+               t0, t1, r)
+GT_HOOK_COPY4(cudaMemcpy2DToArray,
+              (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
+               size_t spitch, size_t width, size_t height, int kind),
+              (dst, wOffset, hOffset, src, spitch, width, height, kind), GT_2D_TO_ARRAY)
 
-#define GT_2D_FROM_ARRAY_P                                                               \
-  (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,      \
-   size_t width, size_t height, int kind)
-#define GT_2D_FROM_ARRAY_ASYNC_P                                                         \
-  (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,      \
-   size_t width, size_t height, int kind, cudaStream_t stream)
-#define GT_2D_FROM_ARRAY(name, pt)                                                       \
-  GT_HOOK_COPY(name, pt, NULL, GT_2D_FROM_ARRAY_P,                                       \
-               (dst, dpitch, src, wOffset, hOffset, width, height, kind),                \
-               GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL, GT_DEV_SRC))
-#define GT_2D_FROM_ARRAY_ASYNC(name, pt)                                                 \
-  GT_HOOK_COPY(                                                                          \
-      name, pt, stream, GT_2D_FROM_ARRAY_ASYNC_P,                                        \
-      (dst, dpitch, src, wOffset, hOffset, width, height, kind, stream),                 \
-      GT_COPY_2D(name, GT_F_ASYNC, dst, src, width, height, kind, stream, GT_DEV_SRC))
-GT_2D_FROM_ARRAY(cudaMemcpy2DFromArray, 0)
-GT_2D_FROM_ARRAY(cudaMemcpy2DFromArray_ptds, 1)
-GT_2D_FROM_ARRAY_ASYNC(cudaMemcpy2DFromArrayAsync, 0)
-GT_2D_FROM_ARRAY_ASYNC(cudaMemcpy2DFromArrayAsync_ptsz, 1)
+#define GT_2D_FROM_ARRAY(name, fl, strm)                                                 \
+  gt_copy_emit(GT_COPY_2D(name, fl, dst, src, width, height, kind, strm, GT_DEV_SRC),    \
+               t0, t1, r)
+GT_HOOK_COPY4(cudaMemcpy2DFromArray,
+              (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
+               size_t hOffset, size_t width, size_t height, int kind),
+              (dst, dpitch, src, wOffset, hOffset, width, height, kind), GT_2D_FROM_ARRAY)
 
-#define GT_2D_ARRAY_TO_ARRAY(name, pt)                                                   \
-  GT_HOOK_COPY(                                                                          \
-      name, pt, NULL,                                                                    \
-      (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src,     \
-       size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, int kind),     \
-      (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind),   \
-      GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL, GT_DEV_DST | GT_DEV_SRC))
-GT_2D_ARRAY_TO_ARRAY(cudaMemcpy2DArrayToArray, 0)
-GT_2D_ARRAY_TO_ARRAY(cudaMemcpy2DArrayToArray_ptds, 1)
+#define GT_2D_ARRAY_TO_ARRAY(name, fl, strm)                                             \
+  gt_copy_emit(GT_COPY_2D(name, fl, dst, src, width, height, kind, strm,                 \
+                          GT_DEV_DST | GT_DEV_SRC),                                      \
+               t0, t1, r)
+GT_HOOK_COPY2(cudaMemcpy2DArrayToArray,
+              (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
+               cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width,
+               size_t height, int kind),
+              (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height,
+               kind),
+              GT_2D_ARRAY_TO_ARRAY)
 
 /* ---- 3D copies ---- */
 
@@ -223,23 +196,8 @@ static void emit_memcpy3d(unsigned api, uint32_t flags, const struct cudaMemcpy3
   emit_3d(&c, p->srcArray, p->dstArray, p->extent, t0, t1, r);
 }
 
-#define GT_HOOK_3D(name, ptsz)                                                           \
-  GT_EXPORT cudaError_t name(const struct cudaMemcpy3DParms *p) {                        \
-    GT_REAL(name, cudaError_t, (const struct cudaMemcpy3DParms *));                      \
-    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz, real_##name(p),  \
-                   emit_memcpy3d(GT_API_##name, 0, p, NULL, t0, t1, r));                 \
-  }
-#define GT_HOOK_3D_ASYNC(name, ptsz)                                                     \
-  GT_EXPORT cudaError_t name(const struct cudaMemcpy3DParms *p, cudaStream_t stream) {   \
-    GT_REAL(name, cudaError_t, (const struct cudaMemcpy3DParms *, cudaStream_t));        \
-    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
-                   real_##name(p, stream),                                               \
-                   emit_memcpy3d(GT_API_##name, GT_F_ASYNC, p, stream, t0, t1, r));      \
-  }
-GT_HOOK_3D(cudaMemcpy3D, 0)
-GT_HOOK_3D(cudaMemcpy3D_ptds, 1)
-GT_HOOK_3D_ASYNC(cudaMemcpy3DAsync, 0)
-GT_HOOK_3D_ASYNC(cudaMemcpy3DAsync_ptsz, 1)
+#define GT_3D(name, fl, strm) emit_memcpy3d(GT_API_##name, fl, p, strm, t0, t1, r)
+GT_HOOK_COPY4(cudaMemcpy3D, (const struct cudaMemcpy3DParms *p), (p), GT_3D)
 
 static void emit_peer3d(unsigned api, uint32_t flags,
                         const struct cudaMemcpy3DPeerParms *p, const void *stream,
@@ -262,24 +220,8 @@ static void emit_peer3d(unsigned api, uint32_t flags,
   emit_3d(&c, p->srcArray, p->dstArray, p->extent, t0, t1, r);
 }
 
-#define GT_HOOK_3D_PEER(name, ptsz)                                                      \
-  GT_EXPORT cudaError_t name(const struct cudaMemcpy3DPeerParms *p) {                    \
-    GT_REAL(name, cudaError_t, (const struct cudaMemcpy3DPeerParms *));                  \
-    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz, real_##name(p),  \
-                   emit_peer3d(GT_API_##name, 0, p, NULL, t0, t1, r));                   \
-  }
-#define GT_HOOK_3D_PEER_ASYNC(name, ptsz)                                                \
-  GT_EXPORT cudaError_t name(const struct cudaMemcpy3DPeerParms *p,                      \
-                             cudaStream_t stream) {                                      \
-    GT_REAL(name, cudaError_t, (const struct cudaMemcpy3DPeerParms *, cudaStream_t));    \
-    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
-                   real_##name(p, stream),                                               \
-                   emit_peer3d(GT_API_##name, GT_F_ASYNC, p, stream, t0, t1, r));        \
-  }
-GT_HOOK_3D_PEER(cudaMemcpy3DPeer, 0)
-GT_HOOK_3D_PEER(cudaMemcpy3DPeer_ptds, 1)
-GT_HOOK_3D_PEER_ASYNC(cudaMemcpy3DPeerAsync, 0)
-GT_HOOK_3D_PEER_ASYNC(cudaMemcpy3DPeerAsync_ptsz, 1)
+#define GT_3D_PEER(name, fl, strm) emit_peer3d(GT_API_##name, fl, p, strm, t0, t1, r)
+GT_HOOK_COPY4(cudaMemcpy3DPeer, (const struct cudaMemcpy3DPeerParms *p), (p), GT_3D_PEER)
 
 /* ---- batches (CUDA 12.8+) ---- */
 

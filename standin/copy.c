@@ -168,9 +168,8 @@ cudaError_t si_copy_run(struct si_copy *c, enum cudaMemcpyKind kind, cudaStream_
   return cudaSuccess;
 }
 
-static cudaError_t copy1d(void *dst, const void *src, size_t count,
-                          enum cudaMemcpyKind kind, cudaStream_t stream, int per_thread,
-                          enum si_copy_mode mode) {
+cudaError_t si_copy1d(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                      cudaStream_t stream, int per_thread, enum si_copy_mode mode) {
   struct si_copy c = {dst, count, count, src, count, count, count, 1, 1};
   return si_copy_run(&c, kind, stream, per_thread, mode);
 }
@@ -187,22 +186,22 @@ static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spit
 
 SI_API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
                               enum cudaMemcpyKind kind) {
-  return si_ret(copy1d(dst, src, count, kind, NULL, 0, SI_COPY_SYNC));
+  return si_ret(si_copy1d(dst, src, count, kind, NULL, 0, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
                                    enum cudaMemcpyKind kind) {
-  return si_ret(copy1d(dst, src, count, kind, NULL, 1, SI_COPY_SYNC));
+  return si_ret(si_copy1d(dst, src, count, kind, NULL, 1, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                                    enum cudaMemcpyKind kind, cudaStream_t stream) {
-  return si_ret(copy1d(dst, src, count, kind, stream, 0, SI_COPY_ASYNC));
+  return si_ret(si_copy1d(dst, src, count, kind, stream, 0, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
                                         enum cudaMemcpyKind kind, cudaStream_t stream) {
-  return si_ret(copy1d(dst, src, count, kind, stream, 1, SI_COPY_ASYNC));
+  return si_ret(si_copy1d(dst, src, count, kind, stream, 1, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -238,15 +237,16 @@ SI_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
                                   int srcDevice, size_t count) {
   if (dstDevice != 0 || srcDevice != 0)
     return si_ret(cudaErrorInvalidDevice);
-  return si_ret(copy1d(dst, src, count, cudaMemcpyDeviceToDevice, NULL, 0, SI_COPY_PEER));
+  return si_ret(
+      si_copy1d(dst, src, count, cudaMemcpyDeviceToDevice, NULL, 0, SI_COPY_PEER));
 }
 
 SI_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
                                        int srcDevice, size_t count, cudaStream_t stream) {
   if (dstDevice != 0 || srcDevice != 0)
     return si_ret(cudaErrorInvalidDevice);
-  return si_ret(
-      copy1d(dst, src, count, cudaMemcpyDeviceToDevice, stream, 0, SI_COPY_PEER_ASYNC));
+  return si_ret(si_copy1d(dst, src, count, cudaMemcpyDeviceToDevice, stream, 0,
+                          SI_COPY_PEER_ASYNC));
 }
 
 /* ---- symbols ---------------------------------------------------------------------- */
@@ -264,7 +264,7 @@ static cudaError_t to_symbol(const void *symbol, const void *src, size_t count,
     return e;
   if (offset > size || count > size - offset)
     return cudaErrorInvalidValue;
-  return copy1d((char *)dev + offset, src, count, kind, stream, per_thread, mode);
+  return si_copy1d((char *)dev + offset, src, count, kind, stream, per_thread, mode);
 }
 
 static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size_t offset,
@@ -280,7 +280,7 @@ static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size
     return e;
   if (offset > size || count > size - offset)
     return cudaErrorInvalidValue;
-  return copy1d(dst, (char *)dev + offset, count, kind, stream, per_thread, mode);
+  return si_copy1d(dst, (char *)dev + offset, count, kind, stream, per_thread, mode);
 }
 
 SI_API cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,

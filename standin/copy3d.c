@@ -75,13 +75,6 @@ static cudaError_t array_run(const void *array, size_t wOffset, size_t hOffset,
   return cudaSuccess;
 }
 
-static cudaError_t linear_copy(void *dst, const void *src, size_t count,
-                               enum cudaMemcpyKind kind, cudaStream_t stream, int pt,
-                               enum si_copy_mode mode) {
-  struct si_copy c = {dst, count, count, src, count, count, count, 1, 1};
-  return si_copy_run(&c, kind, stream, pt, mode);
-}
-
 static enum si_copy_mode mode_of(int async) {
   return async ? SI_COPY_ASYNC : SI_COPY_SYNC;
 }
@@ -93,7 +86,7 @@ static cudaError_t to_array(cudaArray_t dst, size_t wOffset, size_t hOffset,
                             cudaStream_t stream, int pt, int async) {
   char *at;
   cudaError_t e = array_run(dst, wOffset, hOffset, count, &at);
-  return e ? e : linear_copy(at, src, count, kind, stream, pt, mode_of(async));
+  return e ? e : si_copy1d(at, src, count, kind, stream, pt, mode_of(async));
 }
 
 static cudaError_t from_array(void *dst, cudaArray_const_t src, size_t wOffset,
@@ -101,7 +94,7 @@ static cudaError_t from_array(void *dst, cudaArray_const_t src, size_t wOffset,
                               cudaStream_t stream, int pt, int async) {
   char *at;
   cudaError_t e = array_run(src, wOffset, hOffset, count, &at);
-  return e ? e : linear_copy(dst, at, count, kind, stream, pt, mode_of(async));
+  return e ? e : si_copy1d(dst, at, count, kind, stream, pt, mode_of(async));
 }
 
 static cudaError_t array_to_array(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
@@ -112,7 +105,7 @@ static cudaError_t array_to_array(cudaArray_t dst, size_t wOffsetDst, size_t hOf
   cudaError_t e = array_run(dst, wOffsetDst, hOffsetDst, count, &d);
   if (e == cudaSuccess)
     e = array_run(src, wOffsetSrc, hOffsetSrc, count, &s);
-  return e ? e : linear_copy(d, s, count, kind, NULL, pt, SI_COPY_SYNC);
+  return e ? e : si_copy1d(d, s, count, kind, NULL, pt, SI_COPY_SYNC);
 }
 
 SI_API cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
@@ -368,36 +361,45 @@ static cudaError_t build3d(const struct side3 *dst, const struct side3 *src,
   return err;
 }
 
+/* A 3D copy of either parameter struct (their fields have one name). */
+#define RUN_3D(p, kind, stream, pt, mode)                                                \
+  run3d(&(struct side3){p->dstArray, p->dstPos, p->dstPtr},                              \
+        &(struct side3){p->srcArray, p->srcPos, p->srcPtr}, p->extent, kind, stream, pt, \
+        mode)
+
+static cudaError_t run3d(const struct side3 *dst, const struct side3 *src,
+                         struct cudaExtent e, enum cudaMemcpyKind kind,
+                         cudaStream_t stream, int pt, enum si_copy_mode mode) {
+  struct si_copy c;
+  if (e.width == 0 || e.height == 0 || e.depth == 0)
+    return cudaSuccess;
+  cudaError_t err = build3d(dst, src, e, &c);
+  return err ? err : si_copy_run(&c, kind, stream, pt, mode);
+}
+
 static cudaError_t memcpy3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream,
                             int pt, int async) {
   if (p == NULL)
     return cudaErrorInvalidValue;
-  struct side3 dst = {p->dstArray, p->dstPos, p->dstPtr};
-  struct side3 src = {p->srcArray, p->srcPos, p->srcPtr};
-  struct si_copy c;
-  if (p->extent.width == 0 || p->extent.height == 0 || p->extent.depth == 0)
-    return cudaSuccess;
-  cudaError_t e = build3d(&dst, &src, p->extent, &c);
-  return e ? e : si_copy_run(&c, p->kind, stream, pt, mode_of(async));
+  return RUN_3D(p, p->kind, stream, pt, mode_of(async));
 }
 
-SI_API cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p) {
-  return si_ret(memcpy3d(p, NULL, 0, 0));
-}
-
-SI_API cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *p) {
-  return si_ret(memcpy3d(p, NULL, 1, 0));
-}
-
-SI_API cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p,
-                                     cudaStream_t stream) {
-  return si_ret(memcpy3d(p, stream, 0, 1));
-}
-
-SI_API cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p,
-                                          cudaStream_t stream) {
-  return si_ret(memcpy3d(p, stream, 1, 1));
-}
+/* The four exported forms of a 3D copy: legacy and per-thread, sync and
+ * async. */
+#define SI_3D_COPIES(base, type, fn)                                                     \
+  SI_API cudaError_t base(const type *p) {                                               \
+    return si_ret(fn(p, NULL, 0, 0));                                                    \
+  }                                                                                      \
+  SI_API cudaError_t base##_ptds(const type *p) {                                        \
+    return si_ret(fn(p, NULL, 1, 0));                                                    \
+  }                                                                                      \
+  SI_API cudaError_t base##Async(const type *p, cudaStream_t stream) {                   \
+    return si_ret(fn(p, stream, 0, 1));                                                  \
+  }                                                                                      \
+  SI_API cudaError_t base##Async_ptsz(const type *p, cudaStream_t stream) {              \
+    return si_ret(fn(p, stream, 1, 1));                                                  \
+  }
+SI_3D_COPIES(cudaMemcpy3D, struct cudaMemcpy3DParms, memcpy3d)
 
 static cudaError_t memcpy3d_peer(const struct cudaMemcpy3DPeerParms *p,
                                  cudaStream_t stream, int pt, int async) {
@@ -405,34 +407,11 @@ static cudaError_t memcpy3d_peer(const struct cudaMemcpy3DPeerParms *p,
     return cudaErrorInvalidValue;
   if (p->srcDevice != 0 || p->dstDevice != 0)
     return cudaErrorInvalidDevice;
-  struct side3 dst = {p->dstArray, p->dstPos, p->dstPtr};
-  struct side3 src = {p->srcArray, p->srcPos, p->srcPtr};
-  struct si_copy c;
-  if (p->extent.width == 0 || p->extent.height == 0 || p->extent.depth == 0)
-    return cudaSuccess;
-  cudaError_t e = build3d(&dst, &src, p->extent, &c);
-  return e ? e
-           : si_copy_run(&c, cudaMemcpyDeviceToDevice, stream, pt,
-                         async ? SI_COPY_PEER_ASYNC : SI_COPY_PEER);
+  return RUN_3D(p, cudaMemcpyDeviceToDevice, stream, pt,
+                async ? SI_COPY_PEER_ASYNC : SI_COPY_PEER);
 }
 
-SI_API cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p) {
-  return si_ret(memcpy3d_peer(p, NULL, 0, 0));
-}
-
-SI_API cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *p) {
-  return si_ret(memcpy3d_peer(p, NULL, 1, 0));
-}
-
-SI_API cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p,
-                                         cudaStream_t stream) {
-  return si_ret(memcpy3d_peer(p, stream, 0, 1));
-}
-
-SI_API cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *p,
-                                              cudaStream_t stream) {
-  return si_ret(memcpy3d_peer(p, stream, 1, 1));
-}
+SI_3D_COPIES(cudaMemcpy3DPeer, struct cudaMemcpy3DPeerParms, memcpy3d_peer)
 
 /* ---- batches ------------------------------------------------------------------------
  */
@@ -482,31 +461,23 @@ cudaError_t si_batch(void *const *dsts, const void *const *srcs, const size_t *s
     }
   }
   for (size_t i = 0; i < count; i++)
-    (void)linear_copy(dsts[i], srcs[i], sizes[i], cudaMemcpyDefault, stream, pt,
-                      SI_COPY_ASYNC); /* checked above */
+    (void)si_copy1d(dsts[i], srcs[i], sizes[i], cudaMemcpyDefault, stream, pt,
+                    SI_COPY_ASYNC); /* checked above */
   return cudaSuccess;
 }
 
 #if SI_CUDART_MAJOR >= 13 /* CUDA 12.8's take a failIdx (compat12.c) */
-SI_API cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
-                                        const size_t *sizes, size_t count,
-                                        struct cudaMemcpyAttributes *attrs,
-                                        size_t *attrsIdxs, size_t numAttrs,
-                                        cudaStream_t stream) {
-  size_t fail;
-  return si_ret(
-      si_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, 0, &fail));
-}
-
-SI_API cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs,
-                                             const size_t *sizes, size_t count,
-                                             struct cudaMemcpyAttributes *attrs,
-                                             size_t *attrsIdxs, size_t numAttrs,
-                                             cudaStream_t stream) {
-  size_t fail;
-  return si_ret(
-      si_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, 1, &fail));
-}
+#define SI_BATCH(name, pt)                                                               \
+  SI_API cudaError_t name(void *const *dsts, const void *const *srcs,                    \
+                          const size_t *sizes, size_t count,                             \
+                          struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,         \
+                          size_t numAttrs, cudaStream_t stream) {                        \
+    size_t fail;                                                                         \
+    return si_ret(si_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, \
+                           pt, &fail));                                                  \
+  }
+SI_BATCH(cudaMemcpyBatchAsync, 0)
+SI_BATCH(cudaMemcpyBatchAsync_ptsz, 1)
 #endif
 
 static cudaError_t operand_side(const struct cudaMemcpy3DOperand *o, struct side3 *s,
@@ -688,24 +659,16 @@ static cudaError_t prefetch_batch(void **dptrs, const size_t *sizes, size_t coun
   return cudaSuccess;
 }
 
-SI_API cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count,
-                                             struct cudaMemLocation *prefetchLocs,
-                                             size_t *prefetchLocIdxs,
-                                             size_t numPrefetchLocs,
-                                             unsigned long long flags,
-                                             cudaStream_t stream) {
-  return si_ret(prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs,
-                               numPrefetchLocs, flags, stream, 0));
-}
-
-SI_API cudaError_t cudaMemPrefetchBatchAsync_ptsz(
-    void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs,
-    size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
-    cudaStream_t stream) {
-  return si_ret(prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs,
-                               numPrefetchLocs, flags, stream, 1));
-}
-
+#define SI_PREFETCH_BATCH(name, pt)                                                      \
+  SI_API cudaError_t name(void **dptrs, size_t *sizes, size_t count,                     \
+                          struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, \
+                          size_t numPrefetchLocs, unsigned long long flags,              \
+                          cudaStream_t stream) {                                         \
+    return si_ret(prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs,     \
+                                 numPrefetchLocs, flags, stream, pt));                   \
+  }
+SI_PREFETCH_BATCH(cudaMemPrefetchBatchAsync, 0)
+SI_PREFETCH_BATCH(cudaMemPrefetchBatchAsync_ptsz, 1)
 #endif
 
 /* ---- 3D memsets -----------------------------------------------------------------------

@@ -263,6 +263,9 @@ cudaError_t si_copy_check(struct si_copy *c, enum cudaMemcpyKind *kind, enum si_
 /* Validate, schedule and perform a copy (the bytes move at the call). */
 cudaError_t si_copy_run(struct si_copy *c, enum cudaMemcpyKind kind, cudaStream_t stream,
                         int per_thread, enum si_copy_mode mode);
+/* si_copy_run of count contiguous bytes. */
+cudaError_t si_copy1d(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                      cudaStream_t stream, int per_thread, enum si_copy_mode mode);
 /* Set `depth` slices of `height` rows of `width` bytes of device, managed or
  * pinned memory; async: never waits. */
 cudaError_t si_memset3d(void *p, size_t pitch, size_t slice, int value, size_t width,

@@ -419,20 +419,21 @@ API CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count,
 /* ---- host functions -------------------------------------------------------------------
  */
 
-API CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
-  (void)hStream;
+static CUresult host_func(CUhostFn fn, void *data) {
   if (!fn)
     return CUDA_ERROR_INVALID_VALUE;
-  fn(userData);
+  fn(data);
   return CUDA_SUCCESS;
+}
+
+API CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
+  (void)hStream;
+  return host_func(fn, userData);
 }
 
 API CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData) {
   (void)hStream;
-  if (!fn)
-    return CUDA_ERROR_INVALID_VALUE;
-  fn(userData);
-  return CUDA_SUCCESS;
+  return host_func(fn, userData);
 }
 
 static CUresult callback(CUstream s, CUstreamCallback cb, void *data, unsigned flags) {
