@@ -42,31 +42,39 @@
  *    shorter call did not pass are never used), forward every one of them
  *    unchanged (a callee ignores the ones it does not take: caller-cleaned
  *    calls on x86-64 and aarch64), and read them by the ABI of the library
- *    the real function lives in (libcudart.so.12: CUDA 12; else 13). A
- *    CUDA 12 prefetch's device is a location: cudaCpuDeviceId (-1) the
- *    host, another ordinal that device.
+ *    the real function lives in (its cudaRuntimeGetVersion: below 13000,
+ *    CUDA 12's). A CUDA 12 prefetch's device is a location: cudaCpuDeviceId
+ *    (-1) the host, another ordinal that device.
  */
 #include <dlfcn.h>
 #include <string.h>
 
 #include "hooks_copy.h"
 
-/* The major version of the libcudart defining `real`: 12 when that file
- * is libcudart.so.12*, else 13. Found once per entry point (its real
- * function is set once). */
+/* The ABI of the libcudart defining `real`: 12 when its
+ * cudaRuntimeGetVersion says < 13000 (or, when it cannot be asked, the file
+ * is named libcudart*.so.12*), else 13. Found once per entry point: its real
+ * function is set once. */
+typedef cudaError_t (*version_fn)(int *);
+
 static int runtime_abi(unsigned api, const void *real) {
   static int abi[GT_API_COUNT];
   int a = __atomic_load_n(&abi[api], __ATOMIC_RELAXED);
   if (a != 0)
     return a;
+  int saved_errno = errno, version = 0;
+  version_fn get = (version_fn)gt_real_in_library(real, "cudaRuntimeGetVersion");
   Dl_info info;
-  const char *base = NULL;
-  if (dladdr(real, &info) && info.dli_fname != NULL) {
-    base = strrchr(info.dli_fname, '/');
-    base = base ? base + 1 : info.dli_fname;
-  }
-  a = base != NULL && strncmp(base, "libcudart.so.12", 15) == 0 ? 12 : 13;
+  if (get != NULL && get(&version) == 0 && version > 0)
+    a = version < 13000 ? 12 : 13;
+  else if (dladdr(real, &info) && info.dli_fname != NULL &&
+           strstr(info.dli_fname, "libcudart") != NULL &&
+           strstr(info.dli_fname, ".so.12") != NULL)
+    a = 12;
+  else
+    a = 13;
   __atomic_store_n(&abi[api], a, __ATOMIC_RELAXED);
+  errno = saved_errno;
   return a;
 }
 
