@@ -70,13 +70,19 @@ static void remember_freed(struct gt_heap *h, uint64_t key) {
   gt_map_put(&h->freed, key, 1);
 }
 
+/* An IPC mapping is another process's memory: tracked, not counted live. */
+static uint64_t counted_bytes(unsigned api, uint64_t bytes) {
+  return gt_api_flags(api) & GT_AF_IPC ? 0 : bytes;
+}
+
 void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range) {
   if (r->result != 0 || r->u.mem.ptr == 0 || (r->flags & GT_F_VMM_MAP))
     return;
   uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), idx;
   uint64_t *live = live_of(h, r->pid);
   if (gt_map_get(&h->index, key, &idx)) { /* reused without a free we saw */
-    live[h->blocks[idx].memory & 3] -= h->blocks[idx].bytes;
+    live[h->blocks[idx].memory & 3] -=
+        counted_bytes(h->blocks[idx].api, h->blocks[idx].bytes);
   } else if (h->nfree) {
     idx = h->free_list[--h->nfree];
   } else {
@@ -95,14 +101,19 @@ void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range)
   gt_map_put(&h->index, key, idx);
   if (gt_map_get(&h->freed, key, NULL))
     gt_map_del(&h->freed, key);
-  live[r->u.mem.memory & 3] += r->u.mem.bytes;
+  live[r->u.mem.memory & 3] += counted_bytes(r->api, r->u.mem.bytes);
 }
 
-/* Can this API free memory of this kind? */
-static int kind_matches(unsigned api, unsigned memory) {
-  if (gt_api_flags(api) & GT_AF_PINNED)
-    return memory == GT_MEM_PINNED_HOST;
-  return memory == GT_MEM_DEVICE || memory == GT_MEM_MANAGED;
+/* Can this API free this block? Arrays are freed by the array frees and IPC
+ * mappings closed by the IPC closes only, and those free nothing else. */
+static int kind_matches(unsigned api, const struct gt_block *b) {
+  const unsigned family = GT_AF_ARRAY | GT_AF_IPC;
+  unsigned fl = gt_api_flags(api);
+  if ((fl & family) != (gt_api_flags(b->api) & family))
+    return 0;
+  if (fl & GT_AF_PINNED)
+    return b->memory == GT_MEM_PINNED_HOST;
+  return b->memory == GT_MEM_DEVICE || b->memory == GT_MEM_MANAGED;
 }
 
 enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r,
@@ -118,11 +129,11 @@ enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r
     return r->result != 0 ? GT_FREE_FAILED : GT_FREE_UNKNOWN;
   }
   *freed = h->blocks[idx];
-  if (!kind_matches(r->api, freed->memory))
+  if (!kind_matches(r->api, freed))
     return GT_FREE_WRONG_KIND;
   if (r->result != 0)
     return GT_FREE_FAILED;
-  live_of(h, r->pid)[freed->memory] -= freed->bytes;
+  live_of(h, r->pid)[freed->memory] -= counted_bytes(freed->api, freed->bytes);
   gt_map_del(&h->index, key);
   h->free_list = gt_grow(h->free_list, &h->free_cap, h->nfree + 1, sizeof *h->free_list);
   h->free_list[h->nfree++] = idx;

@@ -4,11 +4,16 @@
  * Contract: feed alloc and free records in file order. A successful free
  * matches the allocation by (pid, pointer); its memory kind must agree with
  * the API (cudaFree: device or managed; cudaFreeHost / cudaHostUnregister:
- * pinned host) or it is an invalid free — as are frees of unknown pointers
- * (double frees when the pointer was freed before) and frees the runtime
- * refused. cuMemMap/cuMemUnmap records (GT_F_VMM_MAP) are not memory held:
- * cuMemCreate/cuMemRelease are. Memory is bounded by live blocks plus a
- * fixed window of recently freed pointers (for telling double frees apart). */
+ * pinned host), and the API's GT_AF_ARRAY and GT_AF_IPC flags with the
+ * allocating API's (cudaFreeArray frees arrays only, cudaIpcCloseMemHandle
+ * mappings only), or it is an invalid free — as are frees of unknown
+ * pointers (double frees when the pointer was freed before) and frees the
+ * runtime refused. cuMemMap/cuMemUnmap records (GT_F_VMM_MAP) are not memory
+ * held: cuMemCreate/cuMemRelease are. IPC mappings (GT_AF_IPC) are blocks
+ * like any other — an unclosed one is live at the end — but their bytes are
+ * the exporting process's and do not count in gt_heap_live_bytes. Memory is
+ * bounded by live blocks plus a fixed window of recently freed pointers (for
+ * telling double frees apart). */
 #ifndef GPUTRACE_ANALYZE_HEAP_H
 #define GPUTRACE_ANALYZE_HEAP_H
 

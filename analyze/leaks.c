@@ -141,8 +141,8 @@ static void snapshot_cb(void *ctx, const struct gt_block *b) {
   void **args = ctx;
   struct groups *g = args[0];
   const uint32_t *pid = args[1];
-  if (b->pid != *pid || b->memory != GT_MEM_DEVICE)
-    return;
+  if (b->pid != *pid || b->memory != GT_MEM_DEVICE || (gt_api_flags(b->api) & GT_AF_IPC))
+    return; /* an IPC mapping is not in the peak (heap.h) */
   struct gt_group *grp = group(g, b->pid, b->stack_id, b->memory);
   grp->bytes += b->bytes;
   grp->blocks++;

@@ -425,10 +425,13 @@ static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
   if (rec->result != 0 || rec->u.mem.ptr == 0)
     return;
   /* Reuse opportunities: an allocation of a size this process freed before
-   * (same memory kind) could have kept the old buffer. */
+   * (same memory kind) could have kept the old buffer. Arrays and IPC
+   * mappings are no buffer another allocation could have reused. */
+  int reusable = !(gt_api_flags(rec->api) & (GT_AF_ARRAY | GT_AF_IPC));
   uint64_t key = gt_pid_key(rec->pid, rec->u.mem.bytes * 8 + (rec->u.mem.memory & 7)),
            n = 0;
-  gt_map_get(&r->freed, key, &n);
+  if (reusable)
+    gt_map_get(&r->freed, key, &n);
   if (alloc) {
     t->c.allocs++;
     p->c.allocs++;
@@ -437,7 +440,7 @@ static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
       p->churn++;
       gt_map_put(&r->freed, key, n - 1);
     }
-  } else if (rec->u.mem.bytes) {
+  } else if (reusable && rec->u.mem.bytes) {
     gt_map_put(&r->freed, key, n + 1);
   }
 }

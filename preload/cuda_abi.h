@@ -1,9 +1,11 @@
 /* cuda_abi.h — the few CUDA runtime and NVTX ABI types the shim needs,
  * declared here so libgputrace.so builds without the CUDA toolkit.
  *
- * Contract: layouts match cuda_runtime_api.h / driver_types.h of CUDA 12 and
- * 13 and nvtx3/nvToolsExt.h (checked against the 13.0 headers). Only what
- * the hooks read is declared; handles are opaque pointers.
+ * Contract: layouts match cuda_runtime_api.h / driver_types.h / cuda.h of
+ * CUDA 12 and 13 and nvtx3/nvToolsExt.h. Types carry the toolkit's names, so
+ * that tests/unit/test_cuda_abi.c can compare every struct's size and field
+ * offsets with the toolkit's headers (when the toolkit is installed). Only
+ * what the hooks read is declared; handles are opaque pointers.
  */
 #ifndef GPUTRACE_CUDA_ABI_H
 #define GPUTRACE_CUDA_ABI_H
@@ -66,6 +68,116 @@ typedef struct cudaLaunchConfig_st {
   void *attrs;
   unsigned int numAttrs;
 } cudaLaunchConfig_t;
+
+/* Arrays, 3D copies, managed memory, IPC, stream callbacks (driver_types.h,
+ * cuda_runtime_api.h). Enums are ints: their size on every ABI CUDA
+ * supports. */
+typedef void *cudaArray_t;
+typedef const void *cudaArray_const_t;
+typedef void *cudaMipmappedArray_t;
+typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status,
+                                     void *userData);
+
+#define cudaArrayLayered 0x01u
+#define cudaArrayCubemap 0x04u
+
+struct cudaChannelFormatDesc {
+  int x, y, z, w; /* bits per channel */
+  int f;          /* enum cudaChannelFormatKind */
+};
+
+struct cudaExtent {
+  size_t width; /* elements of an array; bytes of linear memory */
+  size_t height;
+  size_t depth;
+};
+
+struct cudaPos {
+  size_t x, y, z;
+};
+
+struct cudaPitchedPtr {
+  void *ptr;
+  size_t pitch;
+  size_t xsize;
+  size_t ysize;
+};
+
+struct cudaMemcpy3DParms {
+  cudaArray_t srcArray;
+  struct cudaPos srcPos;
+  struct cudaPitchedPtr srcPtr;
+  cudaArray_t dstArray;
+  struct cudaPos dstPos;
+  struct cudaPitchedPtr dstPtr;
+  struct cudaExtent extent;
+  int kind; /* enum cudaMemcpyKind */
+};
+
+struct cudaMemcpy3DPeerParms {
+  cudaArray_t srcArray;
+  struct cudaPos srcPos;
+  struct cudaPitchedPtr srcPtr;
+  int srcDevice;
+  cudaArray_t dstArray;
+  struct cudaPos dstPos;
+  struct cudaPitchedPtr dstPtr;
+  int dstDevice;
+  struct cudaExtent extent;
+};
+
+enum {
+  cudaMemLocationTypeDevice = 1,
+  cudaMemLocationTypeHost = 2,
+  cudaMemLocationTypeHostNuma = 3,
+  cudaMemLocationTypeHostNumaCurrent = 4,
+};
+
+struct cudaMemLocation {
+  int type; /* enum cudaMemLocationType */
+  int id;
+};
+
+struct cudaMemcpyAttributes { /* CUDA 12.8+ batch copies */
+  int srcAccessOrder;
+  struct cudaMemLocation srcLocHint;
+  struct cudaMemLocation dstLocHint;
+  unsigned int flags;
+};
+
+enum { cudaMemcpyOperandTypePointer = 1, cudaMemcpyOperandTypeArray = 2 };
+
+struct cudaOffset3D {
+  size_t x, y, z;
+};
+
+struct cudaMemcpy3DOperand {
+  int type; /* enum cudaMemcpy3DOperandType */
+  union {
+    struct {
+      void *ptr;
+      size_t rowLength;
+      size_t layerHeight;
+      struct cudaMemLocation locHint;
+    } ptr;
+    struct {
+      cudaArray_t array;
+      struct cudaOffset3D offset;
+    } array;
+  } op;
+};
+
+struct cudaMemcpy3DBatchOp {
+  struct cudaMemcpy3DOperand src;
+  struct cudaMemcpy3DOperand dst;
+  struct cudaExtent extent; /* elements: of the array when one takes part, else bytes */
+  int srcAccessOrder;
+  unsigned int flags;
+};
+
+typedef struct cudaIpcMemHandle_st {
+  char reserved[64]; /* CUDA_IPC_HANDLE_SIZE */
+} cudaIpcMemHandle_t;
 
 /* NVTX (nvtx3/nvToolsExt.h, nvtxDetail/nvtxTypes.h) */
 enum {
@@ -149,6 +261,101 @@ typedef void *CUgraphExec;
 #define CUDA_ERROR_NOT_FOUND 500
 #define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 2ull
 #define cudaEnablePerThreadDefaultStream 2ull
+
+typedef void *CUarray;
+typedef void *CUmipmappedArray;
+typedef void *CUcontext;
+typedef void (*CUhostFn)(void *userData);
+typedef void (*CUstreamCallback)(CUstream hStream, CUresult status, void *userData);
+
+enum { /* CUmemorytype */
+       CU_MEMORYTYPE_HOST = 1,
+       CU_MEMORYTYPE_DEVICE = 2,
+       CU_MEMORYTYPE_ARRAY = 3,
+       CU_MEMORYTYPE_UNIFIED = 4,
+};
+
+enum { /* CUmemLocationType */
+       CU_MEM_LOCATION_TYPE_DEVICE = 1,
+       CU_MEM_LOCATION_TYPE_HOST = 2,
+       CU_MEM_LOCATION_TYPE_HOST_NUMA = 3,
+       CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 4,
+};
+
+#define CUDA_ARRAY3D_LAYERED 0x01u
+#define CUDA_ARRAY3D_CUBEMAP 0x04u
+
+typedef struct CUDA_MEMCPY2D_st { /* CUDA_MEMCPY2D_v2 */
+  size_t srcXInBytes;
+  size_t srcY;
+  int srcMemoryType; /* CUmemorytype */
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  CUarray srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes;
+  size_t dstY;
+  int dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  CUarray dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes;
+  size_t Height;
+} CUDA_MEMCPY2D;
+
+typedef struct CUDA_MEMCPY3D_st { /* CUDA_MEMCPY3D_v2 */
+  size_t srcXInBytes;
+  size_t srcY;
+  size_t srcZ;
+  size_t srcLOD;
+  int srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  CUarray srcArray;
+  void *reserved0;
+  size_t srcPitch;
+  size_t srcHeight;
+  size_t dstXInBytes;
+  size_t dstY;
+  size_t dstZ;
+  size_t dstLOD;
+  int dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  CUarray dstArray;
+  void *reserved1;
+  size_t dstPitch;
+  size_t dstHeight;
+  size_t WidthInBytes;
+  size_t Height;
+  size_t Depth;
+} CUDA_MEMCPY3D;
+
+typedef struct CUDA_ARRAY_DESCRIPTOR_st { /* CUDA_ARRAY_DESCRIPTOR_v2 */
+  size_t Width;
+  size_t Height;
+  int Format; /* CUarray_format */
+  unsigned int NumChannels;
+} CUDA_ARRAY_DESCRIPTOR;
+
+typedef struct CUDA_ARRAY3D_DESCRIPTOR_st { /* CUDA_ARRAY3D_DESCRIPTOR_v2 */
+  size_t Width;
+  size_t Height;
+  size_t Depth;
+  int Format;
+  unsigned int NumChannels;
+  unsigned int Flags;
+} CUDA_ARRAY3D_DESCRIPTOR;
+
+typedef struct CUmemLocation_st {
+  int type; /* CUmemLocationType */
+  int id;
+} CUmemLocation;
+
+typedef struct CUipcMemHandle_st {
+  char reserved[64]; /* CU_IPC_HANDLE_SIZE */
+} CUipcMemHandle;
 
 typedef struct CUlaunchConfig_st {
   unsigned int gridDimX, gridDimY, gridDimZ;

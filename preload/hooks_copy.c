@@ -28,7 +28,7 @@
  */
 #include <string.h>
 
-#include "devtime.h"
+#include "hooks_copy.h"
 
 /* ---- where a copy's sides live ---- */
 
@@ -120,24 +120,11 @@ static uint32_t host_flags_of(enum side dst, enum side src) {
 
 /* ---- copy records ---- */
 
-enum symbol_side { SYM_NONE, SYM_DST, SYM_SRC };
-
-struct copy_desc {
-  unsigned api;
-  uint32_t flags;
-  const void *dst, *src;
-  uint64_t bytes;
-  uint64_t width, height; /* 2D only */
-  int kind;               /* cudaMemcpyKind as passed */
-  const void *stream;
-  enum symbol_side sym; /* which side is a __device__ symbol */
-};
-
 /* Sides as the kind (or, for cudaMemcpyDefault, the runtime) says. */
-static void resolve_sides(const struct copy_desc *c, cudaError_t r, enum side *dst,
+static void resolve_sides(const struct gt_copy_desc *c, cudaError_t r, enum side *dst,
                           enum side *src) {
-  *dst = c->sym == SYM_DST ? SIDE_DEVICE : side_from_kind(c->kind, 1);
-  *src = c->sym == SYM_SRC ? SIDE_DEVICE : side_from_kind(c->kind, 0);
+  *dst = c->dev & GT_DEV_DST ? SIDE_DEVICE : side_from_kind(c->kind, 1);
+  *src = c->dev & GT_DEV_SRC ? SIDE_DEVICE : side_from_kind(c->kind, 0);
   if (c->kind == cudaMemcpyDefault && r == 0 && query_ready() &&
       g_peek_last_error() == 0) {
     if (*dst == SIDE_UNKNOWN)
@@ -151,13 +138,11 @@ static void resolve_sides(const struct copy_desc *c, cudaError_t r, enum side *d
     *src = pinned_state(c->src);
 }
 
-static void emit_copy(const struct copy_desc *c, uint64_t t0, uint64_t t1,
-                      cudaError_t r) {
-  enum side dst, src;
-  resolve_sides(c, r, &dst, &src);
+void gt_copy_record(const struct gt_copy_desc *c, uint8_t dir, uint32_t host_flags,
+                    uint64_t t0, uint64_t t1, cudaError_t r) {
   struct gt_record rec;
   gt_record_begin(&rec, c->api, t0, t1, r);
-  rec.flags = c->flags | host_flags_of(dst, src);
+  rec.flags = c->flags | host_flags;
   rec.u.copy.dst = (uint64_t)(uintptr_t)c->dst;
   rec.u.copy.src = (uint64_t)(uintptr_t)c->src;
   rec.u.copy.bytes = c->bytes;
@@ -165,34 +150,45 @@ static void emit_copy(const struct copy_desc *c, uint64_t t0, uint64_t t1,
   rec.u.copy.width = (uint32_t)c->width;
   rec.u.copy.height = (uint32_t)c->height;
   rec.u.copy.kind = (uint8_t)c->kind;
-  rec.u.copy.dir = dir_of(dst, src);
-  rec.u.copy.dst_device = -1;
-  rec.u.copy.src_device = -1;
+  rec.u.copy.dir = dir;
+  rec.u.copy.dst_device = c->peer ? c->dst_device : -1;
+  rec.u.copy.src_device = c->peer ? c->src_device : -1;
   rec.u.copy.corr = gt_tls_corr;
   gt_emit(&rec);
   gt_dt_commit(&rec);
 }
 
-/* A struct copy_desc pointer for the common fields. */
-#define GT_COPY(name, fl, d, s, n, k, strm, symside)                                     \
-  (&(const struct copy_desc){.api = GT_API_##name,                                       \
-                             .flags = fl,                                                \
-                             .dst = d,                                                   \
-                             .src = s,                                                   \
-                             .bytes = n,                                                 \
-                             .kind = k,                                                  \
-                             .stream = strm,                                             \
-                             .sym = symside})
-#define GT_COPY_2D(name, fl, d, s, w, h, k, strm)                                        \
-  (&(const struct copy_desc){.api = GT_API_##name,                                       \
-                             .flags = fl,                                                \
-                             .dst = d,                                                   \
-                             .src = s,                                                   \
-                             .bytes = (uint64_t)(w) * (h),                               \
-                             .width = w,                                                 \
-                             .height = h,                                                \
-                             .kind = k,                                                  \
-                             .stream = strm})
+void gt_copy_emit(const struct gt_copy_desc *c, uint64_t t0, uint64_t t1, cudaError_t r) {
+  if (c->peer) {
+    gt_copy_record(c, GT_DIR_PEER, 0, t0, t1, r);
+    return;
+  }
+  enum side dst, src;
+  resolve_sides(c, r, &dst, &src);
+  gt_copy_record(c, dir_of(dst, src), host_flags_of(dst, src), t0, t1, r);
+}
+
+/* ---- what an array holds ---- */
+
+typedef cudaError_t (*array_info_fn)(struct cudaChannelFormatDesc *, struct cudaExtent *,
+                                     unsigned int *, cudaArray_const_t);
+
+uint64_t gt_array_elem_bytes(cudaArray_const_t array) {
+  static array_info_fn info;
+  if (info == NULL)
+    info = (array_info_fn)gt_resolve("cudaArrayGetInfo");
+  if (array == NULL || info == NULL || !query_ready() || g_peek_last_error() != 0)
+    return 0;
+  struct cudaChannelFormatDesc d;
+  struct cudaExtent e;
+  unsigned int flags;
+  memset(&d, 0, sizeof d);
+  if (info(&d, &e, &flags, array) != 0) {
+    (void)g_get_last_error(); /* back to clear, as it was */
+    return 0;
+  }
+  return gt_channel_bytes(&d);
+}
 
 /* ---- cudaMemcpy, cudaMemcpyAsync ---- */
 
@@ -202,7 +198,7 @@ static void emit_copy(const struct copy_desc *c, uint64_t t0, uint64_t t1,
     GT_TRACE_TIMED(                                                                      \
         GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
         real_##name(dst, src, count, kind),                                              \
-        emit_copy(GT_COPY(name, 0, dst, src, count, kind, NULL, SYM_NONE), t0, t1, r));  \
+        gt_copy_emit(GT_COPY(name, 0, dst, src, count, kind, NULL, 0), t0, t1, r));      \
   }
 GT_HOOK_MEMCPY(cudaMemcpy, 0)
 GT_HOOK_MEMCPY(cudaMemcpy_ptds, 1)
@@ -214,8 +210,8 @@ GT_HOOK_MEMCPY(cudaMemcpy_ptds, 1)
     GT_TRACE_TIMED(                                                                      \
         GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
         real_##name(dst, src, count, kind, stream),                                      \
-        emit_copy(GT_COPY(name, GT_F_ASYNC, dst, src, count, kind, stream, SYM_NONE),    \
-                  t0, t1, r));                                                           \
+        gt_copy_emit(GT_COPY(name, GT_F_ASYNC, dst, src, count, kind, stream, 0), t0,    \
+                     t1, r));                                                            \
   }
 GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync, 0)
 GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz, 1)
@@ -230,7 +226,8 @@ GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz, 1)
     GT_TRACE_TIMED(                                                                      \
         GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
         real_##name(dst, dpitch, src, spitch, width, height, kind),                      \
-        emit_copy(GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL), t0, t1, r)); \
+        gt_copy_emit(GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL, 0), t0,    \
+                     t1, r));                                                            \
   }
 GT_HOOK_MEMCPY_2D(cudaMemcpy2D, 0)
 GT_HOOK_MEMCPY_2D(cudaMemcpy2D_ptds, 1)
@@ -241,43 +238,37 @@ GT_HOOK_MEMCPY_2D(cudaMemcpy2D_ptds, 1)
                              cudaStream_t stream) {                                      \
     GT_REAL(name, cudaError_t,                                                           \
             (void *, size_t, const void *, size_t, size_t, size_t, int, cudaStream_t));  \
-    GT_TRACE_TIMED(                                                                      \
-        GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
-        real_##name(dst, dpitch, src, spitch, width, height, kind, stream),              \
-        emit_copy(GT_COPY_2D(name, GT_F_ASYNC, dst, src, width, height, kind, stream),   \
-                  t0, t1, r));                                                           \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
+                   real_##name(dst, dpitch, src, spitch, width, height, kind, stream),   \
+                   gt_copy_emit(GT_COPY_2D(name, GT_F_ASYNC, dst, src, width, height,    \
+                                           kind, stream, 0),                             \
+                                t0, t1, r));                                             \
   }
 GT_HOOK_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync, 0)
 GT_HOOK_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync_ptsz, 1)
 
 /* ---- peer copies ---- */
 
-static void emit_peer(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
-                      cudaError_t r, const void *dst, int dst_device, const void *src,
-                      int src_device, size_t count, const void *stream) {
-  struct gt_record rec;
-  gt_record_begin(&rec, api, t0, t1, r);
-  rec.flags = flags;
-  rec.u.copy.dst = (uint64_t)(uintptr_t)dst;
-  rec.u.copy.src = (uint64_t)(uintptr_t)src;
-  rec.u.copy.bytes = count;
-  rec.u.copy.stream = (uint64_t)(uintptr_t)stream;
-  rec.u.copy.kind = cudaMemcpyDeviceToDevice;
-  rec.u.copy.dir = GT_DIR_PEER;
-  rec.u.copy.dst_device = dst_device;
-  rec.u.copy.src_device = src_device;
-  rec.u.copy.corr = gt_tls_corr;
-  gt_emit(&rec);
-  gt_dt_commit(&rec);
-}
+#define GT_COPY_PEER(name, fl, d, dd, s, sd, n, strm)                                    \
+  (&(const struct gt_copy_desc){.api = GT_API_##name,                                    \
+                                .flags = fl,                                             \
+                                .dst = d,                                                \
+                                .src = s,                                                \
+                                .bytes = n,                                              \
+                                .kind = cudaMemcpyDeviceToDevice,                        \
+                                .stream = strm,                                          \
+                                .peer = 1,                                               \
+                                .dst_device = dd,                                        \
+                                .src_device = sd})
 
 GT_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
                                      int srcDevice, size_t count) {
   GT_REAL(cudaMemcpyPeer, cudaError_t, (void *, int, const void *, int, size_t));
   GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_cudaMemcpyPeer, NULL, 0,
                  real_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count),
-                 emit_peer(GT_API_cudaMemcpyPeer, 0, t0, t1, r, dst, dstDevice, src,
-                           srcDevice, count, NULL));
+                 gt_copy_emit(GT_COPY_PEER(cudaMemcpyPeer, 0, dst, dstDevice, src,
+                                           srcDevice, count, NULL),
+                              t0, t1, r));
 }
 
 GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
@@ -287,8 +278,9 @@ GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *
           (void *, int, const void *, int, size_t, cudaStream_t));
   GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_cudaMemcpyPeerAsync, stream, 0,
                  real_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream),
-                 emit_peer(GT_API_cudaMemcpyPeerAsync, GT_F_ASYNC, t0, t1, r, dst,
-                           dstDevice, src, srcDevice, count, stream));
+                 gt_copy_emit(GT_COPY_PEER(cudaMemcpyPeerAsync, GT_F_ASYNC, dst,
+                                           dstDevice, src, srcDevice, count, stream),
+                              t0, t1, r));
 }
 
 /* ---- symbol copies ---- */
@@ -297,10 +289,11 @@ GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *
   GT_EXPORT cudaError_t name(const void *symbol, const void *src, size_t count,          \
                              size_t offset, int kind) {                                  \
     GT_REAL(name, cudaError_t, (const void *, const void *, size_t, size_t, int));       \
-    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
-                   real_##name(symbol, src, count, offset, kind),                        \
-                   emit_copy(GT_COPY(name, 0, symbol, src, count, kind, NULL, SYM_DST),  \
-                             t0, t1, r));                                                \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
+        real_##name(symbol, src, count, offset, kind),                                   \
+        gt_copy_emit(GT_COPY(name, 0, symbol, src, count, kind, NULL, GT_DEV_DST), t0,   \
+                     t1, r));                                                            \
   }
 GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol, 0)
 GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol_ptds, 1)
@@ -309,10 +302,11 @@ GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol_ptds, 1)
   GT_EXPORT cudaError_t name(void *dst, const void *symbol, size_t count, size_t offset, \
                              int kind) {                                                 \
     GT_REAL(name, cudaError_t, (void *, const void *, size_t, size_t, int));             \
-    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
-                   real_##name(dst, symbol, count, offset, kind),                        \
-                   emit_copy(GT_COPY(name, 0, dst, symbol, count, kind, NULL, SYM_SRC),  \
-                             t0, t1, r));                                                \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
+        real_##name(dst, symbol, count, offset, kind),                                   \
+        gt_copy_emit(GT_COPY(name, 0, dst, symbol, count, kind, NULL, GT_DEV_SRC), t0,   \
+                     t1, r));                                                            \
   }
 GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol, 0)
 GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol_ptds, 1)
@@ -322,11 +316,11 @@ GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol_ptds, 1)
                              size_t offset, int kind, cudaStream_t stream) {             \
     GT_REAL(name, cudaError_t,                                                           \
             (const void *, const void *, size_t, size_t, int, cudaStream_t));            \
-    GT_TRACE_TIMED(                                                                      \
-        GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
-        real_##name(symbol, src, count, offset, kind, stream),                           \
-        emit_copy(GT_COPY(name, GT_F_ASYNC, symbol, src, count, kind, stream, SYM_DST),  \
-                  t0, t1, r));                                                           \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
+                   real_##name(symbol, src, count, offset, kind, stream),                \
+                   gt_copy_emit(GT_COPY(name, GT_F_ASYNC, symbol, src, count, kind,      \
+                                        stream, GT_DEV_DST),                             \
+                                t0, t1, r));                                             \
   }
 GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync, 0)
 GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz, 1)
@@ -336,20 +330,20 @@ GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz, 1)
                              int kind, cudaStream_t stream) {                            \
     GT_REAL(name, cudaError_t,                                                           \
             (void *, const void *, size_t, size_t, int, cudaStream_t));                  \
-    GT_TRACE_TIMED(                                                                      \
-        GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
-        real_##name(dst, symbol, count, offset, kind, stream),                           \
-        emit_copy(GT_COPY(name, GT_F_ASYNC, dst, symbol, count, kind, stream, SYM_SRC),  \
-                  t0, t1, r));                                                           \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
+                   real_##name(dst, symbol, count, offset, kind, stream),                \
+                   gt_copy_emit(GT_COPY(name, GT_F_ASYNC, dst, symbol, count, kind,      \
+                                        stream, GT_DEV_SRC),                             \
+                                t0, t1, r));                                             \
   }
 GT_HOOK_FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync, 0)
 GT_HOOK_FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync_ptsz, 1)
 
 /* ---- memsets ---- */
 
-static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
-                     cudaError_t r, const void *ptr, int value, uint64_t width,
-                     uint64_t height, uint64_t bytes, const void *stream) {
+void gt_set_emit(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, cudaError_t r,
+                 const void *ptr, int value, uint64_t width, uint64_t height,
+                 uint64_t bytes, const void *stream) {
   struct gt_record rec;
   gt_record_begin(&rec, api, t0, t1, r);
   rec.flags = flags;
@@ -370,7 +364,7 @@ static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
     GT_TRACE_TIMED(                                                                      \
         GT_DT_SET, (const void *)GT_API_##name, NULL, ptsz,                              \
         real_##name(devPtr, value, count),                                               \
-        emit_set(GT_API_##name, 0, t0, t1, r, devPtr, value, 0, 0, count, NULL));        \
+        gt_set_emit(GT_API_##name, 0, t0, t1, r, devPtr, value, 0, 0, count, NULL));     \
   }
 GT_HOOK_MEMSET(cudaMemset, 0)
 GT_HOOK_MEMSET(cudaMemset_ptds, 1)
@@ -381,8 +375,8 @@ GT_HOOK_MEMSET(cudaMemset_ptds, 1)
     GT_REAL(name, cudaError_t, (void *, int, size_t, cudaStream_t));                     \
     GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, stream, ptsz,                 \
                    real_##name(devPtr, value, count, stream),                            \
-                   emit_set(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value, 0, 0,   \
-                            count, stream));                                             \
+                   gt_set_emit(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value, 0,   \
+                               0, count, stream));                                       \
   }
 GT_HOOK_MEMSET_ASYNC(cudaMemsetAsync, 0)
 GT_HOOK_MEMSET_ASYNC(cudaMemsetAsync_ptsz, 1)
@@ -393,8 +387,8 @@ GT_HOOK_MEMSET_ASYNC(cudaMemsetAsync_ptsz, 1)
     GT_REAL(name, cudaError_t, (void *, size_t, int, size_t, size_t));                   \
     GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, NULL, ptsz,                   \
                    real_##name(devPtr, pitch, value, width, height),                     \
-                   emit_set(GT_API_##name, 0, t0, t1, r, devPtr, value, width, height,   \
-                            (uint64_t)width *height, NULL));                             \
+                   gt_set_emit(GT_API_##name, 0, t0, t1, r, devPtr, value, width,        \
+                               height, (uint64_t)width *height, NULL));                  \
   }
 GT_HOOK_MEMSET_2D(cudaMemset2D, 0)
 GT_HOOK_MEMSET_2D(cudaMemset2D_ptds, 1)
@@ -405,8 +399,8 @@ GT_HOOK_MEMSET_2D(cudaMemset2D_ptds, 1)
     GT_REAL(name, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t));     \
     GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, stream, ptsz,                 \
                    real_##name(devPtr, pitch, value, width, height, stream),             \
-                   emit_set(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value, width,  \
-                            height, (uint64_t)width *height, stream));                   \
+                   gt_set_emit(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value,      \
+                               width, height, (uint64_t)width *height, stream));         \
   }
 GT_HOOK_MEMSET_2D_ASYNC(cudaMemset2DAsync, 0)
 GT_HOOK_MEMSET_2D_ASYNC(cudaMemset2DAsync_ptsz, 1)

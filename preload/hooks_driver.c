@@ -22,7 +22,9 @@
  *    set gets that function back untraced: a hook never calls anything
  *    but what the caller would have called. Our own hooks are never stored.
  *  - Records are those of the runtime's kinds (alloc, free, memcpy,
- *    memset, launch, sync) with api = the driver entry point. Launches,
+ *    memset, launch, sync) with api = the driver entry point. Arrays, IPC
+ *    mappings, 2D/3D copies, prefetches and host functions are hooked in
+ *    hooks_driver_mem.c; the emitters both use are in hooks_driver.h. Launches,
  *    copies and memsets get a corr and are timed on the device like the
  *    runtime's (devtime.h) — cuBLAS, cuDNN and Triton launch this way, so
  *    the heaviest kernels of a PyTorch process are driver launches (seen on
@@ -43,7 +45,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "devtime.h"
+#include "hooks_driver.h"
 
 /* ---- the real dlsym ---- */
 
@@ -100,12 +102,6 @@ static void *special_get(void **slot, const char *name) {
   return p;
 }
 
-#define DRV_REAL(name, params)                                                           \
-  typedef CUresult(*drv_##name##_t) params;                                              \
-  drv_##name##_t real_##name = (drv_##name##_t)gt_real_fn(GT_API_##name);                \
-  if (real_##name == NULL)                                                               \
-  return CUDA_ERROR_NOT_FOUND
-
 #define SPECIAL_REAL(sp, name, ret, params, missing)                                     \
   typedef ret(*sp_##name##_t) params;                                                    \
   sp_##name##_t real_##name = (sp_##name##_t)special_get(&g_special[sp], #name);         \
@@ -114,7 +110,7 @@ static void *special_get(void **slot, const char *name) {
 
 /* ---- records ---- */
 
-static void emit_mem(unsigned api, uint32_t flags, uint8_t memory, uint64_t t0,
+void gt_drv_emit_mem(unsigned api, uint32_t flags, uint8_t memory, uint64_t t0,
                      uint64_t t1, CUresult r, uint64_t ptr, uint64_t bytes,
                      const void *stream, uint64_t pitch, uint64_t pool,
                      uint32_t host_flags) {
@@ -131,35 +127,30 @@ static void emit_mem(unsigned api, uint32_t flags, uint8_t memory, uint64_t t0,
   gt_emit(&rec);
 }
 
-static inline uint64_t out_dptr(CUresult r, const CUdeviceptr *p) {
-  return r == 0 && p != NULL ? (uint64_t)*p : 0;
-}
-
-static inline uint64_t out_hptr(CUresult r, void *const *p) {
-  return r == 0 && p != NULL ? (uint64_t)(uintptr_t)*p : 0;
-}
-
 static uint32_t host_side_flags(const void *host) {
   int in = gt_pinned_contains(host);
   return in > 0 ? GT_F_PINNED : in == 0 ? GT_F_PAGEABLE : 0;
 }
 
-static void emit_copy(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUresult r,
-                      uint64_t dst, uint64_t src, size_t bytes, int kind, uint8_t dir,
-                      const void *stream) {
+void gt_drv_emit_copy(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUresult r,
+                      const struct gt_drv_copy *c) {
   struct gt_record rec;
   gt_record_begin(&rec, api, t0, t1, r);
-  if (dir == GT_DIR_HTOD)
-    flags |= host_side_flags((const void *)(uintptr_t)src);
-  else if (dir == GT_DIR_DTOH)
-    flags |= host_side_flags((const void *)(uintptr_t)dst);
+  if (c->managed)
+    ; /* managed memory on both sides */
+  else if (c->dir == GT_DIR_HTOD)
+    flags |= host_side_flags((const void *)(uintptr_t)c->src);
+  else if (c->dir == GT_DIR_DTOH)
+    flags |= host_side_flags((const void *)(uintptr_t)c->dst);
   rec.flags = flags;
-  rec.u.copy.dst = dst;
-  rec.u.copy.src = src;
-  rec.u.copy.bytes = bytes;
-  rec.u.copy.stream = (uint64_t)(uintptr_t)stream;
-  rec.u.copy.kind = (uint8_t)kind;
-  rec.u.copy.dir = dir;
+  rec.u.copy.dst = c->dst;
+  rec.u.copy.src = c->src;
+  rec.u.copy.bytes = c->bytes;
+  rec.u.copy.stream = (uint64_t)(uintptr_t)c->stream;
+  rec.u.copy.width = (uint32_t)c->width;
+  rec.u.copy.height = (uint32_t)c->height;
+  rec.u.copy.kind = (uint8_t)c->kind;
+  rec.u.copy.dir = c->dir;
   rec.u.copy.dst_device = -1;
   rec.u.copy.src_device = -1;
   rec.u.copy.corr = gt_tls_corr;
@@ -181,7 +172,7 @@ static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUr
   gt_dt_commit(&rec);
 }
 
-static void emit_launch(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
+void gt_drv_emit_launch(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
                         CUresult r, const void *f, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, uint64_t shmem,
                         const void *stream) {
@@ -217,15 +208,16 @@ static void emit_sync(unsigned api, uint64_t t0, uint64_t t1, CUresult r, const 
 GT_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
   DRV_REAL(cuMemAlloc_v2, (CUdeviceptr *, size_t));
   GT_TRACE_CALL(real_cuMemAlloc_v2(dptr, bytesize),
-                emit_mem(GT_API_cuMemAlloc_v2, 0, GT_MEM_DEVICE, t0, t1, r,
-                         out_dptr(r, dptr), bytesize, NULL, 0, 0, 0));
+                gt_drv_emit_mem(GT_API_cuMemAlloc_v2, 0, GT_MEM_DEVICE, t0, t1, r,
+                                out_dptr(r, dptr), bytesize, NULL, 0, 0, 0));
 }
 
 static void emit_pitch(uint64_t t0, uint64_t t1, CUresult r, const CUdeviceptr *dptr,
                        const size_t *pitch, size_t width, size_t height) {
   uint64_t p = r == 0 && pitch != NULL ? *pitch : 0;
-  emit_mem(GT_API_cuMemAllocPitch_v2, 0, GT_MEM_DEVICE, t0, t1, r, out_dptr(r, dptr),
-           (p != 0 ? p : (uint64_t)width) * height, NULL, p, 0, 0);
+  gt_drv_emit_mem(GT_API_cuMemAllocPitch_v2, 0, GT_MEM_DEVICE, t0, t1, r,
+                  out_dptr(r, dptr), (p != 0 ? p : (uint64_t)width) * height, NULL, p, 0,
+                  0);
 }
 
 GT_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t width,
@@ -239,16 +231,16 @@ GT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
                                      unsigned int flags) {
   DRV_REAL(cuMemAllocManaged, (CUdeviceptr *, size_t, unsigned int));
   GT_TRACE_CALL(real_cuMemAllocManaged(dptr, bytesize, flags),
-                emit_mem(GT_API_cuMemAllocManaged, 0, GT_MEM_MANAGED, t0, t1, r,
-                         out_dptr(r, dptr), bytesize, NULL, 0, 0, flags));
+                gt_drv_emit_mem(GT_API_cuMemAllocManaged, 0, GT_MEM_MANAGED, t0, t1, r,
+                                out_dptr(r, dptr), bytesize, NULL, 0, 0, flags));
 }
 
 #define DRV_ALLOC_ASYNC(name)                                                            \
   GT_EXPORT CUresult name(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {        \
     DRV_REAL(name, (CUdeviceptr *, size_t, CUstream));                                   \
     GT_TRACE_CALL(real_##name(dptr, bytesize, hStream),                                  \
-                  emit_mem(GT_API_##name, GT_F_ASYNC, GT_MEM_DEVICE, t0, t1, r,          \
-                           out_dptr(r, dptr), bytesize, hStream, 0, 0, 0));              \
+                  gt_drv_emit_mem(GT_API_##name, GT_F_ASYNC, GT_MEM_DEVICE, t0, t1, r,   \
+                                  out_dptr(r, dptr), bytesize, hStream, 0, 0, 0));       \
   }
 DRV_ALLOC_ASYNC(cuMemAllocAsync)
 DRV_ALLOC_ASYNC(cuMemAllocAsync_ptsz)
@@ -261,8 +253,9 @@ static CUresult pinned_done(int traced, unsigned api, uint64_t t0, CUresult r,
   if (r == 0)
     gt_pinned_add(base, bytes);
   if (traced) {
-    emit_mem(api, 0, GT_MEM_PINNED_HOST, t0, t1, r,
-             r == 0 ? (uint64_t)(uintptr_t)base : 0, bytes, NULL, 0, 0, host_flags);
+    gt_drv_emit_mem(api, 0, GT_MEM_PINNED_HOST, t0, t1, r,
+                    r == 0 ? (uint64_t)(uintptr_t)base : 0, bytes, NULL, 0, 0,
+                    host_flags);
     gt_hook_leave();
   }
   errno = saved_errno;
@@ -301,9 +294,9 @@ GT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
   DRV_REAL(cuMemCreate,
            (CUmemGenericAllocationHandle *, size_t, const void *, unsigned long long));
   GT_TRACE_CALL(real_cuMemCreate(handle, size, prop, flags),
-                emit_mem(GT_API_cuMemCreate, 0, GT_MEM_DEVICE, t0, t1, r,
-                         r == 0 && handle != NULL ? *handle : 0, size, NULL, 0, 0,
-                         (uint32_t)flags));
+                gt_drv_emit_mem(GT_API_cuMemCreate, 0, GT_MEM_DEVICE, t0, t1, r,
+                                r == 0 && handle != NULL ? *handle : 0, size, NULL, 0, 0,
+                                (uint32_t)flags));
 }
 
 GT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
@@ -312,24 +305,25 @@ GT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
   DRV_REAL(cuMemMap, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
                       unsigned long long));
   GT_TRACE_CALL(real_cuMemMap(ptr, size, offset, handle, flags),
-                emit_mem(GT_API_cuMemMap, GT_F_VMM_MAP, GT_MEM_DEVICE, t0, t1, r, ptr,
-                         size, NULL, offset, handle, (uint32_t)flags));
+                gt_drv_emit_mem(GT_API_cuMemMap, GT_F_VMM_MAP, GT_MEM_DEVICE, t0, t1, r,
+                                ptr, size, NULL, offset, handle, (uint32_t)flags));
 }
 
 /* ---- frees ---- */
 
 GT_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   DRV_REAL(cuMemFree_v2, (CUdeviceptr));
-  GT_TRACE_CALL(real_cuMemFree_v2(dptr), emit_mem(GT_API_cuMemFree_v2, 0, GT_MEM_DEVICE,
-                                                  t0, t1, r, dptr, 0, NULL, 0, 0, 0));
+  GT_TRACE_CALL(real_cuMemFree_v2(dptr),
+                gt_drv_emit_mem(GT_API_cuMemFree_v2, 0, GT_MEM_DEVICE, t0, t1, r, dptr, 0,
+                                NULL, 0, 0, 0));
 }
 
 #define DRV_FREE_ASYNC(name)                                                             \
   GT_EXPORT CUresult name(CUdeviceptr dptr, CUstream hStream) {                          \
     DRV_REAL(name, (CUdeviceptr, CUstream));                                             \
     GT_TRACE_CALL(real_##name(dptr, hStream),                                            \
-                  emit_mem(GT_API_##name, GT_F_ASYNC, GT_MEM_DEVICE, t0, t1, r, dptr, 0, \
-                           hStream, 0, 0, 0));                                           \
+                  gt_drv_emit_mem(GT_API_##name, GT_F_ASYNC, GT_MEM_DEVICE, t0, t1, r,   \
+                                  dptr, 0, hStream, 0, 0, 0));                           \
   }
 DRV_FREE_ASYNC(cuMemFreeAsync)
 DRV_FREE_ASYNC(cuMemFreeAsync_ptsz)
@@ -339,51 +333,57 @@ DRV_FREE_ASYNC(cuMemFreeAsync_ptsz)
     DRV_REAL(name, (void *));                                                            \
     gt_pinned_remove(p);                                                                 \
     GT_TRACE_CALL(real_##name(p),                                                        \
-                  emit_mem(GT_API_##name, 0, GT_MEM_PINNED_HOST, t0, t1, r,              \
-                           (uint64_t)(uintptr_t)p, 0, NULL, 0, 0, 0));                   \
+                  gt_drv_emit_mem(GT_API_##name, 0, GT_MEM_PINNED_HOST, t0, t1, r,       \
+                                  (uint64_t)(uintptr_t)p, 0, NULL, 0, 0, 0));            \
   }
 DRV_FREE_PINNED(cuMemFreeHost)
 DRV_FREE_PINNED(cuMemHostUnregister)
 
 GT_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   DRV_REAL(cuMemRelease, (CUmemGenericAllocationHandle));
-  GT_TRACE_CALL(real_cuMemRelease(handle), emit_mem(GT_API_cuMemRelease, 0, GT_MEM_DEVICE,
-                                                    t0, t1, r, handle, 0, NULL, 0, 0, 0));
+  GT_TRACE_CALL(real_cuMemRelease(handle),
+                gt_drv_emit_mem(GT_API_cuMemRelease, 0, GT_MEM_DEVICE, t0, t1, r, handle,
+                                0, NULL, 0, 0, 0));
 }
 
 GT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   DRV_REAL(cuMemUnmap, (CUdeviceptr, size_t));
   GT_TRACE_CALL(real_cuMemUnmap(ptr, size),
-                emit_mem(GT_API_cuMemUnmap, GT_F_VMM_MAP, GT_MEM_DEVICE, t0, t1, r, ptr,
-                         size, NULL, 0, 0, 0));
+                gt_drv_emit_mem(GT_API_cuMemUnmap, GT_F_VMM_MAP, GT_MEM_DEVICE, t0, t1, r,
+                                ptr, size, NULL, 0, 0, 0));
 }
 
 /* ---- copies and memsets ---- */
 
-/* Copies and memsets are timed keyed by their entry point (sampling); the
- * _ptds / _ptsz variants (pt = 1) take stream 0 as the per-thread stream. */
-#define DRV_TIMED(what, name, strm, pt, call, ...)                                       \
-  GT_TRACE_TIMED(what, (const void *)GT_API_##name, strm, pt, call, __VA_ARGS__)
+/* A 1D copy; kind mirrors the direction (cudaMemcpyKind's values). */
+#define DRV_COPY_1D(d, s, n, direction, strm)                                            \
+  (&(const struct gt_drv_copy){.dst = (uint64_t)(d),                                     \
+                               .src = (uint64_t)(s),                                     \
+                               .bytes = n,                                               \
+                               .kind = direction,                                        \
+                               .dir = direction,                                         \
+                               .stream = strm})
 
 #define DRV_COPY_HTOD(name, pt, fl, sparam, sarg, strm)                                  \
   GT_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t n sparam) {           \
     DRV_REAL(name, (CUdeviceptr, const void *, size_t sparam));                          \
     DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
-              emit_copy(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)(uintptr_t)src, n,  \
-                        cudaMemcpyHostToDevice, GT_DIR_HTOD, strm));                     \
+              gt_drv_emit_copy(GT_API_##name, fl, t0, t1, r,                             \
+                               DRV_COPY_1D(dst, (uintptr_t)src, n, GT_DIR_HTOD, strm))); \
   }
 #define DRV_COPY_DTOH(name, pt, fl, sparam, sarg, strm)                                  \
   GT_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t n sparam) {                 \
     DRV_REAL(name, (void *, CUdeviceptr, size_t sparam));                                \
     DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
-              emit_copy(GT_API_##name, fl, t0, t1, r, (uint64_t)(uintptr_t)dst, src, n,  \
-                        cudaMemcpyDeviceToHost, GT_DIR_DTOH, strm));                     \
+              gt_drv_emit_copy(GT_API_##name, fl, t0, t1, r,                             \
+                               DRV_COPY_1D((uintptr_t)dst, src, n, GT_DIR_DTOH, strm))); \
   }
-#define DRV_COPY_DD(name, pt, fl, kind, dir, sparam, sarg, strm)                         \
+#define DRV_COPY_DD(name, pt, fl, dir, sparam, sarg, strm)                               \
   GT_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t n sparam) {           \
     DRV_REAL(name, (CUdeviceptr, CUdeviceptr, size_t sparam));                           \
     DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
-              emit_copy(GT_API_##name, fl, t0, t1, r, dst, src, n, kind, dir, strm));    \
+              gt_drv_emit_copy(GT_API_##name, fl, t0, t1, r,                             \
+                               DRV_COPY_1D(dst, src, n, dir, strm)));                    \
   }
 #define SYNC_P
 #define SYNC_A
@@ -399,24 +399,19 @@ DRV_COPY_HTOD(cuMemcpyHtoD_v2, 0, 0, SYNC_P, SYNC_A, NULL)
 DRV_COPY_HTOD(cuMemcpyHtoD_v2_ptds, 1, 0, SYNC_P, SYNC_A, NULL)
 DRV_COPY_DTOH(cuMemcpyDtoH_v2, 0, 0, SYNC_P, SYNC_A, NULL)
 DRV_COPY_DTOH(cuMemcpyDtoH_v2_ptds, 1, 0, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpyDtoD_v2, 0, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P, SYNC_A,
-            NULL)
-DRV_COPY_DD(cuMemcpyDtoD_v2_ptds, 1, 0, cudaMemcpyDeviceToDevice, GT_DIR_DTOD, SYNC_P,
-            SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpy, 0, 0, cudaMemcpyDefault, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpy_ptds, 1, 0, cudaMemcpyDefault, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
-DRV_COPY_DD(cuMemcpyAsync, 0, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P,
-            ASYNC_A, hStream)
-DRV_COPY_DD(cuMemcpyAsync_ptsz, 1, GT_F_ASYNC, cudaMemcpyDefault, GT_DIR_DEFAULT, ASYNC_P,
-            ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyDtoD_v2, 0, 0, GT_DIR_DTOD, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpyDtoD_v2_ptds, 1, 0, GT_DIR_DTOD, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpy, 0, 0, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpy_ptds, 1, 0, GT_DIR_DEFAULT, SYNC_P, SYNC_A, NULL)
+DRV_COPY_DD(cuMemcpyAsync, 0, GT_F_ASYNC, GT_DIR_DEFAULT, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyAsync_ptsz, 1, GT_F_ASYNC, GT_DIR_DEFAULT, ASYNC_P, ASYNC_A, hStream)
 DRV_COPY_HTOD(cuMemcpyHtoDAsync_v2, 0, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
 DRV_COPY_HTOD(cuMemcpyHtoDAsync_v2_ptsz, 1, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
 DRV_COPY_DTOH(cuMemcpyDtoHAsync_v2, 0, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
 DRV_COPY_DTOH(cuMemcpyDtoHAsync_v2_ptsz, 1, GT_F_ASYNC, ASYNC_P, ASYNC_A, hStream)
-DRV_COPY_DD(cuMemcpyDtoDAsync_v2, 0, GT_F_ASYNC, cudaMemcpyDeviceToDevice, GT_DIR_DTOD,
-            ASYNC_P, ASYNC_A, hStream)
-DRV_COPY_DD(cuMemcpyDtoDAsync_v2_ptsz, 1, GT_F_ASYNC, cudaMemcpyDeviceToDevice,
-            GT_DIR_DTOD, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyDtoDAsync_v2, 0, GT_F_ASYNC, GT_DIR_DTOD, ASYNC_P, ASYNC_A, hStream)
+DRV_COPY_DD(cuMemcpyDtoDAsync_v2_ptsz, 1, GT_F_ASYNC, GT_DIR_DTOD, ASYNC_P, ASYNC_A,
+            hStream)
 
 #define DRV_SET(name, pt, type, width, fl, sparam, sarg, strm)                           \
   GT_EXPORT CUresult name(CUdeviceptr dst, type value, size_t n sparam) {                \
@@ -450,8 +445,8 @@ DRV_SET(cuMemsetD32Async_ptsz, 1, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A,
     GT_TRACE_TIMED(                                                                      \
         GT_DT_LAUNCH, f, hStream, pt,                                                    \
         real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra),           \
-        emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx, by, bz, shmem,       \
-                    hStream));                                                           \
+        gt_drv_emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx, by, bz,       \
+                           shmem, hStream));                                             \
   }
 DRV_LAUNCH(cuLaunchKernel, 0)
 DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
@@ -464,8 +459,8 @@ DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
                     unsigned, unsigned, CUstream, void **));                             \
     GT_TRACE_TIMED(GT_DT_LAUNCH, f, hStream, pt,                                         \
                    real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params),       \
-                   emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx, by, bz,   \
-                               shmem, hStream));                                         \
+                   gt_drv_emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx,    \
+                                      by, bz, shmem, hStream));                          \
   }
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel, 0)
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz, 1)
@@ -473,10 +468,11 @@ DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz, 1)
 static void emit_launch_ex(unsigned api, uint64_t t0, uint64_t t1, CUresult r,
                            const CUlaunchConfig *c, CUfunction f) {
   if (c == NULL)
-    emit_launch(api, 0, t0, t1, r, f, 0, 0, 0, 0, 0, 0, 0, NULL);
+    gt_drv_emit_launch(api, 0, t0, t1, r, f, 0, 0, 0, 0, 0, 0, 0, NULL);
   else
-    emit_launch(api, 0, t0, t1, r, f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
-                c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream);
+    gt_drv_emit_launch(api, 0, t0, t1, r, f, c->gridDimX, c->gridDimY, c->gridDimZ,
+                       c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes,
+                       c->hStream);
 }
 
 #define DRV_LAUNCH_EX(name, pt)                                                          \
@@ -494,8 +490,8 @@ DRV_LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)
   GT_EXPORT CUresult name(CUgraphExec g, CUstream hStream) {                             \
     DRV_REAL(name, (CUgraphExec, CUstream));                                             \
     GT_TRACE_TIMED(GT_DT_LAUNCH, g, hStream, pt, real_##name(g, hStream),                \
-                   emit_launch(GT_API_##name, GT_F_GRAPH, t0, t1, r, g, 0, 0, 0, 0, 0,   \
-                               0, 0, hStream));                                          \
+                   gt_drv_emit_launch(GT_API_##name, GT_F_GRAPH, t0, t1, r, g, 0, 0, 0,  \
+                                      0, 0, 0, 0, hStream));                             \
   }
 DRV_GRAPH_LAUNCH(cuGraphLaunch, 0)
 DRV_GRAPH_LAUNCH(cuGraphLaunch_ptsz, 1)

@@ -10,7 +10,8 @@
  *       the handle itself with GT_F_KERNEL_HANDLE when unknown; for
  *       cudaLaunchKernel / ExC / Cooperative the `func` argument, translated
  *       to its stub when it is a known cudaKernel_t (the runtime accepts
- *       both); cudaLaunchHostFunc: the function (GT_F_HOST_FN);
+ *       both); cudaLaunchHostFunc and cudaStreamAddCallback: the function
+ *       (GT_F_HOST_FN);
  *       cudaGraphLaunch: the executable graph (GT_F_GRAPH).
  *     cudaLaunchKernelExC with a NULL config is recorded with zero dims.
  *  - Every launch gets a correlation id (corr, devtime.h); kernel and graph
@@ -131,6 +132,20 @@ GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz, 1)
   }
 GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc)
 GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc_ptsz)
+
+/* The older form of a host function: the callback is told the stream and
+ * its status (flags must be 0). */
+#define GT_HOOK_STREAM_CALLBACK(name)                                                    \
+  GT_EXPORT cudaError_t name(cudaStream_t stream, cudaStreamCallback_t callback,         \
+                             void *userData, unsigned int flags) {                       \
+    GT_REAL(name, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned));  \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_NONE, NULL, stream, 0, real_##name(stream, callback, userData, flags),     \
+        emit_launch(GT_API_##name, GT_F_HOST_FN, t0, t1, r, (const void *)callback,      \
+                    gt_no_dims, gt_no_dims, 0, stream));                                 \
+  }
+GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback)
+GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback_ptsz)
 
 #define GT_HOOK_GRAPH_LAUNCH(name, ptsz)                                                 \
   GT_EXPORT cudaError_t name(cudaGraphExec_t graphExec, cudaStream_t stream) {           \

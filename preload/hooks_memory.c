@@ -16,6 +16,20 @@
  *    before cudaFreeHost / cudaHostUnregister (before, so that an address
  *    reused by another thread right after the free is never dropped).
  *  - Out-parameters are read only after success and when non-NULL.
+ *  - CUDA arrays (cudaMallocArray, cudaMalloc3DArray,
+ *    cudaMallocMipmappedArray; GT_AF_ARRAY) are ALLOC records of device
+ *    memory with ptr = the array handle and bytes = gt_array_bytes (shim.h):
+ *    element size x extent, the sum of the levels for mipmaps; host_flags =
+ *    the array flags. cudaFreeArray / cudaFreeMipmappedArray free them.
+ *  - cudaMalloc3D: ptr = the pitched pointer, pitch, bytes = pitch x height
+ *    x depth (the requested width x height x depth when it failed); freed by
+ *    cudaFree.
+ *  - cudaIpcOpenMemHandle (GT_AF_IPC): an ALLOC of device memory at the
+ *    mapped pointer, host_flags = the flags, bytes = gt_ipc_mapped_bytes
+ *    (0 without a driver that knows the range); cudaIpcCloseMemHandle frees
+ *    it. The memory belongs to the exporting process: the analyzers list an
+ *    unclosed mapping as a leak but do not count it in this process's live
+ *    or peak bytes (analyze/heap.c).
  */
 #include "shim.h"
 
@@ -198,3 +212,150 @@ GT_HOOK_FREE_ASYNC(cudaFreeAsync_ptsz)
   }
 GT_HOOK_FREE_PINNED(cudaFreeHost)
 GT_HOOK_FREE_PINNED(cudaHostUnregister)
+
+/* ---- CUDA arrays ---- */
+
+uint64_t gt_channel_bytes(const struct cudaChannelFormatDesc *d) {
+  if (d == NULL)
+    return 0;
+  int c[4] = {d->x, d->y, d->z, d->w};
+  uint64_t bits = 0;
+  for (int i = 0; i < 4; i++)
+    bits += c[i] > 0 ? (uint64_t)c[i] : 0;
+  return bits / 8;
+}
+
+static uint64_t level_dim(size_t n, unsigned level) {
+  if (n == 0)
+    return 1; /* a 1D array's height, a 2D array's depth */
+  uint64_t v = level < 64 ? (uint64_t)n >> level : 0;
+  return v ? v : 1;
+}
+
+uint64_t gt_array_bytes(uint64_t elem, size_t width, size_t height, size_t depth,
+                        unsigned levels, int keep_depth) {
+  uint64_t total = 0;
+  if (levels > 64) /* more levels than halvings of a 64-bit size: invalid anyway */
+    levels = 64;
+  for (unsigned l = 0; l < levels; l++) {
+    uint64_t n = gt_mul_sat(gt_mul_sat(level_dim(width, l), level_dim(height, l)),
+                            level_dim(depth, keep_depth ? 0 : l));
+    total = gt_add_sat(total, gt_mul_sat(n, elem));
+  }
+  return total;
+}
+
+#define GT_ARRAY_KEEP_DEPTH (cudaArrayLayered | cudaArrayCubemap)
+
+GT_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array,
+                                      const struct cudaChannelFormatDesc *desc,
+                                      size_t width, size_t height, unsigned int flags) {
+  GT_REAL(cudaMallocArray, cudaError_t,
+          (cudaArray_t *, const struct cudaChannelFormatDesc *, size_t, size_t,
+           unsigned int));
+  GT_TRACE_CALL(
+      real_cudaMallocArray(array, desc, width, height, flags),
+      emit_alloc(GT_ALLOC_INFO(cudaMallocArray, GT_MEM_DEVICE, 0, flags, NULL, NULL), t0,
+                 t1, r, out_ptr(r, array),
+                 gt_array_bytes(gt_channel_bytes(desc), width, height, 0, 1, 0), 0));
+}
+
+GT_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array,
+                                        const struct cudaChannelFormatDesc *desc,
+                                        struct cudaExtent extent, unsigned int flags) {
+  GT_REAL(cudaMalloc3DArray, cudaError_t,
+          (cudaArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent,
+           unsigned int));
+  GT_TRACE_CALL(
+      real_cudaMalloc3DArray(array, desc, extent, flags),
+      emit_alloc(GT_ALLOC_INFO(cudaMalloc3DArray, GT_MEM_DEVICE, 0, flags, NULL, NULL),
+                 t0, t1, r, out_ptr(r, array),
+                 gt_array_bytes(gt_channel_bytes(desc), extent.width, extent.height,
+                                extent.depth, 1, 0),
+                 0));
+}
+
+GT_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray,
+                                               const struct cudaChannelFormatDesc *desc,
+                                               struct cudaExtent extent,
+                                               unsigned int numLevels,
+                                               unsigned int flags) {
+  GT_REAL(cudaMallocMipmappedArray, cudaError_t,
+          (cudaMipmappedArray_t *, const struct cudaChannelFormatDesc *,
+           struct cudaExtent, unsigned int, unsigned int));
+  GT_TRACE_CALL(
+      real_cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags),
+      emit_alloc(
+          GT_ALLOC_INFO(cudaMallocMipmappedArray, GT_MEM_DEVICE, 0, flags, NULL, NULL),
+          t0, t1, r, out_ptr(r, mipmappedArray),
+          gt_array_bytes(gt_channel_bytes(desc), extent.width, extent.height,
+                         extent.depth, numLevels, (flags & GT_ARRAY_KEEP_DEPTH) != 0),
+          0));
+}
+
+#define GT_HOOK_FREE_ARRAY(name, type)                                                   \
+  GT_EXPORT cudaError_t name(type array) {                                               \
+    GT_REAL(name, cudaError_t, (type));                                                  \
+    GT_TRACE_CALL(real_##name(array),                                                    \
+                  emit_free(GT_API_##name, GT_MEM_DEVICE, 0, t0, t1, r, array, NULL));   \
+  }
+GT_HOOK_FREE_ARRAY(cudaFreeArray, cudaArray_t)
+GT_HOOK_FREE_ARRAY(cudaFreeMipmappedArray, cudaMipmappedArray_t)
+
+/* ---- pitched 3D memory ---- */
+
+static void emit_3d(uint64_t t0, uint64_t t1, cudaError_t r,
+                    const struct cudaPitchedPtr *p, struct cudaExtent e) {
+  uint64_t pitch = r == 0 && p != NULL ? p->pitch : 0;
+  uint64_t bytes = gt_mul_sat(gt_mul_sat(pitch ? pitch : e.width, e.height), e.depth);
+  emit_alloc(GT_ALLOC_INFO(cudaMalloc3D, GT_MEM_DEVICE, 0, 0, NULL, NULL), t0, t1, r,
+             r == 0 && p != NULL ? p->ptr : NULL, bytes, pitch);
+}
+
+GT_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr,
+                                   struct cudaExtent extent) {
+  GT_REAL(cudaMalloc3D, cudaError_t, (struct cudaPitchedPtr *, struct cudaExtent));
+  GT_TRACE_CALL(real_cudaMalloc3D(pitchedDevPtr, extent),
+                emit_3d(t0, t1, r, pitchedDevPtr, extent));
+}
+
+/* ---- IPC mappings ---- */
+
+typedef CUresult (*range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
+
+uint64_t gt_ipc_mapped_bytes(uint64_t ptr) {
+  static range_fn range; /* libcuda may be loaded late: retried until found */
+  range_fn f = __atomic_load_n(&range, __ATOMIC_ACQUIRE);
+  if (f == NULL) {
+    f = (range_fn)gt_resolve("cuMemGetAddressRange_v2");
+    if (f == NULL)
+      return 0;
+    __atomic_store_n(&range, f, __ATOMIC_RELEASE);
+  }
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (ptr == 0 || f(&base, &size, ptr) != 0 || ptr < base || ptr - base >= size)
+    return 0;
+  return size - (ptr - base);
+}
+
+static void emit_ipc_open(uint64_t t0, uint64_t t1, cudaError_t r, void **devPtr,
+                          unsigned int flags) {
+  const void *p = out_ptr(r, devPtr);
+  emit_alloc(GT_ALLOC_INFO(cudaIpcOpenMemHandle, GT_MEM_DEVICE, 0, flags, NULL, NULL), t0,
+             t1, r, p, gt_ipc_mapped_bytes((uint64_t)(uintptr_t)p), 0);
+}
+
+GT_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle,
+                                           unsigned int flags) {
+  GT_REAL(cudaIpcOpenMemHandle, cudaError_t, (void **, cudaIpcMemHandle_t, unsigned int));
+  GT_TRACE_CALL(real_cudaIpcOpenMemHandle(devPtr, handle, flags),
+                emit_ipc_open(t0, t1, r, devPtr, flags));
+}
+
+GT_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr) {
+  GT_REAL(cudaIpcCloseMemHandle, cudaError_t, (void *));
+  GT_TRACE_CALL(
+      real_cudaIpcCloseMemHandle(devPtr),
+      emit_free(GT_API_cudaIpcCloseMemHandle, GT_MEM_DEVICE, 0, t0, t1, r, devPtr, NULL));
+}

@@ -155,6 +155,32 @@ int gt_stacks_wanted(unsigned kind);
 uint32_t gt_stack_id(void);
 void gt_stacks_after_fork(void);
 
+/* a * b, or UINT64_MAX when that does not fit (sizes computed from what
+ * a failed call was passed may be anything). */
+static inline uint64_t gt_mul_sat(uint64_t a, uint64_t b) {
+  uint64_t p;
+  return __builtin_mul_overflow(a, b, &p) ? UINT64_MAX : p;
+}
+
+static inline uint64_t gt_add_sat(uint64_t a, uint64_t b) {
+  return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* Sizes of CUDA arrays (hooks_memory.c), as their creation asked for them:
+ * the logical size, not the driver's padded allocation. Element size: the
+ * channels' bits / 8 (0 for NULL). Bytes: element size x width x height x
+ * depth (a 0 height or depth counts as 1), summed over `levels` mipmap
+ * levels, each half the one before in every dimension but a layered or
+ * cubemap array's depth (keep_depth), at least 1; saturates at UINT64_MAX. */
+uint64_t gt_channel_bytes(const struct cudaChannelFormatDesc *d);
+uint64_t gt_array_bytes(uint64_t elem, size_t width, size_t height, size_t depth,
+                        unsigned levels, int keep_depth);
+/* The bytes of the device allocation mapped at ptr (an IPC mapping), from
+ * the driver's cuMemGetAddressRange_v2 (the range's end minus ptr); 0 when
+ * libcuda is not loaded or does not know the address. Call inside a hook
+ * only: the driver call is then untraced. */
+uint64_t gt_ipc_mapped_bytes(uint64_t ptr);
+
 /* Page-locked host ranges, for tagging copies pinned or pageable. */
 void gt_pinned_add(const void *ptr, size_t bytes);
 void gt_pinned_remove(const void *ptr);

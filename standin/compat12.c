@@ -9,6 +9,11 @@
  *    unifiedFunctionPointers are written; the caller's trailing reserved
  *    words are left alone, since their count changed across 12.x releases.
  *  - cudaEventElapsedTime_v2 (CUDA 12.8) behaves as cudaEventElapsedTime.
+ *  - cudaMemPrefetchAsync(_ptsz) takes a device ordinal (cudaCpuDeviceId:
+ *    the host) where CUDA 13 takes a cudaMemLocation and flags; CUDA 12.8's
+ *    cudaMemcpyBatchAsync / cudaMemcpy3DBatchAsync (and _ptsz) take a
+ *    failIdx, set to the failing copy's index (SIZE_MAX: none or not one).
+ *    Same behaviour as the .13 forms (copy3d.c).
  */
 #include <string.h>
 
@@ -135,4 +140,89 @@ SI_API cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int d
 SI_API cudaError_t cudaEventElapsedTime_v2(float *ms, cudaEvent_t start,
                                            cudaEvent_t end) {
   return si_ret(si_event_elapsed(ms, start, end));
+}
+
+/* ---- CUDA 12 forms of calls whose ABI changed in 13 ----------------------------------
+ */
+
+/* Their C names differ from the toolkit header's (which declares the
+ * CUDA 13 prototypes); the exported names are given with asm labels. */
+#define SI_EXPORT_AS(sym) __asm__(sym)
+
+/* cudaMemPrefetchAsync(devPtr, count, dstDevice, stream): cudaCpuDeviceId
+ * is the host. */
+static cudaError_t prefetch12(const void *p, size_t count, int device, cudaStream_t s,
+                              int pt) {
+  struct cudaMemLocation loc = {cudaMemLocationTypeDevice, device};
+  if (device == cudaCpuDeviceId)
+    loc = (struct cudaMemLocation){cudaMemLocationTypeHost, 0};
+  return si_ret(si_prefetch(p, count, loc, 0, s, pt));
+}
+
+SI_API cudaError_t si_prefetch12(const void *, size_t, int, cudaStream_t)
+    SI_EXPORT_AS("cudaMemPrefetchAsync");
+cudaError_t si_prefetch12(const void *p, size_t count, int device, cudaStream_t s) {
+  return prefetch12(p, count, device, s, 0);
+}
+
+SI_API cudaError_t si_prefetch12_ptsz(const void *, size_t, int, cudaStream_t)
+    SI_EXPORT_AS("cudaMemPrefetchAsync_ptsz");
+cudaError_t si_prefetch12_ptsz(const void *p, size_t count, int device, cudaStream_t s) {
+  return prefetch12(p, count, device, s, 1);
+}
+
+/* CUDA 12.8's batches: failIdx before the stream (flags). */
+static cudaError_t batch12(void **dsts, void **srcs, size_t *sizes, size_t count,
+                           struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,
+                           size_t numAttrs, size_t *failIdx, cudaStream_t s, int pt) {
+  size_t fail;
+  cudaError_t e = si_batch(dsts, (const void *const *)srcs, sizes, count, attrs,
+                           attrsIdxs, numAttrs, s, pt, &fail);
+  if (failIdx != NULL)
+    *failIdx = fail;
+  return si_ret(e);
+}
+
+SI_API cudaError_t si_batch12(void **, void **, size_t *, size_t,
+                              struct cudaMemcpyAttributes *, size_t *, size_t, size_t *,
+                              cudaStream_t) SI_EXPORT_AS("cudaMemcpyBatchAsync");
+cudaError_t si_batch12(void **dsts, void **srcs, size_t *sizes, size_t count,
+                       struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,
+                       size_t numAttrs, size_t *failIdx, cudaStream_t s) {
+  return batch12(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, s, 0);
+}
+
+SI_API cudaError_t si_batch12_ptsz(void **, void **, size_t *, size_t,
+                                   struct cudaMemcpyAttributes *, size_t *, size_t,
+                                   size_t *, cudaStream_t)
+    SI_EXPORT_AS("cudaMemcpyBatchAsync_ptsz");
+cudaError_t si_batch12_ptsz(void **dsts, void **srcs, size_t *sizes, size_t count,
+                            struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,
+                            size_t numAttrs, size_t *failIdx, cudaStream_t s) {
+  return batch12(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, s, 1);
+}
+
+static cudaError_t batch3d12(size_t n, struct cudaMemcpy3DBatchOp *ops, size_t *failIdx,
+                             unsigned long long flags, cudaStream_t s, int pt) {
+  size_t fail;
+  cudaError_t e = si_batch3d(n, ops, flags, s, pt, &fail);
+  if (failIdx != NULL)
+    *failIdx = fail;
+  return si_ret(e);
+}
+
+SI_API cudaError_t si_batch3d12(size_t, struct cudaMemcpy3DBatchOp *, size_t *,
+                                unsigned long long, cudaStream_t)
+    SI_EXPORT_AS("cudaMemcpy3DBatchAsync");
+cudaError_t si_batch3d12(size_t n, struct cudaMemcpy3DBatchOp *ops, size_t *failIdx,
+                         unsigned long long flags, cudaStream_t s) {
+  return batch3d12(n, ops, failIdx, flags, s, 0);
+}
+
+SI_API cudaError_t si_batch3d12_ptsz(size_t, struct cudaMemcpy3DBatchOp *, size_t *,
+                                     unsigned long long, cudaStream_t)
+    SI_EXPORT_AS("cudaMemcpy3DBatchAsync_ptsz");
+cudaError_t si_batch3d12_ptsz(size_t n, struct cudaMemcpy3DBatchOp *ops, size_t *failIdx,
+                              unsigned long long flags, cudaStream_t s) {
+  return batch3d12(n, ops, failIdx, flags, s, 1);
 }

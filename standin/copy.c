@@ -1,4 +1,5 @@
-/* copy.c — memcpy and memset in all their forms (1D, 2D, symbol, peer).
+/* copy.c — memcpy and memset in 1D, 2D, symbol and peer forms, and the
+ * pitched 3D core under them and copy3d.c.
  *
  * Contract:
  *  - Bytes really move (memmove / memset), in program order, at the call;
@@ -20,80 +21,61 @@
  *    waits. With the timeline off nothing waits.
  *  - Sync copies and memsets use the legacy stream, or the per-thread
  *    default stream for the _ptds entry points.
+ *  - The core (si_copy_run, si_memset3d, standin.h) works on pitched 3D
+ *    regions; copy3d.c builds on it for CUDA arrays, 3D copies and batches.
+ *    An address in an IPC mapping is resolved to the memory it maps
+ *    (si_locate), so copies through either pointer reach the same bytes.
  */
 #include <string.h>
 
 #include "standin.h"
 
-enum loc { LOC_PAGEABLE, LOC_PINNED, LOC_DEVICE, LOC_MANAGED };
-
-enum mode {
-  MODE_SYNC,      /* cudaMemcpy*: waits unless device-to-device */
-  MODE_ASYNC,     /* cudaMemcpy*Async: waits only for a pageable host side */
-  MODE_PEER,      /* cudaMemcpyPeer: device-wide ordering, no host wait */
-  MODE_PEER_ASYNC /* cudaMemcpyPeerAsync */
-};
-
-/* A (possibly 2D) copy: `height` rows of `width` bytes. */
-struct copy {
-  void *dst;
-  size_t dpitch;
-  const void *src;
-  size_t spitch;
-  size_t width, height;
-};
-
-static int is_dev(enum loc l) {
-  return l == LOC_DEVICE || l == LOC_MANAGED;
+/* Sides of an explicit-direction copy: the host side is the one the kind
+ * names; device-to-device copies have none. */
+static int is_dev(enum si_loc l) {
+  return l == SI_LOC_DEVICE || l == SI_LOC_MANAGED;
 }
 
-/* Where [p, p + extent) lives; a device/managed range must fit its
- * allocation. */
-static cudaError_t locate(const void *p, size_t extent, enum loc *out) {
-  struct si_range r = si_mem_find(p);
+cudaError_t si_locate(const void **p, size_t extent, enum si_loc *out) {
+  struct si_range r = si_mem_resolve(p);
   switch (r.kind) {
   case SI_MEM_DEVICE:
   case SI_MEM_MANAGED:
-    if (extent > r.size - ((uintptr_t)p - r.base))
+  case SI_MEM_ARRAY:
+    if (extent > r.size - ((uintptr_t)*p - r.base))
       return cudaErrorInvalidValue;
-    *out = r.kind == SI_MEM_DEVICE ? LOC_DEVICE : LOC_MANAGED;
+    *out = r.kind == SI_MEM_MANAGED ? SI_LOC_MANAGED : SI_LOC_DEVICE;
     return cudaSuccess;
   case SI_MEM_PINNED:
   case SI_MEM_REGISTERED:
-    *out = LOC_PINNED;
+    *out = SI_LOC_PINNED;
     return cudaSuccess;
   default:
-    *out = LOC_PAGEABLE;
+    *out = SI_LOC_PAGEABLE;
     return cudaSuccess;
   }
 }
 
-static size_t extent(size_t pitch, size_t width, size_t height) {
-  return (height - 1) * pitch + width;
+/* Bytes from the first to the last one a pitched copy touches. */
+static size_t extent(const struct si_copy *c, size_t pitch, size_t slice) {
+  return (c->depth - 1) * slice + (c->height - 1) * pitch + c->width;
 }
 
-/* Resolve the direction and check it against the table. *host gets the
- * location of the host side (for the bandwidth). */
-static cudaError_t resolve_kind(const struct copy *c, enum cudaMemcpyKind *kind,
-                                enum loc *host) {
-  enum loc d, s;
-  cudaError_t e = locate(c->dst, extent(c->dpitch, c->width, c->height), &d);
-  if (e == cudaSuccess)
-    e = locate(c->src, extent(c->spitch, c->width, c->height), &s);
-  if (e != cudaSuccess)
-    return e;
+cudaError_t si_copy_kind(enum si_loc d, enum si_loc s, enum cudaMemcpyKind *kind,
+                         enum si_loc *host) {
   if (*kind == cudaMemcpyDefault)
     *kind = is_dev(s) ? (is_dev(d) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
                       : (is_dev(d) ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
   switch (*kind) {
   case cudaMemcpyHostToHost:
-    return (s == LOC_DEVICE || d == LOC_DEVICE) ? cudaErrorInvalidValue : cudaSuccess;
+    return (s == SI_LOC_DEVICE || d == SI_LOC_DEVICE) ? cudaErrorInvalidValue
+                                                      : cudaSuccess;
   case cudaMemcpyHostToDevice:
     *host = s;
-    return (is_dev(d) && s != LOC_DEVICE) ? cudaSuccess : cudaErrorInvalidValue;
+    return (is_dev(d) && s != SI_LOC_DEVICE) ? cudaSuccess : cudaErrorInvalidValue;
   case cudaMemcpyDeviceToHost:
     *host = d;
-    return (is_dev(s) && d != LOC_DEVICE) ? cudaSuccess : cudaErrorInvalidValue;
+    return (is_dev(s) && d != SI_LOC_DEVICE) ? cudaSuccess : cudaErrorInvalidValue;
   case cudaMemcpyDeviceToDevice:
     return (is_dev(s) && is_dev(d)) ? cudaSuccess : cudaErrorInvalidValue;
   default:
@@ -101,54 +83,81 @@ static cudaError_t resolve_kind(const struct copy *c, enum cudaMemcpyKind *kind,
   }
 }
 
-static void move_bytes(const struct copy *c) {
-  if (c->height == 1) {
+/* Locate both sides (moving IPC mappings onto the memory they map), then
+ * resolve the direction and check it against them. *host gets the location
+ * of the host side (for the bandwidth). */
+static cudaError_t resolve_kind(struct si_copy *c, enum cudaMemcpyKind *kind,
+                                enum si_loc *host) {
+  enum si_loc d, s;
+  const void *dst = c->dst;
+  cudaError_t e = si_locate(&dst, extent(c, c->dpitch, c->dslice), &d);
+  if (e == cudaSuccess)
+    e = si_locate(&c->src, extent(c, c->spitch, c->sslice), &s);
+  if (e != cudaSuccess)
+    return e;
+  c->dst = (void *)(uintptr_t)dst;
+  return si_copy_kind(d, s, kind, host);
+}
+
+static void move_bytes(const struct si_copy *c) {
+  if (c->height == 1 && c->depth == 1) {
     memmove(c->dst, c->src, c->width);
     return;
   }
-  for (size_t r = 0; r < c->height; r++)
-    memmove((char *)c->dst + r * c->dpitch, (const char *)c->src + r * c->spitch,
-            c->width);
+  for (size_t z = 0; z < c->depth; z++)
+    for (size_t r = 0; r < c->height; r++)
+      memmove((char *)c->dst + z * c->dslice + r * c->dpitch,
+              (const char *)c->src + z * c->sslice + r * c->spitch, c->width);
 }
 
-/* Queue the copy on the timeline; returns whether the host must wait. */
-static int schedule(const struct copy *c, enum cudaMemcpyKind kind, enum loc host,
-                    struct si_stream *s, enum mode mode, uint64_t *end) {
+int si_copy_schedule(uint64_t bytes, enum cudaMemcpyKind kind, enum si_loc host,
+                     struct si_stream *s, enum si_copy_mode mode, uint64_t *end) {
   const struct si_config *cfg = si_config();
-  uint64_t bytes = (uint64_t)c->width * c->height;
   int engine = SI_ENG_COMPUTE;
   double gbps = cfg->dtod_gbps;
   if (kind != cudaMemcpyDeviceToDevice) {
     engine = kind == cudaMemcpyHostToDevice ? SI_ENG_H2D : SI_ENG_D2H;
-    gbps = host == LOC_PINNED ? cfg->pinned_gbps : cfg->pageable_gbps;
+    gbps = host == SI_LOC_PINNED ? cfg->pinned_gbps : cfg->pageable_gbps;
   }
-  unsigned flags = (mode == MODE_PEER) ? SI_OP_DEVICE_WIDE : 0;
+  unsigned flags = (mode == SI_COPY_PEER) ? SI_OP_DEVICE_WIDE : 0;
   *end = si_tl_enqueue(s, engine, si_dur_bytes(bytes, gbps), flags);
   if (kind == cudaMemcpyDeviceToDevice)
     return 0;
-  return mode == MODE_SYNC || host != LOC_PINNED;
+  return mode == SI_COPY_SYNC || host != SI_LOC_PINNED;
 }
 
-static cudaError_t copy_run(const struct copy *c, enum cudaMemcpyKind kind,
-                            cudaStream_t stream, int per_thread, enum mode mode) {
-  struct si_stream *s = si_stream_resolve(stream, per_thread);
-  if (s == NULL)
-    return cudaErrorInvalidResourceHandle;
-  if (c->width == 0 || c->height == 0)
-    return cudaSuccess;
+cudaError_t si_copy_check(struct si_copy *c, enum cudaMemcpyKind *kind, enum si_loc *host,
+                          enum si_copy_mode mode) {
   if (c->dst == NULL || c->src == NULL)
     return cudaErrorInvalidValue;
   if (c->width > c->dpitch || c->width > c->spitch)
     return cudaErrorInvalidPitchValue;
-  enum loc host = LOC_PAGEABLE;
-  cudaError_t e = resolve_kind(c, &kind, &host);
+  if (c->depth > 1 &&
+      (c->dslice < c->height * c->dpitch || c->sslice < c->height * c->spitch))
+    return cudaErrorInvalidValue;
+  cudaError_t e = resolve_kind(c, kind, host);
   if (e != cudaSuccess)
     return e;
-  if ((mode == MODE_PEER || mode == MODE_PEER_ASYNC) && kind != cudaMemcpyDeviceToDevice)
+  if ((mode == SI_COPY_PEER || mode == SI_COPY_PEER_ASYNC) &&
+      *kind != cudaMemcpyDeviceToDevice)
     return cudaErrorInvalidValue;
-  uint64_t end = 0;
+  return cudaSuccess;
+}
+
+cudaError_t si_copy_run(struct si_copy *c, enum cudaMemcpyKind kind, cudaStream_t stream,
+                        int per_thread, enum si_copy_mode mode) {
+  struct si_stream *s = si_stream_resolve(stream, per_thread);
+  if (s == NULL)
+    return cudaErrorInvalidResourceHandle;
+  if (c->width == 0 || c->height == 0 || c->depth == 0)
+    return cudaSuccess;
+  enum si_loc host = SI_LOC_PAGEABLE;
+  cudaError_t e = si_copy_check(c, &kind, &host, mode);
+  if (e != cudaSuccess)
+    return e;
+  uint64_t end = 0, bytes = (uint64_t)c->width * c->height * c->depth;
   int wait = kind != cudaMemcpyHostToHost && si_config()->timeline &&
-             schedule(c, kind, host, s, mode, &end);
+             si_copy_schedule(bytes, kind, host, s, mode, &end);
   /* Move the bytes first, then wait out the simulated time: a blocking call
    * returns at max(simulated end, host copy done), so the host copy's own
    * cost (page faults of fresh buffers) overlaps the simulated transfer
@@ -159,67 +168,67 @@ static cudaError_t copy_run(const struct copy *c, enum cudaMemcpyKind kind,
   return cudaSuccess;
 }
 
-static cudaError_t copy1d(void *dst, const void *src, size_t count,
-                          enum cudaMemcpyKind kind, cudaStream_t stream, int per_thread,
-                          enum mode mode) {
-  struct copy c = {dst, count, src, count, count, 1};
-  return copy_run(&c, kind, stream, per_thread, mode);
+cudaError_t si_copy1d(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                      cudaStream_t stream, int per_thread, enum si_copy_mode mode) {
+  struct si_copy c = {dst, count, count, src, count, count, count, 1, 1};
+  return si_copy_run(&c, kind, stream, per_thread, mode);
 }
 
 static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
                           size_t width, size_t height, enum cudaMemcpyKind kind,
-                          cudaStream_t stream, int per_thread, enum mode mode) {
-  struct copy c = {dst, dpitch, src, spitch, width, height};
-  return copy_run(&c, kind, stream, per_thread, mode);
+                          cudaStream_t stream, int per_thread, enum si_copy_mode mode) {
+  struct si_copy c = {
+      dst, dpitch, dpitch * height, src, spitch, spitch * height, width, height, 1};
+  return si_copy_run(&c, kind, stream, per_thread, mode);
 }
 
 /* ---- cudaMemcpy / cudaMemcpyAsync ----------------------------------------------- */
 
 SI_API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
                               enum cudaMemcpyKind kind) {
-  return si_ret(copy1d(dst, src, count, kind, NULL, 0, MODE_SYNC));
+  return si_ret(si_copy1d(dst, src, count, kind, NULL, 0, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
                                    enum cudaMemcpyKind kind) {
-  return si_ret(copy1d(dst, src, count, kind, NULL, 1, MODE_SYNC));
+  return si_ret(si_copy1d(dst, src, count, kind, NULL, 1, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                                    enum cudaMemcpyKind kind, cudaStream_t stream) {
-  return si_ret(copy1d(dst, src, count, kind, stream, 0, MODE_ASYNC));
+  return si_ret(si_copy1d(dst, src, count, kind, stream, 0, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
                                         enum cudaMemcpyKind kind, cudaStream_t stream) {
-  return si_ret(copy1d(dst, src, count, kind, stream, 1, MODE_ASYNC));
+  return si_ret(si_copy1d(dst, src, count, kind, stream, 1, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
                                 size_t width, size_t height, enum cudaMemcpyKind kind) {
   return si_ret(
-      copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 0, MODE_SYNC));
+      copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 0, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src,
                                      size_t spitch, size_t width, size_t height,
                                      enum cudaMemcpyKind kind) {
   return si_ret(
-      copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 1, MODE_SYNC));
+      copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 1, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
                                      size_t spitch, size_t width, size_t height,
                                      enum cudaMemcpyKind kind, cudaStream_t stream) {
   return si_ret(
-      copy2d(dst, dpitch, src, spitch, width, height, kind, stream, 0, MODE_ASYNC));
+      copy2d(dst, dpitch, src, spitch, width, height, kind, stream, 0, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src,
                                           size_t spitch, size_t width, size_t height,
                                           enum cudaMemcpyKind kind, cudaStream_t stream) {
   return si_ret(
-      copy2d(dst, dpitch, src, spitch, width, height, kind, stream, 1, MODE_ASYNC));
+      copy2d(dst, dpitch, src, spitch, width, height, kind, stream, 1, SI_COPY_ASYNC));
 }
 
 /* ---- peer copies (device 0 is the only device) ------------------------------------ */
@@ -228,22 +237,23 @@ SI_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
                                   int srcDevice, size_t count) {
   if (dstDevice != 0 || srcDevice != 0)
     return si_ret(cudaErrorInvalidDevice);
-  return si_ret(copy1d(dst, src, count, cudaMemcpyDeviceToDevice, NULL, 0, MODE_PEER));
+  return si_ret(
+      si_copy1d(dst, src, count, cudaMemcpyDeviceToDevice, NULL, 0, SI_COPY_PEER));
 }
 
 SI_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
                                        int srcDevice, size_t count, cudaStream_t stream) {
   if (dstDevice != 0 || srcDevice != 0)
     return si_ret(cudaErrorInvalidDevice);
-  return si_ret(
-      copy1d(dst, src, count, cudaMemcpyDeviceToDevice, stream, 0, MODE_PEER_ASYNC));
+  return si_ret(si_copy1d(dst, src, count, cudaMemcpyDeviceToDevice, stream, 0,
+                          SI_COPY_PEER_ASYNC));
 }
 
 /* ---- symbols ---------------------------------------------------------------------- */
 
 static cudaError_t to_symbol(const void *symbol, const void *src, size_t count,
                              size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream,
-                             int per_thread, enum mode mode) {
+                             int per_thread, enum si_copy_mode mode) {
   if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice &&
       kind != cudaMemcpyDefault)
     return cudaErrorInvalidMemcpyDirection;
@@ -254,12 +264,12 @@ static cudaError_t to_symbol(const void *symbol, const void *src, size_t count,
     return e;
   if (offset > size || count > size - offset)
     return cudaErrorInvalidValue;
-  return copy1d((char *)dev + offset, src, count, kind, stream, per_thread, mode);
+  return si_copy1d((char *)dev + offset, src, count, kind, stream, per_thread, mode);
 }
 
 static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size_t offset,
                                enum cudaMemcpyKind kind, cudaStream_t stream,
-                               int per_thread, enum mode mode) {
+                               int per_thread, enum si_copy_mode mode) {
   if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice &&
       kind != cudaMemcpyDefault)
     return cudaErrorInvalidMemcpyDirection;
@@ -270,89 +280,99 @@ static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size
     return e;
   if (offset > size || count > size - offset)
     return cudaErrorInvalidValue;
-  return copy1d(dst, (char *)dev + offset, count, kind, stream, per_thread, mode);
+  return si_copy1d(dst, (char *)dev + offset, count, kind, stream, per_thread, mode);
 }
 
 SI_API cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,
                                       size_t offset, enum cudaMemcpyKind kind) {
-  return si_ret(to_symbol(symbol, src, count, offset, kind, NULL, 0, MODE_SYNC));
+  return si_ret(to_symbol(symbol, src, count, offset, kind, NULL, 0, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src,
                                            size_t count, size_t offset,
                                            enum cudaMemcpyKind kind) {
-  return si_ret(to_symbol(symbol, src, count, offset, kind, NULL, 1, MODE_SYNC));
+  return si_ret(to_symbol(symbol, src, count, offset, kind, NULL, 1, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count,
                                         size_t offset, enum cudaMemcpyKind kind) {
-  return si_ret(from_symbol(dst, symbol, count, offset, kind, NULL, 0, MODE_SYNC));
+  return si_ret(from_symbol(dst, symbol, count, offset, kind, NULL, 0, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count,
                                              size_t offset, enum cudaMemcpyKind kind) {
-  return si_ret(from_symbol(dst, symbol, count, offset, kind, NULL, 1, MODE_SYNC));
+  return si_ret(from_symbol(dst, symbol, count, offset, kind, NULL, 1, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src,
                                            size_t count, size_t offset,
                                            enum cudaMemcpyKind kind,
                                            cudaStream_t stream) {
-  return si_ret(to_symbol(symbol, src, count, offset, kind, stream, 0, MODE_ASYNC));
+  return si_ret(to_symbol(symbol, src, count, offset, kind, stream, 0, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src,
                                                 size_t count, size_t offset,
                                                 enum cudaMemcpyKind kind,
                                                 cudaStream_t stream) {
-  return si_ret(to_symbol(symbol, src, count, offset, kind, stream, 1, MODE_ASYNC));
+  return si_ret(to_symbol(symbol, src, count, offset, kind, stream, 1, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count,
                                              size_t offset, enum cudaMemcpyKind kind,
                                              cudaStream_t stream) {
-  return si_ret(from_symbol(dst, symbol, count, offset, kind, stream, 0, MODE_ASYNC));
+  return si_ret(from_symbol(dst, symbol, count, offset, kind, stream, 0, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol,
                                                   size_t count, size_t offset,
                                                   enum cudaMemcpyKind kind,
                                                   cudaStream_t stream) {
-  return si_ret(from_symbol(dst, symbol, count, offset, kind, stream, 1, MODE_ASYNC));
+  return si_ret(from_symbol(dst, symbol, count, offset, kind, stream, 1, SI_COPY_ASYNC));
 }
 
 /* ---- memset ----------------------------------------------------------------------- */
 
-static cudaError_t memset2d(void *p, size_t pitch, int value, size_t width, size_t height,
-                            cudaStream_t stream, int per_thread, int async) {
+cudaError_t si_memset3d(void *p, size_t pitch, size_t slice, int value, size_t width,
+                        size_t height, size_t depth, cudaStream_t stream, int per_thread,
+                        int async) {
   struct si_stream *s = si_stream_resolve(stream, per_thread);
   if (s == NULL)
     return cudaErrorInvalidResourceHandle;
-  if (width == 0 || height == 0)
+  if (width == 0 || height == 0 || depth == 0)
     return cudaSuccess;
-  if (width > pitch)
+  if (width > pitch || (depth > 1 && slice < height * pitch))
     return cudaErrorInvalidValue;
-  enum loc l;
-  cudaError_t e = locate(p, extent(pitch, width, height), &l);
+  enum si_loc l;
+  const void *at = p;
+  cudaError_t e = si_locate(&at, (depth - 1) * slice + (height - 1) * pitch + width, &l);
   if (e != cudaSuccess)
     return e;
-  if (l == LOC_PAGEABLE)
+  if (l == SI_LOC_PAGEABLE)
     return cudaErrorInvalidValue;
+  p = (void *)(uintptr_t)at;
   const struct si_config *cfg = si_config();
   uint64_t end = 0;
   if (cfg->timeline) {
-    uint64_t bytes = (uint64_t)width * height;
+    uint64_t bytes = (uint64_t)width * height * depth;
     end = si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_bytes(bytes, cfg->memset_gbps), 0);
   }
-  if (height == 1 || pitch == width) {
+  if (depth == 1 && (height == 1 || pitch == width)) {
     memset(p, value, width * height);
   } else {
-    for (size_t r = 0; r < height; r++)
-      memset((char *)p + r * pitch, value, width);
+    for (size_t z = 0; z < depth; z++)
+      for (size_t r = 0; r < height; r++)
+        memset((char *)p + z * slice + r * pitch, value, width);
   }
-  if (cfg->timeline && !async && l != LOC_DEVICE)
+  if (cfg->timeline && !async && l != SI_LOC_DEVICE)
     si_sleep_until(end); /* as for copies: set first, then wait */
   return cudaSuccess;
+}
+
+static cudaError_t memset2d(void *p, size_t pitch, int value, size_t width, size_t height,
+                            cudaStream_t stream, int per_thread, int async) {
+  return si_memset3d(p, pitch, pitch * height, value, width, height, 1, stream,
+                     per_thread, async);
 }
 
 SI_API cudaError_t cudaMemset(void *devPtr, int value, size_t count) {

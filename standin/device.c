@@ -44,6 +44,17 @@ void si_device_props(struct cudaDeviceProp *p) {
   p->totalConstMem = 65536;
   p->major = 9;
   p->minor = 0;
+  p->maxTexture1D = SI_TEX_1D;
+  p->maxTexture2D[0] = SI_TEX_2D_W;
+  p->maxTexture2D[1] = SI_TEX_2D_H;
+  p->maxTexture3D[0] = p->maxTexture3D[1] = p->maxTexture3D[2] = SI_TEX_3D;
+  p->maxTextureCubemap = SI_TEX_CUBEMAP;
+  p->maxTexture1DLayered[0] = SI_TEX_LAYERED;
+  p->maxTexture1DLayered[1] = SI_TEX_LAYERS;
+  p->maxTexture2DLayered[0] = p->maxTexture2DLayered[1] = SI_TEX_LAYERED;
+  p->maxTexture2DLayered[2] = SI_TEX_LAYERS;
+  p->maxTextureCubemapLayered[0] = SI_TEX_CUBEMAP;
+  p->maxTextureCubemapLayered[1] = SI_TEX_LAYERS;
   p->textureAlignment = 512;
   p->texturePitchAlignment = 32;
   p->multiProcessorCount = SI_SM_COUNT;
@@ -246,6 +257,7 @@ SI_API cudaError_t cudaDeviceReset(void) {
   si_mem_reset();
   si_streams_events_reset();
   si_graphs_reset();
+  si_arrays_reset();
   __atomic_store_n(&device_flags, 0, __ATOMIC_RELAXED);
   return cudaSuccess;
 }

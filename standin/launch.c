@@ -12,9 +12,11 @@
  *    exactly like the real libcudart 13, so an interposer sees one call.
  *  - With the timeline off a launch is validation only: no lock, no clock,
  *    no syscall.
- *  - cudaLaunchHostFunc: waits (on the calling thread) until the stream's
- *    queued work completes, calls fn(userData) on the calling thread, then
- *    the stream's later work starts no earlier than fn's return.
+ *  - cudaLaunchHostFunc and cudaStreamAddCallback: wait (on the calling
+ *    thread) until the stream's queued work completes, call fn(userData) —
+ *    the callback(stream, cudaSuccess, userData) — on the calling thread,
+ *    then the stream's later work starts no earlier than its return. A
+ *    callback's flags must be 0.
  *  - Graphs carry no nodes; launching an executable graph occupies the
  *    compute engine for GPUTRACE_STANDIN_GRAPH_NS.
  */
@@ -151,23 +153,40 @@ SI_API cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridD
 /* ---- host functions ------------------------------------------------------------------
  */
 
-static cudaError_t host_func(cudaStream_t stream, cudaHostFn_t fn, void *data,
-                             int per_thread) {
-  if (fn == NULL)
+/* A host function in stream order: fn(data), or for a stream callback
+ * cb(stream, cudaSuccess, data) (the work before it completed). */
+static cudaError_t host_call(cudaStream_t stream, cudaHostFn_t fn,
+                             cudaStreamCallback_t cb, void *data, int per_thread) {
+  if (fn == NULL && cb == NULL)
     return cudaErrorInvalidValue;
   struct si_stream *s = si_stream_resolve(stream, per_thread);
   if (s == NULL)
     return cudaErrorInvalidResourceHandle;
-  if (!si_config()->timeline) {
-    fn(data);
-    return cudaSuccess;
+  int timeline = si_config()->timeline;
+  if (timeline) { /* a zero-length op marks where fn starts; no lock is held while it runs
+                   */
+    uint64_t start = si_tl_enqueue(s, SI_ENG_NONE, 0, 0);
+    si_sleep_until(start);
   }
-  /* A zero-length op marks where fn starts; no lock is held while it runs. */
-  uint64_t start = si_tl_enqueue(s, SI_ENG_NONE, 0, 0);
-  si_sleep_until(start);
-  fn(data);
-  si_tl_extend(s, si_now());
+  if (fn != NULL)
+    fn(data);
+  else
+    cb(stream, cudaSuccess, data);
+  if (timeline)
+    si_tl_extend(s, si_now());
   return cudaSuccess;
+}
+
+static cudaError_t host_func(cudaStream_t stream, cudaHostFn_t fn, void *data,
+                             int per_thread) {
+  return fn ? host_call(stream, fn, NULL, data, per_thread) : cudaErrorInvalidValue;
+}
+
+static cudaError_t stream_callback(cudaStream_t stream, cudaStreamCallback_t cb,
+                                   void *data, unsigned flags, int per_thread) {
+  if (cb == NULL || flags != 0) /* flags are reserved: 0 */
+    return cudaErrorInvalidValue;
+  return host_call(stream, NULL, cb, data, per_thread);
 }
 
 SI_API cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn,
@@ -178,6 +197,18 @@ SI_API cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn,
 SI_API cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn,
                                            void *userData) {
   return si_ret(host_func(stream, fn, userData, 1));
+}
+
+SI_API cudaError_t cudaStreamAddCallback(cudaStream_t stream,
+                                         cudaStreamCallback_t callback, void *userData,
+                                         unsigned int flags) {
+  return si_ret(stream_callback(stream, callback, userData, flags, 0));
+}
+
+SI_API cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream,
+                                              cudaStreamCallback_t callback,
+                                              void *userData, unsigned int flags) {
+  return si_ret(stream_callback(stream, callback, userData, flags, 1));
 }
 
 /* ---- graphs

@@ -18,8 +18,24 @@
  *    observe the difference); cudaFree does not synchronize.
  *  - Symbol storage (registry.c) is in the table as device/managed memory
  *    but is neither counted nor freeable by the program.
+ *  - CUDA arrays' storage (array.c) is device memory in the table (kind
+ *    SI_MEM_ARRAY), counted against the capacity, freeable only through
+ *    the array API.
+ *  - IPC (cudaIpcGetMemHandle / cudaIpcOpenMemHandle /
+ *    cudaIpcCloseMemHandle) round-trips within the process: a handle names
+ *    a live cudaMalloc allocation (base, size and a unique id, so a handle
+ *    outlives neither a free nor a reuse of the address); opening it
+ *    reserves a fresh inaccessible address range (PROT_NONE, so the host
+ *    faults on it as on device memory) that stands for the allocation: the
+ *    copies and memsets of copy.c resolve an address in it to the same
+ *    offset in the allocation (si_mem_resolve), so both pointers see the
+ *    same bytes, as two processes do on a GPU. Each open makes a new
+ *    mapping; close removes it. The mapping is not counted against the
+ *    capacity (it is the exporter's memory). A handle of another process
+ *    or of a freed allocation fails with cudaErrorMapBufferObjectFailed.
  *  - GPUTRACE_STANDIN_LEAK_CHECK=1: at exit, the allocations the program
- *    still owns (device, managed, pinned) are summed on stderr in
+ *    still owns (device, managed, pinned, arrays; not IPC mappings) are
+ *    summed on stderr in
  *    compute-sanitizer's words, "========= LEAK SUMMARY: N bytes leaked in
  *    M allocations", so tools check a profiler against the runtime's own
  *    bookkeeping as they would against compute-sanitizer on a GPU.
@@ -27,6 +43,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "standin.h"
 
@@ -37,7 +55,8 @@
 static pthread_mutex_t mem_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct si_range *table;
 static size_t table_n, table_cap;
-static uint64_t used_bytes; /* counted (device + managed) bytes */
+static uint64_t used_bytes;  /* counted (device + managed + array) bytes */
+static uint64_t next_id = 1; /* allocation ids (mem_mu) */
 
 /* The default memory pool is the only pool; its handle is this object. */
 static struct { uint32_t magic; } default_pool = {0x504f4f4cu};
@@ -81,6 +100,8 @@ static int table_insert(struct si_range r) {
     table_cap = cap;
   }
   memmove(&table[i + 2], &table[i + 1], (table_n - (size_t)(i + 1)) * sizeof(*table));
+  if (r.kind != SI_MEM_IPC)
+    r.id = next_id++;
   table[i + 1] = r;
   table_n++;
   return 0;
@@ -101,8 +122,28 @@ struct si_range si_mem_find(const void *p) {
   return r;
 }
 
+struct si_range si_mem_resolve(const void **p) {
+  struct si_range r = {0};
+  pthread_mutex_lock(&mem_mu);
+  long i = find_index((uintptr_t)*p);
+  if (i >= 0)
+    r = table[i];
+  if (r.kind == SI_MEM_IPC) {
+    uintptr_t off = (uintptr_t)*p - r.base;
+    long j = find_index(r.target);
+    if (j >= 0 && table[j].base == r.target && table[j].id == r.id) {
+      *p = (const void *)(r.target + off);
+      r = table[j];
+    } else { /* the exporter freed it: nothing is mapped any more */
+      r = (struct si_range){.base = (uintptr_t)*p, .kind = SI_MEM_DEVICE};
+    }
+  }
+  pthread_mutex_unlock(&mem_mu);
+  return r;
+}
+
 static int counted(int kind) {
-  return kind == SI_MEM_DEVICE || kind == SI_MEM_MANAGED;
+  return kind == SI_MEM_DEVICE || kind == SI_MEM_MANAGED || kind == SI_MEM_ARRAY;
 }
 
 /* ---- allocation ---------------------------------------------------------------- */
@@ -129,7 +170,7 @@ static cudaError_t alloc_range(void **out, size_t size, int kind, int owned) {
   int rc = posix_memalign(&p, align, size);
   pthread_mutex_lock(&mem_mu);
   if (rc == 0 && table_insert((struct si_range){(uintptr_t)p, size, (uint8_t)kind,
-                                                (uint8_t)owned}) != 0) {
+                                                (uint8_t)owned, 0, 0}) != 0) {
     free(p);
     rc = -1;
   }
@@ -163,6 +204,17 @@ static cudaError_t free_range(void *p, unsigned kinds_mask) {
 
 #define DEVICE_KINDS ((1u << SI_MEM_DEVICE) | (1u << SI_MEM_MANAGED))
 
+cudaError_t si_mem_array_alloc(void **out, size_t bytes) {
+  cudaError_t e = alloc_range(out, bytes, SI_MEM_ARRAY, 1);
+  if (e == cudaSuccess && *out != NULL)
+    memset(*out, 0, bytes);
+  return e;
+}
+
+void si_mem_array_free(void *p) {
+  (void)free_range(p, 1u << SI_MEM_ARRAY);
+}
+
 void *si_mem_symbol_alloc(size_t size, int managed) {
   void *p = NULL;
   size = size ? size : 1;
@@ -190,7 +242,8 @@ __attribute__((destructor)) static void leak_summary(void) {
   uint64_t bytes = 0, blocks = 0;
   pthread_mutex_lock(&mem_mu);
   for (size_t i = 0; i < table_n; i++)
-    if (table[i].owned && table[i].kind != SI_MEM_REGISTERED) {
+    if (table[i].owned && table[i].kind != SI_MEM_REGISTERED &&
+        table[i].kind != SI_MEM_IPC) {
       bytes += table[i].size;
       blocks++;
     }
@@ -205,6 +258,8 @@ void si_mem_reset(void) {
   for (size_t i = 0; i < table_n; i++) {
     if (!table[i].owned && table[i].kind != SI_MEM_REGISTERED)
       table[kept++] = table[i]; /* symbols survive a reset */
+    else if (table[i].kind == SI_MEM_IPC)
+      munmap((void *)table[i].base, table[i].size ? table[i].size : 1);
     else if (table[i].owned)
       free((void *)table[i].base);
   }
@@ -236,6 +291,23 @@ SI_API cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
   return si_ret(e);
 }
 
+/* Rows padded to the pitch alignment, height x depth of them. */
+SI_API cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr,
+                                struct cudaExtent extent) {
+  if (pitchedDevPtr == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  size_t w = extent.width, rows = extent.height * extent.depth;
+  size_t p = (w + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
+  if (p < w || (extent.height != 0 && rows / extent.height != extent.depth) ||
+      (rows != 0 && p > SIZE_MAX / rows))
+    return si_ret(cudaErrorMemoryAllocation);
+  void *ptr = NULL;
+  cudaError_t e = alloc_range(&ptr, p * rows, SI_MEM_DEVICE, 1);
+  if (e == cudaSuccess)
+    *pitchedDevPtr = (struct cudaPitchedPtr){ptr, p, w, extent.height};
+  return si_ret(e);
+}
+
 SI_API cudaError_t cudaMallocHost(void **ptr, size_t size) {
   return si_ret(alloc_range(ptr, size, SI_MEM_PINNED, 1));
 }
@@ -263,7 +335,7 @@ SI_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) 
   if (ptr == NULL || size == 0 || (flags & ~valid) || (uintptr_t)ptr + size < size)
     return si_ret(cudaErrorInvalidValue);
   pthread_mutex_lock(&mem_mu);
-  struct si_range r = {(uintptr_t)ptr, size, SI_MEM_REGISTERED, 0};
+  struct si_range r = {(uintptr_t)ptr, size, SI_MEM_REGISTERED, 0, 0, 0};
   int rc = table_insert(r);
   cudaError_t e = cudaSuccess;
   if (rc == 1) {
@@ -375,6 +447,8 @@ SI_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attrib
   void *p = (void *)(uintptr_t)ptr;
   switch (r.kind) {
   case SI_MEM_DEVICE:
+  case SI_MEM_ARRAY:
+  case SI_MEM_IPC:
     *attributes =
         (struct cudaPointerAttributes){.type = cudaMemoryTypeDevice, .devicePointer = p};
     break;
@@ -392,5 +466,86 @@ SI_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attrib
     attributes->device = cudaInvalidDeviceId;
     break;
   }
+  return cudaSuccess;
+}
+
+/* ---- IPC within the process ----------------------------------------------------- */
+
+#define IPC_MAGIC 0x50494754u /* "TGIP" */
+
+struct ipc_handle { /* what a cudaIpcMemHandle_t holds here */
+  uint32_t magic;
+  uint32_t pid;
+  uint64_t base, size, id;
+};
+_Static_assert(sizeof(struct ipc_handle) <= sizeof(cudaIpcMemHandle_t), "fits a handle");
+
+SI_API cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr) {
+  if (handle == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  pthread_mutex_lock(&mem_mu);
+  long i = find_index((uintptr_t)devPtr);
+  int ok = i >= 0 && table[i].base == (uintptr_t)devPtr && table[i].owned &&
+           table[i].kind == SI_MEM_DEVICE;
+  struct ipc_handle h = {IPC_MAGIC, (uint32_t)getpid(), 0, 0, 0};
+  if (ok) {
+    h.base = table[i].base;
+    h.size = table[i].size;
+    h.id = table[i].id;
+  }
+  pthread_mutex_unlock(&mem_mu);
+  if (!ok) /* only the base of a cudaMalloc allocation can be exported */
+    return si_ret(cudaErrorInvalidValue);
+  memset(handle, 0, sizeof *handle);
+  memcpy(handle, &h, sizeof h);
+  return cudaSuccess;
+}
+
+static size_t page_round(size_t n) {
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  return (n + pg - 1) / pg * pg;
+}
+
+SI_API cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle,
+                                        unsigned int flags) {
+  struct ipc_handle h;
+  memcpy(&h, &handle, sizeof h);
+  if (devPtr == NULL || (flags & ~(unsigned)cudaIpcMemLazyEnablePeerAccess))
+    return si_ret(cudaErrorInvalidValue);
+  if (h.magic != IPC_MAGIC || h.pid != (uint32_t)getpid() || h.size == 0)
+    return si_ret(cudaErrorMapBufferObjectFailed);
+  void *va = mmap(NULL, page_round(h.size), PROT_NONE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (va == MAP_FAILED)
+    return si_ret(cudaErrorMemoryAllocation);
+  pthread_mutex_lock(&mem_mu);
+  long i = find_index((uintptr_t)h.base);
+  cudaError_t e = cudaSuccess;
+  if (i < 0 || table[i].base != h.base || table[i].id != h.id)
+    e = cudaErrorMapBufferObjectFailed; /* freed since the handle was made */
+  else if (table_insert((struct si_range){(uintptr_t)va, (size_t)h.size, SI_MEM_IPC, 1,
+                                          (uintptr_t)h.base, h.id}) != 0)
+    e = cudaErrorMemoryAllocation;
+  pthread_mutex_unlock(&mem_mu);
+  if (e != cudaSuccess) {
+    munmap(va, page_round(h.size));
+    return si_ret(e);
+  }
+  *devPtr = va;
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaIpcCloseMemHandle(void *devPtr) {
+  pthread_mutex_lock(&mem_mu);
+  long i = find_index((uintptr_t)devPtr);
+  size_t size = 0;
+  if (i >= 0 && table[i].base == (uintptr_t)devPtr && table[i].kind == SI_MEM_IPC) {
+    size = table[i].size;
+    table_remove(i);
+  }
+  pthread_mutex_unlock(&mem_mu);
+  if (size == 0)
+    return si_ret(cudaErrorInvalidValue);
+  munmap(devPtr, page_round(size));
   return cudaSuccess;
 }

@@ -74,6 +74,27 @@ extern __typeof__(cudaEventRecord) cudaEventRecord_ptsz;
 extern __typeof__(cudaEventRecordWithFlags) cudaEventRecordWithFlags_ptsz;
 extern __typeof__(cudaGetDriverEntryPoint) cudaGetDriverEntryPoint_ptsz;
 extern __typeof__(cudaGetDriverEntryPointByVersion) cudaGetDriverEntryPointByVersion_ptsz;
+extern __typeof__(cudaMemcpy3D) cudaMemcpy3D_ptds;
+extern __typeof__(cudaMemcpy3DAsync) cudaMemcpy3DAsync_ptsz;
+extern __typeof__(cudaMemcpy3DPeer) cudaMemcpy3DPeer_ptds;
+extern __typeof__(cudaMemcpy3DPeerAsync) cudaMemcpy3DPeerAsync_ptsz;
+extern __typeof__(cudaMemcpyToArray) cudaMemcpyToArray_ptds;
+extern __typeof__(cudaMemcpyToArrayAsync) cudaMemcpyToArrayAsync_ptsz;
+extern __typeof__(cudaMemcpyFromArray) cudaMemcpyFromArray_ptds;
+extern __typeof__(cudaMemcpyFromArrayAsync) cudaMemcpyFromArrayAsync_ptsz;
+extern __typeof__(cudaMemcpyArrayToArray) cudaMemcpyArrayToArray_ptds;
+extern __typeof__(cudaMemcpy2DToArray) cudaMemcpy2DToArray_ptds;
+extern __typeof__(cudaMemcpy2DToArrayAsync) cudaMemcpy2DToArrayAsync_ptsz;
+extern __typeof__(cudaMemcpy2DFromArray) cudaMemcpy2DFromArray_ptds;
+extern __typeof__(cudaMemcpy2DFromArrayAsync) cudaMemcpy2DFromArrayAsync_ptsz;
+extern __typeof__(cudaMemcpy2DArrayToArray) cudaMemcpy2DArrayToArray_ptds;
+extern __typeof__(cudaMemcpyBatchAsync) cudaMemcpyBatchAsync_ptsz;
+extern __typeof__(cudaMemcpy3DBatchAsync) cudaMemcpy3DBatchAsync_ptsz;
+extern __typeof__(cudaMemPrefetchAsync) cudaMemPrefetchAsync_ptsz;
+extern __typeof__(cudaMemPrefetchBatchAsync) cudaMemPrefetchBatchAsync_ptsz;
+extern __typeof__(cudaMemset3D) cudaMemset3D_ptds;
+extern __typeof__(cudaMemset3DAsync) cudaMemset3DAsync_ptsz;
+extern __typeof__(cudaStreamAddCallback) cudaStreamAddCallback_ptsz;
 
 /* Registration ABI used by nvcc-generated host code (crt/host_runtime.h and
  * crt/device_functions.h declare these only for C++). */
@@ -179,20 +200,100 @@ enum si_mem_kind {
   SI_MEM_MANAGED,    /* cudaMallocManaged, __managed__ */
   SI_MEM_PINNED,     /* cudaMallocHost / cudaHostAlloc */
   SI_MEM_REGISTERED, /* cudaHostRegister'ed range (not owned) */
+  SI_MEM_ARRAY,      /* the storage of a CUDA array (array.c): device memory */
+  SI_MEM_IPC,        /* cudaIpcOpenMemHandle: maps another allocation, no storage */
 };
 struct si_range {
   uintptr_t base;
   size_t size;
-  uint8_t kind;  /* enum si_mem_kind */
-  uint8_t owned; /* freeable by cudaFree/cudaFreeHost (not a symbol) */
+  uint8_t kind;     /* enum si_mem_kind */
+  uint8_t owned;    /* freeable by cudaFree/cudaFreeHost (not a symbol) */
+  uintptr_t target; /* SI_MEM_IPC: base of the allocation it maps */
+  uint64_t id;      /* unique per allocation; an IPC mapping: its target's */
 };
 /* The table entry containing p, or kind SI_MEM_NONE. */
 struct si_range si_mem_find(const void *p);
+/* si_mem_find(*p), where an address in an IPC mapping stands for the same
+ * offset in the allocation it maps: *p is moved there and that allocation's
+ * entry returned (kind SI_MEM_DEVICE and size 0 when it was freed). */
+struct si_range si_mem_resolve(const void **p);
+/* The storage of a CUDA array: zeroed, counted as device memory, not
+ * freeable by cudaFree. cudaErrorMemoryAllocation past the capacity. */
+cudaError_t si_mem_array_alloc(void **out, size_t bytes);
+void si_mem_array_free(void *p);
 /* Allocate a symbol's backing store (device or managed), zeroed; NULL on
  * failure. Not counted against capacity, not freeable by the program. */
 void *si_mem_symbol_alloc(size_t size, int managed);
 void si_mem_symbol_free(void *p);
 void si_mem_reset(void); /* cudaDeviceReset: free program allocations */
+
+/* ---- copy.c: copies and memsets of pitched 3D regions -------------------- */
+enum si_loc { SI_LOC_PAGEABLE, SI_LOC_PINNED, SI_LOC_DEVICE, SI_LOC_MANAGED };
+enum si_copy_mode {
+  SI_COPY_SYNC,      /* cudaMemcpy*: waits unless device-to-device */
+  SI_COPY_ASYNC,     /* cudaMemcpy*Async: waits only for a pageable host side */
+  SI_COPY_PEER,      /* cudaMemcpyPeer: device-wide ordering, no host wait */
+  SI_COPY_PEER_ASYNC /* cudaMemcpyPeerAsync */
+};
+/* `depth` slices of `height` rows of `width` bytes; rows `pitch` apart,
+ * slices `slice` apart. */
+struct si_copy {
+  void *dst;
+  size_t dpitch, dslice;
+  const void *src;
+  size_t spitch, sslice;
+  size_t width, height, depth;
+};
+/* Where [*p, *p + extent) lives; a device range must fit its allocation.
+ * An IPC mapping is resolved (*p moved onto the memory it maps). */
+cudaError_t si_locate(const void **p, size_t extent, enum si_loc *out);
+/* Resolve cudaMemcpyDefault from the two sides and check an explicit kind
+ * against them; *host gets the host side's location. */
+cudaError_t si_copy_kind(enum si_loc dst, enum si_loc src, enum cudaMemcpyKind *kind,
+                         enum si_loc *host);
+/* Queue a copy of `bytes` on s (timeline on): its engine and bandwidth from
+ * the kind and host side; returns whether the host waits until *end. */
+int si_copy_schedule(uint64_t bytes, enum cudaMemcpyKind kind, enum si_loc host,
+                     struct si_stream *s, enum si_copy_mode mode, uint64_t *end);
+/* What si_copy_run checks before it does anything: pointers, pitches, the
+ * sides against the kind (resolved in *kind; *host the host side), a peer
+ * copy device-to-device. IPC mappings in c are resolved. */
+cudaError_t si_copy_check(struct si_copy *c, enum cudaMemcpyKind *kind, enum si_loc *host,
+                          enum si_copy_mode mode);
+/* Validate, schedule and perform a copy (the bytes move at the call). */
+cudaError_t si_copy_run(struct si_copy *c, enum cudaMemcpyKind kind, cudaStream_t stream,
+                        int per_thread, enum si_copy_mode mode);
+/* si_copy_run of count contiguous bytes. */
+cudaError_t si_copy1d(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                      cudaStream_t stream, int per_thread, enum si_copy_mode mode);
+/* Set `depth` slices of `height` rows of `width` bytes of device, managed or
+ * pinned memory; async: never waits. */
+cudaError_t si_memset3d(void *p, size_t pitch, size_t slice, int value, size_t width,
+                        size_t height, size_t depth, cudaStream_t stream, int per_thread,
+                        int async);
+
+/* ---- copy3d.c: what compat12.c's CUDA 12 forms share ---------------------- */
+/* *fail: the index of the copy that failed, SIZE_MAX when none or not one. */
+cudaError_t si_batch(void *const *dsts, const void *const *srcs, const size_t *sizes,
+                     size_t count, const struct cudaMemcpyAttributes *attrs,
+                     const size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream,
+                     int pt, size_t *fail);
+cudaError_t si_batch3d(size_t n, const struct cudaMemcpy3DBatchOp *ops,
+                       unsigned long long flags, cudaStream_t stream, int pt,
+                       size_t *fail);
+cudaError_t si_prefetch(const void *p, size_t count, struct cudaMemLocation loc,
+                        unsigned flags, cudaStream_t stream, int pt);
+
+/* ---- array.c: CUDA arrays ------------------------------------------------ */
+/* An array's storage, as a pitched region: rows of width elements. NULL for
+ * an invalid (or freed) handle. */
+struct si_array_view {
+  char *data;
+  size_t elem;                 /* bytes per element */
+  size_t width, height, depth; /* in elements; height, depth at least 1 */
+};
+int si_array_view(const void *array, struct si_array_view *out);
+void si_arrays_reset(void); /* cudaDeviceReset */
 
 /* ---- registry.c ---------------------------------------------------------- */
 struct si_func; /* a registered __global__ function (a cudaKernel_t) */
@@ -213,6 +314,15 @@ void si_graphs_reset(void); /* cudaDeviceReset */
 #define SI_MAX_THREADS_PER_SM 2048
 #define SI_SHMEM_OPTIN 232448
 void si_device_props(struct cudaDeviceProp *p);
+/* Texture (CUDA array) limits, an H100's: device.c reports them, array.c
+ * enforces them. */
+#define SI_TEX_1D 131072
+#define SI_TEX_2D_W 131072
+#define SI_TEX_2D_H 65536
+#define SI_TEX_3D 16384
+#define SI_TEX_LAYERED 32768
+#define SI_TEX_LAYERS 2048
+#define SI_TEX_CUBEMAP 32768
 
 /* ---- pool.c: handle objects that are never returned to malloc ----------- */
 struct si_pool {

@@ -197,7 +197,80 @@
   X(cuStreamSynchronize_ptsz, SYNC, DRV, cuStreamSynchronize, PT, 0, GT_AF_BLOCKING|GT_AF_ON_STREAM) \
   X(cuEventSynchronize, SYNC, DRV, cuEventSynchronize, L, 0, GT_AF_BLOCKING|GT_AF_ON_EVENT) \
   X(cuStreamWaitEvent, SYNC, DRV, cuStreamWaitEvent, L, 0, GT_AF_WAIT|GT_AF_ON_STREAM) \
-  X(cuStreamWaitEvent_ptsz, SYNC, DRV, cuStreamWaitEvent, PT, 0, GT_AF_WAIT|GT_AF_ON_STREAM)
+  X(cuStreamWaitEvent_ptsz, SYNC, DRV, cuStreamWaitEvent, PT, 0, GT_AF_WAIT|GT_AF_ON_STREAM) \
+  X(cudaMallocArray, ALLOC, RT, cudaMallocArray, L, 0, GT_AF_ARRAY) \
+  X(cudaMalloc3DArray, ALLOC, RT, cudaMalloc3DArray, L, 0, GT_AF_ARRAY) \
+  X(cudaMallocMipmappedArray, ALLOC, RT, cudaMallocMipmappedArray, L, 0, GT_AF_ARRAY) \
+  X(cudaFreeArray, FREE, RT, cudaFreeArray, L, 0, GT_AF_ARRAY) \
+  X(cudaFreeMipmappedArray, FREE, RT, cudaFreeMipmappedArray, L, 0, GT_AF_ARRAY) \
+  X(cudaMalloc3D, ALLOC, RT, cudaMalloc3D, L, 0, 0) \
+  X(cudaIpcOpenMemHandle, ALLOC, RT, cudaIpcOpenMemHandle, L, 0, GT_AF_IPC) \
+  X(cudaIpcCloseMemHandle, FREE, RT, cudaIpcCloseMemHandle, L, 0, GT_AF_IPC) \
+  X(cudaMemcpy3D, MEMCPY, RT, cudaMemcpy3D, L, 0, 0) \
+  X(cudaMemcpy3D_ptds, MEMCPY, RT, cudaMemcpy3D, PT, 0, 0) \
+  X(cudaMemcpy3DAsync, MEMCPY, RT, cudaMemcpy3DAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy3DAsync_ptsz, MEMCPY, RT, cudaMemcpy3DAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy3DPeer, MEMCPY, RT, cudaMemcpy3DPeer, L, 0, 0) \
+  X(cudaMemcpy3DPeer_ptds, MEMCPY, RT, cudaMemcpy3DPeer, PT, 0, 0) \
+  X(cudaMemcpy3DPeerAsync, MEMCPY, RT, cudaMemcpy3DPeerAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy3DPeerAsync_ptsz, MEMCPY, RT, cudaMemcpy3DPeerAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy2DToArray, MEMCPY, RT, cudaMemcpy2DToArray, L, 0, 0) \
+  X(cudaMemcpy2DToArray_ptds, MEMCPY, RT, cudaMemcpy2DToArray, PT, 0, 0) \
+  X(cudaMemcpy2DToArrayAsync, MEMCPY, RT, cudaMemcpy2DToArrayAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy2DToArrayAsync_ptsz, MEMCPY, RT, cudaMemcpy2DToArrayAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy2DFromArray, MEMCPY, RT, cudaMemcpy2DFromArray, L, 0, 0) \
+  X(cudaMemcpy2DFromArray_ptds, MEMCPY, RT, cudaMemcpy2DFromArray, PT, 0, 0) \
+  X(cudaMemcpy2DFromArrayAsync, MEMCPY, RT, cudaMemcpy2DFromArrayAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy2DFromArrayAsync_ptsz, MEMCPY, RT, cudaMemcpy2DFromArrayAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyToArray, MEMCPY, RT, cudaMemcpyToArray, L, 0, 0) \
+  X(cudaMemcpyToArray_ptds, MEMCPY, RT, cudaMemcpyToArray, PT, 0, 0) \
+  X(cudaMemcpyToArrayAsync, MEMCPY, RT, cudaMemcpyToArrayAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyToArrayAsync_ptsz, MEMCPY, RT, cudaMemcpyToArrayAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyFromArray, MEMCPY, RT, cudaMemcpyFromArray, L, 0, 0) \
+  X(cudaMemcpyFromArray_ptds, MEMCPY, RT, cudaMemcpyFromArray, PT, 0, 0) \
+  X(cudaMemcpyFromArrayAsync, MEMCPY, RT, cudaMemcpyFromArrayAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyFromArrayAsync_ptsz, MEMCPY, RT, cudaMemcpyFromArrayAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy2DArrayToArray, MEMCPY, RT, cudaMemcpy2DArrayToArray, L, 0, 0) \
+  X(cudaMemcpy2DArrayToArray_ptds, MEMCPY, RT, cudaMemcpy2DArrayToArray, PT, 0, 0) \
+  X(cudaMemcpyArrayToArray, MEMCPY, RT, cudaMemcpyArrayToArray, L, 0, 0) \
+  X(cudaMemcpyArrayToArray_ptds, MEMCPY, RT, cudaMemcpyArrayToArray, PT, 0, 0) \
+  X(cudaMemcpyBatchAsync, MEMCPY, RT, cudaMemcpyBatchAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpyBatchAsync_ptsz, MEMCPY, RT, cudaMemcpyBatchAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy3DBatchAsync, MEMCPY, RT, cudaMemcpy3DBatchAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemcpy3DBatchAsync_ptsz, MEMCPY, RT, cudaMemcpy3DBatchAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaMemPrefetchAsync, MEMCPY, RT, cudaMemPrefetchAsync, L, 0, GT_AF_ASYNC|GT_AF_PREFETCH) \
+  X(cudaMemPrefetchAsync_ptsz, MEMCPY, RT, cudaMemPrefetchAsync, PT, 0, GT_AF_ASYNC|GT_AF_PREFETCH) \
+  X(cudaMemPrefetchBatchAsync, MEMCPY, RT, cudaMemPrefetchBatchAsync, L, 0, GT_AF_ASYNC|GT_AF_PREFETCH) \
+  X(cudaMemPrefetchBatchAsync_ptsz, MEMCPY, RT, cudaMemPrefetchBatchAsync, PT, 0, GT_AF_ASYNC|GT_AF_PREFETCH) \
+  X(cudaMemset3D, MEMSET, RT, cudaMemset3D, L, 0, 0) \
+  X(cudaMemset3D_ptds, MEMSET, RT, cudaMemset3D, PT, 0, 0) \
+  X(cudaMemset3DAsync, MEMSET, RT, cudaMemset3DAsync, L, 0, GT_AF_ASYNC) \
+  X(cudaMemset3DAsync_ptsz, MEMSET, RT, cudaMemset3DAsync, PT, 0, GT_AF_ASYNC) \
+  X(cudaStreamAddCallback, LAUNCH, RT, cudaStreamAddCallback, L, 0, GT_AF_HOST_FN) \
+  X(cudaStreamAddCallback_ptsz, LAUNCH, RT, cudaStreamAddCallback, PT, 0, GT_AF_HOST_FN) \
+  X(cuArrayCreate_v2, ALLOC, DRV, cuArrayCreate, L, 3020, GT_AF_ARRAY) \
+  X(cuArray3DCreate_v2, ALLOC, DRV, cuArray3DCreate, L, 3020, GT_AF_ARRAY) \
+  X(cuMipmappedArrayCreate, ALLOC, DRV, cuMipmappedArrayCreate, L, 0, GT_AF_ARRAY) \
+  X(cuArrayDestroy, FREE, DRV, cuArrayDestroy, L, 0, GT_AF_ARRAY) \
+  X(cuMipmappedArrayDestroy, FREE, DRV, cuMipmappedArrayDestroy, L, 0, GT_AF_ARRAY) \
+  X(cuIpcOpenMemHandle_v2, ALLOC, DRV, cuIpcOpenMemHandle, L, 11000, GT_AF_IPC) \
+  X(cuIpcCloseMemHandle, FREE, DRV, cuIpcCloseMemHandle, L, 0, GT_AF_IPC) \
+  X(cuMemcpy2D_v2, MEMCPY, DRV, cuMemcpy2D, L, 3020, 0) \
+  X(cuMemcpy2D_v2_ptds, MEMCPY, DRV, cuMemcpy2D, PT, 3020, 0) \
+  X(cuMemcpy2DUnaligned_v2, MEMCPY, DRV, cuMemcpy2DUnaligned, L, 3020, 0) \
+  X(cuMemcpy2DUnaligned_v2_ptds, MEMCPY, DRV, cuMemcpy2DUnaligned, PT, 3020, 0) \
+  X(cuMemcpy2DAsync_v2, MEMCPY, DRV, cuMemcpy2DAsync, L, 3020, GT_AF_ASYNC) \
+  X(cuMemcpy2DAsync_v2_ptsz, MEMCPY, DRV, cuMemcpy2DAsync, PT, 3020, GT_AF_ASYNC) \
+  X(cuMemcpy3D_v2, MEMCPY, DRV, cuMemcpy3D, L, 3020, 0) \
+  X(cuMemcpy3D_v2_ptds, MEMCPY, DRV, cuMemcpy3D, PT, 3020, 0) \
+  X(cuMemcpy3DAsync_v2, MEMCPY, DRV, cuMemcpy3DAsync, L, 3020, GT_AF_ASYNC) \
+  X(cuMemcpy3DAsync_v2_ptsz, MEMCPY, DRV, cuMemcpy3DAsync, PT, 3020, GT_AF_ASYNC) \
+  X(cuMemPrefetchAsync_v2, MEMCPY, DRV, cuMemPrefetchAsync, L, 12020, GT_AF_ASYNC|GT_AF_PREFETCH) \
+  X(cuMemPrefetchAsync_v2_ptsz, MEMCPY, DRV, cuMemPrefetchAsync, PT, 12020, GT_AF_ASYNC|GT_AF_PREFETCH) \
+  X(cuLaunchHostFunc, LAUNCH, DRV, cuLaunchHostFunc, L, 0, GT_AF_HOST_FN) \
+  X(cuLaunchHostFunc_ptsz, LAUNCH, DRV, cuLaunchHostFunc, PT, 0, GT_AF_HOST_FN) \
+  X(cuStreamAddCallback, LAUNCH, DRV, cuStreamAddCallback, L, 0, GT_AF_HOST_FN) \
+  X(cuStreamAddCallback_ptsz, LAUNCH, DRV, cuStreamAddCallback, PT, 0, GT_AF_HOST_FN)
 
 /* clang-format on */
 

@@ -4,16 +4,19 @@
  * handle and do nothing; synchronization returns at once. Its own state,
  * independent of the runtime stand-in.
  *
- * cuGetProcAddress(_v2) answers from a fixed table: with
- * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the _ptsz/_ptds variant,
- * from cudaVersion 3020 the _v2 variant, else the base name.
+ * cuGetProcAddress(_v2) answers from a fixed table (and driver_mem.c's):
+ * with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the _ptsz/_ptds
+ * variant, from cudaVersion 3020 (12020 for cuMemPrefetchAsync, 11000 for
+ * cuIpcOpenMemHandle) the _v2 variant, else the base name. Device memory,
+ * arrays, IPC, 2D/3D copies, prefetches and host functions are in
+ * driver_mem.c.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define API __attribute__((visibility("default")))
+#include "driver.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -141,13 +144,7 @@ API CUresult cuFuncGetName(const char **name, CUfunction f) {
 
 /* ---- memory ---- */
 static CUresult alloc(CUdeviceptr *p, size_t n) {
-  if (!p)
-    return INVALID_VALUE;
-  void *m = calloc(1, n ? n : 1);
-  if (!m)
-    return 2;
-  *p = (CUdeviceptr)(uintptr_t)m;
-  return OK;
+  return drv_alloc(p, n);
 }
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   return alloc(p, n);
@@ -176,8 +173,7 @@ API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t n, CUstream s) {
  * real driver does not either): built without -Bsymbolic those calls would
  * go through the global scope, to a preloaded shim. */
 static CUresult release(CUdeviceptr p) {
-  free((void *)(uintptr_t)p);
-  return OK;
+  return drv_release(p);
 }
 API CUresult cuMemFree_v2(CUdeviceptr p) {
   return release(p);
@@ -421,50 +417,55 @@ static const struct {
   const char *name;
   void *fn;
 } g_table[] = {
-    E(cuInit) E(cuDriverGetVersion) E(cuDeviceGet) E(cuDevicePrimaryCtxRetain) E(
-        cuCtxSetCurrent) E(cuCtxGetCurrent) E(cuModuleLoadData) E(cuModuleLoad)
-        E(cuModuleUnload) E(cuModuleGetFunction) E(cuLibraryLoadData) E(
-            cuLibraryGetKernel) E(cuFuncGetName) E(cuMemAlloc_v2) E(cuMemAllocManaged)
-            E(cuMemAllocPitch_v2) E(cuMemAllocAsync) E(cuMemAllocAsync_ptsz) E(
-                cuMemFree_v2) E(cuMemFreeAsync) E(cuMemFreeAsync_ptsz)
-                E(cuMemAllocHost_v2) E(cuMemHostAlloc) E(cuMemFreeHost) E(
-                    cuMemHostRegister_v2) E(cuMemHostUnregister)
-                    E(cuMemGetAllocationGranularity) E(cuMemCreate) E(cuMemRelease) E(
-                        cuMemAddressReserve) E(cuMemAddressFree) E(cuMemMap) E(cuMemUnmap)
-                        E(cuMemSetAccess) E(cuMemcpyHtoD_v2) E(cuMemcpyDtoH_v2) E(
-                            cuMemcpyDtoD_v2) E(cuMemcpy) E(cuMemcpyHtoD_v2_ptds)
-                            E(cuMemcpyDtoH_v2_ptds) E(cuMemcpyDtoD_v2_ptds) E(
-                                cuMemcpy_ptds) E(cuMemcpyAsync)
-                                E(cuMemcpyAsync_ptsz) E(cuMemcpyHtoDAsync_v2) E(
-                                    cuMemcpyHtoDAsync_v2_ptsz) E(cuMemcpyDtoHAsync_v2)
-                                    E(cuMemcpyDtoHAsync_v2_ptsz) E(cuMemcpyDtoDAsync_v2) E(
-                                        cuMemcpyDtoDAsync_v2_ptsz) E(cuMemsetD8_v2)
-                                        E(cuMemsetD8_v2_ptds) E(cuMemsetD16_v2) E(
-                                            cuMemsetD16_v2_ptds) E(cuMemsetD32_v2)
-                                            E(cuMemsetD32_v2_ptds) E(cuMemsetD8Async) E(
-                                                cuMemsetD8Async_ptsz) E(cuMemsetD16Async)
-                                                E(cuMemsetD16Async_ptsz) E(cuMemsetD32Async) E(
-                                                    cuMemsetD32Async_ptsz) E(cuLaunchKernel)
-                                                    E(cuLaunchKernel_ptsz) E(
-                                                        cuLaunchCooperativeKernel)
-                                                        E(cuLaunchCooperativeKernel_ptsz) E(
-                                                            cuLaunchKernelEx) E(cuLaunchKernelEx_ptsz)
-                                                            E(cuGraphLaunch) E(cuGraphLaunch_ptsz) E(
-                                                                cuCtxSynchronize) E(cuStreamSynchronize)
-                                                                E(cuStreamSynchronize_ptsz) E(
-                                                                    cuEventSynchronize)
-                                                                    E(cuStreamWaitEvent) E(
-                                                                        cuStreamWaitEvent_ptsz)
-                                                                        E(cuEventCreate) E(
-                                                                            cuEventDestroy_v2)
-                                                                            E(cuGetProcAddress_v2)
-                                                                                E(cuGetProcAddress)};
+    /* clang-format off */
+    E(cuInit) E(cuDriverGetVersion) E(cuDeviceGet)
+    E(cuDevicePrimaryCtxRetain) E(cuCtxSetCurrent) E(cuCtxGetCurrent)
+    E(cuModuleLoadData) E(cuModuleLoad) E(cuModuleUnload)
+    E(cuModuleGetFunction) E(cuLibraryLoadData) E(cuLibraryGetKernel)
+    E(cuFuncGetName) E(cuMemAlloc_v2) E(cuMemAllocManaged)
+    E(cuMemAllocPitch_v2) E(cuMemAllocAsync) E(cuMemAllocAsync_ptsz)
+    E(cuMemFree_v2) E(cuMemFreeAsync) E(cuMemFreeAsync_ptsz)
+    E(cuMemAllocHost_v2) E(cuMemHostAlloc) E(cuMemFreeHost)
+    E(cuMemHostRegister_v2) E(cuMemHostUnregister) E(cuMemGetAllocationGranularity)
+    E(cuMemCreate) E(cuMemRelease) E(cuMemAddressReserve)
+    E(cuMemAddressFree) E(cuMemMap) E(cuMemUnmap)
+    E(cuMemSetAccess) E(cuMemcpyHtoD_v2) E(cuMemcpyDtoH_v2)
+    E(cuMemcpyDtoD_v2) E(cuMemcpy) E(cuMemcpyHtoD_v2_ptds)
+    E(cuMemcpyDtoH_v2_ptds) E(cuMemcpyDtoD_v2_ptds) E(cuMemcpy_ptds)
+    E(cuMemcpyAsync) E(cuMemcpyAsync_ptsz) E(cuMemcpyHtoDAsync_v2)
+    E(cuMemcpyHtoDAsync_v2_ptsz) E(cuMemcpyDtoHAsync_v2) E(cuMemcpyDtoHAsync_v2_ptsz)
+    E(cuMemcpyDtoDAsync_v2) E(cuMemcpyDtoDAsync_v2_ptsz) E(cuMemsetD8_v2)
+    E(cuMemsetD8_v2_ptds) E(cuMemsetD16_v2) E(cuMemsetD16_v2_ptds)
+    E(cuMemsetD32_v2) E(cuMemsetD32_v2_ptds) E(cuMemsetD8Async)
+    E(cuMemsetD8Async_ptsz) E(cuMemsetD16Async) E(cuMemsetD16Async_ptsz)
+    E(cuMemsetD32Async) E(cuMemsetD32Async_ptsz) E(cuLaunchKernel)
+    E(cuLaunchKernel_ptsz) E(cuLaunchCooperativeKernel) E(cuLaunchCooperativeKernel_ptsz)
+    E(cuLaunchKernelEx) E(cuLaunchKernelEx_ptsz) E(cuGraphLaunch)
+    E(cuGraphLaunch_ptsz) E(cuCtxSynchronize) E(cuStreamSynchronize)
+    E(cuStreamSynchronize_ptsz) E(cuEventSynchronize) E(cuStreamWaitEvent)
+    E(cuStreamWaitEvent_ptsz) E(cuEventCreate) E(cuEventDestroy_v2)
+    E(cuGetProcAddress_v2) E(cuGetProcAddress)
+    /* clang-format on */
+};
 
 static void *lookup(const char *name) {
   for (size_t i = 0; i < sizeof g_table / sizeof g_table[0]; i++)
     if (strcmp(g_table[i].name, name) == 0)
       return g_table[i].fn;
+  for (size_t i = 0; i < drv_mem_table_n; i++)
+    if (strcmp(drv_mem_table[i].name, name) == 0)
+      return drv_mem_table[i].fn;
   return NULL;
+}
+
+/* The cudaVersion from which base names take their _v2 ABI where that is
+ * not 3.2 (the older ABIs of these are not implemented here). */
+static int v2_from(const char *symbol) {
+  if (strcmp(symbol, "cuMemPrefetchAsync") == 0)
+    return 12020;
+  if (strcmp(symbol, "cuIpcOpenMemHandle") == 0)
+    return 11000;
+  return 3020;
 }
 
 API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
@@ -473,17 +474,22 @@ API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
     return INVALID_VALUE;
   char buf[128];
   void *fn = NULL;
+  int v2 = version >= v2_from(symbol);
   if (flags & 2) { /* per-thread default stream */
-    snprintf(buf, sizeof buf, "%s_ptsz", symbol);
-    if (!(fn = lookup(buf))) {
-      snprintf(buf, sizeof buf, "%s_v2_ptds", symbol);
-      if (!(fn = lookup(buf))) {
-        snprintf(buf, sizeof buf, "%s_ptds", symbol);
+    static const char *const v2_forms[] = {"%s_v2_ptsz", "%s_v2_ptds"};
+    static const char *const forms[] = {"%s_ptsz", "%s_ptds"};
+    for (int i = 0; i < 2 && !fn; i++) {
+      if (v2) {
+        snprintf(buf, sizeof buf, v2_forms[i], symbol);
+        fn = lookup(buf);
+      }
+      if (!fn) {
+        snprintf(buf, sizeof buf, forms[i], symbol);
         fn = lookup(buf);
       }
     }
   }
-  if (!fn && version >= 3020) {
+  if (!fn && v2) {
     snprintf(buf, sizeof buf, "%s_v2", symbol);
     fn = lookup(buf);
   }
