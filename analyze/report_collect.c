@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gputrace/trace_file.h"
+#include <stdio.h>
+
 #include "report.h"
+#include "session.h"
 #include "util.h"
 
 #define PER_THREAD_STREAM (1ull << 63) /* stream key of a per-thread default stream */
@@ -239,15 +241,9 @@ static size_t kernel_index(struct report *r, uint32_t pid, uint64_t stub,
     r->kc_idx[slot] = (uint32_t)(v - 1);
     return (size_t)v - 1;
   }
-  struct gt_record tmp;
-  if (!launch) { /* a DEVICE record: look the name up as its launch would */
-    memset(&tmp, 0, sizeof tmp);
-    tmp.pid = pid;
-    tmp.kind = GT_KIND_LAUNCH;
-    tmp.u.launch.kernel = stub;
-    launch = &tmp;
-  }
-  size_t idx = gt_strtab_intern(&r->knames, gt_model_kernel(r->model, launch));
+  /* A DEVICE record (no launch): the name its launch would have. */
+  size_t idx = gt_strtab_intern(
+      &r->knames, gt_model_kernel_of(r->model, pid, stub, launch ? launch->flags : 0));
   if (idx >= r->kcap) {
     size_t old = r->kcap;
     r->kern = gt_grow(r->kern, &r->kcap, idx + 1, sizeof *r->kern);
@@ -639,20 +635,13 @@ static void drop_spans(struct report *r) {
 void rp_init(struct report *r, const struct rp_options *opt) {
   memset(r, 0, sizeof *r);
   r->opt = *opt;
-  r->model = gt_model_new();
-  gt_model_set_open_hook(r->model, open_hook, r);
-  r->symtab = gt_symtab_new();
   init_api_table();
 }
 
-static void feed(struct report *r, struct gt_record *rec) {
-  struct gt_range range;
-  if (!r->have_origin) {
-    r->origin = rec->ts_ns;
-    r->have_origin = 1;
-  }
+static void feed(struct report *r, const struct gt_record *rec,
+                 const struct gt_range *range) {
+  r->origin = gt_session_origin(r->session);
   r->records++;
-  int closed = gt_model_feed(r->model, rec, &range);
   if (rec->kind == GT_KIND_METRIC || rec->kind == GT_KIND_NOTE) { /* machine-wide */
     if (in_window(r, rec->ts_ns))
       rp_hw_feed(r, rec);
@@ -661,8 +650,8 @@ static void feed(struct report *r, struct gt_record *rec) {
   }
   if (r->opt.has_pid && rec->pid != r->opt.pid)
     return;
-  if (closed)
-    range_done(r, &range);
+  if (range)
+    range_done(r, range);
   switch (rec->kind) {
   case GT_KIND_DROP:
     r->dropped += rec->u.count.count;
@@ -693,7 +682,6 @@ static void feed(struct report *r, struct gt_record *rec) {
     return;
   default:
     if (rec->kind > GT_KIND_DEVICE) { /* stacks, modules, frames: for call sites */
-      gt_symtab_feed(r->symtab, rec);
       r->events++;
     } else if (rec->kind < GT_KIND_PROCESS && in_window(r, rec->ts_ns)) {
       r->events++;
@@ -702,12 +690,27 @@ static void feed(struct report *r, struct gt_record *rec) {
   }
 }
 
-static void feed_cb(void *ctx, struct gt_record *rec) {
-  feed(ctx, rec);
+static void feed_cb(void *ctx, const struct gt_event *ev) {
+  struct gt_record scratch; /* frees with the bytes they freed */
+  feed(ctx, gt_event_record(ev, &scratch), ev->range);
 }
 
 int rp_read(struct report *r, const char *path, const char *cmd) {
-  return rp_read_records(path, cmd, feed_cb, r, &r->damaged);
+  char err[512];
+  struct gt_session_opts o = {.path = path,
+                              .layers = GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS,
+                              .threads = -1};
+  if (!(r->session = gt_session_open(&o, err, sizeof err))) {
+    fprintf(stderr, "gputrace %s: %s\n", cmd, err);
+    return 2;
+  }
+  r->model = gt_session_model(r->session);
+  r->symtab = gt_model_symtab(r->model);
+  struct gt_tool tool = {.ctx = r, .range_open = open_hook};
+  gt_tool_all(&tool, feed_cb);
+  gt_session_run(r->session, &tool);
+  r->damaged = gt_session_damaged(r->session);
+  return 0;
 }
 
 static void free_runs(struct rp_runs *x) {
@@ -746,9 +749,8 @@ void rp_free(struct report *r) {
     gt_map_free(&r->sites[i]);
   gt_map_free(&r->errs);
   gt_map_free(&r->sync_site_ns);
-  gt_symtab_free(r->symtab);
   rp_hw_free(r);
   free(r->findings);
-  gt_model_free(r->model);
+  gt_session_close(r->session); /* the model and symbols with it */
   memset(r, 0, sizeof *r);
 }
