@@ -14,7 +14,10 @@
  *  - gt_order_ready says when the earliest record can be taken with
  *    nothing more to wait for: every stream active among the last
  *    GT_ORDER_ACTIVE records added has one buffered (a stream's records come
- *    in time order, so none of its later ones can be earlier). Otherwise the
+ *    in time order, so none of its later ones can be earlier), and a record
+ *    GT_ORDER_HORIZON_NS later than it has been added (a stream not seen yet,
+ *    a new thread or process, would have to reach the file later than that:
+ *    the collector drains every ring each millisecond or so). Otherwise the
  *    caller waits for more records, as far as its window allows.
  *  - A record added with a timestamp earlier than one already popped came
  *    too late for the window the caller keeps: it is counted (gt_order_late)
@@ -30,6 +33,7 @@
 #include "gputrace/schema.h"
 
 #define GT_ORDER_ACTIVE (1u << 17) /* records: a stream quiet this long waits no more */
+#define GT_ORDER_HORIZON_NS 10000000ull /* 10 ms: see gt_order_ready */
 
 struct gt_order;
 
