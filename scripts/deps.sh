@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libunwind-dev libdw-dev libelf-dev
-          python3 clang
+          python3 clang clang-format
           libmicrohttpd-dev curl) # live metrics (--prometheus) and their test
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
