@@ -5,7 +5,8 @@
  * (synth_dir) and sets the defaults every record gets (pid, tid); the
  * builders below fill one record of each kind and append it; synth_chunk
  * closes the chunk being written (so a test controls where chunks end);
- * synth_close finishes the file. Any failure ends the test at once. */
+ * synth_close finishes the file; synth_session reads one through a session
+ * and a tool. Any failure ends the test at once. */
 #ifndef GPUTRACE_TEST_SYNTH_H
 #define GPUTRACE_TEST_SYNTH_H
 
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "gputrace/trace_file.h"
+#include "session.h"
 
 struct synth {
   struct gt_writer *w;
@@ -183,6 +185,19 @@ static inline void synth_device(struct synth *s, uint64_t ts, uint64_t dur,
   r.u.device.sample = 1;
   r.u.device.source = GT_DEVTIME_EVENTS;
   synth_put(s, &r);
+}
+
+/* Open o->path as a session and run t over it; the caller closes it. */
+static inline struct gt_session *synth_session(const struct gt_session_opts *o,
+                                               const struct gt_tool *t) {
+  char err[512];
+  struct gt_session *s = gt_session_open(o, err, sizeof err);
+  if (!s) {
+    fprintf(stderr, "synth: %s\n", err);
+    exit(1);
+  }
+  gt_session_run(s, t);
+  return s;
 }
 
 #endif

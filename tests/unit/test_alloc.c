@@ -6,7 +6,6 @@
  * its own heap; a free and a reallocation on two threads in time order;
  * live and peak bytes; the NVTX range allocations are made in. */
 #include "check.h"
-#include "session.h"
 #include "synth.h"
 
 #define MAX_EVENTS 64
@@ -42,19 +41,12 @@ static uint64_t outer_tag(void *ctx, const struct gt_record *open) {
 }
 
 static struct gt_session *run(const char *path, uint32_t ordered, struct got *g) {
-  char err[512];
   struct gt_session_opts o = {
       .path = path, .layers = GT_LAYER_HEAP | GT_LAYER_NVTX, .ordered = ordered};
-  struct gt_session *s = gt_session_open(&o, err, sizeof err);
-  if (!s) {
-    fprintf(stderr, "%s\n", err);
-    exit(1);
-  }
   memset(g, 0, sizeof *g);
   struct gt_tool t = {.ctx = g, .range_open = outer_tag};
   t.on[GT_KIND_ALLOC] = t.on[GT_KIND_FREE] = note;
-  gt_session_run(s, &t);
-  return s;
+  return synth_session(&o, &t);
 }
 
 static void test_matching(void) {

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "session.h"
 #include "synth.h"
 
 #define MAX_SEEN 4096
@@ -34,23 +33,15 @@ static void note(void *ctx, const struct gt_event *ev) {
 /* Read `path` through a session; returns it (closed by the caller). */
 static struct gt_session *read_all(const char *path, uint32_t ordered, int threads,
                                    struct seen *out) {
-  char err[512];
   struct gt_session_opts o = {.path = path,
                               .layers = GT_LAYER_HEAP | GT_LAYER_NVTX,
                               .ordered = ordered,
                               .quiet = 1,
                               .threads = threads};
-  struct gt_session *s = gt_session_open(&o, err, sizeof err);
-  CHECK(s != NULL);
-  if (!s) {
-    fprintf(stderr, "%s\n", err);
-    exit(1);
-  }
   memset(out, 0, sizeof *out);
   struct gt_tool t = {.ctx = out};
   gt_tool_all(&t, note);
-  gt_session_run(s, &t);
-  return s;
+  return synth_session(&o, &t);
 }
 
 /* Two threads, each drained in its own chunk, interleave in time; a thread
