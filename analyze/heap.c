@@ -46,14 +46,11 @@ void gt_heap_free(struct gt_heap *h) {
 }
 
 static struct proc_live *proc_of(struct gt_heap *h, uint32_t pid) {
-  uint64_t i;
-  if (!gt_map_get(&h->procs, pid, &i)) {
-    h->live = gt_grow(h->live, &h->live_cap, h->nlive + 1, sizeof *h->live);
-    memset(&h->live[h->nlive], 0, sizeof h->live[0]);
-    h->live[h->nlive].pid = pid;
-    i = h->nlive++;
-    gt_map_put(&h->procs, pid, i);
-  }
+  size_t i;
+  int added;
+  h->live = gt_find_or_add(&h->procs, pid, h->live, &h->nlive, &h->live_cap,
+                           sizeof *h->live, &i, &added);
+  h->live[i].pid = pid;
   return &h->live[i];
 }
 

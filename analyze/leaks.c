@@ -37,16 +37,16 @@ static uint64_t group_key(uint32_t pid, uint32_t stack, unsigned memory) {
 
 static struct gt_group *group(struct groups *g, uint32_t pid, uint32_t stack,
                               unsigned memory) {
-  uint64_t key = group_key(pid, stack, memory), i;
-  if (gt_map_get(&g->index, key, &i))
-    return &g->items[i];
-  g->items = gt_grow(g->items, &g->cap, g->n + 1, sizeof *g->items);
-  memset(&g->items[g->n], 0, sizeof g->items[0]);
-  g->items[g->n].pid = pid;
-  g->items[g->n].stack_id = stack;
-  g->items[g->n].memory = (uint8_t)memory;
-  gt_map_put(&g->index, key, g->n);
-  return &g->items[g->n++];
+  size_t i;
+  int added;
+  g->items = gt_find_or_add(&g->index, group_key(pid, stack, memory), g->items, &g->n,
+                            &g->cap, sizeof *g->items, &i, &added);
+  if (added) {
+    g->items[i].pid = pid;
+    g->items[i].stack_id = stack;
+    g->items[i].memory = (uint8_t)memory;
+  }
+  return &g->items[i];
 }
 
 static void groups_free(struct groups *g) {
@@ -93,15 +93,13 @@ struct run {
 };
 
 static struct gt_proc_summary *proc(struct run *r, uint32_t pid) {
-  uint64_t i;
   struct gt_leaks *o = r->out;
-  if (gt_map_get(&r->proc_index, pid, &i))
-    return &o->procs[i];
-  o->procs = gt_grow(o->procs, &r->procs_cap, o->nprocs + 1, sizeof *o->procs);
-  memset(&o->procs[o->nprocs], 0, sizeof o->procs[0]);
-  o->procs[o->nprocs].pid = pid;
-  gt_map_put(&r->proc_index, pid, o->nprocs);
-  return &o->procs[o->nprocs++];
+  size_t i;
+  int added;
+  o->procs = gt_find_or_add(&r->proc_index, pid, o->procs, &o->nprocs, &r->procs_cap,
+                            sizeof *o->procs, &i, &added);
+  o->procs[i].pid = pid;
+  return &o->procs[i];
 }
 
 /* The NVTX layer's open hook: the outermost push range of a thread gets

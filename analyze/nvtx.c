@@ -75,17 +75,13 @@ void gt_nvtx_set_open_hook(struct gt_nvtx *n, gt_range_open_fn hook, void *ctx) 
   n->hook_ctx = ctx;
 }
 
-static struct thread *thread_of(struct gt_nvtx *n, uint32_t pid, uint32_t tid,
-                                int create) {
-  uint64_t key = gt_pid_key(pid, tid), idx;
-  if (gt_map_get(&n->thread_index, key, &idx))
-    return &n->threads[idx];
-  if (!create)
-    return NULL;
-  n->threads = gt_grow(n->threads, &n->cap_threads, n->nthreads + 1, sizeof *n->threads);
-  memset(&n->threads[n->nthreads], 0, sizeof n->threads[0]);
-  gt_map_put(&n->thread_index, key, n->nthreads);
-  return &n->threads[n->nthreads++];
+static struct thread *thread_of(struct gt_nvtx *n, uint32_t pid, uint32_t tid) {
+  size_t i;
+  int added;
+  n->threads =
+      gt_find_or_add(&n->thread_index, gt_pid_key(pid, tid), n->threads, &n->nthreads,
+                     &n->cap_threads, sizeof *n->threads, &i, &added);
+  return &n->threads[i];
 }
 
 static struct open_range opened(struct gt_nvtx *n, const struct gt_record *r,
@@ -114,8 +110,15 @@ static void complete(struct gt_nvtx *n, const struct open_range *o, uint64_t end
                            .tag = o->tag};
 }
 
+static struct thread *find_thread(const struct gt_nvtx *n, uint32_t pid, uint32_t tid) {
+  uint64_t idx;
+  if (!n->nthreads || !gt_map_get(&n->thread_index, gt_pid_key(pid, tid), &idx))
+    return NULL;
+  return &n->threads[idx];
+}
+
 static int pop(struct gt_nvtx *n, const struct gt_record *r, struct gt_range *out) {
-  struct thread *t = thread_of(n, r->pid, r->tid, 0);
+  struct thread *t = find_thread(n, r->pid, r->tid);
   size_t i = t ? t->len : 0;
   while (i > 0 && t->items[i - 1].domain != r->u.nvtx.domain)
     i--;
@@ -135,7 +138,7 @@ int gt_nvtx_feed(struct gt_nvtx *n, const struct gt_record *r, const char *text,
                  struct gt_range *out) {
   switch (r->u.nvtx.op) {
   case GT_NVTX_PUSH: {
-    struct thread *t = thread_of(n, r->pid, r->tid, 1);
+    struct thread *t = thread_of(n, r->pid, r->tid);
     t->items = gt_grow(t->items, &t->cap, t->len + 1, sizeof *t->items);
     t->items[t->len] = opened(n, r, text);
     t->len++;
@@ -166,14 +169,6 @@ int gt_nvtx_feed(struct gt_nvtx *n, const struct gt_record *r, const char *text,
   }
   }
   return 0;
-}
-
-static const struct thread *find_thread(const struct gt_nvtx *n, uint32_t pid,
-                                        uint32_t tid) {
-  uint64_t idx;
-  if (!n->nthreads || !gt_map_get(&n->thread_index, gt_pid_key(pid, tid), &idx))
-    return NULL;
-  return &n->threads[idx];
 }
 
 unsigned gt_nvtx_depth(const struct gt_nvtx *n, uint32_t pid, uint32_t tid) {

@@ -89,17 +89,15 @@ static uint64_t stream_key(const struct gt_record *r) {
 }
 
 static uint32_t stream_of(struct gt_order *o, const struct gt_record *r) {
-  uint64_t key = stream_key(r), v;
+  uint64_t key = stream_key(r);
+  size_t v;
   unsigned c = (unsigned)((key ^ key >> 29) % CACHE);
   if (o->ckey[c] == key + 1)
     return o->cidx[c];
-  if (!gt_map_get(&o->index, key, &v)) {
-    o->s = gt_grow(o->s, &o->cap, o->ns + 1, sizeof *o->s);
-    memset(&o->s[o->ns], 0, sizeof o->s[0]);
-    v = o->ns++;
-    gt_map_put(&o->index, key, v);
+  int added;
+  o->s = gt_find_or_add(&o->index, key, o->s, &o->ns, &o->cap, sizeof *o->s, &v, &added);
+  if (added) /* room in the heap for every stream */
     o->heap = gt_grow(o->heap, &o->heap_cap, o->ns, sizeof *o->heap);
-  }
   o->ckey[c] = key + 1;
   o->cidx[c] = (uint32_t)v;
   return (uint32_t)v;

@@ -63,15 +63,12 @@ void rp_cpu_split(uint64_t blocked, uint64_t copy_est, unsigned flags, uint64_t 
 /* ---- processes, threads, streams ---- */
 
 struct rp_proc *rp_proc_of(struct report *r, uint32_t pid) {
-  uint64_t idx;
-  if (gt_map_get(&r->proc_idx, pid, &idx))
-    return &r->procs[idx];
-  r->procs = gt_grow(r->procs, &r->cprocs, r->nprocs + 1, sizeof *r->procs);
-  struct rp_proc *p = &r->procs[r->nprocs];
-  memset(p, 0, sizeof *p);
-  p->pid = pid;
-  gt_map_put(&r->proc_idx, pid, r->nprocs++);
-  return p;
+  size_t i;
+  int added;
+  r->procs = gt_find_or_add(&r->proc_idx, pid, r->procs, &r->nprocs, &r->cprocs,
+                            sizeof *r->procs, &i, &added);
+  r->procs[i].pid = pid;
+  return &r->procs[i];
 }
 
 static struct rp_thread *thread_of(struct report *r, uint32_t pid, uint32_t tid) {
@@ -79,16 +76,14 @@ static struct rp_thread *thread_of(struct report *r, uint32_t pid, uint32_t tid)
   uint32_t *slot = &r->thread_cache[(tid ^ pid) & 63];
   if (*slot && r->threads[*slot - 1].tid == tid && r->threads[*slot - 1].pid == pid)
     return &r->threads[*slot - 1];
-  uint64_t key = gt_pid_key(pid, tid), idx;
-  if (!gt_map_get(&r->thread_idx, key, &idx)) {
-    size_t proc = (size_t)(rp_proc_of(r, pid) - r->procs);
-    r->threads = gt_grow(r->threads, &r->cthreads, r->nthreads + 1, sizeof *r->threads);
-    r->threads[r->nthreads] = (struct rp_thread){.pid = pid, .tid = tid, .proc = proc};
-    idx = r->nthreads++;
-    gt_map_put(&r->thread_idx, key, idx);
-  }
-  *slot = (uint32_t)idx + 1;
-  return &r->threads[idx];
+  size_t proc = (size_t)(rp_proc_of(r, pid) - r->procs), i;
+  int added;
+  r->threads = gt_find_or_add(&r->thread_idx, gt_pid_key(pid, tid), r->threads,
+                              &r->nthreads, &r->cthreads, sizeof *r->threads, &i, &added);
+  if (added)
+    r->threads[i] = (struct rp_thread){.pid = pid, .tid = tid, .proc = proc};
+  *slot = (uint32_t)i + 1;
+  return &r->threads[i];
 }
 
 static uint64_t stream_key(unsigned api, uint64_t stream, uint32_t tid) {
@@ -98,15 +93,17 @@ static uint64_t stream_key(unsigned api, uint64_t stream, uint32_t tid) {
 }
 
 static struct rp_stream *stream_of(struct report *r, struct rp_proc *p, uint64_t key) {
-  uint64_t mk = gt_pid_key(p->pid, key ^ 0x5bd1e995ull), idx;
+  uint64_t mk = gt_pid_key(p->pid, key ^ 0x5bd1e995ull);
+  size_t idx;
   struct rp_thread *t = r->cur; /* a thread mostly queues on one stream */
   if (t && t->last_stream == mk + 1) {
     idx = t->last_stream_idx;
-  } else if (!gt_map_get(&r->stream_idx, mk, &idx)) {
-    r->streams = gt_grow(r->streams, &r->cstreams, r->nstreams + 1, sizeof *r->streams);
-    r->streams[r->nstreams] = (struct rp_stream){.epoch = p->epoch};
-    idx = r->nstreams++;
-    gt_map_put(&r->stream_idx, mk, idx);
+  } else {
+    int added;
+    r->streams = gt_find_or_add(&r->stream_idx, mk, r->streams, &r->nstreams,
+                                &r->cstreams, sizeof *r->streams, &idx, &added);
+    if (added)
+      r->streams[idx].epoch = p->epoch;
   }
   if (t) {
     t->last_stream = mk + 1;
