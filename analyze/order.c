@@ -35,6 +35,7 @@ struct stream {
   uint32_t head, len, cap;
   uint64_t last_add; /* add count when it last had a record added */
   int waiting;       /* empty while active: counted in `waiting` */
+  int never_waits;   /* the collector's: stamped as written, later than what came */
 };
 
 struct node { /* a stream with records, keyed by its head (kept here: the
@@ -71,21 +72,20 @@ void gt_order_free(struct gt_order *o) {
   free(o);
 }
 
+/* Records the collector writes itself (process start/end, drops, losses,
+ * frames, the machine's metrics and notes). */
+static int from_collector(unsigned kind) {
+  return kind == GT_KIND_PROCESS || kind == GT_KIND_DROP || kind == GT_KIND_LOST ||
+         kind == GT_KIND_FRAME || kind == GT_KIND_METRIC || kind == GT_KIND_NOTE;
+}
+
 /* Which stream a record belongs to (see order.h). */
 static uint64_t stream_key(const struct gt_record *r) {
-  switch (r->kind) {
-  case GT_KIND_DEVICE:
+  if (r->kind == GT_KIND_DEVICE)
     return gt_pid_key(r->pid, (uint64_t)r->tid | 1ull << 32);
-  case GT_KIND_PROCESS:
-  case GT_KIND_DROP:
-  case GT_KIND_LOST:
-  case GT_KIND_FRAME:
-  case GT_KIND_METRIC:
-  case GT_KIND_NOTE:
+  if (from_collector(r->kind))
     return gt_pid_key(r->pid, 2ull << 32);
-  default:
-    return gt_pid_key(r->pid, r->tid);
-  }
+  return gt_pid_key(r->pid, r->tid);
 }
 
 static uint32_t stream_of(struct gt_order *o, const struct gt_record *r) {
@@ -96,8 +96,10 @@ static uint32_t stream_of(struct gt_order *o, const struct gt_record *r) {
     return o->cidx[c];
   int added;
   o->s = gt_find_or_add(&o->index, key, o->s, &o->ns, &o->cap, sizeof *o->s, &v, &added);
-  if (added) /* room in the heap for every stream */
+  if (added) { /* room in the heap for every stream */
     o->heap = gt_grow(o->heap, &o->heap_cap, o->ns, sizeof *o->heap);
+    o->s[v].never_waits = from_collector(r->kind);
+  }
   o->ckey[c] = key + 1;
   o->cidx[c] = (uint32_t)v;
   return (uint32_t)v;
@@ -216,7 +218,8 @@ int gt_order_pop(struct gt_order *o, const struct gt_record **rec, unsigned *han
   } else {
     o->heap[0] = o->heap[--o->nheap];
     st->head = 0; /* refill from the start: the same cache lines */
-    if (o->added - st->last_add < GT_ORDER_ACTIVE) { /* it may have more to come */
+    if (!st->never_waits &&
+        o->added - st->last_add < GT_ORDER_ACTIVE) { /* more to come */
       st->waiting = 1;
       o->waiting++;
     }

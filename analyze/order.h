@@ -14,7 +14,9 @@
  *  - gt_order_ready says when the earliest record can be taken with
  *    nothing more to wait for: every stream active among the last
  *    GT_ORDER_ACTIVE records added has one buffered (a stream's records come
- *    in time order, so none of its later ones can be earlier), and a record
+ *    in time order, so none of its later ones can be earlier; the
+ *    collector's are stamped as it writes them, later than anything read
+ *    before, and are not waited for), and a record
  *    GT_ORDER_HORIZON_NS later than it has been added (a stream not seen yet,
  *    a new thread or process, would have to reach the file later than that:
  *    the collector drains every ring each millisecond or so). Otherwise the
