@@ -23,6 +23,8 @@ struct thread { /* push ranges open on one thread, all domains */
 
 struct gt_nvtx {
   struct gt_map thread_index; /* (pid, tid) -> index in threads */
+  uint64_t last_key;          /* the thread of the last record, + 1 */
+  size_t last;
   struct thread *threads;
   size_t nthreads, cap_threads;
   struct gt_map started;    /* (pid, range id) -> struct open_range * */
@@ -75,13 +77,16 @@ void gt_nvtx_set_open_hook(struct gt_nvtx *n, gt_range_open_fn hook, void *ctx) 
   n->hook_ctx = ctx;
 }
 
+/* Ranges come in runs on one thread: the last one is kept before the map. */
 static struct thread *thread_of(struct gt_nvtx *n, uint32_t pid, uint32_t tid) {
-  size_t i;
-  int added;
-  n->threads =
-      gt_find_or_add(&n->thread_index, gt_pid_key(pid, tid), n->threads, &n->nthreads,
-                     &n->cap_threads, sizeof *n->threads, &i, &added);
-  return &n->threads[i];
+  uint64_t key = gt_pid_key(pid, tid);
+  if (n->last_key != key + 1) {
+    int added;
+    n->threads = gt_find_or_add(&n->thread_index, key, n->threads, &n->nthreads,
+                                &n->cap_threads, sizeof *n->threads, &n->last, &added);
+    n->last_key = key + 1;
+  }
+  return &n->threads[n->last];
 }
 
 static struct open_range opened(struct gt_nvtx *n, const struct gt_record *r,
@@ -118,8 +123,8 @@ static struct thread *find_thread(const struct gt_nvtx *n, uint32_t pid, uint32_
 }
 
 static int pop(struct gt_nvtx *n, const struct gt_record *r, struct gt_range *out) {
-  struct thread *t = find_thread(n, r->pid, r->tid);
-  size_t i = t ? t->len : 0;
+  struct thread *t = thread_of(n, r->pid, r->tid);
+  size_t i = t->len;
   while (i > 0 && t->items[i - 1].domain != r->u.nvtx.domain)
     i--;
   if (i == 0)

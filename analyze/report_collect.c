@@ -637,7 +637,8 @@ void rp_init(struct report *r, const struct rp_options *opt) {
 
 static void feed(struct report *r, const struct gt_record *rec,
                  const struct gt_range *range) {
-  r->origin = gt_session_origin(r->session);
+  if (!r->origin) /* set once a record with a timestamp was read */
+    r->origin = gt_session_origin(r->session);
   r->records++;
   if (rec->kind == GT_KIND_METRIC || rec->kind == GT_KIND_NOTE) { /* machine-wide */
     if (in_window(r, rec->ts_ns))
@@ -689,7 +690,8 @@ static void feed(struct report *r, const struct gt_record *rec,
 
 static void feed_cb(void *ctx, const struct gt_event *ev) {
   struct gt_record scratch; /* frees with the bytes they freed */
-  feed(ctx, gt_event_record(ev, &scratch), ev->range);
+  feed(ctx, ev->rec->kind == GT_KIND_FREE ? gt_event_record(ev, &scratch) : ev->rec,
+       ev->range);
 }
 
 int rp_read(struct report *r, const char *path, const char *cmd) {
