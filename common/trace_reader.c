@@ -76,7 +76,7 @@ struct gt_reader {
   uint64_t next_out; /* serial the caller gets next */
   uint64_t taken;    /* serials handed to workers (== next_serial) */
   unsigned ahead, threads, started;
-  int stop;
+  int stop, oom; /* oom: a job could not be allocated; reading stops */
   struct worker workers[MAX_THREADS];
   /* ---- the caller's ---- */
   char *first_path;
@@ -345,8 +345,11 @@ static struct job *free_job(struct gt_reader *r) {
   struct job *j = v ? calloc(1, sizeof *j) : NULL;
   if (v)
     r->jobs = v;
-  if (!j)
+  if (!j) {
+    r->oom = 1;
+    pthread_cond_broadcast(&r->cv_ready); /* the caller stops waiting */
     return NULL;
+  }
   j->in_use = 1;
   r->jobs[r->njobs++] = j;
   return j;
@@ -372,9 +375,9 @@ static void *work(void *arg) {
   pthread_mutex_lock(&r->mu);
   for (;;) {
     struct job *j = NULL;
-    while (!r->stop && !(j = free_job(r)))
+    while (!r->stop && !r->oom && !(j = free_job(r)))
       pthread_cond_wait(&r->cv_free, &r->mu);
-    if (r->stop) {
+    if (r->stop || r->oom) {
       if (j)
         j->in_use = 0;
       break;
@@ -428,12 +431,12 @@ static struct job *next_job(struct gt_reader *r) {
         pthread_mutex_unlock(&r->mu);
         return j;
       }
-    if (r->started > 1) {
+    if (r->started > 1 && !r->oom) {
       pthread_cond_wait(&r->cv_ready, &r->mu);
       continue;
     }
-    struct job *j = free_job(r);
-    if (!j) {
+    struct job *j = r->oom ? NULL : free_job(r);
+    if (!j) { /* out of memory */
       pthread_mutex_unlock(&r->mu);
       return NULL;
     }
@@ -457,6 +460,11 @@ int gt_reader_next_chunk(struct gt_reader *r, struct gt_chunk *c) {
   while (!r->done) {
     struct job *j = next_job(r);
     if (!j) {
+      char msg[WARN_LEN];
+      snprintf(msg, sizeof msg,
+               "gputrace: warning: %s: out of memory: the rest of the trace is not read",
+               r->first_path);
+      say(r, msg);
       r->done = 1;
       break;
     }
