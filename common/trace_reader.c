@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -369,9 +370,22 @@ static void produce(struct gt_reader *r, struct job *j, ZSTD_DCtx *dctx) {
   pthread_mutex_unlock(&r->mu);
 }
 
+/* Decompression threads run a little below the caller (nice +5): the thread
+ * analysing the records is the one the command waits for, and with as many
+ * threads as cores it would get only its fair share of one (report on the
+ * 10 M-record bench trace, 2 cores: 0.68 s -> 0.60 s; leaks 0.63 -> 0.49 s).
+ * They still have the cores whenever it waits. */
+static void lower_priority(void) {
+  errno = 0;
+  int nice = getpriority(PRIO_PROCESS, 0); /* this thread's, on Linux */
+  if (errno == 0)
+    setpriority(PRIO_PROCESS, (id_t)gettid(), nice + 5 > 19 ? 19 : nice + 5);
+}
+
 static void *work(void *arg) {
   struct worker *w = arg;
   struct gt_reader *r = w->r;
+  lower_priority();
   pthread_mutex_lock(&r->mu);
   for (;;) {
     struct job *j = NULL;

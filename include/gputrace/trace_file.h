@@ -112,7 +112,9 @@ struct gt_chunk {
   void *job;     /* the reader's */
 };
 /* Decompress on `threads` worker threads (0, the default: on the caller's
- * thread), at most `ahead` chunks ahead of the caller. Before any read. */
+ * thread), at most `ahead` chunks ahead of the caller; they run at nice +5,
+ * below the caller, whose thread is the one everything waits for. Before
+ * any read. */
 void gt_reader_set_threads(struct gt_reader *r, unsigned threads, unsigned ahead);
 int gt_reader_next_chunk(struct gt_reader *r, struct gt_chunk *c); /* 1, 0 at the end */
 void gt_reader_release(struct gt_reader *r, struct gt_chunk *c);
