@@ -20,7 +20,6 @@ struct gt_session {
   struct gt_reader *rd;
   struct gt_model *model;
   uint32_t ordered; /* kinds in time order (1 << kind) */
-  int quiet;
   uint64_t origin, late;
   const struct gt_tool *tool;
   /* ordered reading */
@@ -49,7 +48,6 @@ struct gt_session *gt_session_open(const struct gt_session_opts *o, char *err,
   struct gt_session *s = gt_xcalloc(1, sizeof *s);
   s->rd = rd;
   s->ordered = o->ordered;
-  s->quiet = o->quiet;
   s->model = gt_model_new(o->layers);
   unsigned threads = o->threads < 0 ? default_threads() : (unsigned)o->threads;
   gt_reader_set_threads(rd, threads, threads * 2);
@@ -97,20 +95,24 @@ static void run_in_file_order(struct gt_session *s) {
 
 /* ---- time order: chunks held in slots while their records wait ---- */
 
-/* Pass on the earliest buffered record; release its chunk when it was the
- * chunk's last. Returns 0 when nothing is buffered. */
-static int pop_one(struct gt_session *s) {
-  const struct gt_record *rec;
-  unsigned h;
-  if (!gt_order_pop(s->order, &rec, &h))
-    return 0;
-  dispatch(s, rec);
+/* One record of slot h is done with: the chunk goes back after its last. */
+static void done_with(struct gt_session *s, unsigned h) {
   struct slot *sl = &s->slots[h];
   if (--sl->pending == 0) {
     gt_reader_release(s->rd, &sl->chunk);
     sl->live = 0;
     s->nlive--;
   }
+}
+
+/* Pass on the earliest buffered record. Returns 0 when nothing is buffered. */
+static int pop_one(struct gt_session *s) {
+  const struct gt_record *rec;
+  unsigned h;
+  if (!gt_order_pop(s->order, &rec, &h))
+    return 0;
+  dispatch(s, rec);
+  done_with(s, h);
   return 1;
 }
 
@@ -155,11 +157,7 @@ static void run_in_time_order(struct gt_session *s) {
       while (gt_order_ready(s->order))
         pop_one(s);
     }
-    if (--sl->pending == 0) {
-      gt_reader_release(s->rd, &sl->chunk);
-      sl->live = 0;
-      s->nlive--;
-    }
+    done_with(s, h); /* the hold */
     shrink(s);
   }
   while (pop_one(s))
