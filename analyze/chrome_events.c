@@ -146,7 +146,7 @@ static char *cw_fields(char *p, const struct gt_record *r) {
         ((f->out & GT_FO_CHROME_NZ) && !gt_field_uint(f, r)))
       continue;
     p = CW_LIT(p, ",\"");
-    p = cw_ascii(p, f->key);
+    p = cw_put(p, f->key, f->key_len);
     p = CW_LIT(p, "\":");
     switch (f->type) {
     case GT_FT_HEX:

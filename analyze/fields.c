@@ -19,129 +19,130 @@ static const char *source_name(unsigned s) {
 #define AT(m)                                                                            \
   .off = offsetof(struct gt_record, u.m), .size = sizeof(((struct gt_record *)0)->u.m)
 #define CH .out = GT_FO_CHROME
+#define K(k) .key = k, .key_len = sizeof(k) - 1
 #define CORR(m)                                                                          \
-  { .key = "corr", .type = GT_FT_UINT, AT(m), .out = GT_FO_CHROME | GT_FO_CHROME_NZ }
+  { K("corr"), .type = GT_FT_UINT, AT(m), .out = GT_FO_CHROME | GT_FO_CHROME_NZ }
 
 // clang-format off
 static const struct gt_field mem[] = {
-    {.key = "memory", .text = "", .type = GT_FT_NAME, AT(mem.memory), .name = gt_memory_name, CH},
-    {.key = "ptr", .text = "ptr", .type = GT_FT_HEX, AT(mem.ptr), CH},
-    {.key = "bytes", .text = "bytes", .type = GT_FT_UINT, AT(mem.bytes), CH},
-    {.key = "stream", .type = GT_FT_HEX, AT(mem.stream), .when = GT_F_ASYNC, CH},
+    {K("memory"), .text = "", .type = GT_FT_NAME, AT(mem.memory), .name = gt_memory_name, CH},
+    {K("ptr"), .text = "ptr", .type = GT_FT_HEX, AT(mem.ptr), CH},
+    {K("bytes"), .text = "bytes", .type = GT_FT_UINT, AT(mem.bytes), CH},
+    {K("stream"), .type = GT_FT_HEX, AT(mem.stream), .when = GT_F_ASYNC, CH},
 };
 static const struct gt_field copy[] = {
-    {.key = "dir", .text = "", .type = GT_FT_NAME, AT(copy.dir), .name = gt_dir_name, CH},
-    {.key = "bytes", .text = "bytes", .type = GT_FT_UINT, AT(copy.bytes), CH},
-    {.key = "pinned", .text = "pinned", .type = GT_FT_BOOL, .bit = GT_F_PINNED, CH},
+    {K("dir"), .text = "", .type = GT_FT_NAME, AT(copy.dir), .name = gt_dir_name, CH},
+    {K("bytes"), .text = "bytes", .type = GT_FT_UINT, AT(copy.bytes), CH},
+    {K("pinned"), .text = "pinned", .type = GT_FT_BOOL, .bit = GT_F_PINNED, CH},
     {.text = "pageable", .type = GT_FT_BOOL, .bit = GT_F_PAGEABLE, .unless = GT_F_PINNED},
-    {.key = "stream", .text = "stream", .type = GT_FT_HEX, AT(copy.stream), CH},
-    {.key = "dst", .type = GT_FT_HEX, AT(copy.dst)},
-    {.key = "src", .type = GT_FT_HEX, AT(copy.src)},
+    {K("stream"), .text = "stream", .type = GT_FT_HEX, AT(copy.stream), CH},
+    {K("dst"), .type = GT_FT_HEX, AT(copy.dst)},
+    {K("src"), .type = GT_FT_HEX, AT(copy.src)},
     CORR(copy.corr),
 };
 static const struct gt_field set[] = {
-    {.key = "ptr", .text = "ptr", .type = GT_FT_HEX, AT(set.ptr), CH},
-    {.key = "bytes", .text = "bytes", .type = GT_FT_UINT, AT(set.bytes), CH},
-    {.key = "value", .text = "value", .type = GT_FT_INT, AT(set.value)},
-    {.key = "stream", .type = GT_FT_HEX, AT(set.stream), CH},
+    {K("ptr"), .text = "ptr", .type = GT_FT_HEX, AT(set.ptr), CH},
+    {K("bytes"), .text = "bytes", .type = GT_FT_UINT, AT(set.bytes), CH},
+    {K("value"), .text = "value", .type = GT_FT_INT, AT(set.value)},
+    {K("stream"), .type = GT_FT_HEX, AT(set.stream), CH},
     CORR(set.corr),
 };
 static const struct gt_field launch[] = {
-    {.key = "kernel", .text = "", .type = GT_FT_KERNEL, AT(launch.kernel)},
-    {.key = "grid", .text = "grid", .type = GT_FT_DIMS, AT(launch.grid), CH},
-    {.key = "block", .text = "block", .type = GT_FT_DIMS, AT(launch.block), CH},
-    {.key = "shared_mem", .text = "shmem", .type = GT_FT_UINT, AT(launch.shared_mem), .out = GT_FO_CHROME | GT_FO_CHROME_NZ},
-    {.key = "stream", .text = "stream", .type = GT_FT_HEX, AT(launch.stream), CH},
+    {K("kernel"), .text = "", .type = GT_FT_KERNEL, AT(launch.kernel)},
+    {K("grid"), .text = "grid", .type = GT_FT_DIMS, AT(launch.grid), CH},
+    {K("block"), .text = "block", .type = GT_FT_DIMS, AT(launch.block), CH},
+    {K("shared_mem"), .text = "shmem", .type = GT_FT_UINT, AT(launch.shared_mem), .out = GT_FO_CHROME | GT_FO_CHROME_NZ},
+    {K("stream"), .text = "stream", .type = GT_FT_HEX, AT(launch.stream), CH},
     CORR(launch.corr),
 };
 static const struct gt_field handle[] = {
-    {.key = "handle", .text = "handle", .type = GT_FT_HEX, AT(handle.handle), CH},
-    {.key = "handle2", .type = GT_FT_HEX, AT(handle.handle2), .out = GT_FO_CHROME | GT_FO_NZ},
+    {K("handle"), .text = "handle", .type = GT_FT_HEX, AT(handle.handle), CH},
+    {K("handle2"), .type = GT_FT_HEX, AT(handle.handle2), .out = GT_FO_CHROME | GT_FO_NZ},
 };
 static const struct gt_field nvtx[] = {
-    {.key = "op", .text = "", .type = GT_FT_NAME, AT(nvtx.op), .name = gt_nvtx_op_name},
-    {.key = "message", .text = "", .type = GT_FT_TEXT, .out = GT_FO_QUOTE},
-    {.key = "range_id", .type = GT_FT_UINT, AT(nvtx.range_id)},
-    {.key = "depth", .text = "depth", .type = GT_FT_INT, AT(nvtx.depth)},
-    {.key = "domain", .type = GT_FT_HEX, AT(nvtx.domain)},
+    {K("op"), .text = "", .type = GT_FT_NAME, AT(nvtx.op), .name = gt_nvtx_op_name},
+    {K("message"), .text = "", .type = GT_FT_TEXT, .out = GT_FO_QUOTE},
+    {K("range_id"), .type = GT_FT_UINT, AT(nvtx.range_id)},
+    {K("depth"), .text = "depth", .type = GT_FT_INT, AT(nvtx.depth)},
+    {K("domain"), .type = GT_FT_HEX, AT(nvtx.domain)},
 };
 static const struct gt_field proc_start[] = {
-    {.key = "phase", .text = "", .type = GT_FT_NAME, AT(proc.phase), .name = phase_name},
-    {.key = "ppid", .text = "ppid", .type = GT_FT_UINT, AT(proc.ppid)},
-    {.key = "cmdline", .text = "", .type = GT_FT_TEXT, .out = GT_FO_QUOTE},
+    {K("phase"), .text = "", .type = GT_FT_NAME, AT(proc.phase), .name = phase_name},
+    {K("ppid"), .text = "ppid", .type = GT_FT_UINT, AT(proc.ppid)},
+    {K("cmdline"), .text = "", .type = GT_FT_TEXT, .out = GT_FO_QUOTE},
 };
 static const struct gt_field proc_end[] = {
-    {.key = "phase", .text = "", .type = GT_FT_NAME, AT(proc.phase), .name = phase_name},
-    {.key = "ppid", .type = GT_FT_UINT, AT(proc.ppid)},
-    {.key = "records", .text = "records", .type = GT_FT_UINT, AT(proc.records)},
-    {.key = "dropped", .text = "dropped", .type = GT_FT_UINT, AT(proc.dropped)},
-    {.key = "lost", .text = "lost", .type = GT_FT_UINT, AT(proc.lost)},
-    {.key = "exited", .type = GT_FT_BOOL, AT(proc.exited)},
+    {K("phase"), .text = "", .type = GT_FT_NAME, AT(proc.phase), .name = phase_name},
+    {K("ppid"), .type = GT_FT_UINT, AT(proc.ppid)},
+    {K("records"), .text = "records", .type = GT_FT_UINT, AT(proc.records)},
+    {K("dropped"), .text = "dropped", .type = GT_FT_UINT, AT(proc.dropped)},
+    {K("lost"), .text = "lost", .type = GT_FT_UINT, AT(proc.lost)},
+    {K("exited"), .type = GT_FT_BOOL, AT(proc.exited)},
 };
 static const struct gt_field kname[] = {
-    {.key = "id", .text = "", .type = GT_FT_HEX, AT(kname.kernel)},
-    {.key = "mangled", .text = "", .type = GT_FT_TEXT},
+    {K("id"), .text = "", .type = GT_FT_HEX, AT(kname.kernel)},
+    {K("mangled"), .text = "", .type = GT_FT_TEXT},
 };
 static const struct gt_field count[] = {
-    {.key = "count", .text = "count", .type = GT_FT_UINT, AT(count.count)},
-    {.key = "of_kind", .text = "of", .type = GT_FT_NAME, AT(count.of_kind), .name = gt_kind_name},
+    {K("count"), .text = "count", .type = GT_FT_UINT, AT(count.count)},
+    {K("of_kind"), .text = "of", .type = GT_FT_NAME, AT(count.of_kind), .name = gt_kind_name},
 };
 #define DEVICE_TAIL                                                                      \
-  {.key = "stream", .text = "stream", .type = GT_FT_HEX, AT(device.stream), CH},        \
-  {.key = "corr", .text = "corr", .type = GT_FT_UINT, AT(device.corr), CH},             \
-  {.key = "sample", .text = "sample", .type = GT_FT_UINT, AT(device.sample), CH},       \
-  {.key = "source", .text = "source", .type = GT_FT_NAME, AT(device.source), .name = source_name}, \
-  {.key = "of_kind", .type = GT_FT_NAME, AT(device.of_kind), .name = gt_kind_name},      \
-  {.key = "device", .type = GT_FT_INT, AT(device.device), CH}
+  {K("stream"), .text = "stream", .type = GT_FT_HEX, AT(device.stream), CH},        \
+  {K("corr"), .text = "corr", .type = GT_FT_UINT, AT(device.corr), CH},             \
+  {K("sample"), .text = "sample", .type = GT_FT_UINT, AT(device.sample), CH},       \
+  {K("source"), .text = "source", .type = GT_FT_NAME, AT(device.source), .name = source_name}, \
+  {K("of_kind"), .type = GT_FT_NAME, AT(device.of_kind), .name = gt_kind_name},      \
+  {K("device"), .type = GT_FT_INT, AT(device.device), CH}
 static const struct gt_field dev_launch[] = {
-    {.key = "kernel", .text = "", .type = GT_FT_KERNEL, AT(device.kernel)},
+    {K("kernel"), .text = "", .type = GT_FT_KERNEL, AT(device.kernel)},
     DEVICE_TAIL,
 };
 static const struct gt_field dev_copy[] = {
-    {.key = "dir", .text = "", .type = GT_FT_NAME, AT(device.dir), .name = gt_dir_name},
-    {.key = "bytes", .text = "bytes", .type = GT_FT_UINT, AT(device.bytes), CH},
+    {K("dir"), .text = "", .type = GT_FT_NAME, AT(device.dir), .name = gt_dir_name},
+    {K("bytes"), .text = "bytes", .type = GT_FT_UINT, AT(device.bytes), CH},
     DEVICE_TAIL,
-    {.key = "pinned", .type = GT_FT_BOOL, .bit = GT_F_PINNED},
+    {K("pinned"), .type = GT_FT_BOOL, .bit = GT_F_PINNED},
 };
 static const struct gt_field dev_set[] = {
-    {.key = "bytes", .text = "bytes", .type = GT_FT_UINT, AT(device.bytes), CH},
+    {K("bytes"), .text = "bytes", .type = GT_FT_UINT, AT(device.bytes), CH},
     DEVICE_TAIL,
 };
 static const struct gt_field metric[] = {
-    {.key = "device", .text = "gpu", .type = GT_FT_UINT, AT(metric.device)},
-    {.key = "metric", .type = GT_FT_NAME, AT(metric.metric), .name = gt_metric_name},
-    {.key = "value", .text = "", .type = GT_FT_METRIC, AT(metric.value)},
-    {.key = "unit", .text = "", .type = GT_FT_NAME, AT(metric.metric), .name = gt_metric_unit},
+    {K("device"), .text = "gpu", .type = GT_FT_UINT, AT(metric.device)},
+    {K("metric"), .type = GT_FT_NAME, AT(metric.metric), .name = gt_metric_name},
+    {K("value"), .text = "", .type = GT_FT_METRIC, AT(metric.value)},
+    {K("unit"), .text = "", .type = GT_FT_NAME, AT(metric.metric), .name = gt_metric_unit},
 };
 static const struct gt_field note[] = {
-    {.key = "note", .text = "", .type = GT_FT_TEXT},
+    {K("note"), .text = "", .type = GT_FT_TEXT},
 };
 static const struct gt_field stack[] = {
-    {.key = "id", .text = "id", .type = GT_FT_UINT, AT(stack.id)},
-    {.key = "depth", .text = "depth", .type = GT_FT_UINT, AT(stack.depth)},
-    {.key = "python", .text = "python", .type = GT_FT_UINT, AT(stack.python)},
-    {.key = "entries", .type = GT_FT_STACK},
+    {K("id"), .text = "id", .type = GT_FT_UINT, AT(stack.id)},
+    {K("depth"), .text = "depth", .type = GT_FT_UINT, AT(stack.depth)},
+    {K("python"), .text = "python", .type = GT_FT_UINT, AT(stack.python)},
+    {K("entries"), .type = GT_FT_STACK},
 };
 static const struct gt_field module[] = {
-    {.key = "start", .text = "", .type = GT_FT_HEX, AT(module.start)},
-    {.key = "end", .text = "", .type = GT_FT_HEX, AT(module.end), .sep = '-'},
-    {.key = "bias", .type = GT_FT_HEX, AT(module.bias)},
-    {.key = "path", .text = "", .type = GT_FT_TEXT},
+    {K("start"), .text = "", .type = GT_FT_HEX, AT(module.start)},
+    {K("end"), .text = "", .type = GT_FT_HEX, AT(module.end), .sep = '-'},
+    {K("bias"), .type = GT_FT_HEX, AT(module.bias)},
+    {K("path"), .text = "", .type = GT_FT_TEXT},
 };
 static const struct gt_field pyframe[] = {
-    {.key = "id", .text = "id", .type = GT_FT_UINT, AT(pyframe.id)},
-    {.key = "line", .text = "line", .type = GT_FT_UINT, AT(pyframe.line)},
-    {.key = "function", .text = "", .type = GT_FT_PART, .part = 0},
-    {.key = "file", .text = "", .type = GT_FT_PART, .part = 1},
+    {K("id"), .text = "id", .type = GT_FT_UINT, AT(pyframe.id)},
+    {K("line"), .text = "line", .type = GT_FT_UINT, AT(pyframe.line)},
+    {K("function"), .text = "", .type = GT_FT_PART, .part = 0},
+    {K("file"), .text = "", .type = GT_FT_PART, .part = 1},
 };
 static const struct gt_field frame[] = {
-    {.key = "ip", .text = "", .type = GT_FT_HEX, AT(frame.ip)},
-    {.key = "level", .text = "level", .type = GT_FT_UINT, AT(frame.level)},
-    {.key = "inline_count", .text = "", .type = GT_FT_UINT, AT(frame.inline_count), .sep = '/'},
-    {.key = "line", .text = "line", .type = GT_FT_UINT, AT(frame.line)},
-    {.key = "function", .text = "", .type = GT_FT_PART, .part = 0},
-    {.key = "file", .text = "", .type = GT_FT_PART, .part = 1},
-    {.key = "module", .text = "", .type = GT_FT_PART, .part = 2},
+    {K("ip"), .text = "", .type = GT_FT_HEX, AT(frame.ip)},
+    {K("level"), .text = "level", .type = GT_FT_UINT, AT(frame.level)},
+    {K("inline_count"), .text = "", .type = GT_FT_UINT, AT(frame.inline_count), .sep = '/'},
+    {K("line"), .text = "line", .type = GT_FT_UINT, AT(frame.line)},
+    {K("function"), .text = "", .type = GT_FT_PART, .part = 0},
+    {K("file"), .text = "", .type = GT_FT_PART, .part = 1},
+    {K("module"), .text = "", .type = GT_FT_PART, .part = 2},
 };
 // clang-format on
 
@@ -178,39 +179,6 @@ const struct gt_field *gt_fields(const struct gt_record *r, size_t *n) {
   return l.f;
 }
 
-uint64_t gt_field_uint(const struct gt_field *f, const struct gt_record *r) {
-  const unsigned char *p = (const unsigned char *)r + f->off;
-  switch (f->size) {
-  case 1:
-    return *p;
-  case 2: {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-  }
-  case 4: {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-  }
-  default: {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-  }
-  }
-}
-
-int gt_field_bool(const struct gt_field *f, const struct gt_record *r) {
-  return f->bit ? (r->flags & f->bit) != 0 : gt_field_uint(f, r) != 0;
-}
-
-int gt_field_shown(const struct gt_field *f, const struct gt_record *r) {
-  if ((r->flags & f->when) != f->when || (r->flags & f->unless))
-    return 0;
-  return !(f->out & GT_FO_NZ) || gt_field_uint(f, r) != 0;
-}
-
 /* Part i of "a\x1fb\x1fc" into buf; 0 when the text has no such part. */
 static int text_part(const char *text, unsigned i, char *buf, size_t len) {
   const char *s = text;
@@ -223,12 +191,6 @@ static int text_part(const char *text, unsigned i, char *buf, size_t len) {
   size_t n = strcspn(s, "\x1f");
   snprintf(buf, len, "%.*s", (int)n, s);
   return 1;
-}
-
-int32_t gt_field_int(const struct gt_field *f, const struct gt_record *r) {
-  int32_t v;
-  memcpy(&v, (const char *)r + f->off, sizeof v);
-  return v;
 }
 
 static double field_f64(const struct gt_field *f, const struct gt_record *r) {
