@@ -23,6 +23,7 @@
 #include "chrome_out.h"
 #include "gputrace/schema.h"
 #include "model.h"
+#include "session.h"
 #include "util.h"
 
 /* Synthetic tids (NVTX start/end lanes, device streams) start above any
@@ -97,10 +98,11 @@ struct ch_devtrack { /* one stream of one device in one process */
 
 struct chrome {
   struct co_out out;
-  struct gt_model *model;
-  uint64_t base_ns;
-  int have_base;
-  int hw_named; /* pid 0, the hardware counters' process, has its name */
+  struct gt_session *session;
+  struct gt_model *model; /* the session's */
+  uint64_t base_ns;       /* the session's origin */
+  uint64_t exported;      /* records of the export (the --pid process's) */
+  int hw_named;           /* pid 0, the hardware counters' process, has its name */
   int has_pid;
   uint32_t pid;
   int64_t from, to; /* window, ns from the trace start */
@@ -159,8 +161,9 @@ void ch_flow_device(struct chrome *ch, struct ch_thread *th, uint32_t corr, unsi
                     uint32_t dev_tid, int64_t ts, int written);
 
 /* ---- chrome_events.c ---- */
-void ch_record(struct chrome *ch, struct gt_record *r, int closed,
-               const struct gt_range *rng);
+/* One record as shown (gt_event_record) and the NVTX range it completed
+ * (NULL: none). */
+void ch_record(struct chrome *ch, const struct gt_record *r, const struct gt_range *rng);
 void ch_finish(struct chrome *ch); /* ranges still open when the trace ends */
 /* Before the model sees a process's first record in the window: memory
  * counters at the window start, at the level they had then. */

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "chrome.h"
+#include "fields.h"
 
 /* Durations come from an untrusted file: keep end times far from overflow. */
 static int64_t dur_of(uint64_t dur_ns) {
@@ -31,13 +32,13 @@ static int64_t dur_of(uint64_t dur_ns) {
 
 /* Quoted, escaped kernel name of a launch, cached per (pid, kernel): launches
  * repeat a handful of names millions of times. */
-static const struct ch_name *kernel_json(struct chrome *ch,
-                                         const struct gt_record *launch) {
-  uint64_t kind = launch->flags & (GT_F_HOST_FN | GT_F_GRAPH);
-  uint64_t key = gt_pid_key(launch->pid, launch->u.launch.kernel) ^ (kind << 58), v;
+static const struct ch_name *kernel_json(struct chrome *ch, uint32_t pid, uint64_t kernel,
+                                         uint32_t flags) {
+  uint64_t kind = flags & (GT_F_HOST_FN | GT_F_GRAPH);
+  uint64_t key = gt_pid_key(pid, kernel) ^ (kind << 58), v;
   if (gt_map_get(&ch->names, key, &v))
     return (const struct ch_name *)(uintptr_t)v;
-  char *q = co_quote_dup(gt_model_kernel(ch->model, launch));
+  char *q = co_quote_dup(gt_model_kernel_of(ch->model, pid, kernel, flags));
   size_t len = q ? strlen(q) : 0;
   struct ch_name *n = q ? malloc(sizeof *n + len + 1) : NULL;
   if (!n) {
@@ -135,59 +136,41 @@ static char *cw_i64(char *p, int64_t v) {
   return cw_u64(p, (uint64_t)v);
 }
 
-static char *cw_call_args(char *p, const struct gt_record *r) {
-  switch (r->kind) {
-  case GT_KIND_ALLOC:
-  case GT_KIND_FREE:
-    p = CW_LIT(p, ",\"ptr\":");
-    p = cw_hex(p, r->u.mem.ptr);
-    p = CW_LIT(p, ",\"bytes\":");
-    p = cw_u64(p, r->u.mem.bytes);
-    p = CW_LIT(p, ",\"memory\":\"");
-    p = cw_ascii(p, gt_memory_name(r->u.mem.memory));
-    *p++ = '"';
-    if (r->flags & GT_F_ASYNC) {
-      p = CW_LIT(p, ",\"stream\":");
-      p = cw_hex(p, r->u.mem.stream);
+/* ,"key":value for each field of the record that chrome shows (fields.c). */
+static char *cw_fields(char *p, const struct gt_record *r) {
+  size_t n;
+  const struct gt_field *fs = gt_fields(r, &n);
+  for (size_t i = 0; i < n; i++) {
+    const struct gt_field *f = &fs[i];
+    if (!(f->out & GT_FO_CHROME) || !gt_field_shown(f, r) ||
+        ((f->out & GT_FO_CHROME_NZ) && !gt_field_uint(f, r)))
+      continue;
+    p = CW_LIT(p, ",\"");
+    p = cw_put(p, f->key, f->key_len);
+    p = CW_LIT(p, "\":");
+    switch (f->type) {
+    case GT_FT_HEX:
+      p = cw_hex(p, gt_field_uint(f, r));
+      break;
+    case GT_FT_INT:
+      p = cw_i64(p, gt_field_int(f, r));
+      break;
+    case GT_FT_DIMS:
+      p = cw_dims(p, (const uint32_t *)(const void *)((const char *)r + f->off));
+      break;
+    case GT_FT_BOOL:
+      p = gt_field_bool(f, r) ? CW_LIT(p, "true") : CW_LIT(p, "false");
+      break;
+    case GT_FT_NAME:
+      *p++ = '"';
+      p = cw_ascii(p, f->name((unsigned)gt_field_uint(f, r)));
+      *p++ = '"';
+      break;
+    default:
+      p = cw_u64(p, gt_field_uint(f, r));
     }
-    return p;
-  case GT_KIND_MEMCPY:
-    p = CW_LIT(p, ",\"bytes\":");
-    p = cw_u64(p, r->u.copy.bytes);
-    p = CW_LIT(p, ",\"dir\":\"");
-    p = cw_ascii(p, gt_dir_name(r->u.copy.dir));
-    p = r->flags & GT_F_PINNED ? CW_LIT(p, "\",\"pinned\":true")
-                               : CW_LIT(p, "\",\"pinned\":false");
-    p = CW_LIT(p, ",\"stream\":");
-    return cw_hex(p, r->u.copy.stream);
-  case GT_KIND_MEMSET:
-    p = CW_LIT(p, ",\"ptr\":");
-    p = cw_hex(p, r->u.set.ptr);
-    p = CW_LIT(p, ",\"bytes\":");
-    p = cw_u64(p, r->u.set.bytes);
-    p = CW_LIT(p, ",\"stream\":");
-    return cw_hex(p, r->u.set.stream);
-  case GT_KIND_LAUNCH:
-    p = CW_LIT(p, ",\"grid\":");
-    p = cw_dims(p, r->u.launch.grid);
-    p = CW_LIT(p, ",\"block\":");
-    p = cw_dims(p, r->u.launch.block);
-    p = CW_LIT(p, ",\"stream\":");
-    p = cw_hex(p, r->u.launch.stream);
-    if (r->u.launch.shared_mem) {
-      p = CW_LIT(p, ",\"shared_mem\":");
-      p = cw_u64(p, r->u.launch.shared_mem);
-    }
-    return p;
-  default: /* sync, stream, event */
-    p = CW_LIT(p, ",\"handle\":");
-    p = cw_hex(p, r->u.handle.handle);
-    if (r->u.handle.handle2) {
-      p = CW_LIT(p, ",\"handle2\":");
-      p = cw_hex(p, r->u.handle.handle2);
-    }
-    return p;
   }
+  return p;
 }
 
 static uint32_t corr_of(const struct gt_record *r) {
@@ -254,7 +237,7 @@ static void error_instant(struct chrome *ch, const struct ch_thread *th,
 
 /* The X slice of a host call, at its placed [s, e). */
 static void call_slice(struct chrome *ch, const struct ch_thread *th,
-                       const struct gt_record *r, int64_t s, int64_t e, uint32_t corr) {
+                       const struct gt_record *r, int64_t s, int64_t e) {
   struct fixed {
     char s[32];
     size_t n;
@@ -265,7 +248,9 @@ static void call_slice(struct chrome *ch, const struct ch_thread *th,
                                       CAT("memcpy"), CAT("memset"), CAT("launch"),
                                       CAT("sync"),   CAT("stream"), CAT("event")};
 #undef CAT
-  const struct ch_name *kernel = r->kind == GT_KIND_LAUNCH ? kernel_json(ch, r) : NULL;
+  const struct ch_name *kernel =
+      r->kind == GT_KIND_LAUNCH ? kernel_json(ch, r->pid, r->u.launch.kernel, r->flags)
+                                : NULL;
   char *p = co_reserve(&ch->out, CW_ROOM + (kernel ? kernel->len : 0));
   if (ch->events++)
     p = CW_LIT(p, ",\n");
@@ -287,11 +272,7 @@ static void call_slice(struct chrome *ch, const struct ch_thread *th,
     p = cw_ascii(p, gt_cuda_error_name(r->result));
     *p++ = '"';
   }
-  p = cw_call_args(p, r);
-  if (corr) {
-    p = CW_LIT(p, ",\"corr\":");
-    p = cw_u64(p, corr);
-  }
+  p = cw_fields(p, r);
   p = CW_LIT(p, "}}");
   co_commit(&ch->out, p);
 }
@@ -305,7 +286,7 @@ static void host_call(struct chrome *ch, const struct gt_record *r) {
   uint32_t corr = corr_of(r);
   if (in) {
     ch_name_thread(ch, th);
-    call_slice(ch, th, r, s, e, corr);
+    call_slice(ch, th, r, s, e);
     if (r->result)
       error_instant(ch, th, r, mid);
   }
@@ -356,7 +337,8 @@ static void lane_range(struct chrome *ch, const struct gt_range *rng, int64_t en
   range_slice(ch, rng, p->nvtx.v[i].tid, s, e, unfinished);
 }
 
-static void nvtx_mark(struct chrome *ch, struct gt_record *r, struct ch_thread *th) {
+static void nvtx_mark(struct chrome *ch, const struct gt_record *r,
+                      struct ch_thread *th) {
   int64_t t0 = ch_rel(ch, r->ts_ns), t = ch_instant(th, t0);
   if (!ch_in_window(ch, t0, t0))
     return;
@@ -369,7 +351,8 @@ static void nvtx_mark(struct chrome *ch, struct gt_record *r, struct ch_thread *
   CO_LIT(&ch->out, "}}");
 }
 
-static void nvtx(struct chrome *ch, struct gt_record *r, int closed,
+/* rng: the range r completed, or NULL. */
+static void nvtx(struct chrome *ch, const struct gt_record *r,
                  const struct gt_range *rng) {
   struct ch_thread *th = ch_thread(ch, r->pid, r->tid);
   switch (r->u.nvtx.op) {
@@ -377,7 +360,7 @@ static void nvtx(struct chrome *ch, struct gt_record *r, int closed,
     ch_push(ch, th, r->u.nvtx.domain, ch_rel(ch, r->ts_ns));
     break;
   case GT_NVTX_POP: {
-    if (!closed)
+    if (!rng)
       break;
     int64_t s, e, t = ch_rel(ch, rng->end_ns);
     int placed = ch_pop(ch, th, rng->domain, t, &s, &e);
@@ -393,7 +376,7 @@ static void nvtx(struct chrome *ch, struct gt_record *r, int closed,
     nvtx_mark(ch, r, th);
     break;
   case GT_NVTX_END:
-    if (closed)
+    if (rng)
       lane_range(ch, rng, ch_rel(ch, rng->end_ns), 0);
     break;
   }
@@ -403,11 +386,8 @@ static void device_slice(struct chrome *ch, const struct gt_record *r, uint32_t 
                          int64_t s, int64_t e) {
   const struct gt_device_args *d = &r->u.device;
   const struct ch_name *kernel = NULL;
-  if (d->of_kind == GT_KIND_LAUNCH) {
-    struct gt_record launch = {.pid = r->pid, .kind = GT_KIND_LAUNCH};
-    launch.u.launch.kernel = d->kernel;
-    kernel = kernel_json(ch, &launch);
-  }
+  if (d->of_kind == GT_KIND_LAUNCH)
+    kernel = kernel_json(ch, r->pid, d->kernel, r->flags);
   char *p = co_reserve(&ch->out, CW_ROOM + (kernel ? kernel->len : 0));
   if (ch->events++)
     p = CW_LIT(p, ",\n");
@@ -435,18 +415,7 @@ static void device_slice(struct chrome *ch, const struct gt_record *r, uint32_t 
   }
   p = CW_LIT(p, ",\"args\":{\"api\":");
   p = cw_api(ch, p, r->api);
-  p = CW_LIT(p, ",\"device\":");
-  p = cw_i64(p, d->device);
-  p = CW_LIT(p, ",\"stream\":");
-  p = cw_hex(p, d->stream);
-  if (!kernel) {
-    p = CW_LIT(p, ",\"bytes\":");
-    p = cw_u64(p, d->bytes);
-  }
-  p = CW_LIT(p, ",\"corr\":");
-  p = cw_u64(p, d->corr);
-  p = CW_LIT(p, ",\"sample\":");
-  p = cw_u64(p, d->sample);
+  p = cw_fields(p, r);
   p = CW_LIT(p, ",\"host_tid\":");
   p = cw_u64(p, r->tid);
   p = CW_LIT(p, "}}");
@@ -569,8 +538,7 @@ static void hw_metric(struct chrome *ch, const struct gt_record *r) {
   co_put(o, buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : 0);
 }
 
-void ch_record(struct chrome *ch, struct gt_record *r, int closed,
-               const struct gt_range *rng) {
+void ch_record(struct chrome *ch, const struct gt_record *r, const struct gt_range *rng) {
   switch (r->kind) {
   case GT_KIND_ALLOC:
   case GT_KIND_FREE:
@@ -583,7 +551,7 @@ void ch_record(struct chrome *ch, struct gt_record *r, int closed,
     host_call(ch, r);
     break;
   case GT_KIND_NVTX:
-    nvtx(ch, r, closed, rng);
+    nvtx(ch, r, rng);
     break;
   case GT_KIND_PROCESS:
     process(ch, r);

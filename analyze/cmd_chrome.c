@@ -19,7 +19,6 @@
  *    (default 800 MB): the Perfetto UI fails to load JSON from about 900 MB.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,7 +29,7 @@
 
 #include "chrome.h"
 #include "commands.h"
-#include "gputrace/trace_file.h"
+#include "session.h"
 
 #define SYNOPSIS                                                                         \
   "chrome FILE [-o OUT.json|OUT.json.gz|-] [--force] [--pid P] [--from T] [--to T]\n"    \
@@ -127,25 +126,6 @@ static int parse_opts(int argc, char **argv, struct chrome_opts *op) {
   return -1;
 }
 
-/* Records in the trace, from the chunk headers alone (no decompression):
- * enough to tell up front that the JSON will be too big. Stops at the
- * first damaged header; the real read reports damage. */
-static uint64_t count_records(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
-  uint64_t off = sizeof(struct gt_file_header), total = 0;
-  struct gt_chunk_header h;
-  while (pread(fd, &h, sizeof h, (off_t)off) == (ssize_t)sizeof h &&
-         h.magic == GT_CHUNK_MAGIC && h.header_bytes == sizeof h &&
-         h.check == gt_chunk_check(&h)) {
-    total += h.records;
-    off += sizeof h + h.compressed_bytes;
-  }
-  close(fd);
-  return total;
-}
-
 static const char remedy[] =
     "the Perfetto UI (ui.perfetto.dev) runs out of memory on JSON traces from about "
     "900 MB, chrome://tracing sooner; export a time window (--from 10s --to 12s) or one "
@@ -164,10 +144,10 @@ static int same_file(const char *a, const char *b) {
 }
 
 static void footer(struct chrome *ch, const struct chrome_opts *op,
-                   struct gt_reader *rd) {
+                   struct gt_session *s) {
   struct co_out *o = &ch->out;
   const struct gt_model_totals *t = gt_model_totals(ch->model);
-  const struct gt_file_header *h = gt_reader_header(rd);
+  const struct gt_file_header *h = gt_session_header(s);
   CO_LIT(o,
          "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{\"tool\":\"gputrace chrome\"");
   CO_LIT(o, ",\"trace\":");
@@ -197,44 +177,65 @@ static void footer(struct chrome *ch, const struct chrome_opts *op,
     CO_LIT(o, ",\"to_us\":");
     co_us(o, (uint64_t)op->to);
   }
-  if (gt_reader_warnings(rd))
+  if (gt_session_damaged(s))
     CO_LIT(o, ",\"damaged\":true");
   CO_LIT(o, "}}\n");
 }
 
-/* The record loop: every record goes through the model (names, memory,
- * ranges), then, when it belongs to the export, to ch_record. Returns the
- * records of the --pid process (all records without --pid). */
-static uint64_t export(struct chrome *ch, struct gt_reader *rd) {
-  const struct gt_record *rec;
-  struct gt_record copy;
-  struct gt_range range;
-  uint64_t n = 0;
-  while (gt_reader_next(rd, &rec) == 1) {
-    /* The model rewrites frees only (their bytes and memory kind, and frees
-     * carry no text): every other record is read in place, not copied. */
-    struct gt_record *r = (struct gt_record *)rec;
-    if (rec->kind == GT_KIND_FREE)
-      copy = *rec, r = &copy;
-    if (!ch->have_base && r->ts_ns) {
-      ch->base_ns = r->ts_ns;
-      ch->have_base = 1;
-    }
-    int mine = !ch->has_pid || r->pid == ch->pid;
-    if (ch->from > 0 && mine && r->kind < GT_KIND_PROCESS && r->ts_ns >= ch->base_ns &&
-        (int64_t)(r->ts_ns - ch->base_ns + r->dur_ns) >= ch->from)
-      ch_prime(ch, r);
-    int closed = gt_model_feed(ch->model, r, &range);
-    if (mine)
-      ch_record(ch, r, closed, &range), n++;
-  }
-  ch_finish(ch);
-  return n;
+/* Before the layers see a record: a process's first record in the window
+ * primes its memory counters at the level they had before it. */
+static void before(void *ctx, const struct gt_event *ev) {
+  struct chrome *ch = ctx;
+  const struct gt_record *r = ev->rec;
+  ch->base_ns = gt_session_origin(ch->session);
+  if (ch->from > 0 && (!ch->has_pid || r->pid == ch->pid) && r->kind < GT_KIND_PROCESS &&
+      r->ts_ns >= ch->base_ns &&
+      (int64_t)(r->ts_ns - ch->base_ns + r->dur_ns) >= ch->from)
+    ch_prime(ch, r);
+}
+
+/* Every record the export holds (all, or the --pid process's). */
+static void on_record(void *ctx, const struct gt_event *ev) {
+  struct chrome *ch = ctx;
+  struct gt_record scratch;
+  if (ch->has_pid && ev->rec->pid != ch->pid)
+    return;
+  ch->base_ns = gt_session_origin(ch->session);
+  ch_record(ch, gt_event_record(ev, &scratch), ev->range);
+  ch->exported++;
 }
 
 static int finish(struct chrome_opts *op, int rc) {
   free(op->out_owned);
   return rc;
+}
+
+static int open_output(struct chrome *ch, const struct chrome_opts *op) {
+  char err[512];
+  if (strcmp(op->out, "-") && same_file(op->in, op->out)) {
+    fprintf(stderr, "gputrace chrome: %s: the output would overwrite the trace\n",
+            op->out);
+    return -1;
+  }
+  if (co_open(&ch->out, op->out, op->force, CH_GZIP_LEVEL, err, sizeof err) != 0) {
+    fprintf(stderr, "gputrace chrome: %s\n", err);
+    return -1;
+  }
+  return 0;
+}
+
+/* The size warning: up front from the chunk headers, else while writing. */
+static void size_warning(struct chrome *ch, struct chrome_opts *op) {
+  uint64_t warn = op->warn_mb * 1000000,
+           estimate = gt_session_records_hint(ch->session) * CH_BYTES_PER_RECORD;
+  int filtered = op->has_pid || op->from > 0 || op->to != INT64_MAX;
+  if (warn && estimate > warn && !filtered)
+    fprintf(stderr,
+            "gputrace chrome: warning: %s holds %" PRIu64 " records: about %" PRIu64
+            " MB of JSON: %s\n",
+            op->in, estimate / CH_BYTES_PER_RECORD, estimate / 1000000, remedy);
+  else /* told once is enough */
+    ch->out.warn_bytes = warn, ch->out.on_warn = warn_output, ch->out.warn_ctx = op;
 }
 
 int cmd_chrome(int argc, char **argv) {
@@ -243,43 +244,34 @@ int cmd_chrome(int argc, char **argv) {
   if (rc >= 0)
     return finish(&op, rc);
   char err[512];
-  struct gt_reader *rd = gt_reader_open(op.in, err, sizeof err);
-  if (!rd) {
+  struct gt_session_opts so = {.path = op.in,
+                               .layers = GT_LAYER_HEAP | GT_LAYER_NVTX,
+                               .ordered = GT_ORDER_ALL,
+                               .threads = -1};
+  struct gt_session *s = gt_session_open(&so, err, sizeof err);
+  if (!s) {
     fprintf(stderr, "gputrace chrome: %s\n", err);
     return finish(&op, 2);
   }
-  if (strcmp(op.out, "-") && same_file(op.in, op.out)) {
-    fprintf(stderr, "gputrace chrome: %s: the output would overwrite the trace\n",
-            op.out);
-    gt_reader_close(rd);
-    return finish(&op, 2);
-  }
-  struct chrome ch = {.has_pid = op.has_pid, .pid = op.pid};
-  if (co_open(&ch.out, op.out, op.force, CH_GZIP_LEVEL, err, sizeof err) != 0) {
-    fprintf(stderr, "gputrace chrome: %s\n", err);
-    gt_reader_close(rd);
+  struct chrome ch = {.has_pid = op.has_pid, .pid = op.pid, .session = s};
+  if (open_output(&ch, &op) != 0) {
+    gt_session_close(s);
     return finish(&op, 2);
   }
   ch_init(&ch);
   ch.from = op.from, ch.to = op.to;
-  ch.model = gt_model_new();
-  uint64_t warn = op.warn_mb * 1000000,
-           estimate = count_records(op.in) * CH_BYTES_PER_RECORD;
-  int filtered = op.has_pid || op.from > 0 || op.to != INT64_MAX;
-  if (warn && estimate > warn && !filtered)
-    fprintf(stderr,
-            "gputrace chrome: warning: %s holds %" PRIu64 " records: about %" PRIu64
-            " MB of JSON: %s\n",
-            op.in, estimate / CH_BYTES_PER_RECORD, estimate / 1000000, remedy);
-  else /* told once is enough */
-    ch.out.warn_bytes = warn, ch.out.on_warn = warn_output, ch.out.warn_ctx = &op;
+  ch.model = gt_session_model(s);
+  size_warning(&ch, &op);
   CO_LIT(&ch.out, "{\"traceEvents\":[\n");
-  if (!export(&ch, rd) && op.has_pid)
+  struct gt_tool tool = {.ctx = &ch, .before = before};
+  gt_tool_all(&tool, on_record);
+  gt_session_run(s, &tool);
+  ch_finish(&ch);
+  if (!ch.exported && op.has_pid)
     fprintf(stderr, "gputrace chrome: warning: %s has no process %u\n", op.in, op.pid);
-  footer(&ch, &op, rd);
-  int damaged = gt_reader_warnings(rd) > 0;
-  gt_reader_close(rd);
-  gt_model_free(ch.model);
+  footer(&ch, &op, s);
+  int damaged = gt_session_damaged(s);
+  gt_session_close(s);
   ch_free(&ch);
   int regular = ch.out.is_regular;
   if (co_close(&ch.out) != 0) {

@@ -63,7 +63,8 @@ int cmd_flame(int argc, char **argv) {
     return gt_usage_error("flame", NULL, SYNOPSIS);
   struct gt_leaks l;
   char err[512];
-  if (gt_leaks_run(path, NULL, &l, err, sizeof err) != 0) {
+  struct gt_leaks_opts lo = {0};
+  if (gt_leaks_run(path, &lo, &l, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace flame: %s\n", err);
     gt_leaks_free(&l);
     return 2;

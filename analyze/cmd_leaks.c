@@ -308,7 +308,8 @@ int cmd_leaks(int argc, char **argv) {
     return 2;
   }
   struct gt_leaks l;
-  if (gt_leaks_run(o.path, &sup, &l, err, sizeof err) != 0) {
+  struct gt_leaks_opts lo = {.sup = &sup};
+  if (gt_leaks_run(o.path, &lo, &l, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace leaks: %s\n", err);
     gt_leaks_free(&l);
     gt_suppressions_free(&sup);

@@ -12,6 +12,7 @@
 struct proc_live {
   uint32_t pid;
   uint64_t live[4];
+  uint64_t peak[5]; /* per memory kind, and GT_MEM_RESIDENT */
 };
 
 struct gt_heap {
@@ -44,21 +45,33 @@ void gt_heap_free(struct gt_heap *h) {
   free(h);
 }
 
-static uint64_t *live_of(struct gt_heap *h, uint32_t pid) {
-  uint64_t i;
-  if (!gt_map_get(&h->procs, pid, &i)) {
-    h->live = gt_grow(h->live, &h->live_cap, h->nlive + 1, sizeof *h->live);
-    memset(&h->live[h->nlive], 0, sizeof h->live[0]);
-    h->live[h->nlive].pid = pid;
-    i = h->nlive++;
-    gt_map_put(&h->procs, pid, i);
-  }
-  return h->live[i].live;
+static struct proc_live *proc_of(struct gt_heap *h, uint32_t pid) {
+  size_t i;
+  int added;
+  h->live = gt_find_or_add(&h->procs, pid, h->live, &h->nlive, &h->live_cap,
+                           sizeof *h->live, &i, &added);
+  h->live[i].pid = pid;
+  return &h->live[i];
 }
 
 uint64_t gt_heap_live_bytes(const struct gt_heap *h, uint32_t pid, unsigned memory) {
   uint64_t i;
   return memory < 4 && gt_map_get(&h->procs, pid, &i) ? h->live[i].live[memory] : 0;
+}
+
+uint64_t gt_heap_peak_bytes(const struct gt_heap *h, uint32_t pid, unsigned memory) {
+  uint64_t i;
+  return memory <= GT_MEM_RESIDENT && gt_map_get(&h->procs, pid, &i)
+             ? h->live[i].peak[memory]
+             : 0;
+}
+
+static void raise_peaks(struct proc_live *p, unsigned memory) {
+  if (p->live[memory] > p->peak[memory])
+    p->peak[memory] = p->live[memory];
+  uint64_t resident = p->live[GT_MEM_DEVICE] + p->live[GT_MEM_MANAGED];
+  if (resident > p->peak[GT_MEM_RESIDENT])
+    p->peak[GT_MEM_RESIDENT] = resident;
 }
 
 static void remember_freed(struct gt_heap *h, uint64_t key) {
@@ -75,12 +88,16 @@ static uint64_t counted_bytes(unsigned api, uint64_t bytes) {
   return gt_api_flags(api) & GT_AF_IPC ? 0 : bytes;
 }
 
-void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range) {
+int gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range,
+                  struct gt_block *replaced) {
   if (r->result != 0 || r->u.mem.ptr == 0 || (r->flags & GT_F_VMM_MAP))
-    return;
+    return 0;
   uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), idx;
-  uint64_t *live = live_of(h, r->pid);
-  if (gt_map_get(&h->index, key, &idx)) { /* reused without a free we saw */
+  struct proc_live *p = proc_of(h, r->pid);
+  uint64_t *live = p->live;
+  int reused = gt_map_get(&h->index, key, &idx);
+  if (reused) { /* reused without a free we saw */
+    *replaced = h->blocks[idx];
     live[h->blocks[idx].memory & 3] -=
         counted_bytes(h->blocks[idx].api, h->blocks[idx].bytes);
   } else if (h->nfree) {
@@ -102,6 +119,8 @@ void gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range)
   if (gt_map_get(&h->freed, key, NULL))
     gt_map_del(&h->freed, key);
   live[r->u.mem.memory & 3] += counted_bytes(r->api, r->u.mem.bytes);
+  raise_peaks(p, r->u.mem.memory & 3);
+  return reused;
 }
 
 /* Can this API free this block? Arrays are freed by the array frees and IPC
@@ -133,7 +152,7 @@ enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r
     return GT_FREE_WRONG_KIND;
   if (r->result != 0)
     return GT_FREE_FAILED;
-  live_of(h, r->pid)[freed->memory] -= counted_bytes(freed->api, freed->bytes);
+  proc_of(h, r->pid)->live[freed->memory] -= counted_bytes(freed->api, freed->bytes);
   gt_map_del(&h->index, key);
   h->free_list = gt_grow(h->free_list, &h->free_cap, h->nfree + 1, sizeof *h->free_list);
   h->free_list[h->nfree++] = idx;

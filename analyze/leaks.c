@@ -1,4 +1,14 @@
-/* leaks.c — see leaks.h. */
+/* leaks.c — see leaks.h.
+ *
+ * One session over the trace, in time order, with the allocation, NVTX and
+ * symbol layers. The allocation layer matches frees and keeps what is live;
+ * this file adds, per (process, stack, memory kind), what was allocated,
+ * and a log of the changes to live bytes (32 bytes per successful alloc
+ * or free) from which, at the end, the growth series and each process's
+ * peak are replayed: their time steps are only known once the whole trace
+ * has been read. A log past its bound (o->log_max) is dropped and the
+ * changes are replayed from a second session over the file instead.
+ */
 #include "leaks.h"
 
 #include <fnmatch.h>
@@ -7,10 +17,11 @@
 #include <string.h>
 
 #include "gputrace/map.h"
-#include "gputrace/trace_file.h"
+#include "session.h"
 #include "util.h"
 
 #define MAX_FRAMES 256
+#define LOG_MAX_DEFAULT (1u << 21) /* 64 MiB of log */
 
 /* ---- groups: (pid, stack, memory) -> struct gt_group ---- */
 
@@ -26,16 +37,16 @@ static uint64_t group_key(uint32_t pid, uint32_t stack, unsigned memory) {
 
 static struct gt_group *group(struct groups *g, uint32_t pid, uint32_t stack,
                               unsigned memory) {
-  uint64_t key = group_key(pid, stack, memory), i;
-  if (gt_map_get(&g->index, key, &i))
-    return &g->items[i];
-  g->items = gt_grow(g->items, &g->cap, g->n + 1, sizeof *g->items);
-  memset(&g->items[g->n], 0, sizeof g->items[0]);
-  g->items[g->n].pid = pid;
-  g->items[g->n].stack_id = stack;
-  g->items[g->n].memory = (uint8_t)memory;
-  gt_map_put(&g->index, key, g->n);
-  return &g->items[g->n++];
+  size_t i;
+  int added;
+  g->items = gt_find_or_add(&g->index, group_key(pid, stack, memory), g->items, &g->n,
+                            &g->cap, sizeof *g->items, &i, &added);
+  if (added) {
+    g->items[i].pid = pid;
+    g->items[i].stack_id = stack;
+    g->items[i].memory = (uint8_t)memory;
+  }
+  return &g->items[i];
 }
 
 static void groups_free(struct groups *g) {
@@ -43,132 +54,115 @@ static void groups_free(struct groups *g) {
   free(g->items);
 }
 
+/* Largest first; ties by process, stack and memory kind (a stable report). */
+static int by_bytes_desc(const void *a, const void *b) {
+  const struct gt_group *x = a, *y = b;
+  if (x->bytes != y->bytes)
+    return x->bytes < y->bytes ? 1 : -1;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
+  if (x->stack_id != y->stack_id)
+    return x->stack_id < y->stack_id ? -1 : 1;
+  return (int)x->memory - (int)y->memory;
+}
+
+static void sort_groups(struct gt_group *g, size_t n) {
+  if (n) /* qsort's pointer must not be NULL, even for no items */
+    qsort(g, n, sizeof *g, by_bytes_desc);
+}
+
 /* ---- per-run state ---- */
 
-struct thread_range { /* outermost NVTX push range open on a thread */
-  uint32_t depth;
-  uint32_t name; /* range id (1-based) */
+struct change { /* live bytes of a group went up or down */
+  uint64_t ts, bytes;
+  uint32_t pid, stack_id;
+  uint8_t memory, up;
 };
 
 struct run {
   struct gt_leaks *out;
-  struct gt_heap *heap;
-  struct gt_map threads;    /* (pid, tid) -> depth << 32 | name */
+  struct gt_model *model;
   struct gt_map proc_index; /* pid -> index in out->procs */
   size_t procs_cap, names_cap, invalid_cap;
   struct groups allocated, live;
-  uint64_t record; /* index of the current record */
-  int pass;
+  struct change *log; /* NULL once past log_max: replayed from the file */
+  size_t nlog, log_cap, log_max;
+  uint64_t changes; /* index of the next change */
   uint64_t bucket_ns;
   int bucket;
 };
 
 static struct gt_proc_summary *proc(struct run *r, uint32_t pid) {
-  uint64_t i;
   struct gt_leaks *o = r->out;
-  if (gt_map_get(&r->proc_index, pid, &i))
-    return &o->procs[i];
-  o->procs = gt_grow(o->procs, &r->procs_cap, o->nprocs + 1, sizeof *o->procs);
-  memset(&o->procs[o->nprocs], 0, sizeof o->procs[0]);
-  o->procs[o->nprocs].pid = pid;
-  gt_map_put(&r->proc_index, pid, o->nprocs);
-  return &o->procs[o->nprocs++];
+  size_t i;
+  int added;
+  o->procs = gt_find_or_add(&r->proc_index, pid, o->procs, &o->nprocs, &r->procs_cap,
+                            sizeof *o->procs, &i, &added);
+  o->procs[i].pid = pid;
+  return &o->procs[i];
 }
 
-static uint32_t range_id(struct run *r, const char *name) {
+/* The NVTX layer's open hook: the outermost push range of a thread gets
+ * the id (1-based) of its name, which allocations inside it carry. */
+static uint64_t range_open(void *ctx, const struct gt_record *rec) {
+  struct run *r = ctx;
   struct gt_leaks *o = r->out;
-  size_t idx = gt_strtab_intern(&o->ranges, name);
+  if (rec->u.nvtx.op != GT_NVTX_PUSH ||
+      gt_model_thread_depth(r->model, rec->pid, rec->tid))
+    return 0;
+  size_t idx = gt_strtab_intern(&o->ranges, gt_model_text(r->model, rec));
   if (idx >= r->names_cap) {
     size_t old = r->names_cap;
     o->range_counts =
         gt_grow(o->range_counts, &r->names_cap, idx + 1, sizeof *o->range_counts);
     memset(o->range_counts + old, 0, (r->names_cap - old) * sizeof *o->range_counts);
   }
-  return (uint32_t)idx + 1;
+  o->range_counts[idx]++;
+  return idx + 1;
 }
 
-/* Track the outermost push range per thread; returns its id for allocations. */
-static void track_nvtx(struct run *r, const struct gt_record *rec) {
-  uint64_t key = gt_pid_key(rec->pid, rec->tid), v = 0;
-  gt_map_get(&r->threads, key, &v);
-  uint32_t depth = (uint32_t)(v >> 32), name = (uint32_t)v;
-  if (rec->u.nvtx.op == GT_NVTX_PUSH) {
-    if (depth == 0) {
-      char text[GT_TEXT_MAX + 1];
-      gt_record_text(rec, rec->u.nvtx.text_len, text, sizeof text);
-      name = range_id(r, text);
-      if (r->pass == 1)
-        r->out->range_counts[name - 1]++;
-    }
-    depth++;
-  } else if (rec->u.nvtx.op == GT_NVTX_POP && depth > 0) {
-    depth--;
-  }
-  gt_map_put(&r->threads, key, (uint64_t)depth << 32 | (depth ? name : 0));
-}
-
-static uint32_t current_range(struct run *r, const struct gt_record *rec) {
-  uint64_t v = 0;
-  gt_map_get(&r->threads, gt_pid_key(rec->pid, rec->tid), &v);
-  return (uint32_t)(v >> 32) ? (uint32_t)v : 0;
-}
-
-static void note_invalid(struct run *r, const struct gt_record *rec,
-                         enum gt_free_status st, const struct gt_block *b) {
+static void note_invalid(struct run *r, const struct gt_event *ev) {
   struct gt_leaks *o = r->out;
+  const struct gt_record *rec = ev->rec;
+  const struct gt_block *b = ev->block; /* the allocation, when it is known */
   o->invalid_total++;
   if (o->ninvalid >= GT_MAX_INVALID)
     return;
   o->invalid = gt_grow(o->invalid, &r->invalid_cap, o->ninvalid + 1, sizeof *o->invalid);
-  int known =
-      st == GT_FREE_WRONG_KIND || (st == GT_FREE_FAILED && b->ptr == rec->u.mem.ptr);
   o->invalid[o->ninvalid++] =
       (struct gt_invalid_free){.pid = rec->pid,
                                .tid = rec->tid,
                                .stack_id = rec->stack_id,
-                               .alloc_stack = known ? b->stack_id : 0,
+                               .alloc_stack = b ? b->stack_id : 0,
                                .ptr = rec->u.mem.ptr,
                                .ts_ns = rec->ts_ns,
                                .api = rec->api,
                                .result = rec->result,
-                               .status = st,
-                               .alloc_memory = known ? b->memory : GT_MEM_UNKNOWN};
+                               .status = ev->free_status,
+                               .alloc_memory = b ? b->memory : GT_MEM_UNKNOWN};
 }
 
-/* ---- pass 2: peaks and growth ---- */
-
-static void snapshot_cb(void *ctx, const struct gt_block *b) {
-  void **args = ctx;
-  struct groups *g = args[0];
-  const uint32_t *pid = args[1];
-  if (b->pid != *pid || b->memory != GT_MEM_DEVICE || (gt_api_flags(b->api) & GT_AF_IPC))
-    return; /* an IPC mapping is not in the peak (heap.h) */
-  struct gt_group *grp = group(g, b->pid, b->stack_id, b->memory);
-  grp->bytes += b->bytes;
-  grp->blocks++;
-}
-
-static int by_bytes_desc(const void *a, const void *b) {
-  const struct gt_group *x = a, *y = b;
-  return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
-}
+/* ---- the replay: growth steps and peaks ---- */
 
 static void snapshot_peak(struct run *r, struct gt_proc_summary *p) {
-  struct groups g = {0};
-  void *args[2] = {&g, &p->pid};
-  gt_heap_foreach(r->heap, snapshot_cb, args);
-  if (g.n)
-    qsort(g.items, g.n, sizeof *g.items, by_bytes_desc);
-  p->at_peak = g.items;
-  p->nat_peak = g.n;
-  gt_map_free(&g.index);
+  struct gt_group *at = NULL;
+  size_t n = 0, cap = 0;
+  for (size_t i = 0; i < r->live.n; i++) {
+    const struct gt_group *g = &r->live.items[i];
+    if (g->pid != p->pid || g->memory != GT_MEM_DEVICE || !g->blocks)
+      continue;
+    at = gt_grow(at, &cap, n + 1, sizeof *at);
+    at[n] = *g;
+    memset(at[n++].series, 0, sizeof at->series);
+  }
+  sort_groups(at, n);
+  p->at_peak = at;
+  p->nat_peak = n;
 }
 
 /* Record live bytes for every step that ended before `ts` (all of them for
  * ts == UINT64_MAX, at the end). */
 static void close_buckets(struct run *r, uint64_t ts) {
-  if (!r->bucket_ns)
-    return;
   uint64_t steps =
       ts == UINT64_MAX ? GT_GROWTH_BUCKETS : (ts - r->out->first_ns) / r->bucket_ns;
   int b = steps > GT_GROWTH_BUCKETS - 1 && ts != UINT64_MAX ? GT_GROWTH_BUCKETS - 1
@@ -178,87 +172,122 @@ static void close_buckets(struct run *r, uint64_t ts) {
       r->live.items[i].series[r->bucket] = r->live.items[i].bytes;
 }
 
-/* ---- both passes ---- */
+static void replay(struct run *r, const struct change *c, uint64_t index) {
+  if (c->ts)
+    close_buckets(r, c->ts);
+  struct gt_group *g = group(&r->live, c->pid, c->stack_id, c->memory);
+  g->bytes += c->up ? c->bytes : -c->bytes;
+  g->blocks += c->up ? 1 : (uint64_t)-1;
+  if (!c->up || c->memory != GT_MEM_DEVICE)
+    return;
+  struct gt_proc_summary *p = proc(r, c->pid);
+  if (p->peak_record == index && p->peak_device && !p->at_peak)
+    snapshot_peak(r, p);
+}
 
-static void on_memory(struct run *r, const struct gt_record *rec) {
-  if (rec->flags & GT_F_VMM_MAP) /* cuMemMap/cuMemUnmap: cuMemCreate holds the memory */
-    return;
-  if (rec->kind == GT_KIND_ALLOC) {
-    gt_heap_alloc(r->heap, rec, current_range(r, rec));
-    if (rec->result != 0 || !rec->u.mem.ptr)
-      return;
-    unsigned mem = rec->u.mem.memory & 3;
-    struct groups *g = r->pass == 1 ? &r->allocated : &r->live;
-    struct gt_group *grp = group(g, rec->pid, rec->stack_id, mem);
-    grp->bytes += rec->u.mem.bytes;
-    grp->blocks++;
-    if (r->pass == 1 && mem == GT_MEM_DEVICE) {
-      struct gt_proc_summary *p = proc(r, rec->pid);
-      uint64_t live = gt_heap_live_bytes(r->heap, rec->pid, GT_MEM_DEVICE);
-      if (live > p->peak_device) {
-        p->peak_device = live;
-        p->peak_ts = rec->ts_ns;
-        p->peak_record = r->record;
-      }
-    }
-    return;
-  }
-  struct gt_block b = {0};
-  enum gt_free_status st = gt_heap_release(r->heap, rec, &b);
-  if (st == GT_FREE_OK && r->pass == 2) {
-    struct gt_group *grp = group(&r->live, b.pid, b.stack_id, b.memory);
-    grp->bytes -= b.bytes;
-    grp->blocks--;
-  } else if (st != GT_FREE_OK && st != GT_FREE_NULL && st != GT_FREE_UNTRACKED &&
-             r->pass == 1) {
-    note_invalid(r, rec, st, &b);
+/* A change to live bytes: logged in the first session, replayed at once in
+ * the second. */
+static void change(struct run *r, const struct gt_record *rec, const struct gt_block *b,
+                   int up) {
+  if (gt_api_flags(b->api) & GT_AF_IPC)
+    return; /* another process's memory: not in this one's growth or peak (heap.h) */
+  struct change c = {rec->ts_ns, b->bytes, b->pid, b->stack_id, (uint8_t)(b->memory & 3),
+                     (uint8_t)up};
+  uint64_t index = r->changes++;
+  if (r->bucket_ns) {
+    replay(r, &c, index);
+  } else if (r->log && r->nlog < r->log_max) {
+    r->log = gt_grow(r->log, &r->log_cap, r->nlog + 1, sizeof *r->log);
+    r->log[r->nlog++] = c;
+  } else {
+    free(r->log); /* too long: replayed from the file instead */
+    r->log = NULL;
   }
 }
 
-static void on_record(struct run *r, const struct gt_record *rec) {
-  struct gt_leaks *o = r->out;
-  if (r->pass == 1) {
-    gt_symtab_feed(o->symtab, rec);
-    if (rec->kind < GT_KIND_PROCESS && rec->ts_ns) {
-      if (!o->first_ns || rec->ts_ns < o->first_ns)
-        o->first_ns = rec->ts_ns;
-      if (rec->ts_ns > o->last_ns)
-        o->last_ns = rec->ts_ns;
+/* ---- the session's handlers ---- */
+
+static void on_alloc(void *ctx, const struct gt_event *ev) {
+  struct run *r = ctx;
+  const struct gt_record *rec = ev->rec;
+  if (rec->result != 0 || !rec->u.mem.ptr || (rec->flags & GT_F_VMM_MAP))
+    return;      /* cuMemMap holds no memory: cuMemCreate does */
+  if (ev->block) /* a live block at this address whose free we did not see */
+    change(r, rec, ev->block, 0);
+  struct gt_block b = {.bytes = rec->u.mem.bytes,
+                       .api = rec->api,
+                       .pid = rec->pid,
+                       .stack_id = rec->stack_id,
+                       .memory = rec->u.mem.memory & 3};
+  uint64_t index = r->changes;
+  change(r, rec, &b, 1);
+  if (r->bucket_ns) /* the replaying session: the rest is known */
+    return;
+  struct gt_group *grp = group(&r->allocated, rec->pid, rec->stack_id, b.memory);
+  grp->bytes += b.bytes;
+  grp->blocks++;
+  if (b.memory == GT_MEM_DEVICE) {
+    struct gt_proc_summary *p = proc(r, rec->pid);
+    uint64_t live = gt_model_live_bytes(r->model, rec->pid, GT_MEM_DEVICE);
+    if (live > p->peak_device) {
+      p->peak_device = live;
+      p->peak_ts = rec->ts_ns;
+      p->peak_record = index;
     }
-    if (rec->kind == GT_KIND_PROCESS && rec->u.proc.phase == GT_PROC_END) {
-      struct gt_proc_summary *p = proc(r, rec->pid);
-      p->ended = 1;
-      p->exited |= rec->u.proc.exited != 0;
-    }
-  } else if (rec->kind < GT_KIND_PROCESS && rec->ts_ns) {
-    close_buckets(r, rec->ts_ns);
   }
-  if (rec->kind == GT_KIND_NVTX)
-    track_nvtx(r, rec);
-  else if (rec->kind == GT_KIND_ALLOC || rec->kind == GT_KIND_FREE)
-    on_memory(r, rec);
-  if (r->pass == 2 && rec->kind == GT_KIND_ALLOC)
-    for (size_t i = 0; i < o->nprocs; i++)
-      if (o->procs[i].pid == rec->pid && o->procs[i].peak_record == r->record &&
-          o->procs[i].peak_device && !o->procs[i].at_peak)
-        snapshot_peak(r, &o->procs[i]);
 }
 
-static int read_pass(struct run *r, const char *path, char *err, size_t errlen) {
-  struct gt_reader *rd = gt_reader_open(path, err, errlen);
-  if (!rd)
+static void on_free(void *ctx, const struct gt_event *ev) {
+  struct run *r = ctx;
+  if (ev->free_status == GT_FREE_OK)
+    change(r, ev->rec, ev->block, 0);
+  else if (ev->free_status != GT_FREE_NULL && ev->free_status != GT_FREE_UNTRACKED &&
+           !r->bucket_ns)
+    note_invalid(r, ev);
+}
+
+static void on_process(void *ctx, const struct gt_event *ev) {
+  struct run *r = ctx;
+  if (ev->rec->u.proc.phase != GT_PROC_END || r->bucket_ns)
+    return;
+  struct gt_proc_summary *p = proc(r, ev->rec->pid);
+  p->ended = 1;
+  p->exited |= ev->rec->u.proc.exited != 0;
+}
+
+static struct gt_session *open_session(const char *path, unsigned layers, int quiet,
+                                       char *err, size_t errlen) {
+  /* Time order where it changes the result: frees and allocations of one
+   * address from two threads, the range an allocation is made in. */
+  struct gt_session_opts o = {.path = path,
+                              .layers = layers,
+                              .ordered = GT_ORDER_KIND(GT_KIND_ALLOC) |
+                                         GT_ORDER_KIND(GT_KIND_FREE) |
+                                         GT_ORDER_KIND(GT_KIND_NVTX),
+                              .quiet = quiet,
+                              .threads = -1};
+  return gt_session_open(&o, err, errlen);
+}
+
+static void run_session(struct gt_session *s, struct run *r) {
+  struct gt_tool tool = {.ctx = r, .range_open = range_open};
+  tool.on[GT_KIND_ALLOC] = on_alloc;
+  tool.on[GT_KIND_FREE] = on_free;
+  tool.on[GT_KIND_PROCESS] = on_process;
+  r->model = gt_session_model(s);
+  gt_session_run(s, &tool);
+}
+
+/* The changes again, from a second session (the log was too long). */
+static int replay_from_file(struct run *r, const char *path, char *err, size_t errlen) {
+  struct gt_session *s = open_session(path, GT_LAYER_HEAP, 1, err, errlen);
+  if (!s)
     return -1;
-  if (r->pass == 2)
-    gt_reader_set_quiet(rd, 1); /* pass 1 has said it all */
-  const struct gt_record *rec;
-  r->record = 0;
-  while (gt_reader_next(rd, &rec) == 1) {
-    on_record(r, rec);
-    r->record++;
-  }
-  if (gt_reader_warnings(rd))
-    r->out->damaged = 1;
-  gt_reader_close(rd);
+  struct gt_model *first = r->model;
+  r->changes = 0;
+  run_session(s, r);
+  gt_session_close(s);
+  r->model = first;
   return 0;
 }
 
@@ -311,10 +340,8 @@ static int suppressed(const struct gt_suppressions *sup, const struct gt_frame *
 
 static void finish(struct run *r, const struct gt_suppressions *sup) {
   struct gt_leaks *o = r->out;
-  r->bucket_ns = r->bucket_ns ? r->bucket_ns : 1;
-  close_buckets(r, UINT64_MAX); /* the steps left, the last included */
   struct groups leaked = {0};
-  gt_heap_foreach(r->heap, leak_cb, &leaked);
+  gt_heap_foreach(gt_model_heap(r->model), leak_cb, &leaked);
   double step_min = (double)r->bucket_ns / 6e10;
   struct gt_frame frames[MAX_FRAMES];
   for (size_t i = 0; i < leaked.n; i++) {
@@ -330,10 +357,8 @@ static void finish(struct run *r, const struct gt_suppressions *sup) {
       o->suppressed_blocks += g->blocks;
     }
   }
-  if (leaked.n) /* qsort's pointer must not be NULL, even for no items */
-    qsort(leaked.items, leaked.n, sizeof *leaked.items, by_bytes_desc);
-  if (r->allocated.n)
-    qsort(r->allocated.items, r->allocated.n, sizeof *r->allocated.items, by_bytes_desc);
+  sort_groups(leaked.items, leaked.n);
+  sort_groups(r->allocated.items, r->allocated.n);
   o->leaks = leaked.items;
   o->nleaks = leaked.n;
   o->allocated = r->allocated.items;
@@ -342,34 +367,49 @@ static void finish(struct run *r, const struct gt_suppressions *sup) {
   gt_map_free(&r->allocated.index);
 }
 
-int gt_leaks_run(const char *path, const struct gt_suppressions *sup,
-                 struct gt_leaks *out, char *err, size_t errlen) {
-  memset(out, 0, sizeof *out);
-  out->symtab = gt_symtab_new();
-  struct run r = {.out = out, .heap = gt_heap_new(), .pass = 1};
-  int rc = read_pass(&r, path, err, errlen);
-  if (rc == 0) {
-    gt_heap_free(r.heap);
-    r.heap = gt_heap_new();
-    gt_map_free(&r.threads);
-    r.pass = 2;
-    uint64_t span = out->last_ns > out->first_ns ? out->last_ns - out->first_ns : 0;
-    r.bucket_ns = span / GT_GROWTH_BUCKETS + 1;
-    rc = read_pass(&r, path, err, errlen);
+/* The growth steps and peaks, from the log or a second session. */
+static int replay_changes(struct run *r, const char *path, char *err, size_t errlen) {
+  const struct gt_model_totals *t = gt_model_totals(r->model);
+  uint64_t span = t->last_start_ns > t->first_ns ? t->last_start_ns - t->first_ns : 0;
+  r->out->first_ns = t->first_ns;
+  r->out->last_ns = t->last_start_ns;
+  r->bucket_ns = span / GT_GROWTH_BUCKETS + 1;
+  int rc = 0;
+  if (r->log) {
+    for (size_t i = 0; i < r->nlog; i++)
+      replay(r, &r->log[i], i);
+  } else {
+    rc = replay_from_file(r, path, err, errlen);
   }
+  close_buckets(r, UINT64_MAX); /* the steps left, the last included */
+  return rc;
+}
+
+int gt_leaks_run(const char *path, const struct gt_leaks_opts *opts, struct gt_leaks *out,
+                 char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  struct gt_session *s = open_session(
+      path, GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS, 0, err, errlen);
+  if (!s)
+    return -1;
+  struct run r = {.out = out, .log_max = opts->log_max ? opts->log_max : LOG_MAX_DEFAULT};
+  r.log = gt_grow(NULL, &r.log_cap, 1, sizeof *r.log);
+  run_session(s, &r);
+  out->session = s;
+  out->symtab = gt_model_symtab(r.model);
+  out->damaged = gt_session_damaged(s);
+  int rc = replay_changes(&r, path, err, errlen);
   if (rc == 0)
-    finish(&r, sup);
+    finish(&r, opts->sup);
   else
     groups_free(&r.allocated);
-  gt_heap_free(r.heap);
+  free(r.log);
   groups_free(&r.live);
-  gt_map_free(&r.threads);
   gt_map_free(&r.proc_index);
   return rc;
 }
 
 void gt_leaks_free(struct gt_leaks *l) {
-  gt_symtab_free(l->symtab);
   free(l->leaks);
   free(l->allocated);
   free(l->invalid);
@@ -378,6 +418,7 @@ void gt_leaks_free(struct gt_leaks *l) {
   free(l->procs);
   gt_strtab_free(&l->ranges);
   free(l->range_counts);
+  gt_session_close(l->session); /* the symbols with it */
   memset(l, 0, sizeof *l);
 }
 

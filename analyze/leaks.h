@@ -1,15 +1,19 @@
 /* leaks.h — the leak analysis behind `gputrace leaks` and `gputrace flame`.
  *
- * Contract: gt_leaks_run reads the trace twice. Pass 1: stacks and
- * symbols, the live heap of every process, invalid frees, each process's
- * peak of device bytes (and the record where it was reached), bytes
- * allocated per stack, NVTX ranges. Pass 2 replays the heap to snapshot
- * the stacks holding memory at each peak and the live bytes of every
- * (process, stack, memory kind) group at GT_GROWTH_BUCKETS equal time
- * steps, from which steady growth is told apart from memory held since
- * start-up (docs/leaks.md gives the rule). What is live when the trace ends
- * is leaked: at process exit, or at the kill for a killed process.
- * Memory is bounded by live blocks, distinct stacks and ranges. */
+ * Contract: gt_leaks_run reads the trace once, in time order, through a
+ * session with the allocation, NVTX and symbol layers (session.h): stacks
+ * and symbols, the live heap of every process, invalid frees, each
+ * process's peak of device bytes, bytes allocated per stack, the outermost
+ * NVTX range each allocation was made in. The stacks holding memory at each
+ * peak and the live bytes of every (process, stack, memory kind) group at
+ * GT_GROWTH_BUCKETS equal time steps — from which steady growth is told
+ * apart from memory held since start-up (docs/leaks.md gives the rule) —
+ * are replayed from a log of the changes to live bytes once the run's span
+ * is known (from a second session when the log would pass its bound).
+ * What is live when the trace ends is leaked: at process exit, or at the
+ * kill for a killed process. Memory is bounded by live blocks, distinct
+ * stacks and ranges, and the log (32 bytes per allocation and free, at
+ * most gt_leaks_opts.log_max of them). */
 #ifndef GPUTRACE_ANALYZE_LEAKS_H
 #define GPUTRACE_ANALYZE_LEAKS_H
 
@@ -49,12 +53,15 @@ struct gt_proc_summary {
   int ended;  /* has a process-end record (its connection closed) */
   int exited; /* ...and it went through exit(), not a kill, crash or _exit */
   uint64_t peak_device, peak_ts;
-  uint64_t peak_record;     /* index of the record that reached the peak */
+  uint64_t peak_record;     /* index of the change (alloc) that reached the peak */
   struct gt_group *at_peak; /* stacks holding device memory at the peak */
   size_t nat_peak;
 };
 
+struct gt_session;
+
 struct gt_leaks {
+  struct gt_session *session; /* open until gt_leaks_free: symtab is its */
   struct gt_symtab *symtab;
   struct gt_group *leaks; /* live at the end, largest first */
   size_t nleaks;
@@ -82,9 +89,14 @@ int gt_suppressions_load(const char *path, struct gt_suppressions *s, char *err,
                          size_t len);
 void gt_suppressions_free(struct gt_suppressions *s);
 
+struct gt_leaks_opts {
+  const struct gt_suppressions *sup; /* NULL: none */
+  size_t log_max; /* changes logged before replaying from the file; 0: 2 M */
+};
+
 /* 0, or -1 with err set (unreadable trace). */
-int gt_leaks_run(const char *path, const struct gt_suppressions *sup,
-                 struct gt_leaks *out, char *err, size_t errlen);
+int gt_leaks_run(const char *path, const struct gt_leaks_opts *o, struct gt_leaks *out,
+                 char *err, size_t errlen);
 void gt_leaks_free(struct gt_leaks *l);
 
 /* Where the user's code asked for the memory: the innermost Python frame

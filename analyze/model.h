@@ -1,16 +1,18 @@
-/* model.h — what every analysis needs to know while streaming a trace.
+/* model.h — what every analysis needs to know while streaming a trace: the
+ * layers of the session (session.h), which feeds them every record once.
  *
  * Contract:
- *  - Feed every record, in file order, to gt_model_feed. It keeps per
- *    process: kernel names (demangled), command lines, live allocations
- *    (so frees learn their bytes and memory kind, and live/peak bytes per
- *    memory kind are known), open NVTX ranges; and run totals (records,
- *    drops, losses, first/last timestamp).
- *  - gt_model_feed may rewrite the record: a matched free gets the bytes
- *    and memory of its allocation. It reports a completed NVTX range (a pop
- *    or an end) through *range.
- *  - Memory is bounded by live allocations, open ranges, names and
- *    processes, never by the number of records.
+ *  - Always kept: kernel names (demangled, per process and stub), command
+ *    lines, run totals (records, drops, losses, first/last timestamp).
+ *  - Layers, chosen at gt_model_new: GT_LAYER_HEAP, the allocation model
+ *    (heap.h: live allocations, each free matched once, live and peak bytes
+ *    per process and memory kind); GT_LAYER_NVTX, NVTX ranges (nvtx.h);
+ *    GT_LAYER_SYMBOLS, stacks and their frames (symtab.h).
+ *  - gt_model_feed never changes the record: what the layers learn about it
+ *    comes back in the event (the allocation a free matched, the range a pop
+ *    completed). gt_event_record shows a free with its allocation's bytes.
+ *  - Memory is bounded by live allocations, open ranges, names, processes
+ *    and distinct stacks, never by the number of records.
  */
 #ifndef GPUTRACE_ANALYZE_MODEL_H
 #define GPUTRACE_ANALYZE_MODEL_H
@@ -18,63 +20,84 @@
 #include <stdint.h>
 
 #include "gputrace/schema.h"
+#include "heap.h"
+#include "nvtx.h"
+#include "symtab.h"
 
-struct gt_model;
+#define GT_LAYER_HEAP 1u
+#define GT_LAYER_NVTX 2u
+#define GT_LAYER_SYMBOLS 4u
 
-struct gt_range {    /* a completed NVTX range */
-  uint32_t pid, tid; /* tid of the push/start */
-  uint64_t start_ns, end_ns;
-  int depth; /* 0 = outermost (push/pop ranges); -1 for start/end */
-  uint64_t domain;
-  const char *name; /* valid until the next gt_model_feed */
-  uint64_t tag;     /* what the open hook returned for it (0 without one) */
+/* One record as the tool sees it: the record, read in place (valid during
+ * the callback), and what the layers made of it. */
+struct gt_event {
+  const struct gt_record *rec;
+  /* GT_LAYER_HEAP. FREE: how it matched; block: the allocation it freed (or
+   * the live one a wrong-kind or failed free named). ALLOC: block is a live
+   * allocation at the same address it replaced (its free was not seen).
+   * NULL when there is none. */
+  enum gt_free_status free_status;
+  const struct gt_block *block;
+  /* GT_LAYER_NVTX: the range this record completed, or NULL. */
+  const struct gt_range *range;
 };
 
 struct gt_model_totals {
   uint64_t records, dropped, lost, processes;
-  uint64_t first_ns, last_ns; /* over timed records */
+  uint64_t first_ns, last_ns; /* over timed records: earliest start, latest end */
+  uint64_t last_start_ns;     /* latest start */
   uint64_t dropped_by_kind[GT_KIND_COUNT];
 };
 
-struct gt_model *gt_model_new(void);
+struct gt_model;
+
+struct gt_model *gt_model_new(unsigned layers);
 void gt_model_free(struct gt_model *m);
+unsigned gt_model_layers(const struct gt_model *m);
 
-/* Optional: `hook` is called when an NVTX range opens (a push or a start,
- * with that record); its result comes back as gt_range.tag when the range
- * completes, so a caller can attach its own state (e.g. counters at the
- * open) without keeping a second range stack. */
-void gt_model_set_open_hook(struct gt_model *m,
-                            uint64_t (*hook)(void *ctx, const struct gt_record *open),
-                            void *ctx);
+/* GT_LAYER_NVTX: called when a range opens (a push or a start); its result
+ * is the range's tag (gt_range.tag, and gt_block.range for allocations
+ * made inside the outermost push range of a thread). */
+void gt_model_set_open_hook(struct gt_model *m, gt_range_open_fn hook, void *ctx);
 
-/* Returns 1 and fills *range when the record completed an NVTX range. */
-int gt_model_feed(struct gt_model *m, struct gt_record *rec, struct gt_range *range);
+/* Feed one record; fills *ev (rec included). */
+void gt_model_feed(struct gt_model *m, const struct gt_record *rec, struct gt_event *ev);
 
-/* Demangled kernel name of a launch record (host functions and graphs get
- * "host function 0x..." / "graph 0x..."); the pointer stays valid until
- * gt_model_free. */
+/* The record as commands show it: a free matched to its allocation carries
+ * the allocation's bytes and memory kind (a copy in *scratch); any other
+ * record is returned as it is. */
+const struct gt_record *gt_event_record(const struct gt_event *ev,
+                                        struct gt_record *scratch);
+
+/* Demangled kernel name of a launch (host functions and graphs get "host
+ * function 0x..." / "graph 0x..."); gt_model_kernel_of for a kernel named
+ * elsewhere (DEVICE records). Valid until gt_model_free. */
 const char *gt_model_kernel(struct gt_model *m, const struct gt_record *launch);
+const char *gt_model_kernel_of(struct gt_model *m, uint32_t pid, uint64_t kernel,
+                               uint32_t flags);
 const char *gt_model_cmdline(struct gt_model *m, uint32_t pid); /* "" if unknown */
 
-/* Live and peak bytes of a process per memory kind (enum gt_memory). */
+/* GT_LAYER_HEAP: live and peak bytes of a process per memory kind (enum
+ * gt_memory); the peak of device + managed bytes together (what occupies
+ * device memory); the memory kind of the live allocation based at ptr, or
+ * GT_MEM_UNKNOWN. */
 uint64_t gt_model_live_bytes(struct gt_model *m, uint32_t pid, unsigned memory);
 uint64_t gt_model_peak_bytes(struct gt_model *m, uint32_t pid, unsigned memory);
-/* Peak of device + managed bytes together (what occupies device memory). */
 uint64_t gt_model_peak_device_total(struct gt_model *m, uint32_t pid);
-/* Memory kind (enum gt_memory) of the live allocation based at ptr, or
- * GT_MEM_UNKNOWN when ptr is not the base of an allocation we saw. */
 unsigned gt_model_alloc_memory(const struct gt_model *m, uint32_t pid, uint64_t ptr);
+struct gt_heap *gt_model_heap(struct gt_model *m);     /* NULL without the layer */
+struct gt_symtab *gt_model_symtab(struct gt_model *m); /* GT_LAYER_SYMBOLS */
 
 const struct gt_model_totals *gt_model_totals(const struct gt_model *m);
 
-/* Ranges still open (pushes not popped, starts not ended), for a reader
- * that shows them at the end of the trace: fn gets each one with end_ns 0
- * (depth as in a completed range; name valid during the call). */
+/* GT_LAYER_NVTX: push ranges open on a thread; ranges still open (see
+ * gt_nvtx_open_ranges). */
+unsigned gt_model_thread_depth(const struct gt_model *m, uint32_t pid, uint32_t tid);
 void gt_model_open_ranges(struct gt_model *m,
                           void (*fn)(void *ctx, const struct gt_range *r), void *ctx);
 
-/* The text of a record (NVTX message, kernel name, command line) — a
- * convenience over gt_record_text with the kind's length field. */
+/* The text of a record (NVTX message, kernel name, command line), valid
+ * until the next call. */
 const char *gt_model_text(struct gt_model *m, const struct gt_record *rec);
 
 #endif

@@ -1,8 +1,9 @@
 /* report.h — the figures behind `gputrace report` and `gputrace diff`.
  *
  * Contract:
- *  - rp_init, then rp_read (one streaming pass over a trace: every record
- *    goes through the shared gt_model, then into the aggregates below),
+ *  - rp_init, then rp_read (one pass of a session over the trace, in time
+ *    order, with the allocation, NVTX and symbol layers: every record goes
+ *    into the aggregates below),
  *    then rp_finish (percentiles, device-time attribution, shares, verdict,
  *    findings), then print (report_out.c) or compare (cmd_diff.c), then
  *    rp_free. docs/report.md defines every figure; the code follows it.
@@ -14,12 +15,11 @@
  *    blocking call and 16 per busy stretch of a process's device (merged
  *    intervals); without, at most RP_UNDECIDED_MAX blocking calls are kept
  *    while waiting for a first DEVICE record.
- *  - Times are CLOCK_MONOTONIC ns; --from/--to are relative to the first
- *    record in the file (the origin `gputrace dump` prints times from).
+ *  - Times are CLOCK_MONOTONIC ns; --from/--to are relative to the session's
+ *    origin, the first record in the file (where `gputrace dump` counts from).
  *
- * Files: report_read.c (reading on a second thread), report_collect.c (the
- * streaming pass), report_device.c (device intervals, blocked-time
- * attribution, gaps, utilization), report_rules.c (finishing, verdict and
+ * Files: report_collect.c (the streaming pass), report_device.c (device intervals,
+ * blocked-time attribution, gaps, utilization), report_rules.c (finishing, verdict and
  * findings), report_sites.c (call sites), report_out.c (text and JSON),
  * report_stats.c (durations, percentiles, strings, units).
  */
@@ -32,6 +32,7 @@
 #include "gputrace/schema.h"
 #include "model.h"
 #include "report_stats.h"
+#include "session.h"
 #include "symtab.h"
 
 /* Transfer rows: enum gt_dir (0..5), then memsets. */
@@ -201,8 +202,9 @@ struct rp_rulestats { /* counters only the findings need */
 
 struct report {
   struct rp_options opt;
-  struct gt_model *model;
-  int have_origin, damaged;
+  struct gt_session *session; /* open until rp_free */
+  struct gt_model *model;     /* the session's */
+  int damaged;
   int device_active; /* 0 undecided, 1 DEVICE records seen, -1 none by RP_UNDECIDED_MAX */
   uint64_t undecided; /* blocking calls kept while undecided */
   uint64_t origin, records, events, first_ns, last_ns;
@@ -236,7 +238,7 @@ struct report {
   size_t nsnaps, csnaps, *free_snaps, nfree_snaps, cfree_snaps;
   struct gt_map sites[RP_SITES]; /* pid << 32 | stack id -> calls */
   struct gt_map sync_site_ns;    /* pid << 32 | stack id -> ns blocked in syncs */
-  struct gt_symtab *symtab;      /* stacks and symbols, for call sites */
+  struct gt_symtab *symtab;      /* the model's stacks and symbols, for call sites */
   struct gt_map errs;            /* api << 32 | result -> failed calls */
   struct rp_rulestats rs;
   uint64_t dev_records;
@@ -268,13 +270,6 @@ void rp_init(struct report *r, const struct rp_options *opt);
 int rp_read(struct report *r, const char *path, const char *cmd);
 void rp_finish(struct report *r);
 void rp_free(struct report *r);
-
-/* report_read.c: pass every record of the file to fn, in order (the record
- * may be modified). Returns 0, or 2 when the file cannot be read (message on
- * stderr, prefixed by "gputrace <cmd>: "); *damaged when the reader warned. */
-int rp_read_records(const char *path, const char *cmd,
-                    void (*fn)(void *ctx, struct gt_record *rec), void *ctx,
-                    int *damaged);
 
 /* report_collect.c, for the device pass */
 struct rp_proc *rp_proc_of(struct report *r, uint32_t pid);

@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gputrace/trace_file.h"
+#include <stdio.h>
+
 #include "report.h"
+#include "session.h"
 #include "util.h"
 
 #define PER_THREAD_STREAM (1ull << 63) /* stream key of a per-thread default stream */
@@ -49,15 +51,12 @@ void rp_cpu_split(uint64_t blocked, uint64_t copy_est, unsigned flags, uint64_t 
 /* ---- processes, threads, streams ---- */
 
 struct rp_proc *rp_proc_of(struct report *r, uint32_t pid) {
-  uint64_t idx;
-  if (gt_map_get(&r->proc_idx, pid, &idx))
-    return &r->procs[idx];
-  r->procs = gt_grow(r->procs, &r->cprocs, r->nprocs + 1, sizeof *r->procs);
-  struct rp_proc *p = &r->procs[r->nprocs];
-  memset(p, 0, sizeof *p);
-  p->pid = pid;
-  gt_map_put(&r->proc_idx, pid, r->nprocs++);
-  return p;
+  size_t i;
+  int added;
+  r->procs = gt_find_or_add(&r->proc_idx, pid, r->procs, &r->nprocs, &r->cprocs,
+                            sizeof *r->procs, &i, &added);
+  r->procs[i].pid = pid;
+  return &r->procs[i];
 }
 
 static struct rp_thread *thread_of(struct report *r, uint32_t pid, uint32_t tid) {
@@ -65,16 +64,14 @@ static struct rp_thread *thread_of(struct report *r, uint32_t pid, uint32_t tid)
   uint32_t *slot = &r->thread_cache[(tid ^ pid) & 63];
   if (*slot && r->threads[*slot - 1].tid == tid && r->threads[*slot - 1].pid == pid)
     return &r->threads[*slot - 1];
-  uint64_t key = gt_pid_key(pid, tid), idx;
-  if (!gt_map_get(&r->thread_idx, key, &idx)) {
-    size_t proc = (size_t)(rp_proc_of(r, pid) - r->procs);
-    r->threads = gt_grow(r->threads, &r->cthreads, r->nthreads + 1, sizeof *r->threads);
-    r->threads[r->nthreads] = (struct rp_thread){.pid = pid, .tid = tid, .proc = proc};
-    idx = r->nthreads++;
-    gt_map_put(&r->thread_idx, key, idx);
-  }
-  *slot = (uint32_t)idx + 1;
-  return &r->threads[idx];
+  size_t proc = (size_t)(rp_proc_of(r, pid) - r->procs), i;
+  int added;
+  r->threads = gt_find_or_add(&r->thread_idx, gt_pid_key(pid, tid), r->threads,
+                              &r->nthreads, &r->cthreads, sizeof *r->threads, &i, &added);
+  if (added)
+    r->threads[i] = (struct rp_thread){.pid = pid, .tid = tid, .proc = proc};
+  *slot = (uint32_t)i + 1;
+  return &r->threads[i];
 }
 
 static uint64_t stream_key(unsigned api, uint64_t stream, uint32_t tid) {
@@ -84,15 +81,17 @@ static uint64_t stream_key(unsigned api, uint64_t stream, uint32_t tid) {
 }
 
 static struct rp_stream *stream_of(struct report *r, struct rp_proc *p, uint64_t key) {
-  uint64_t mk = gt_pid_key(p->pid, key ^ 0x5bd1e995ull), idx;
+  uint64_t mk = gt_pid_key(p->pid, key ^ 0x5bd1e995ull);
+  size_t idx;
   struct rp_thread *t = r->cur; /* a thread mostly queues on one stream */
   if (t && t->last_stream == mk + 1) {
     idx = t->last_stream_idx;
-  } else if (!gt_map_get(&r->stream_idx, mk, &idx)) {
-    r->streams = gt_grow(r->streams, &r->cstreams, r->nstreams + 1, sizeof *r->streams);
-    r->streams[r->nstreams] = (struct rp_stream){.epoch = p->epoch};
-    idx = r->nstreams++;
-    gt_map_put(&r->stream_idx, mk, idx);
+  } else {
+    int added;
+    r->streams = gt_find_or_add(&r->stream_idx, mk, r->streams, &r->nstreams,
+                                &r->cstreams, sizeof *r->streams, &idx, &added);
+    if (added)
+      r->streams[idx].epoch = p->epoch;
   }
   if (t) {
     t->last_stream = mk + 1;
@@ -227,15 +226,9 @@ static size_t kernel_index(struct report *r, uint32_t pid, uint64_t stub,
     r->kc_idx[slot] = (uint32_t)(v - 1);
     return (size_t)v - 1;
   }
-  struct gt_record tmp;
-  if (!launch) { /* a DEVICE record: look the name up as its launch would */
-    memset(&tmp, 0, sizeof tmp);
-    tmp.pid = pid;
-    tmp.kind = GT_KIND_LAUNCH;
-    tmp.u.launch.kernel = stub;
-    launch = &tmp;
-  }
-  size_t idx = gt_strtab_intern(&r->knames, gt_model_kernel(r->model, launch));
+  /* A DEVICE record (no launch): the name its launch would have. */
+  size_t idx = gt_strtab_intern(
+      &r->knames, gt_model_kernel_of(r->model, pid, stub, launch ? launch->flags : 0));
   if (idx >= r->kcap) {
     size_t old = r->kcap;
     r->kern = gt_grow(r->kern, &r->kcap, idx + 1, sizeof *r->kern);
@@ -630,19 +623,13 @@ static void drop_spans(struct report *r) {
 void rp_init(struct report *r, const struct rp_options *opt) {
   memset(r, 0, sizeof *r);
   r->opt = *opt;
-  r->model = gt_model_new();
-  gt_model_set_open_hook(r->model, open_hook, r);
-  r->symtab = gt_symtab_new();
 }
 
-static void feed(struct report *r, struct gt_record *rec) {
-  struct gt_range range;
-  if (!r->have_origin) {
-    r->origin = rec->ts_ns;
-    r->have_origin = 1;
-  }
+static void feed(struct report *r, const struct gt_record *rec,
+                 const struct gt_range *range) {
+  if (!r->origin) /* set once a record with a timestamp was read */
+    r->origin = gt_session_origin(r->session);
   r->records++;
-  int closed = gt_model_feed(r->model, rec, &range);
   if (rec->kind == GT_KIND_METRIC || rec->kind == GT_KIND_NOTE) { /* machine-wide */
     if (in_window(r, rec->ts_ns))
       rp_hw_feed(r, rec);
@@ -651,8 +638,8 @@ static void feed(struct report *r, struct gt_record *rec) {
   }
   if (r->opt.has_pid && rec->pid != r->opt.pid)
     return;
-  if (closed)
-    range_done(r, &range);
+  if (range)
+    range_done(r, range);
   switch (rec->kind) {
   case GT_KIND_DROP:
     r->dropped += rec->u.count.count;
@@ -683,7 +670,6 @@ static void feed(struct report *r, struct gt_record *rec) {
     return;
   default:
     if (rec->kind > GT_KIND_DEVICE) { /* stacks, modules, frames: for call sites */
-      gt_symtab_feed(r->symtab, rec);
       r->events++;
     } else if (rec->kind < GT_KIND_PROCESS && in_window(r, rec->ts_ns)) {
       r->events++;
@@ -692,12 +678,28 @@ static void feed(struct report *r, struct gt_record *rec) {
   }
 }
 
-static void feed_cb(void *ctx, struct gt_record *rec) {
-  feed(ctx, rec);
+static void feed_cb(void *ctx, const struct gt_event *ev) {
+  struct gt_record scratch; /* frees with the bytes they freed */
+  feed(ctx, ev->rec->kind == GT_KIND_FREE ? gt_event_record(ev, &scratch) : ev->rec,
+       ev->range);
 }
 
 int rp_read(struct report *r, const char *path, const char *cmd) {
-  return rp_read_records(path, cmd, feed_cb, r, &r->damaged);
+  char err[512];
+  struct gt_session_opts o = {.path = path,
+                              .layers = GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS,
+                              .threads = -1};
+  if (!(r->session = gt_session_open(&o, err, sizeof err))) {
+    fprintf(stderr, "gputrace %s: %s\n", cmd, err);
+    return 2;
+  }
+  r->model = gt_session_model(r->session);
+  r->symtab = gt_model_symtab(r->model);
+  struct gt_tool tool = {.ctx = r, .range_open = open_hook};
+  gt_tool_all(&tool, feed_cb);
+  gt_session_run(r->session, &tool);
+  r->damaged = gt_session_damaged(r->session);
+  return 0;
 }
 
 static void free_runs(struct rp_runs *x) {
@@ -736,9 +738,8 @@ void rp_free(struct report *r) {
     gt_map_free(&r->sites[i]);
   gt_map_free(&r->errs);
   gt_map_free(&r->sync_site_ns);
-  gt_symtab_free(r->symtab);
   rp_hw_free(r);
   free(r->findings);
-  gt_model_free(r->model);
+  gt_session_close(r->session); /* the model and symbols with it */
   memset(r, 0, sizeof *r);
 }

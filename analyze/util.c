@@ -140,3 +140,18 @@ void *gt_xcalloc(size_t n, size_t elem) {
     gt_oom();
   return p;
 }
+
+void *gt_find_or_add(struct gt_map *index, uint64_t key, void *items, size_t *n,
+                     size_t *cap, size_t elem, size_t *at, int *added) {
+  uint64_t i;
+  *added = !gt_map_get(index, key, &i);
+  if (*added) {
+    items = gt_grow(items, cap, *n + 1, elem);
+    memset((char *)items + *n * elem, 0, elem);
+    i = (*n)++;
+    if (gt_map_put(index, key, i) != 0)
+      gt_oom();
+  }
+  *at = (size_t)i;
+  return items;
+}

@@ -28,6 +28,14 @@ void *gt_grow(void *p, size_t *cap, size_t need, size_t elem);
 void *gt_xcalloc(size_t n, size_t elem);
 void *gt_xrealloc(void *p, size_t bytes);
 
+/* Find-or-append, the pattern of every per-process, per-thread, per-stream
+ * and per-stack table: `index` maps key to a position in `items` (*n of
+ * `elem` bytes, *cap allocated). Sets *at to key's position, appending a
+ * zeroed element (and *added = 1) when the key is new. Returns the array,
+ * which moves when it grows (use it as gt_grow's result). */
+void *gt_find_or_add(struct gt_map *index, uint64_t key, void *items, size_t *n,
+                     size_t *cap, size_t elem, size_t *at, int *added);
+
 /* Parse "--flag" style options shared by subcommands. */
 int gt_streq(const char *a, const char *b);
 

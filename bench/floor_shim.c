@@ -24,9 +24,10 @@ struct rec {
 static __thread struct rec tls_recs[4096];
 static __thread unsigned tls_n;
 
-__attribute__((visibility("default"))) int __cudaLaunchKernel(const void *k, dim3 g, dim3 b,
-                                                             void **args, size_t shmem,
-                                                             void *stream) {
+__attribute__((visibility("default"))) int __cudaLaunchKernel(const void *k, dim3 g,
+                                                              dim3 b, void **args,
+                                                              size_t shmem,
+                                                              void *stream) {
   static launch_fn real;
   if (!real)
     real = (launch_fn)dlsym(RTLD_NEXT, "__cudaLaunchKernel");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # leaks.sh — throughput and peak memory of `gputrace leaks --json` and
-# `gputrace flame` on a generated trace of EVENTS records (two passes over
-# the file each), REPS runs, medians.
+# `gputrace flame` on a generated trace of EVENTS records (one session over
+# the file each: allocations, frees and NVTX ranges in time order), REPS
+# runs, medians.
 # Usage: bench/leaks.sh [REPS=3] [EVENTS=10000000] [BUILD=build]
 set -euo pipefail
 cd "$(dirname "$0")/.."

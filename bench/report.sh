@@ -4,8 +4,8 @@
 # gputrace-gen-trace (once per size, kept in the temp dir of the run), then
 # runs `gputrace report --json` REPS times on it — and on the same trace with
 # DEVICE records (--device) — and prints the medians: seconds, events/s, peak
-# RSS. For scale it also times `gputrace dump --summary` (the reader and the
-# shared model alone, no analysis).
+# RSS. For scale it also times `gputrace dump --summary` (the session alone:
+# decompression threads, record loop and layers, no analysis).
 # Usage: bench/report.sh [REPS=5] [EVENTS=10000000] [BUILD=build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +45,7 @@ printf 'events per trace: %s; runs each: %s; trace sizes: %s, %s bytes\n' "$n" "
   "$(stat -c %s "$tmp/cpu.gtrace")" "$(stat -c %s "$tmp/dev.gtrace")"
 printf '| %-34s | %8s | %10s | %8s | %s\n' "command (median of runs)" "seconds" "M events/s" \
   "RSS MiB" "runs (s)"
-run "dump --summary (reader + model)" "$gt" dump --summary "$tmp/cpu.gtrace"
+run "dump --summary (session alone)" "$gt" dump --summary "$tmp/cpu.gtrace"
 run "report --json" "$gt" report --json "$tmp/cpu.gtrace"
 run "report --json, DEVICE records" "$gt" report --json "$tmp/dev.gtrace"
 run "report (text)" "$gt" report "$tmp/cpu.gtrace"

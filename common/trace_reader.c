@@ -1,11 +1,28 @@
-/* trace_reader.c — the analyzer's side of trace_file.h. */
+/* trace_reader.c — the analyzer's side of trace_file.h: the one place a
+ * trace is decompressed.
+ *
+ * Chunks are independent zstd frames, so they are decompressed in parallel:
+ * each worker thread takes a free job, reads the next chunk header and frame
+ * under the source lock (file order, resynchronization and rolling sets all
+ * happen there, sequentially), then decompresses outside it. Jobs carry a
+ * serial number; the caller gets them back strictly in serial order, with
+ * any warning a job collected printed on the caller's thread at that point,
+ * so messages come in file order whatever the number of threads. Without
+ * threads (the default) the caller does the same work itself.
+ *
+ * Memory: a job owns its compressed and decompressed buffers (about 1 MiB
+ * each chunk); workers stay at most `ahead` chunks ahead of the caller, so
+ * jobs in use are `ahead` plus the chunks the caller holds.
+ */
 #include <errno.h>
 #include <glob.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -13,41 +30,89 @@
 #include "gputrace/trace_file.h"
 
 #define GT_CHUNK_MAX_SLOTS (GT_CHUNK_MAX_BYTES / GT_SLOT_SIZE)
+#define MAX_THREADS 16
+#define JOB_WARNINGS 4 /* messages one chunk can bring (resync, corruption, ...) */
+#define WARN_LEN 600
 
-struct gt_reader {
-  FILE *fp;
-  char *path;
-  struct gt_file_header header;
-  ZSTD_DCtx *dctx;
-  unsigned char *frame;
-  size_t frame_cap;
-  unsigned char *chunk; /* decompressed slots of the current chunk */
-  size_t chunk_cap;
-  size_t chunk_len;
-  size_t pos;      /* offset of the next record in chunk */
-  uint64_t offset; /* file offset of the next chunk header */
-  uint64_t chunks;
-  uint64_t warnings;
-  uint64_t bad_chunks;
-  int truncated;
-  int done;
-  int quiet;
-  glob_t set; /* a rolling set: the files in order */
-  size_t set_next;
+enum job_status { JOB_OK, JOB_BAD, JOB_END };
+
+struct job {
+  uint64_t serial; /* position of the chunk among all chunks read */
+  int ready;       /* filled and waiting for the caller */
+  int in_use;      /* taken by a worker or held by the caller */
+  enum job_status status;
+  uint32_t file;    /* index of its file in a rolling set */
+  uint32_t records; /* from its header */
+  uint64_t index;   /* from its header */
+  unsigned char *frame, *data;
+  size_t frame_cap, data_cap, frame_len, data_len;
+  int bad, truncated; /* counted by the caller when it takes the job */
+  int nwarn, unsaid;  /* messages kept; more, counted but not kept */
+  char warn[JOB_WARNINGS][WARN_LEN];
 };
 
-__attribute__((format(printf, 2, 3))) static void warn(struct gt_reader *r,
-                                                       const char *fmt, ...) {
-  r->warnings++;
-  if (r->quiet)
+struct worker {
+  struct gt_reader *r;
+  ZSTD_DCtx *dctx;
+  pthread_t thread;
+};
+
+struct gt_reader {
+  /* ---- the source: the file (or set) being read; under src_mu ---- */
+  pthread_mutex_t src_mu;
+  FILE *fp;
+  char *path; /* the current file's */
+  uint64_t offset;
+  uint32_t file; /* index of the current file in the set */
+  uint64_t next_serial;
+  int src_done;
+  glob_t set; /* a rolling set: the files in order */
+  size_t set_next;
+  ZSTD_DCtx *dctx; /* the caller's, without worker threads */
+  /* ---- jobs; under mu ---- */
+  pthread_mutex_t mu;
+  pthread_cond_t cv_ready, cv_free;
+  struct job **jobs;
+  size_t njobs;
+  uint64_t next_out; /* serial the caller gets next */
+  uint64_t taken;    /* serials handed to workers (== next_serial) */
+  unsigned ahead, threads, started;
+  int stop, oom; /* oom: a job could not be allocated; reading stops */
+  struct worker workers[MAX_THREADS];
+  /* ---- the caller's ---- */
+  char *first_path;
+  struct gt_file_header header;
+  uint64_t warnings, bad_chunks;
+  int truncated, done, quiet;
+  struct gt_chunk cur; /* gt_reader_next's chunk */
+  size_t cur_pos;
+  int have_cur;
+};
+
+/* ---- messages ---- */
+
+__attribute__((format(printf, 3, 4))) static void
+job_warn(struct job *j, const char *path, const char *fmt, ...) {
+  if (j->nwarn >= JOB_WARNINGS) {
+    j->unsaid++;
     return;
+  }
+  char *m = j->warn[j->nwarn++];
+  int n = snprintf(m, WARN_LEN, "gputrace: warning: %s: ", path);
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "gputrace: warning: %s: ", r->path);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  if (n > 0 && n < WARN_LEN)
+    vsnprintf(m + n, WARN_LEN - (size_t)n, fmt, ap);
   va_end(ap);
 }
+
+static void say(struct gt_reader *r, const char *msg) {
+  r->warnings++;
+  if (!r->quiet)
+    fprintf(stderr, "%s\n", msg);
+}
+
+/* ---- opening ---- */
 
 /* Open `path` and check its header: the FILE, or NULL with err set. */
 static FILE *open_checked(const char *path, struct gt_file_header *h, char *err,
@@ -91,13 +156,14 @@ struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen) {
   struct gt_file_header h;
   glob_t set = {0};
   int is_set = access(path, F_OK) != 0 && errno == ENOENT && find_set(path, &set);
-  FILE *fp = open_checked(is_set ? set.gl_pathv[0] : path, &h, err, errlen);
+  const char *first = is_set ? set.gl_pathv[0] : path;
+  FILE *fp = open_checked(first, &h, err, errlen);
   struct gt_reader *r = fp ? calloc(1, sizeof *r) : NULL;
-  if (fp && (!r || !(r->path = strdup(is_set ? set.gl_pathv[0] : path)) ||
+  if (fp && (!r || !(r->path = strdup(first)) || !(r->first_path = strdup(first)) ||
              !(r->dctx = ZSTD_createDCtx()))) {
     snprintf(err, errlen, "%s: out of memory", path);
     if (r)
-      free(r->path), free(r);
+      free(r->path), free(r->first_path), free(r);
     r = NULL;
   }
   if (!r) {
@@ -114,19 +180,26 @@ struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen) {
     r->set = set;
     r->set_next = 1;
   }
+  pthread_mutex_init(&r->src_mu, NULL);
+  pthread_mutex_init(&r->mu, NULL);
+  pthread_cond_init(&r->cv_ready, NULL);
+  pthread_cond_init(&r->cv_free, NULL);
+  r->ahead = 1;
   return r;
 }
 
+/* ---- the source (under src_mu) ---- */
+
 /* At the end of one file of a rolling set: go on with the next readable
  * one (a file deleted meanwhile, or damaged, is reported and skipped). */
-static int next_file(struct gt_reader *r) {
+static int next_file(struct gt_reader *r, struct job *j) {
   while (r->set_next < r->set.gl_pathc) {
     const char *path = r->set.gl_pathv[r->set_next++];
     struct gt_file_header h;
     char err[512];
     FILE *fp = open_checked(path, &h, err, sizeof err);
     if (!fp) {
-      warn(r, "skipping %s", err);
+      job_warn(j, r->path, "skipping %s", err);
       continue;
     }
     char *copy = strdup(path);
@@ -139,7 +212,7 @@ static int next_file(struct gt_reader *r) {
     r->fp = fp;
     r->path = copy;
     r->offset = sizeof h;
-    r->chunk_len = r->pos = 0;
+    r->file = (uint32_t)(r->set_next - 1);
     return 1;
   }
   return 0;
@@ -165,72 +238,274 @@ static int header_valid(const struct gt_chunk_header *h) {
 
 /* After a bad chunk header at r->offset: scan forward for the next valid
  * one. Returns 1 and leaves the file positioned after it, or 0 at EOF. */
-static int resync(struct gt_reader *r, struct gt_chunk_header *h) {
+static int resync(struct gt_reader *r, struct job *j, struct gt_chunk_header *h) {
   uint64_t start = r->offset;
   for (uint64_t off = start + 1;; off++) {
     if (fseeko(r->fp, (off_t)off, SEEK_SET) != 0 ||
         fread(h, 1, sizeof *h, r->fp) != sizeof *h)
       return 0;
     if (header_valid(h)) {
-      warn(r, "skipped %" PRIu64 " damaged bytes at offset %" PRIu64, off - start, start);
+      job_warn(j, r->path, "skipped %" PRIu64 " damaged bytes at offset %" PRIu64,
+               off - start, start);
       r->offset = off;
       return 1;
     }
   }
 }
 
-/* Load the next chunk. Returns 1 when one was loaded, 0 at the end. */
-static int load_chunk(struct gt_reader *r) {
-  for (;;) {
-    struct gt_chunk_header h;
-    if (fseeko(r->fp, (off_t)r->offset, SEEK_SET) != 0)
+/* Read the next chunk's frame of the current file into j. Returns 1 when
+ * one was read, 0 at the end of the file (or where it is cut short). */
+static int read_frame(struct gt_reader *r, struct job *j) {
+  struct gt_chunk_header h;
+  if (fseeko(r->fp, (off_t)r->offset, SEEK_SET) != 0)
+    return 0;
+  size_t n = fread(&h, 1, sizeof h, r->fp);
+  if (n == 0)
+    return 0;
+  if (n < sizeof h) {
+    j->truncated = 1;
+    job_warn(j, r->path,
+             "truncated: the trace ends inside a chunk header at offset %" PRIu64
+             " (the writer was interrupted); events up to there are shown",
+             r->offset);
+    return 0;
+  }
+  if (!header_valid(&h)) {
+    j->bad++;
+    job_warn(j, r->path, "corrupt chunk header at offset %" PRIu64, r->offset);
+    if (!resync(r, j, &h))
       return 0;
-    size_t n = fread(&h, 1, sizeof h, r->fp);
-    if (n == 0)
-      return 0;
-    if (n < sizeof h) {
-      r->truncated = 1;
-      warn(r,
-           "truncated: the trace ends inside a chunk header at offset %" PRIu64
-           " (the writer was interrupted); events up to there are shown",
-           r->offset);
-      return 0;
+  }
+  if (grow(&j->frame, &j->frame_cap, h.compressed_bytes)) {
+    job_warn(j, r->path, "out of memory reading chunk %" PRIu64, h.index);
+    return 0;
+  }
+  if (fread(j->frame, 1, h.compressed_bytes, r->fp) != h.compressed_bytes) {
+    j->truncated = 1;
+    job_warn(j, r->path,
+             "truncated: chunk %" PRIu64 " (%" PRIu32 " records) is cut short; "
+             "events before it are shown",
+             h.index, h.records);
+    return 0;
+  }
+  r->offset += sizeof h + h.compressed_bytes;
+  j->frame_len = h.compressed_bytes;
+  j->data_len = (size_t)h.slots * GT_SLOT_SIZE;
+  j->records = h.records;
+  j->index = h.index;
+  return 1;
+}
+
+/* Fill j with the next chunk of the file or set (compressed), or mark it
+ * as the end. Under src_mu. */
+static void take_chunk(struct gt_reader *r, struct job *j) {
+  j->status = JOB_END;
+  j->nwarn = j->unsaid = j->bad = j->truncated = 0;
+  j->serial = r->next_serial++;
+  while (!r->src_done) {
+    if (read_frame(r, j)) {
+      j->status = JOB_OK;
+      j->file = r->file;
+      return;
     }
-    if (!header_valid(&h)) {
-      r->bad_chunks++;
-      warn(r, "corrupt chunk header at offset %" PRIu64, r->offset);
-      if (!resync(r, &h))
-        return 0;
-    }
-    size_t raw = (size_t)h.slots * GT_SLOT_SIZE;
-    if (grow(&r->frame, &r->frame_cap, h.compressed_bytes) ||
-        grow(&r->chunk, &r->chunk_cap, raw)) {
-      warn(r, "out of memory reading chunk %" PRIu64, h.index);
-      return 0;
-    }
-    if (fread(r->frame, 1, h.compressed_bytes, r->fp) != h.compressed_bytes) {
-      r->truncated = 1;
-      warn(r,
-           "truncated: chunk %" PRIu64 " (%" PRIu32 " records) is cut short; "
-           "events before it are shown",
-           h.index, h.records);
-      return 0;
-    }
-    r->offset += sizeof h + h.compressed_bytes;
-    size_t got =
-        ZSTD_decompressDCtx(r->dctx, r->chunk, raw, r->frame, h.compressed_bytes);
-    if (ZSTD_isError(got) || got != raw) {
-      r->bad_chunks++;
-      warn(r, "chunk %" PRIu64 " is corrupt (%s): its %" PRIu32 " records are skipped",
-           h.index, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size", h.records);
-      continue;
-    }
-    r->chunk_len = raw;
-    r->pos = 0;
-    r->chunks++;
-    return 1;
+    if (!next_file(r, j))
+      r->src_done = 1;
   }
 }
+
+static void decompress(struct job *j, ZSTD_DCtx *dctx, const char *path) {
+  if (j->status != JOB_OK)
+    return;
+  if (grow(&j->data, &j->data_cap, j->data_len)) {
+    job_warn(j, path, "out of memory reading chunk %" PRIu64, j->index);
+    j->status = JOB_END;
+    return;
+  }
+  size_t got = ZSTD_decompressDCtx(dctx, j->data, j->data_len, j->frame, j->frame_len);
+  if (ZSTD_isError(got) || got != j->data_len) {
+    j->bad++;
+    job_warn(
+        j, path, "chunk %" PRIu64 " is corrupt (%s): its %" PRIu32 " records are skipped",
+        j->index, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size", j->records);
+    j->status = JOB_BAD;
+  }
+}
+
+/* ---- jobs (under mu) ---- */
+
+/* A job for the next serial, or NULL when workers are far enough ahead. */
+static struct job *free_job(struct gt_reader *r) {
+  if (r->taken - r->next_out >= r->ahead && r->started)
+    return NULL;
+  for (size_t i = 0; i < r->njobs; i++)
+    if (!r->jobs[i]->in_use) {
+      r->jobs[i]->in_use = 1;
+      return r->jobs[i];
+    }
+  struct job **v = realloc(r->jobs, (r->njobs + 1) * sizeof *v);
+  struct job *j = v ? calloc(1, sizeof *j) : NULL;
+  if (v)
+    r->jobs = v;
+  if (!j) {
+    r->oom = 1;
+    pthread_cond_broadcast(&r->cv_ready); /* the caller stops waiting */
+    return NULL;
+  }
+  j->in_use = 1;
+  r->jobs[r->njobs++] = j;
+  return j;
+}
+
+/* One chunk from the file into a job: read (in order), then decompress. */
+static void produce(struct gt_reader *r, struct job *j, ZSTD_DCtx *dctx) {
+  pthread_mutex_lock(&r->src_mu);
+  take_chunk(r, j);
+  char path[WARN_LEN];
+  snprintf(path, sizeof path, "%s", r->path);
+  pthread_mutex_unlock(&r->src_mu);
+  decompress(j, dctx, path);
+  pthread_mutex_lock(&r->mu);
+  j->ready = 1;
+  pthread_cond_broadcast(&r->cv_ready);
+  pthread_mutex_unlock(&r->mu);
+}
+
+/* Decompression threads run a little below the caller (nice +5): the thread
+ * analysing the records is the one the command waits for, and with as many
+ * threads as cores it would get only its fair share of one (report on the
+ * 10 M-record bench trace, 2 cores: 0.68 s -> 0.60 s; leaks 0.63 -> 0.49 s).
+ * They still have the cores whenever it waits. */
+static void lower_priority(void) {
+  errno = 0;
+  int nice = getpriority(PRIO_PROCESS, 0); /* this thread's, on Linux */
+  if (errno == 0)
+    setpriority(PRIO_PROCESS, (id_t)gettid(), nice + 5 > 19 ? 19 : nice + 5);
+}
+
+static void *work(void *arg) {
+  struct worker *w = arg;
+  struct gt_reader *r = w->r;
+  lower_priority();
+  pthread_mutex_lock(&r->mu);
+  for (;;) {
+    struct job *j = NULL;
+    while (!r->stop && !r->oom && !(j = free_job(r)))
+      pthread_cond_wait(&r->cv_free, &r->mu);
+    if (r->stop || r->oom) {
+      if (j)
+        j->in_use = 0;
+      break;
+    }
+    r->taken++;
+    pthread_mutex_unlock(&r->mu);
+    produce(r, j, w->dctx);
+    pthread_mutex_lock(&r->mu);
+    if (j->status == JOB_END)
+      break; /* the source is done: nothing more for anyone */
+  }
+  pthread_mutex_unlock(&r->mu);
+  return NULL;
+}
+
+void gt_reader_set_threads(struct gt_reader *r, unsigned threads, unsigned ahead) {
+  r->threads = threads < MAX_THREADS ? threads : MAX_THREADS;
+  r->ahead = ahead ? ahead : 1;
+}
+
+static void start_workers(struct gt_reader *r) {
+  pthread_mutex_lock(&r->mu);
+  r->started = 1;
+  pthread_mutex_unlock(&r->mu);
+  unsigned n = 0;
+  for (; n < r->threads; n++) {
+    struct worker *w = &r->workers[n];
+    w->r = r;
+    if (!(w->dctx = ZSTD_createDCtx()))
+      break;
+    if (pthread_create(&w->thread, NULL, work, w) != 0) {
+      ZSTD_freeDCtx(w->dctx);
+      break;
+    }
+  }
+  pthread_mutex_lock(&r->mu);
+  r->started = n + 1; /* 1: none could start, the caller reads */
+  pthread_mutex_unlock(&r->mu);
+}
+
+/* The job with the next serial: made by the workers, or here without them. */
+static struct job *next_job(struct gt_reader *r) {
+  pthread_mutex_lock(&r->mu);
+  for (;;) {
+    for (size_t i = 0; i < r->njobs; i++)
+      if (r->jobs[i]->ready && r->jobs[i]->serial == r->next_out) {
+        struct job *j = r->jobs[i];
+        j->ready = 0;
+        r->next_out++;
+        pthread_cond_broadcast(&r->cv_free);
+        pthread_mutex_unlock(&r->mu);
+        return j;
+      }
+    if (r->started > 1 && !r->oom) {
+      pthread_cond_wait(&r->cv_ready, &r->mu);
+      continue;
+    }
+    struct job *j = r->oom ? NULL : free_job(r);
+    if (!j) { /* out of memory */
+      pthread_mutex_unlock(&r->mu);
+      return NULL;
+    }
+    r->taken++;
+    pthread_mutex_unlock(&r->mu);
+    produce(r, j, r->dctx);
+    pthread_mutex_lock(&r->mu);
+  }
+}
+
+static void release_job(struct gt_reader *r, struct job *j) {
+  pthread_mutex_lock(&r->mu);
+  j->in_use = 0;
+  pthread_cond_broadcast(&r->cv_free);
+  pthread_mutex_unlock(&r->mu);
+}
+
+int gt_reader_next_chunk(struct gt_reader *r, struct gt_chunk *c) {
+  if (!r->started && !r->done)
+    start_workers(r);
+  while (!r->done) {
+    struct job *j = next_job(r);
+    if (!j) {
+      char msg[WARN_LEN];
+      snprintf(msg, sizeof msg,
+               "gputrace: warning: %s: out of memory: the rest of the trace is not read",
+               r->first_path);
+      say(r, msg);
+      r->done = 1;
+      break;
+    }
+    for (int i = 0; i < j->nwarn; i++)
+      say(r, j->warn[i]);
+    r->warnings += (uint64_t)j->unsaid;
+    r->bad_chunks += (uint64_t)j->bad;
+    r->truncated |= j->truncated;
+    if (j->status == JOB_OK) {
+      *c = (struct gt_chunk){
+          .data = j->data, .len = j->data_len, .file = j->file, .job = j};
+      return 1;
+    }
+    if (j->status == JOB_END)
+      r->done = 1;
+    release_job(r, j);
+  }
+  return 0;
+}
+
+void gt_reader_release(struct gt_reader *r, struct gt_chunk *c) {
+  if (c->job)
+    release_job(r, c->job);
+  c->job = NULL;
+}
+
+/* ---- records ---- */
 
 static int record_valid(const struct gt_record *rec, size_t room) {
   return rec->nslots >= 1 && rec->nslots <= GT_MAX_SLOTS &&
@@ -238,36 +513,55 @@ static int record_valid(const struct gt_record *rec, size_t room) {
          rec->kind < GT_KIND_COUNT && rec->api < GT_API_COUNT;
 }
 
-int gt_reader_next(struct gt_reader *r, const struct gt_record **rec) {
-  while (!r->done) {
-    if (r->pos >= r->chunk_len) {
-      if (!load_chunk(r)) {
-        if (next_file(r))
-          continue;
-        r->done = 1;
-        break;
-      }
-    }
-    const struct gt_record *cur = (const void *)(r->chunk + r->pos);
-    if (!record_valid(cur, r->chunk_len - r->pos)) {
+static void warn_incomplete(struct gt_reader *r, const struct gt_chunk *c,
+                            const struct gt_record *rec) {
+  char text[GT_TEXT_MAX + 1], msg[WARN_LEN + GT_TEXT_MAX];
+  gt_record_text(rec, rec->u.note.text_len, text, sizeof text);
+  snprintf(msg, sizeof msg, "gputrace: warning: %s: incomplete: %s",
+           c->file < r->set.gl_pathc ? r->set.gl_pathv[c->file] : r->first_path, text);
+  say(r, msg);
+}
+
+const struct gt_record *gt_chunk_record(struct gt_reader *r, const struct gt_chunk *c,
+                                        size_t *pos) {
+  while (*pos < c->len) {
+    const struct gt_record *rec = (const void *)(c->data + *pos);
+    if (!record_valid(rec, c->len - *pos)) {
+      char msg[WARN_LEN];
       r->bad_chunks++;
-      warn(r, "invalid record at chunk offset %zu: rest of the chunk skipped", r->pos);
-      r->pos = r->chunk_len;
-      continue;
+      snprintf(msg, sizeof msg,
+               "gputrace: warning: %s: invalid record at chunk offset %zu: rest of the "
+               "chunk skipped",
+               c->file < r->set.gl_pathc ? r->set.gl_pathv[c->file] : r->first_path,
+               *pos);
+      say(r, msg);
+      *pos = c->len;
+      return NULL;
     }
-    r->pos += (size_t)cur->nslots * GT_SLOT_SIZE;
-    if ((cur->flags & GT_F_REPLAYED) && r->set_next > 1)
+    *pos += (size_t)rec->nslots * GT_SLOT_SIZE;
+    if ((rec->flags & GT_F_REPLAYED) && c->file > 0)
       continue; /* a later file of a set repeats what an earlier one had */
-    if (cur->kind == GT_KIND_NOTE && (cur->flags & GT_F_INCOMPLETE)) {
-      char
-          text[GT_TEXT_MAX + 1]; /* every command shows that part of the run is missing */
-      gt_record_text(cur, cur->u.note.text_len, text, sizeof text);
-      warn(r, "incomplete: %s", text);
-    }
-    *rec = cur;
-    return 1;
+    if (rec->kind == GT_KIND_NOTE && (rec->flags & GT_F_INCOMPLETE))
+      warn_incomplete(r, c,
+                      rec); /* every command shows that part of the run is missing */
+    return rec;
   }
-  return 0;
+  return NULL;
+}
+
+int gt_reader_next(struct gt_reader *r, const struct gt_record **rec) {
+  for (;;) {
+    if (r->have_cur) {
+      if ((*rec = gt_chunk_record(r, &r->cur, &r->cur_pos)))
+        return 1;
+      gt_reader_release(r, &r->cur);
+      r->have_cur = 0;
+    }
+    if (!gt_reader_next_chunk(r, &r->cur))
+      return 0;
+    r->have_cur = 1;
+    r->cur_pos = 0;
+  }
 }
 
 size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf,
@@ -292,6 +586,31 @@ size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf,
   return strlen(buf);
 }
 
+/* Records in one file from its chunk headers alone, up to the first
+ * damaged one. */
+static uint64_t records_in(const char *path) {
+  FILE *fp = fopen(path, "rb");
+  uint64_t off = sizeof(struct gt_file_header), total = 0;
+  struct gt_chunk_header h;
+  while (fp && fseeko(fp, (off_t)off, SEEK_SET) == 0 && fread(&h, sizeof h, 1, fp) == 1 &&
+         header_valid(&h)) {
+    total += h.records;
+    off += sizeof h + h.compressed_bytes;
+  }
+  if (fp)
+    fclose(fp);
+  return total;
+}
+
+uint64_t gt_reader_records_hint(const struct gt_reader *r) {
+  if (!r->set.gl_pathc)
+    return records_in(r->first_path);
+  uint64_t total = 0;
+  for (size_t i = 0; i < r->set.gl_pathc; i++)
+    total += records_in(r->set.gl_pathv[i]);
+  return total;
+}
+
 void gt_reader_set_quiet(struct gt_reader *r, int quiet) {
   r->quiet = quiet;
 }
@@ -312,12 +631,29 @@ int gt_reader_truncated(const struct gt_reader *r) {
 void gt_reader_close(struct gt_reader *r) {
   if (!r)
     return;
+  pthread_mutex_lock(&r->mu);
+  r->stop = 1;
+  pthread_cond_broadcast(&r->cv_free);
+  pthread_mutex_unlock(&r->mu);
+  for (unsigned i = 0; r->started > 1 && i < r->started - 1; i++) {
+    pthread_join(r->workers[i].thread, NULL);
+    ZSTD_freeDCtx(r->workers[i].dctx);
+  }
+  for (size_t i = 0; i < r->njobs; i++) {
+    free(r->jobs[i]->frame);
+    free(r->jobs[i]->data);
+    free(r->jobs[i]);
+  }
+  free(r->jobs);
   if (r->set.gl_pathc)
     globfree(&r->set);
   fclose(r->fp);
   ZSTD_freeDCtx(r->dctx);
-  free(r->frame);
-  free(r->chunk);
   free(r->path);
+  free(r->first_path);
+  pthread_mutex_destroy(&r->src_mu);
+  pthread_mutex_destroy(&r->mu);
+  pthread_cond_destroy(&r->cv_ready);
+  pthread_cond_destroy(&r->cv_free);
   free(r);
 }

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libdw-dev libelf-dev
           libprotobuf-c-dev protobuf-c-compiler golang-go # gputrace pprof and go tool pprof
-          python3 python3-dev clang # python3-dev: CPython's headers, for test_pyframes_layout
+          python3 python3-dev clang clang-format # python3-dev: CPython's headers, for test_pyframes_layout
           patchelf util-linux procps # scripts/bundle.sh and its test (unshare, pgrep)
           libmicrohttpd-dev curl) # live metrics (--prometheus) and their test
 SUDO=""

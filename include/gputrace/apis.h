@@ -22,6 +22,7 @@
 #define GPUTRACE_APIS_H
 
 /* Semantics (flags). */
+/* clang-format off */
 #define GT_AF_ASYNC (1u << 0)     /* stream-ordered: returns before the work is done */
 #define GT_AF_BLOCKING (1u << 1)  /* the host waits for device work (a synchronization) */
 #define GT_AF_QUERY (1u << 2)     /* asks whether work is done, never waits */
@@ -40,7 +41,6 @@
 #define GT_AF_IPC (1u << 15)      /* memory of another process, mapped or unmapped */
 #define GT_AF_PREFETCH (1u << 16) /* migrates managed memory (recorded as a copy) */
 
-/* clang-format off */
 #define GT_API_LIST(X) \
   X(none, NONE, META, none, L, 0, 0) \
   X(cudaMalloc, ALLOC, RT, cudaMalloc, L, 0, 0) \

@@ -110,6 +110,32 @@ struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen);
  * Damage is reported on stderr once per problem and counted. */
 int gt_reader_next(struct gt_reader *r, const struct gt_record **rec);
 
+/* Reading chunk by chunk (the analyzer's session, analyze/session.h):
+ * decompressed chunks in file order, each valid until released; several
+ * may be held at once. Damage is reported (in file order, on the caller's
+ * thread) and damaged chunks are skipped; gt_reader_next is built on this. */
+struct gt_chunk {
+  const unsigned char *data; /* whole records */
+  size_t len;
+  uint32_t file; /* position of its file in a rolling set (0: the first) */
+  void *job;     /* the reader's */
+};
+/* Decompress on `threads` worker threads (0, the default: on the caller's
+ * thread), at most `ahead` chunks ahead of the caller; they run at nice +5,
+ * below the caller, whose thread is the one everything waits for. Before
+ * any read. */
+void gt_reader_set_threads(struct gt_reader *r, unsigned threads, unsigned ahead);
+int gt_reader_next_chunk(struct gt_reader *r, struct gt_chunk *c); /* 1, 0 at the end */
+void gt_reader_release(struct gt_reader *r, struct gt_chunk *c);
+/* The record of c at *pos, advancing it; NULL at the end of the chunk. An
+ * invalid record is reported and ends the chunk; records a later file of a
+ * rolling set repeats (GT_F_REPLAYED) are passed over. */
+const struct gt_record *gt_chunk_record(struct gt_reader *r, const struct gt_chunk *c,
+                                        size_t *pos);
+/* Records in the trace (all files of a set) from the chunk headers alone,
+ * without decompressing: up to the first damaged header of each file. */
+uint64_t gt_reader_records_hint(const struct gt_reader *r);
+
 /* Copy the text carried by `rec` into buf (NUL-terminated, cut to buflen-1).
  * `len` is the text_len field of the record's kind. Returns the length. */
 size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf,

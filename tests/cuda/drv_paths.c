@@ -73,12 +73,14 @@ static int failures;
 #if defined(DRV_LINK)
 /* cuda.h's names: the _v2 entry points. */
 #define L(name, params) CUresult name params;
+// clang-format off: declarations made by a macro, which it cannot lay out stably
 L(cuMemAlloc_v2, (CUdeviceptr *, size_t))
-L(cuMemFree_v2, (CUdeviceptr)) L(cuMemAllocHost_v2, (void **, size_t))
-    L(cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t))
-        L(cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t))
-            L(cuMemcpyDtoD_v2, (CUdeviceptr, CUdeviceptr, size_t))
-                L(cuMemsetD32_v2, (CUdeviceptr, unsigned, size_t))
+L(cuMemFree_v2, (CUdeviceptr))
+L(cuMemAllocHost_v2, (void **, size_t))
+L(cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t))
+L(cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t))
+L(cuMemcpyDtoD_v2, (CUdeviceptr, CUdeviceptr, size_t))
+L(cuMemsetD32_v2, (CUdeviceptr, unsigned, size_t))
 #define cuMemAlloc cuMemAlloc_v2
 #define cuMemFree cuMemFree_v2
 #define cuMemAllocHost cuMemAllocHost_v2
@@ -87,11 +89,12 @@ L(cuMemFree_v2, (CUdeviceptr)) L(cuMemAllocHost_v2, (void **, size_t))
 #define cuMemcpyDtoD cuMemcpyDtoD_v2
 #define cuMemsetD32 cuMemsetD32_v2
 #define DECL2(name, params) CUresult name params;
-                    FNS(DECL2)
+FNS(DECL2)
 #define SET(name, params) p_##name = name;
-                        static void load(void) {
+static void load(void) {
   FNS(SET)
 }
+// clang-format on
 #else
 static void *g_lib;
 #if defined(DRV_DLSYM)

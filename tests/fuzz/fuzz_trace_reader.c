@@ -1,19 +1,32 @@
 /* fuzz_trace_reader.c — libFuzzer target: arbitrary bytes as a .gtrace file,
- * read to the end through the reader and the analysis model (what every
- * subcommand runs). Built two ways: with clang -fsanitize=fuzzer for fuzz
- * sessions (scripts/fuzz.sh), and with replay.c as a plain program that runs
- * the seed corpus in ctest (under ASan+UBSan in CI). */
+ * read to the end through a session with every layer, in time order, each
+ * record printed as dump prints it (what every subcommand runs). Built two
+ * ways: with clang -fsanitize=fuzzer for fuzz sessions (scripts/fuzz.sh),
+ * and with replay.c as a plain program that runs the seed corpus in ctest
+ * (under ASan+UBSan in CI). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "gputrace/trace_file.h"
-#include "model.h"
+#include "fields.h"
+#include "session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct ctx {
+  FILE *out;
+  struct gt_model *model;
+};
+
+static void print(void *arg, const struct gt_event *ev) {
+  struct ctx *c = arg;
+  struct gt_record scratch;
+  const struct gt_record *r = gt_event_record(ev, &scratch);
+  gt_fields_json(c->out, r, c->model);
+  gt_fields_text(c->out, r, c->model);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
@@ -25,22 +38,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   char path[64], err[256];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-  struct gt_reader *r = gt_reader_open(path, err, sizeof err);
-  if (r) {
-    gt_reader_set_quiet(r, 1); /* damage is the point here */
-    struct gt_model *m = gt_model_new();
-    const struct gt_record *rec;
-    struct gt_record buf[GT_MAX_SLOTS];
-    struct gt_range range;
-    while (gt_reader_next(r, &rec) == 1) {
-      memcpy(buf, rec, (size_t)rec->nslots * GT_SLOT_SIZE);
-      gt_model_feed(m, &buf[0], &range);
-      if (buf[0].kind == GT_KIND_LAUNCH)
-        (void)gt_model_kernel(m, &buf[0]);
-    }
-    gt_model_free(m);
-    gt_reader_close(r);
+  struct gt_session_opts o = {.path = path,
+                              .layers = GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS,
+                              .ordered = 1,
+                              .quiet = 1, /* damage is the point here */
+                              .threads = 0};
+  struct gt_session *s = gt_session_open(&o, err, sizeof err);
+  struct ctx c = {.out = fopen("/dev/null", "w")};
+  if (s && c.out) {
+    c.model = gt_session_model(s);
+    struct gt_tool tool = {.ctx = &c};
+    gt_tool_all(&tool, print);
+    gt_session_run(s, &tool);
   }
+  if (c.out)
+    fclose(c.out);
+  gt_session_close(s);
   close(fd);
   return 0;
 }

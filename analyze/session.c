@@ -1,0 +1,194 @@
+/* session.c — see session.h. */
+#include "session.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "order.h"
+#include "util.h"
+
+#define MAX_THREADS 8
+
+struct slot { /* a chunk held for ordering */
+  struct gt_chunk chunk;
+  size_t pending;  /* its records not yet dispatched */
+  uint64_t serial; /* arrival order */
+  int live;
+};
+
+struct gt_session {
+  struct gt_reader *rd;
+  struct gt_model *model;
+  uint32_t ordered; /* kinds in time order (1 << kind) */
+  uint64_t origin, late;
+  const struct gt_tool *tool;
+  /* ordered reading */
+  struct gt_order *order;
+  struct slot slots[GT_SESSION_WINDOW + 1];
+  unsigned nlive;
+  uint64_t serial;
+};
+
+void gt_tool_all(struct gt_tool *t, gt_handler fn) {
+  for (unsigned k = 0; k < GT_KIND_COUNT; k++)
+    t->on[k] = fn;
+}
+
+static unsigned default_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  /* One CPU gains nothing from a second thread. */
+  return n < 2 ? 0 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
+}
+
+struct gt_session *gt_session_open(const struct gt_session_opts *o, char *err,
+                                   size_t errlen) {
+  struct gt_reader *rd = gt_reader_open(o->path, err, errlen);
+  if (!rd)
+    return NULL;
+  struct gt_session *s = gt_xcalloc(1, sizeof *s);
+  s->rd = rd;
+  s->ordered = o->ordered;
+  s->model = gt_model_new(o->layers);
+  unsigned threads = o->threads < 0 ? default_threads() : (unsigned)o->threads;
+  gt_reader_set_threads(rd, threads, threads * 2);
+  gt_reader_set_quiet(rd, o->quiet);
+  return s;
+}
+
+void gt_session_close(struct gt_session *s) {
+  if (!s)
+    return;
+  gt_reader_close(s->rd);
+  gt_model_free(s->model);
+  gt_order_free(s->order);
+  free(s);
+}
+
+static void dispatch(struct gt_session *s, const struct gt_record *rec) {
+  const struct gt_tool *t = s->tool;
+  struct gt_event ev;
+  if (t->before) {
+    ev = (struct gt_event){.rec = rec};
+    t->before(t->ctx, &ev);
+  }
+  gt_model_feed(s->model, rec, &ev);
+  if (t->on[rec->kind])
+    t->on[rec->kind](t->ctx, &ev);
+}
+
+static void note_origin(struct gt_session *s, const struct gt_record *rec) {
+  if (!s->origin)
+    s->origin = rec->ts_ns;
+}
+
+static void run_in_file_order(struct gt_session *s) {
+  struct gt_chunk c;
+  while (gt_reader_next_chunk(s->rd, &c)) {
+    size_t pos = 0;
+    for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos));) {
+      note_origin(s, rec);
+      dispatch(s, rec);
+    }
+    gt_reader_release(s->rd, &c);
+  }
+}
+
+/* ---- time order: chunks held in slots while their records wait ---- */
+
+/* One record of slot h is done with: the chunk goes back after its last. */
+static void done_with(struct gt_session *s, unsigned h) {
+  struct slot *sl = &s->slots[h];
+  if (--sl->pending == 0) {
+    gt_reader_release(s->rd, &sl->chunk);
+    sl->live = 0;
+    s->nlive--;
+  }
+}
+
+/* Pass on the earliest buffered record. Returns 0 when nothing is buffered. */
+static int pop_one(struct gt_session *s) {
+  const struct gt_record *rec;
+  unsigned h;
+  if (!gt_order_pop(s->order, &rec, &h))
+    return 0;
+  dispatch(s, rec);
+  done_with(s, h);
+  return 1;
+}
+
+/* Over the window: pass records on until the oldest chunk is released. */
+static void shrink(struct gt_session *s) {
+  while (s->nlive > GT_SESSION_WINDOW) {
+    unsigned oldest = 0;
+    for (unsigned i = 1; i <= GT_SESSION_WINDOW; i++)
+      if (s->slots[i].live &&
+          (!s->slots[oldest].live || s->slots[i].serial < s->slots[oldest].serial))
+        oldest = i;
+    while (s->slots[oldest].live && pop_one(s))
+      ;
+  }
+}
+
+static unsigned free_slot(struct gt_session *s) {
+  unsigned i = 0;
+  while (s->slots[i].live)
+    i++; /* at most GT_SESSION_WINDOW are live: one is free */
+  return i;
+}
+
+static void run_in_time_order(struct gt_session *s) {
+  s->order = gt_order_new();
+  struct gt_chunk c;
+  while (gt_reader_next_chunk(s->rd, &c)) {
+    unsigned h = free_slot(s);
+    struct slot *sl = &s->slots[h];
+    /* Held (pending 1) while its records go in: some may leave at once. */
+    *sl = (struct slot){.chunk = c, .pending = 1, .serial = s->serial++, .live = 1};
+    s->nlive++;
+    size_t pos = 0;
+    for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos));) {
+      note_origin(s, rec);
+      if (!(s->ordered & 1u << rec->kind)) { /* the tool wants it as it comes */
+        dispatch(s, rec);
+        continue;
+      }
+      gt_order_add(s->order, rec, h);
+      sl->pending++;
+      while (gt_order_ready(s->order))
+        pop_one(s);
+    }
+    done_with(s, h); /* the hold */
+    shrink(s);
+  }
+  while (pop_one(s))
+    ;
+  s->late = gt_order_late(s->order);
+}
+
+void gt_session_run(struct gt_session *s, const struct gt_tool *t) {
+  s->tool = t;
+  gt_model_set_open_hook(s->model, t->range_open, t->ctx);
+  if (s->ordered)
+    run_in_time_order(s);
+  else
+    run_in_file_order(s);
+}
+
+struct gt_model *gt_session_model(struct gt_session *s) {
+  return s->model;
+}
+uint64_t gt_session_origin(const struct gt_session *s) {
+  return s->origin;
+}
+int gt_session_damaged(const struct gt_session *s) {
+  return gt_reader_warnings(s->rd) > 0;
+}
+uint64_t gt_session_late(const struct gt_session *s) {
+  return s->late;
+}
+const struct gt_file_header *gt_session_header(const struct gt_session *s) {
+  return gt_reader_header(s->rd);
+}
+uint64_t gt_session_records_hint(const struct gt_session *s) {
+  return gt_reader_records_hint(s->rd);
+}

@@ -1,0 +1,103 @@
+/* test_leaks.c — the leak analysis (leaks.c, docs/leaks.md) on a synthetic
+ * run of 20 requests: memory held since start-up is leaked but not
+ * growing, a stack that keeps one block per request grows (series and
+ * rate exact, bytes per "request" range), churn leaves nothing; the peak
+ * and the stacks holding it; an invalid free; the process's exit; the same
+ * results when the log of changes is replayed from a second pass. */
+#include <math.h>
+
+#include "check.h"
+#include "leaks.h"
+#include "synth.h"
+
+#define MIB (1ull << 20)
+#define S 50000000000ull /* a request every 50 s */
+#define T0 1000000000ull
+
+static void write_run(const char *path) {
+  struct synth w;
+  synth_open(&w, path);
+  synth_process(&w, 1, "./server");
+  synth_alloc(&w, T0, 0x1000, 10 * MIB, GT_MEM_DEVICE, 1); /* held since start-up */
+  for (uint64_t i = 0; i < 20; i++) {
+    uint64_t t = T0 + i * S + S / 2;
+    synth_nvtx(&w, t, GT_NVTX_PUSH, "request");
+    synth_alloc(&w, t + 1000000, 0x100000 + i * 0x1000, MIB, GT_MEM_DEVICE, 2); /* kept */
+    synth_nvtx(&w, t + 2000000, GT_NVTX_POP, NULL);
+    synth_alloc(&w, t + 3000000, 0x900000, 2 * MIB, GT_MEM_DEVICE, 3); /* churn */
+    synth_free(&w, t + 4000000, 0x900000, GT_API_cudaFree, 0);
+  }
+  synth_free(&w, T0 + 20 * S, 0xdead, GT_API_cudaFree, 0);
+  synth_process_end(&w, T0 + 20 * S + 1, 1);
+  synth_close(&w);
+}
+
+static const struct gt_group *leak_of(const struct gt_leaks *l, uint32_t stack) {
+  for (size_t i = 0; i < l->nleaks; i++)
+    if (l->leaks[i].stack_id == stack)
+      return &l->leaks[i];
+  return NULL;
+}
+
+static void check_run(const struct gt_leaks *l) {
+  CHECK(!l->damaged);
+  CHECK_EQ_U64(l->nleaks, 2);
+  CHECK_EQ_U64(l->leaks[0].stack_id, 2); /* largest first */
+  const struct gt_group *held = leak_of(l, 1), *grows = leak_of(l, 2);
+  CHECK(held && grows && !leak_of(l, 3));
+  if (!held || !grows)
+    return;
+  CHECK_EQ_U64(held->bytes, 10 * MIB);
+  CHECK(!held->growing);
+  CHECK_EQ_U64(grows->bytes, 20 * MIB);
+  CHECK_EQ_U64(grows->blocks, 20);
+  CHECK(grows->growing);
+  for (int b = 0; b < GT_GROWTH_BUCKETS; b++) {
+    CHECK_EQ_U64(grows->series[b], (uint64_t)(b + 1) * MIB);
+    CHECK_EQ_U64(held->series[b], 10 * MIB);
+  }
+  /* one MiB per step, the steps (last - first) / 20 + 1 ns long */
+  uint64_t last = T0 + 20 * S; /* the invalid free */
+  double step_min = (double)((last - T0) / GT_GROWTH_BUCKETS + 1) / 6e10;
+  CHECK(fabs(grows->bytes_per_min - (double)MIB / step_min) < 1e-3);
+  CHECK(grows->range_name && !strcmp(l->ranges.strs[grows->range_name - 1], "request"));
+  CHECK_EQ_U64(grows->range_bytes, 20 * MIB);
+  CHECK_EQ_U64(l->range_counts[grows->range_name - 1], 20);
+  CHECK_EQ_U64(held->range_name, 0);
+  CHECK_EQ_U64(l->nprocs, 1);
+  const struct gt_proc_summary *p = &l->procs[0];
+  CHECK(p->ended && p->exited);
+  CHECK_EQ_U64(p->peak_device, 32 * MIB);
+  CHECK_EQ_U64(p->peak_ts, T0 + 19 * S + S / 2 + 3000000);
+  CHECK_EQ_U64(p->nat_peak, 3);
+  if (p->nat_peak == 3) {
+    CHECK(p->at_peak[0].stack_id == 2 && p->at_peak[0].bytes == 20 * MIB);
+    CHECK(p->at_peak[1].stack_id == 1 && p->at_peak[1].bytes == 10 * MIB);
+    CHECK(p->at_peak[2].stack_id == 3 && p->at_peak[2].bytes == 2 * MIB);
+  }
+  CHECK_EQ_U64(l->invalid_total, 1);
+  CHECK(l->ninvalid == 1 && l->invalid[0].status == GT_FREE_UNKNOWN &&
+        l->invalid[0].ptr == 0xdead);
+  CHECK_EQ_U64(l->nallocated, 3);
+  CHECK(l->allocated[0].stack_id == 3 && l->allocated[0].bytes == 40 * MIB);
+  CHECK_EQ_U64(l->first_ns, T0);
+  CHECK_EQ_U64(l->last_ns, last);
+}
+
+int main(void) {
+  char path[256], err[512];
+  write_run(synth_path("growth.gtrace", path, sizeof path));
+  struct gt_leaks l;
+  struct gt_leaks_opts o = {0};
+  CHECK(gt_leaks_run(path, &o, &l, err, sizeof err) == 0);
+  check_run(&l);
+  gt_leaks_free(&l);
+  o.log_max = 8; /* the changes replayed from a second pass over the file */
+  CHECK(gt_leaks_run(path, &o, &l, err, sizeof err) == 0);
+  check_run(&l);
+  gt_leaks_free(&l);
+  CHECK(gt_leaks_run("/no/such.gtrace", &o, &l, err, sizeof err) == -1);
+  CHECK(strstr(err, "cannot open /no/such.gtrace") != NULL);
+  gt_leaks_free(&l);
+  return check_finish("test_leaks");
+}
