@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "session.h"
 
 struct command {
   const char *name;
@@ -44,6 +45,25 @@ int gt_usage_error(const char *cmd, const char *bad_arg, const char *synopsis) {
   return 2;
 }
 
+/* `--no-wait`, which every command that reads a trace takes: removed from
+ * argv (up to a `--`), remembered for the session (session.h). */
+static int take_no_wait(int argc, char **argv) {
+  int out = 0;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) {
+      while (i < argc)
+        argv[out++] = argv[i++];
+      break;
+    }
+    if (!strcmp(argv[i], "--no-wait"))
+      gt_session_no_wait = 1;
+    else
+      argv[out++] = argv[i];
+  }
+  argv[out] = NULL;
+  return out;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -58,8 +78,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name))
+    if (!strcmp(argv[1], commands[i].name)) {
+      if (commands[i].run != cmd_record)
+        argc = take_no_wait(argc, argv);
       return commands[i].run(argc - 1, argv + 1);
+    }
   fprintf(stderr, "gputrace: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

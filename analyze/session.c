@@ -7,6 +7,8 @@
 #include "order.h"
 #include "util.h"
 
+int gt_session_no_wait;
+
 #define MAX_THREADS 8
 
 struct slot { /* a chunk held for ordering */
@@ -42,7 +44,8 @@ static unsigned default_threads(void) {
 
 struct gt_session *gt_session_open(const struct gt_session_opts *o, char *err,
                                    size_t errlen) {
-  struct gt_reader *rd = gt_reader_open(o->path, err, errlen);
+  struct gt_reader *rd = gt_reader_open_flags(
+      o->path, gt_session_no_wait ? GT_READ_NO_WAIT : 0, err, errlen);
   if (!rd)
     return NULL;
   struct gt_session *s = gt_xcalloc(1, sizeof *s);

@@ -68,6 +68,10 @@ struct gt_session_opts {
 
 struct gt_session;
 
+/* Every session reads a trace still being written as it is (with a warning)
+ * instead of waiting for its collector: `--no-wait` on any command (main.c). */
+extern int gt_session_no_wait;
+
 /* NULL with a message naming the path and the problem. */
 struct gt_session *gt_session_open(const struct gt_session_opts *o, char *err,
                                    size_t errlen);

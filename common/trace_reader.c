@@ -19,9 +19,11 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -84,6 +86,7 @@ struct gt_reader {
   struct gt_file_header header;
   uint64_t warnings, bad_chunks;
   int truncated, done, quiet;
+  unsigned flags;      /* GT_READ_* */
   struct gt_chunk cur; /* gt_reader_next's chunk */
   size_t cur_pos;
   int have_cur;
@@ -130,7 +133,7 @@ static FILE *open_checked(const char *path, struct gt_file_header *h, char *err,
     problem = "not a gputrace trace (empty file)";
   else if (n < sizeof *h || memcmp(h->magic, GT_FILE_MAGIC, 8) != 0)
     problem = "not a gputrace trace (bad magic)";
-  else if (h->version != GT_FILE_VERSION)
+  else if (h->version < GT_FILE_VERSION_MIN || h->version > GT_FILE_VERSION)
     problem = "unsupported trace version (made by a different gputrace)";
   else if (h->header_bytes != sizeof *h || h->slot_size != GT_SLOT_SIZE)
     problem = "corrupt file header";
@@ -140,6 +143,44 @@ static FILE *open_checked(const char *path, struct gt_file_header *h, char *err,
     return NULL;
   }
   return fp;
+}
+
+/* Is the collector still writing this file (it holds an exclusive lock,
+ * trace_file.h)? By default wait for it to finish, with a note; with
+ * `now`, read it as it is. Then a file its collector never marked
+ * complete gets `note` (a warning for the caller to give). */
+static void writer_state(FILE *fp, const char *path, const struct gt_file_header *h,
+                         int now, char *note, size_t notelen) {
+  note[0] = '\0';
+  if (h->version < 2)
+    return; /* no lock, no mark in version 1 */
+  int fd = fileno(fp);
+  if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK)
+      return;
+    if (now) {
+      snprintf(note, notelen,
+               "incomplete: still being written by its collector (pid %u); read as it "
+               "was",
+               h->collector_pid);
+      return;
+    }
+    fprintf(stderr,
+            "gputrace: %s is still being written by its collector (pid %u): waiting for "
+            "it to finish (--no-wait reads it as it is)\n",
+            path, h->collector_pid);
+    while (flock(fd, LOCK_SH) != 0 && errno == EINTR) {
+    }
+  }
+  uint32_t flags = 0;
+  if (pread(fd, &flags, sizeof flags, offsetof(struct gt_file_header, flags)) ==
+          (ssize_t)sizeof flags &&
+      !(flags & GT_FILE_F_COMPLETE))
+    snprintf(note, notelen,
+             "incomplete: its collector (pid %u) stopped without finishing it; what it "
+             "wrote is read",
+             h->collector_pid);
+  flock(fd, LOCK_UN);
 }
 
 /* A rolling set (BASE.0001.gtrace, ...) for a path that is not a file. */
@@ -153,6 +194,11 @@ static int find_set(const char *path, glob_t *g) {
 }
 
 struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen) {
+  return gt_reader_open_flags(path, 0, err, errlen);
+}
+
+struct gt_reader *gt_reader_open_flags(const char *path, unsigned flags, char *err,
+                                       size_t errlen) {
   struct gt_file_header h;
   glob_t set = {0};
   int is_set = access(path, F_OK) != 0 && errno == ENOENT && find_set(path, &set);
@@ -176,9 +222,17 @@ struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen) {
   r->fp = fp;
   r->header = h;
   r->offset = sizeof h;
+  r->flags = flags;
   if (is_set) {
     r->set = set;
     r->set_next = 1;
+  }
+  char note[200];
+  writer_state(fp, first, &h, (flags & GT_READ_NO_WAIT) || is_set, note, sizeof note);
+  if (note[0]) {
+    char msg[WARN_LEN];
+    snprintf(msg, sizeof msg, "gputrace: warning: %s: %s", first, note);
+    say(r, msg);
   }
   pthread_mutex_init(&r->src_mu, NULL);
   pthread_mutex_init(&r->mu, NULL);
@@ -202,6 +256,10 @@ static int next_file(struct gt_reader *r, struct job *j) {
       job_warn(j, r->path, "skipping %s", err);
       continue;
     }
+    char note[200]; /* the set's file being written is read as it is */
+    writer_state(fp, path, &h, 1, note, sizeof note);
+    if (note[0])
+      job_warn(j, path, "%s", note);
     char *copy = strdup(path);
     if (!copy) {
       fclose(fp);

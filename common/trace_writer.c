@@ -1,9 +1,11 @@
 /* trace_writer.c — the collector's side of trace_file.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,11 +68,29 @@ static int existing_trace(int fd, const char *path, char *err, size_t errlen) {
   if (n == 0)
     return 0;
   if (n != (ssize_t)sizeof h || memcmp(h.magic, GT_FILE_MAGIC, 8) != 0 ||
-      h.version != GT_FILE_VERSION) {
+      h.version < GT_FILE_VERSION_MIN || h.version > GT_FILE_VERSION) {
     snprintf(err, errlen, "%s exists and is not a gputrace trace: not appending", path);
     return -1;
   }
   return 1;
+}
+
+/* The header's flags word, in place (a version-1 file keeps none). On Linux
+ * pwrite ignores its offset on an O_APPEND descriptor (appending collectors
+ * have one), so the flag is dropped around it. */
+static void mark(struct gt_writer *w, uint32_t flags) {
+  struct gt_file_header h;
+  if (pread(w->fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.version < 2)
+    return;
+  int fl = fcntl(w->fd, F_GETFL);
+  if (fl >= 0 && (fl & O_APPEND))
+    fcntl(w->fd, F_SETFL, fl & ~O_APPEND);
+  if (pwrite(w->fd, &flags, sizeof flags, offsetof(struct gt_file_header, flags)) !=
+          (ssize_t)sizeof flags &&
+      !w->error[0])
+    snprintf(w->error, sizeof w->error, "marking the file: %s", strerror(errno));
+  if (fl >= 0 && (fl & O_APPEND))
+    fcntl(w->fd, F_SETFL, fl);
 }
 
 struct gt_writer *gt_writer_open(const char *path, int flags, char *err, size_t errlen) {
@@ -105,6 +125,12 @@ struct gt_writer *gt_writer_open_fd(int fd, const char *path, int flags, char *e
     return NULL;
   }
   w->fd = fd;
+  /* Readers wait while this lock is held (trace_file.h); a second collector
+   * appending to the file waits for the first to finish it. */
+  while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  if (has_header)
+    mark(w, 0); /* being written again */
   ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 1);
   ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
   struct gt_file_header h;
@@ -207,6 +233,8 @@ int gt_writer_close(struct gt_writer *w) {
   if (!w)
     return 0;
   int rc = gt_writer_flush(w);
+  if (rc == 0 && !w->error[0])
+    mark(w, GT_FILE_F_COMPLETE); /* before close() lets the readers in */
   if (close(w->fd) != 0 && !w->error[0]) {
     snprintf(w->error, sizeof w->error, "%s", strerror(errno));
     rc = -1;

@@ -10,6 +10,11 @@
  *    compresses it when it reaches GT_CHUNK_TARGET bytes or on gt_writer_flush.
  *    Write errors (ENOSPC, EFBIG, EIO) are sticky: later appends are counted
  *    as lost, never block, and gt_writer_error() reports them.
+ *  - While a collector writes a file it holds an exclusive flock(2) on it and
+ *    sets GT_FILE_F_COMPLETE in the header just before it lets go, so a
+ *    reader can tell a file still being written (the lock is held: by
+ *    default it waits for it), finished, or left unfinished by a collector
+ *    that died (no lock, no mark: a warning).
  *  - The reader never trusts the file: every length is bounded and checked;
  *    problems become warnings (counted, with the file name and offset) and
  *    reading continues where it safely can. A NOTE flagged GT_F_INCOMPLETE
@@ -26,9 +31,12 @@
 #include "gputrace/schema.h"
 
 #define GT_FILE_MAGIC "GPUTRACE"
-#define GT_FILE_VERSION 1u
-#define GT_CHUNK_MAGIC 0x4b434847u     /* "GHCK" */
-#define GT_CHUNK_TARGET (1u << 20)     /* uncompressed bytes per chunk */
+#define GT_FILE_VERSION 2u /* 2: the header's GT_FILE_F_COMPLETE and the writer's lock   \
+                            */
+#define GT_FILE_VERSION_MIN 1u     /* still read: version 1 has no completion mark */
+#define GT_FILE_F_COMPLETE 1u      /* header flags: the collector finished this file */
+#define GT_CHUNK_MAGIC 0x4b434847u /* "GHCK" */
+#define GT_CHUNK_TARGET (1u << 20) /* uncompressed bytes per chunk */
 #define GT_CHUNK_MAX_BYTES (64u << 20) /* bound a reader accepts */
 
 struct gt_file_header {
@@ -36,7 +44,7 @@ struct gt_file_header {
   uint32_t version;      /* GT_FILE_VERSION */
   uint32_t header_bytes; /* 64 */
   uint32_t slot_size;    /* GT_SLOT_SIZE */
-  uint32_t flags;        /* 0 */
+  uint32_t flags;        /* GT_FILE_F_*: set by the writer when it closes the file */
   uint64_t realtime_ns;  /* CLOCK_REALTIME when the file was created */
   uint64_t monotonic_ns; /* CLOCK_MONOTONIC at the same moment */
   uint32_t collector_pid;
@@ -105,6 +113,12 @@ struct gt_reader;
  * --max-size/--keep output: PATH less ".gtrace", then .0001.gtrace, ...)
  * opens the whole set, read in order as one trace. */
 struct gt_reader *gt_reader_open(const char *path, char *err, size_t errlen);
+/* GT_READ_NO_WAIT: read a file still being written as it is, with a warning,
+ * instead of waiting for its collector to finish it. The file being written
+ * in a rolling set is always read as it is (recording goes on). */
+#define GT_READ_NO_WAIT 1u
+struct gt_reader *gt_reader_open_flags(const char *path, unsigned flags, char *err,
+                                       size_t errlen);
 
 /* Next record: 1 and *rec set (valid until the next call), 0 at the end.
  * Damage is reported on stderr once per problem and counted. */
