@@ -6,6 +6,7 @@
   without -Bsymbolic, loaded RTLD_LOCAL) gives the program the same results
   traced and untraced, and every call is recorded;
 - the API table (include/gputrace/apis.h) and the shim's exports agree."""
+import json
 import os
 import re
 import subprocess
@@ -24,6 +25,15 @@ def test_runtime_through_a_ctypes_handle():
                                     "cudaDeviceSynchronize": 1}, "every call recorded")
     eq({e["bytes"] for e in select(ev, kind="alloc")}, {1 << 20}, "allocation sizes")
     eq([e["result"] for e in calls(ev) if e["result"] != 0], [], "no call failed")
+    # the 10 blocks left: attributed to the Python line that allocated them,
+    # read without the GIL (ctypes released it around the call)
+    d = json.loads(run([GPUTRACE, "leaks", "--json", out], base_env(), check_rc=0).stdout)
+    eq([(l["bytes"], l["blocks"]) for l in d["leaks"]], [(10 << 20, 10)], "leaked blocks")
+    py = [f for f in d["leaks"][0]["stack"] if f["python"]]
+    frames = [(f["function"], os.path.basename(f["file"]), f["line"]) for f in py]
+    eq(frames[0], ("stage", "rt_ctypes.py", 12), "the allocating Python line")
+    # the list comprehension's own frame before 3.12, inlined in <module> after
+    eq(frames[1][1:], ("rt_ctypes.py", 16), "its caller's line")
 
 
 def interposable_env():
