@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "holders.h"
 #include "leaks.h"
 #include "report_stats.h"
 #include "util.h"
@@ -72,6 +73,9 @@ static void print_leak(const struct gt_leaks *l, const struct gt_group *g) {
          g->blocks, g->blocks == 1 ? "" : "s", gt_memory_name(g->memory));
   print_origin(l, g->pid, g->stack_id);
   putchar('\n');
+  const struct gt_holder *h = gt_holder_of_stack(l->symtab, g->pid, g->stack_id);
+  if (h) /* not the program's data: say whose, and what it means */
+    printf("    held by %s: %s\n", h->name, h->meaning);
   print_stack(l, g->pid, g->stack_id, "    ");
   if (g->growing) {
     printf("    growing: %s/min",
@@ -187,6 +191,9 @@ static void json_group(const struct gt_leaks *l, const struct gt_group *g) {
            l->range_counts[g->range_name - 1],
            g->range_bytes / l->range_counts[g->range_name - 1]);
   }
+  const struct gt_holder *h = gt_holder_of_stack(l->symtab, g->pid, g->stack_id);
+  if (h)
+    printf(",\"holder\":\"%s\"", h->id);
   printf(",\"stack\":");
   json_stack(l, g->pid, g->stack_id);
   putchar('}');

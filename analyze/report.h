@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "gputrace/schema.h"
+#include "holders.h"
 #include "model.h"
 #include "report_stats.h"
 #include "session.h"
@@ -248,7 +249,11 @@ struct report {
   struct rp_gaps gaps;         /* device idle gaps, all processes */
   int gaps_measured;           /* from DEVICE records, not the model */
   double util[RP_UTIL_CHUNKS]; /* device timing only */
-  uint64_t peak_device_bytes;  /* largest per-process device+managed peak */
+  struct {
+    const struct gt_holder *holder; /* holders.h */
+    uint64_t bytes;                 /* device memory it held at the end */
+  } held[8];
+  uint64_t peak_device_bytes; /* largest per-process device+managed peak */
   uint32_t peak_pid;
   const char *verdict;
   struct rp_finding *findings;

@@ -418,6 +418,9 @@ static void text_memory(FILE *o, const struct report *r) {
                        (double)r->opt.device_memory));
   else
     fprintf(o, "; device memory: unknown (pass --device-memory SIZE)\n");
+  for (size_t i = 0; i < sizeof r->held / sizeof r->held[0] && r->held[i].holder; i++)
+    fprintf(o, "  held at the end by %s: %s — %s\n", r->held[i].holder->name,
+            gt_fmt_bytes(a, sizeof a, r->held[i].bytes), r->held[i].holder->meaning);
 }
 
 void rp_print_text(FILE *o, struct report *r, const char *path) {
@@ -626,14 +629,19 @@ static void json_memory(FILE *o, const struct report *r) {
           r->peak_device_bytes, r->peak_pid);
   if (r->opt.device_memory) {
     double f = (double)r->peak_device_bytes / (double)r->opt.device_memory;
-    fprintf(o, "%" PRIu64 ",\"fraction\":%.6f,\"pressure\":\"%s\"}", r->opt.device_memory,
+    fprintf(o, "%" PRIu64 ",\"fraction\":%.6f,\"pressure\":\"%s\"", r->opt.device_memory,
             f,
             f >= 0.90   ? "high"
             : f >= 0.85 ? "medium"
                         : "ok");
   } else {
-    fputs("null,\"fraction\":null,\"pressure\":\"unknown\"}", o);
+    fputs("null,\"fraction\":null,\"pressure\":\"unknown\"", o);
   }
+  fputs(",\"held_at_end\":[", o);
+  for (size_t i = 0; i < sizeof r->held / sizeof r->held[0] && r->held[i].holder; i++)
+    fprintf(o, "%s{\"holder\":\"%s\",\"bytes\":%" PRIu64 "}", i ? "," : "",
+            r->held[i].holder->id, r->held[i].bytes);
+  fputs("]}", o);
 }
 
 void rp_print_json(FILE *o, struct report *r) {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "report.h"
 #include "util.h"
 
@@ -52,9 +53,26 @@ static void scale_sampled_kernels(struct report *r) {
   }
 }
 
+/* Device memory live at the end that a caching allocator or a library holds
+ * (holders.h), by holder. */
+static void count_held(void *ctx, const struct gt_block *b) {
+  struct report *r = ctx;
+  if (b->memory != GT_MEM_DEVICE)
+    return;
+  const struct gt_holder *h = gt_holder_of_stack(r->symtab, b->pid, b->stack_id);
+  for (size_t i = 0; h && i < sizeof r->held / sizeof r->held[0]; i++)
+    if (r->held[i].holder == h || r->held[i].holder == NULL) {
+      r->held[i].holder = h;
+      r->held[i].bytes += b->bytes;
+      return;
+    }
+}
+
 void rp_finish(struct report *r) {
   static const unsigned pcts[] = {50, 90, 99};
   scale_sampled_kernels(r);
+  if (gt_model_heap(r->model))
+    gt_heap_foreach(gt_model_heap(r->model), count_held, r);
   for (unsigned a = 0; a < GT_API_COUNT; a++) {
     uint64_t out[3];
     if (!r->api[a].calls)

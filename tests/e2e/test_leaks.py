@@ -185,5 +185,22 @@ def test_flame():
         raise AssertionError("folded line: " + line)
 
 
-main([test_leaky_exact, test_fail_on_leak_and_suppressions, test_growth_in_killed_program,
+def test_memory_a_caching_allocator_holds():
+    """A block allocated inside PyTorch's caching allocator is its cache (a
+    segment), not the program's leak: leaks says who holds it, the report
+    counts it apart at the end; the program's own leak has no holder."""
+    p, out = record([prog("holders")])
+    eq(p.stdout, "holders: ok\n", "program output")
+    d = json.loads(run([GPUTRACE, "leaks", "--json", out], base_env(), check_rc=0).stdout)
+    eq(sorted((l["bytes"], l.get("holder")) for l in d["leaks"]),
+       [(1 << 20, None), (20 << 20, "pytorch_caching_allocator")], "leaks and their holders")
+    text = run([GPUTRACE, "leaks", out], base_env(), check_rc=0).stdout
+    if "held by PyTorch's caching allocator: segments it reserves" not in text:
+        raise AssertionError("no holder line:\n" + text)
+    rep = json.loads(run([GPUTRACE, "report", "--json", out], base_env(), check_rc=0).stdout)
+    eq(rep["memory"]["held_at_end"], [{"holder": "pytorch_caching_allocator",
+                                       "bytes": 20 << 20}], "report: held at the end")
+
+
+main([test_leaky_exact, test_memory_a_caching_allocator_holds, test_fail_on_leak_and_suppressions, test_growth_in_killed_program,
       test_forked_child_leak, test_python_frames, test_python_frames_gil_released, test_flame])

@@ -294,7 +294,8 @@ def test_memory_errors_drops_pid():
     path = t.write("memory")
     rep = report(path)
     eq(rep["memory"], {"peak_device_bytes": 950 * MiB, "pid": 100, "device_memory_bytes": None,
-                       "fraction": None, "pressure": "unknown"}, "memory, total unknown")
+                       "fraction": None, "pressure": "unknown", "held_at_end": []},
+       "memory, total unknown")
     found = rules(rep)
     eq((found["api_errors"]["evidence"]["failed_calls"], found["api_errors"]["severity"]),
        (2, "high"), "api errors")
