@@ -9,6 +9,8 @@ a missing field fails it with the reason. What each compares, and with what:
                   driver hooks, kernel names included (GPU only)
   torch_counts    PyTorch eager / torch.compile / CUDA graph: kernels by name,
                   graph launches and H2D/D2H bytes against torch.profiler (GPU)
+  torch_memory    PyTorch's memory at exit with and without its caching
+                  allocator: segments named as such, or tensors by Python line
   device_timing   per-kernel GPU totals, CUPTI and events modes, against
                   torch.profiler (GPU) or the stand-in's duration model
   leaks           `gputrace leaks` against compute-sanitizer --leak-check full
@@ -201,6 +203,37 @@ def check_torch_counts(ctx):
             problems.insert(0, "counts or bytes differ")
         out.append(result("torch_counts." + phase, "fail" if problems else "pass", measured,
                           expected, "; ".join(problems) or detail))
+    return out
+
+
+def check_torch_memory(ctx):
+    """Where a PyTorch server's memory goes, two ways: with the caching
+    allocator (default) the allocations are its segments, which leaks names
+    as such; with PYTORCH_NO_CUDA_MEMORY_CACHING=1 every tensor is its own
+    allocation, and what is alive at exit (the model's weights) is attributed
+    to Python lines of torch_loop.py."""
+    import json
+    out = []
+    for name, env in (("cached", {}), ("uncached", {"PYTORCH_NO_CUDA_MEMORY_CACHING": 1})):
+        _, trace = ctx.record([ctx.python, TORCH_LOOP, "serve", "--phases", "eager",
+                               "--iters", "3", "--warmup", "1"], "torch_mem_" + name,
+                              timeout=300, GPUTRACE_GPU_TIMING="off", **env)
+        leaks = json.loads(ctx.gt("leaks", "--json", trace))["leaks"]
+        held = sum(l["bytes"] for l in leaks if l.get("holder") == "pytorch_caching_allocator")
+        lines = sorted({"%s:%d" % (os.path.basename(f["file"]), f["line"]) for l in leaks
+                        for f in l["stack"] if f["python"] and
+                        f["file"].endswith("torch_loop.py")})
+        total = sum(l["bytes"] for l in leaks)
+        measured = {"leaked_bytes": total, "held_by_caching_allocator": held,
+                    "torch_loop_lines": lines[:6]}
+        if name == "cached":
+            ok = held > 0
+            expected = "caching-allocator segments named as such"
+        else:
+            ok = held == 0 and len(lines) > 0
+            expected = "no segments; weights at torch_loop.py lines"
+        out.append(result("torch_memory." + name, "pass" if ok else "fail", measured,
+                          expected, "%d leak groups" % len(leaks)))
     return out
 
 
@@ -480,6 +513,7 @@ CHECKS = [
     Check("static_cudart", check_static_cudart, standin=False,
           needs="the static runtime calls hundreds of real driver entry points"),
     Check("torch_counts", check_torch_counts, standin=False, needs="PyTorch and CUPTI"),
+    Check("torch_memory", check_torch_memory, standin=False, needs="PyTorch"),
     Check("device_timing", check_device_timing),
     Check("leaks", check_leaks),
     Check("nvml", check_nvml),
