@@ -13,6 +13,7 @@ int cmd_flame(int argc, char **argv);
 int cmd_chrome(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_pprof(int argc, char **argv);
 
 /* Shared by report and diff (cmd_report.c): "1.5" (s), "250ms", "10us",
  * "800ns" -> ns; "80GiB", "16G", "1e9" -> bytes. 0, or -1 if malformed. */

@@ -23,6 +23,8 @@ static const struct command commands[] = {
      "what bounds the run, and what to change: report FILE [--json]"},
     {"diff", cmd_diff,
      "regressions between two traces: diff A B [--json] [--threshold PCT]"},
+    {"pprof", cmd_pprof,
+     "a pprof profile of device memory or GPU time (--gpu): pprof FILE [-o OUT]"},
 };
 
 static void usage(FILE *to) {

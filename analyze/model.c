@@ -145,6 +145,7 @@ void gt_model_feed(struct gt_model *m, const struct gt_record *r, struct gt_even
   case GT_KIND_STACK:
   case GT_KIND_FRAME:
   case GT_KIND_PYFRAME:
+  case GT_KIND_MODULE:
     if (m->symtab)
       gt_symtab_feed(m->symtab, r);
     break;

@@ -337,11 +337,13 @@ static void fill_tables(const struct gt_pprof *p, Profile *pr, struct arena *a) 
   pr->string_table = p->strings.strs;
 }
 
-/* The packed profile, gzipped into `fd`; 0 or -1 with errno. */
+/* The packed profile, gzipped into `fd` (closed); 0 or -1 with errno. */
 static int write_gz(int fd, const uint8_t *buf, size_t len) {
   gzFile gz = gzdopen(fd, "wb6");
-  if (gz == NULL)
+  if (gz == NULL) {
+    close(fd);
     return -1;
+  }
   size_t off = 0;
   while (off < len) {
     unsigned chunk = len - off > (1u << 30) ? 1u << 30 : (unsigned)(len - off);
@@ -355,8 +357,9 @@ static int write_gz(int fd, const uint8_t *buf, size_t len) {
   return gzclose(gz) == Z_OK ? 0 : -1;
 }
 
-int gt_pprof_write(struct gt_pprof *p, const char *path, int64_t time_nanos,
-                   int64_t duration_nanos, char *err, size_t errlen) {
+/* The profile, packed: a malloc'd buffer of *len bytes. */
+static uint8_t *pack(struct gt_pprof *p, int64_t time_nanos, int64_t duration_nanos,
+                     size_t *len) {
   Profile pr;
   perftools__profiles__profile__init(&pr);
   struct arena a = {0};
@@ -365,26 +368,44 @@ int gt_pprof_write(struct gt_pprof *p, const char *path, int64_t time_nanos,
   fill_tables(p, &pr, &a);
   pr.time_nanos = time_nanos;
   pr.duration_nanos = duration_nanos;
-  size_t len = perftools__profiles__profile__get_packed_size(&pr);
-  uint8_t *buf = gt_xcalloc(len ? len : 1, 1);
+  *len = perftools__profiles__profile__get_packed_size(&pr);
+  uint8_t *buf = gt_xcalloc(*len ? *len : 1, 1);
   perftools__profiles__profile__pack(&pr, buf);
   arena_free(&a);
-  char tmp[PATH_MAX];
-  int fd = -1, rc = -1;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) < (int)sizeof tmp)
-    fd = mkstemp(tmp);
-  if (fd < 0)
-    snprintf(err, errlen, "cannot create %s.tmp.*: %s", path, strerror(errno));
-  else if (write_gz(fd, buf, len) != 0)
-    snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-  else if (rename(tmp, path) != 0)
-    snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-  else
-    rc = 0;
-  if (rc != 0 && fd >= 0)
-    unlink(tmp);
+  return buf;
+}
+
+int gt_pprof_write_fd(struct gt_pprof *p, int fd, const char *name, int64_t time_nanos,
+                      int64_t duration_nanos, char *err, size_t errlen) {
+  size_t len;
+  uint8_t *buf = pack(p, time_nanos, duration_nanos, &len);
+  int rc = write_gz(fd, buf, len);
+  if (rc != 0)
+    snprintf(err, errlen, "cannot write %s: %s", name, strerror(errno));
   free(buf);
   return rc;
+}
+
+int gt_pprof_write(struct gt_pprof *p, const char *path, int64_t time_nanos,
+                   int64_t duration_nanos, char *err, size_t errlen) {
+  char tmp[PATH_MAX];
+  int fd = -1;
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) < (int)sizeof tmp)
+    fd = mkstemp(tmp);
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot create %s.tmp.*: %s", path, strerror(errno));
+    return -1;
+  }
+  if (gt_pprof_write_fd(p, fd, tmp, time_nanos, duration_nanos, err, errlen) != 0) {
+    unlink(tmp);
+    return -1;
+  }
+  if (rename(tmp, path) != 0) {
+    snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
 }
 
 void gt_pprof_free(struct gt_pprof *p) {

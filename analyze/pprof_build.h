@@ -12,7 +12,9 @@
  *    Values are int64 per sample type, in the order given at creation.
  *  - gt_pprof_write serializes with libprotobuf-c and gzips with zlib, into
  *    a temporary file in the target's directory renamed over the target
- *    (a reader never sees half a profile). 0 on success; -1 with a message.
+ *    (a reader never sees half a profile: live profiles for a sidecar);
+ *    gt_pprof_write_fd into a descriptor the caller opened (gputrace pprof,
+ *    through outfile.h's rules). 0 on success; -1 with a message.
  */
 #ifndef GPUTRACE_ANALYZE_PPROF_BUILD_H
 #define GPUTRACE_ANALYZE_PPROF_BUILD_H
@@ -61,5 +63,8 @@ void gt_pprof_totals(const struct gt_pprof *p, int64_t *out);
 
 int gt_pprof_write(struct gt_pprof *p, const char *path, int64_t time_nanos,
                    int64_t duration_nanos, char *err, size_t errlen);
+/* The same into an open descriptor (closed after), `name` for messages. */
+int gt_pprof_write_fd(struct gt_pprof *p, int fd, const char *name, int64_t time_nanos,
+                      int64_t duration_nanos, char *err, size_t errlen);
 
 #endif

@@ -28,10 +28,18 @@ struct pyframe {
   uint32_t line;
 };
 
+struct module {
+  uint32_t pid;
+  uint64_t start, end, bias;
+  char *path;
+};
+
 struct gt_symtab {
   struct gt_map stacks;   /* (pid, id) -> struct stack* */
   struct gt_map addrs;    /* (pid, ip) -> struct addr* */
   struct gt_map pyframes; /* (pid, id) -> struct pyframe* */
+  struct module *modules; /* MODULE records, in arrival order */
+  size_t nmodules, cmodules;
 };
 
 static char *xstrdup(const char *s) {
@@ -72,6 +80,9 @@ void gt_symtab_free(struct gt_symtab *t) {
       free(p->file);
       free(p);
     }
+  for (size_t i = 0; i < t->nmodules; i++)
+    free(t->modules[i].path);
+  free(t->modules);
   gt_map_free(&t->stacks);
   gt_map_free(&t->addrs);
   gt_map_free(&t->pyframes);
@@ -145,8 +156,33 @@ static void feed_pyframe(struct gt_symtab *t, const struct gt_record *r) {
   gt_map_put(&t->pyframes, key, (uint64_t)(uintptr_t)p);
 }
 
+static void feed_module(struct gt_symtab *t, const struct gt_record *r) {
+  char path[GT_TEXT_MAX + 1];
+  gt_record_text(r, r->u.module.text_len, path, sizeof path);
+  if (r->u.module.start >= r->u.module.end)
+    return;
+  t->modules = gt_grow(t->modules, &t->cmodules, t->nmodules + 1, sizeof *t->modules);
+  t->modules[t->nmodules++] = (struct module){r->pid, r->u.module.start, r->u.module.end,
+                                              r->u.module.bias, xstrdup(path)};
+}
+
+int gt_symtab_module_of(const struct gt_symtab *t, uint32_t pid, uint64_t ip,
+                        struct gt_module_range *out) {
+  for (size_t i = t->nmodules; i-- > 0;) { /* the latest mapping of an address wins */
+    const struct module *m = &t->modules[i];
+    if (m->pid == pid && ip >= m->start && ip < m->end) {
+      *out = (struct gt_module_range){m->start, m->end, m->bias, m->path};
+      return 1;
+    }
+  }
+  return 0;
+}
+
 void gt_symtab_feed(struct gt_symtab *t, const struct gt_record *r) {
   switch (r->kind) {
+  case GT_KIND_MODULE:
+    feed_module(t, r);
+    break;
   case GT_KIND_STACK:
     feed_stack(t, r);
     break;

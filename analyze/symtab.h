@@ -1,6 +1,6 @@
 /* symtab.h — stacks and their symbols, as the trace carries them.
  *
- * Contract: feed every record; STACK, FRAME and PYFRAME records are kept
+ * Contract: feed every record; STACK, FRAME, PYFRAME and MODULE records are kept
  * (per process), others ignored. gt_symtab_stack expands a stack id into
  * frames, innermost first, inline levels and Python frames included; names
  * stay valid until gt_symtab_free. Records may come in any order: a stack
@@ -27,6 +27,14 @@ struct gt_frame {
 struct gt_symtab *gt_symtab_new(void);
 void gt_symtab_free(struct gt_symtab *t);
 void gt_symtab_feed(struct gt_symtab *t, const struct gt_record *rec);
+/* The object an address of a process falls in (MODULE records): its
+ * range, load bias and path; 0 when unknown. */
+struct gt_module_range {
+  uint64_t start, end, bias;
+  const char *path;
+};
+int gt_symtab_module_of(const struct gt_symtab *t, uint32_t pid, uint64_t ip,
+                        struct gt_module_range *out);
 /* Frames of a stack, innermost first; returns how many were written. */
 int gt_symtab_stack(struct gt_symtab *t, uint32_t pid, uint32_t stack_id,
                     struct gt_frame *out, int max);

@@ -1,0 +1,124 @@
+"""gputrace pprof (issue 16): profiles go tool pprof (Debian's golang-go)
+reads with every sample index; the device-memory profile's inuse_space total
+is `gputrace leaks --json`'s leaked bytes, with the leaking functions named;
+the GPU profile's gpu_time total of kernels is the report's kernel GPU
+total; a Python program's launching functions and lines are in the GPU
+profile."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from gtest import *
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GO = shutil.which("go")
+
+
+def pprof_tool(*args):
+    # cwd TMP: run from build/tests, pprof would look for the sources' trimmed
+    # paths (cuda/leaky.cu) under that directory, next to the programs
+    p = subprocess.run([GO, "tool", "pprof"] + list(args), capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, HOME=TMP), cwd=TMP)
+    if p.returncode != 0:
+        raise AssertionError("go tool pprof %s: %s" % (args, p.stderr))
+    return p.stdout
+
+
+def raw_samples(path):
+    """[(values, {label: value})] from `go tool pprof -raw`."""
+    out = pprof_tool("-raw", path)
+    samples, cur = [], None
+    for line in out.split("Locations")[0].splitlines():
+        m = re.match(r"^\s+(-?\d+(?:\s+-?\d+)*):", line)
+        if m:
+            cur = ([int(v) for v in m.group(1).split()], {})
+            samples.append(cur)
+        elif cur and re.match(r"^\s+\w+:\[", line):
+            k, v = line.strip().split(":", 1)
+            cur[1][k] = v.strip("[]")
+    return samples
+
+
+def gputrace(*args, rc=0):
+    return run([GPUTRACE] + list(args), base_env(), check_rc=rc)
+
+
+def test_memory_profile():
+    _, trace = record([prog("leaky")])
+    out = os.path.join(TMP, "leaky.mem.pb.gz")
+    gputrace("pprof", trace, "-o", out)
+    samples = raw_samples(out)
+    leaks = json.loads(gputrace("leaks", "--json", trace).stdout)["leaks"]
+    eq(sum(s[0][3] for s in samples), sum(l["bytes"] for l in leaks),
+       "inuse_space total == leaks' leaked bytes")
+    eq(sum(s[0][2] for s in samples), sum(l["blocks"] for l in leaks), "inuse_objects")
+    eq(sum(s[0][0] for s in samples), 53, "alloc_objects: every allocation")
+    eq({s[1]["memory"] for s in samples}, {"device", "pinned_host"}, "memory labels")
+    for index in ("alloc_objects", "alloc_space", "inuse_objects", "inuse_space"):
+        top = pprof_tool("-sample_index=" + index, "-top", out)
+        if "Showing nodes accounting for" not in top:
+            raise AssertionError(index + ": " + top)
+    top = pprof_tool("-sample_index=inuse_space", "-top", out)
+    for fn in ("load_model()", "stage_input(int)"):
+        if fn not in top:
+            raise AssertionError("%s not in -top:\n%s" % (fn, top))
+    listing = pprof_tool("-list", "stage_input", out)  # the source view, by line
+    if not re.search(r"25MB\s+25MB\s+20:\s+cudaMalloc", listing):
+        raise AssertionError("-list does not show line 20: %r" % listing)
+
+
+def test_gpu_profile_totals():
+    _, trace = record([prog("compute_loop")])
+    out = os.path.join(TMP, "compute.gpu.pb.gz")
+    gputrace("pprof", "--gpu", trace, "-o", out)
+    samples = raw_samples(out)
+    rep = json.loads(gputrace("report", "--json", trace).stdout)
+    kernels = sum(s[0][1] for s in samples if s[1]["kind"] == "kernel")
+    eq(kernels, sum(k["gpu_total_ns"] for k in rep["kernels"]),
+       "gpu_time of kernels == the report's kernel GPU total")
+    eq(sum(s[0][0] for s in samples if s[1]["kind"] == "kernel"),
+       sum(k["launches"] for k in rep["kernels"]), "launches")
+    copies = sum(s[0][2] for s in samples if s[1]["kind"] == "memcpy")
+    eq(copies, sum(t["bytes"] for t in rep["transfers"] if t["dir"] != "memset"),
+       "bytes of copies")
+    for index in ("launches", "gpu_time", "bytes"):
+        pprof_tool("-sample_index=" + index, "-top", out)
+
+
+def test_gpu_time_by_python_line():
+    _, trace = record([sys.executable, os.path.join(HERE, "py_launch.py"),
+                       prog("libplugin.so")], GPUTRACE_STACKS="all")
+    out = os.path.join(TMP, "py.gpu.pb.gz")
+    gputrace("pprof", "--gpu", trace, "-o", out)
+    top = pprof_tool("-sample_index=launches", "-top", "-lines", out)
+    for where in ("decode_step", "prefill"):
+        if where not in top:
+            raise AssertionError("%s not in the GPU profile:\n%s" % (where, top))
+    launches = {}
+    for line in top.splitlines():
+        m = re.search(r"^\s*\d+\s+\S+\s+\S+\s+(\d+)\s+\S+\s+(\w+) \S*py_launch.py:(\d+)$", line)
+        if m:
+            launches[(m.group(2), int(m.group(3)))] = int(m.group(1))
+    eq((launches.get(("decode_step", 13)), launches.get(("prefill", 17))), (25, 10),
+       "launches by Python line (cum)")
+
+
+def test_outputs():
+    _, trace = record([prog("leaky")], out=os.path.join(TMP, "o.gtrace"))
+    gputrace("pprof", trace)  # default name beside the trace
+    if not os.path.exists(os.path.join(TMP, "o.mem.pb.gz")):
+        raise AssertionError("no o.mem.pb.gz")
+    p = gputrace("pprof", trace, rc=2)  # exists: refused without --force
+    if "--force" not in p.stderr:
+        raise AssertionError(p.stderr)
+    gputrace("pprof", "--force", trace)
+    gputrace("pprof", "--bogus", trace, rc=2)
+
+
+if GO is None:
+    print("SKIP: go (Debian's golang-go) not installed")
+    sys.exit(77)
+main([test_memory_profile, test_gpu_profile_totals, test_gpu_time_by_python_line,
+      test_outputs])
