@@ -1,22 +1,26 @@
-/* cmd_flame.c — `gputrace flame FILE [--leaked | --allocated | --peak]`
+/* cmd_flame.c — `gputrace flame FILE [--leaked | --allocated | --peak | --gpu]`
  *
  * Folded stacks for flamegraph.pl and speedscope: one line per stack,
  * "pid N;outermost;...;innermost BYTES", weighted by the bytes still live
  * at the end (--leaked, the default), every allocation's bytes
  * (--allocated), or the bytes live at each process's device-memory peak
- * (--peak). Python frames read "function (file:line)". */
+ * (--peak); or "pid N;outermost;...;innermost;KERNEL NS", weighted by the GPU
+ * time of the kernels (copies, memsets) each launch stack queued (--gpu, the
+ * estimates of gpu_attr.h). Python frames read "function (file:line)". */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "gpu_attr.h"
 #include "leaks.h"
+#include "session.h"
 #include "util.h"
 
-#define SYNOPSIS "flame FILE [--leaked | --allocated | --peak]"
+#define SYNOPSIS "flame FILE [--leaked | --allocated | --peak | --gpu]"
 #define MAX_FRAMES 256
 
-enum weight { LEAKED, ALLOCATED, PEAK };
+enum weight { LEAKED, ALLOCATED, PEAK, GPU };
 
 /* Names go between ';' and before the count: keep those characters out. */
 static void put_name(const char *s) {
@@ -24,10 +28,10 @@ static void put_name(const char *s) {
     putchar(*s == ';' ? ':' : *s == '\n' ? ' ' : *s);
 }
 
-static void fold(const struct gt_leaks *l, const struct gt_group *g) {
+static void fold_stack(struct gt_symtab *st, uint32_t pid, uint32_t stack) {
   struct gt_frame f[MAX_FRAMES];
-  int n = gt_symtab_stack(l->symtab, g->pid, g->stack_id, f, MAX_FRAMES);
-  printf("pid %u", g->pid);
+  int n = stack ? gt_symtab_stack(st, pid, stack, f, MAX_FRAMES) : 0;
+  printf("pid %u", pid);
   if (n == 0)
     printf(";[no stack]");
   for (int i = n - 1; i >= 0; i--) {
@@ -39,7 +43,49 @@ static void fold(const struct gt_leaks *l, const struct gt_group *g) {
       printf(":%u)", f[i].line);
     }
   }
+}
+
+static void fold(const struct gt_leaks *l, const struct gt_group *g) {
+  fold_stack(l->symtab, g->pid, g->stack_id);
   printf(" %" PRIu64 "\n", g->bytes);
+}
+
+static void on_gpu_record(void *ctx, const struct gt_event *ev) {
+  void **a = ctx;
+  gt_gpu_attr_feed(a[0], gt_session_model(a[1]), ev->rec);
+}
+
+/* --gpu: one line per (launch stack, kernel), in ns of GPU time. */
+static int fold_gpu(const char *path) {
+  char err[512];
+  struct gt_session_opts so = {.path = path, .layers = GT_LAYER_SYMBOLS, .threads = -1};
+  struct gt_session *s = gt_session_open(&so, err, sizeof err);
+  if (!s) {
+    fprintf(stderr, "gputrace flame: %s\n", err);
+    return 2;
+  }
+  struct gt_gpu_attr g;
+  gt_gpu_attr_init(&g);
+  void *ctx[2] = {&g, s};
+  struct gt_tool tool = {.ctx = ctx};
+  tool.on[GT_KIND_LAUNCH] = tool.on[GT_KIND_MEMCPY] = tool.on[GT_KIND_MEMSET] =
+      tool.on[GT_KIND_DEVICE] = on_gpu_record;
+  gt_session_run(s, &tool);
+  gt_gpu_attr_finish(&g);
+  struct gt_symtab *st = gt_model_symtab(gt_session_model(s));
+  for (size_t i = 0; i < g.nsites; i++) {
+    const struct gt_gpu_site *x = &g.sites[i];
+    if (x->gpu_ns < 0.5)
+      continue; /* untimed work has no weight here */
+    fold_stack(st, x->pid, x->stack_id);
+    putchar(';');
+    put_name(g.names.strs[x->name]);
+    printf(" %.0f\n", x->gpu_ns);
+  }
+  int damaged = gt_session_damaged(s);
+  gt_gpu_attr_free(&g);
+  gt_session_close(s);
+  return damaged ? 3 : 0;
 }
 
 int cmd_flame(int argc, char **argv) {
@@ -52,6 +98,8 @@ int cmd_flame(int argc, char **argv) {
       w = ALLOCATED;
     else if (gt_streq(argv[i], "--peak"))
       w = PEAK;
+    else if (gt_streq(argv[i], "--gpu"))
+      w = GPU;
     else if (gt_streq(argv[i], "-h") || gt_streq(argv[i], "--help"))
       return gt_usage_ok(SYNOPSIS);
     else if (argv[i][0] == '-' || path)
@@ -61,6 +109,14 @@ int cmd_flame(int argc, char **argv) {
   }
   if (!path)
     return gt_usage_error("flame", NULL, SYNOPSIS);
+  if (w == GPU) {
+    int rc = fold_gpu(path);
+    if (fflush(stdout) != 0) {
+      perror("gputrace flame: writing output");
+      return 2;
+    }
+    return rc;
+  }
   struct gt_leaks l;
   char err[512];
   struct gt_leaks_opts lo = {0};

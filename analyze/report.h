@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpu_attr.h"
 #include "gputrace/schema.h"
 #include "holders.h"
 #include "model.h"
@@ -249,6 +250,13 @@ struct report {
   struct rp_gaps gaps;         /* device idle gaps, all processes */
   int gaps_measured;           /* from DEVICE records, not the model */
   double util[RP_UTIL_CHUNKS]; /* device timing only */
+  struct gt_gpu_attr gattr;    /* GPU time by launch stack (gpu_attr.h) */
+  struct rp_gpu_line {
+    char site[200];
+    double launches, gpu_ns;
+  } gpu_lines[20]; /* by GPU time, most first (rp_gpu_lines) */
+  size_t ngpu_lines;
+  double gpu_lines_ns; /* kernel GPU time whose launches had stacks */
   struct {
     const struct gt_holder *holder; /* holders.h */
     uint64_t bytes;                 /* device memory it held at the end */
@@ -312,6 +320,8 @@ struct rp_site {
   uint64_t value;         /* calls or ns */
 };
 int rp_top_sites(struct report *r, int which, struct rp_site out[3]); /* how many */
+/* GPU time by the line that launched it (report_sites.c), after the read. */
+void rp_gpu_lines(struct report *r);
 /* "name ×N; name ×N" (or "name 1.2 ms; ..."), or NULL when no stacks. */
 const char *rp_stack_sites(struct report *r, int which, char *buf, size_t len);
 

@@ -623,6 +623,7 @@ static void drop_spans(struct report *r) {
 void rp_init(struct report *r, const struct rp_options *opt) {
   memset(r, 0, sizeof *r);
   r->opt = *opt;
+  gt_gpu_attr_init(&r->gattr);
 }
 
 static void feed(struct report *r, const struct gt_record *rec,
@@ -666,6 +667,7 @@ static void feed(struct report *r, const struct gt_record *rec,
     if (in_window(r, rec->ts_ns)) {
       r->events++;
       on_device(r, rec);
+      gt_gpu_attr_feed(&r->gattr, r->model, rec);
     }
     return;
   default:
@@ -674,6 +676,9 @@ static void feed(struct report *r, const struct gt_record *rec,
     } else if (rec->kind < GT_KIND_PROCESS && in_window(r, rec->ts_ns)) {
       r->events++;
       on_api(r, rec);
+      if (rec->kind == GT_KIND_LAUNCH || rec->kind == GT_KIND_MEMCPY ||
+          rec->kind == GT_KIND_MEMSET)
+        gt_gpu_attr_feed(&r->gattr, r->model, rec);
     }
   }
 }
@@ -708,6 +713,7 @@ static void free_runs(struct rp_runs *x) {
 }
 
 void rp_free(struct report *r) {
+  gt_gpu_attr_free(&r->gattr);
   for (unsigned a = 0; a < GT_API_COUNT; a++)
     gt_durs_free(&r->api[a].durs);
   gt_strtab_free(&r->knames);

@@ -272,6 +272,22 @@ static void text_api(FILE *o, const struct report *r) {
   free(ord);
 }
 
+/* GPU time by the line that launched it: needs launch stacks. */
+static void text_gpu_lines(FILE *o, const struct report *r) {
+  if (!r->ngpu_lines)
+    return;
+  char a[CELL];
+  fprintf(o, "\nGPU time by launching line (launches with a stack, scaled to all)\n");
+  fprintf(o, "  %-60s %10s %11s %7s\n", "line", "launches", "GPU time", "share");
+  for (size_t i = 0; i < r->ngpu_lines; i++) {
+    const struct rp_gpu_line *g = &r->gpu_lines[i];
+    name_cell(o, g->site, 60);
+    fprintf(o, " %10.0f", g->launches);
+    ns_cell(o, (uint64_t)(g->gpu_ns + 0.5), 12);
+    fprintf(o, " %7s\n", gt_fmt_pct(a, sizeof a, g->gpu_ns, r->gpu_lines_ns));
+  }
+}
+
 static void text_kernels(FILE *o, const struct report *r) {
   if (!r->knames.n)
     return;
@@ -429,6 +445,7 @@ void rp_print_text(FILE *o, struct report *r, const char *path) {
   text_findings(o, r);
   text_api(o, r);
   text_kernels(o, r);
+  text_gpu_lines(o, r);
   text_transfers(o, r);
   text_sync(o, r);
   text_ranges(o, r);
@@ -513,6 +530,17 @@ static void json_api(FILE *o, const struct report *r) {
   }
   fputs("],\n", o);
   free(ord);
+}
+
+static void json_gpu_lines(FILE *o, const struct report *r) {
+  fputs("\"gpu_by_line\":[", o);
+  for (size_t i = 0; i < r->ngpu_lines; i++) {
+    const struct rp_gpu_line *g = &r->gpu_lines[i];
+    fprintf(o, "%s\n {\"site\":", i ? "," : "");
+    gt_json_str(o, g->site);
+    fprintf(o, ",\"launches\":%.0f,\"gpu_ns\":%.0f}", g->launches, g->gpu_ns);
+  }
+  fputs("],\n", o);
 }
 
 static void json_kernels(FILE *o, const struct report *r) {
@@ -648,6 +676,7 @@ void rp_print_json(FILE *o, struct report *r) {
   json_head(o, r);
   json_api(o, r);
   json_kernels(o, r);
+  json_gpu_lines(o, r);
   json_transfers(o, r);
   json_ranges(o, r);
   json_memory(o, r);

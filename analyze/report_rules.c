@@ -71,6 +71,7 @@ static void count_held(void *ctx, const struct gt_block *b) {
 void rp_finish(struct report *r) {
   static const unsigned pcts[] = {50, 90, 99};
   scale_sampled_kernels(r);
+  rp_gpu_lines(r);
   if (gt_model_heap(r->model))
     gt_heap_foreach(gt_model_heap(r->model), count_held, r);
   for (unsigned a = 0; a < GT_API_COUNT; a++) {

@@ -14,6 +14,7 @@
 
 #include "leaks.h"
 #include "report.h"
+#include "util.h"
 
 #define MAX_FRAMES 64
 
@@ -99,4 +100,45 @@ const char *rp_stack_sites(struct report *r, int which, char *buf, size_t len) {
         (size_t)snprintf(buf + off, len - off, "%s%s %s", k ? "; " : "", top[k].name, v);
   }
   return buf;
+}
+
+/* ---- GPU time by launching line ---- */
+
+static int by_gpu_desc(const void *a, const void *b) {
+  const struct rp_gpu_line *x = a, *y = b;
+  return x->gpu_ns < y->gpu_ns   ? 1
+         : x->gpu_ns > y->gpu_ns ? -1
+                                 : strcmp(x->site, y->site);
+}
+
+/* Kernel sites with a launch stack, named by their user line and added up
+ * by name; the 20 with the most GPU time are kept. */
+void rp_gpu_lines(struct report *r) {
+  gt_gpu_attr_finish(&r->gattr);
+  struct gt_strtab names = {0};
+  struct rp_gpu_line *all = NULL;
+  size_t cap = 0;
+  for (size_t i = 0; i < r->gattr.nsites; i++) {
+    const struct gt_gpu_site *x = &r->gattr.sites[i];
+    if (x->kind != GT_KIND_LAUNCH || !x->stack_id)
+      continue;
+    char site[200];
+    site_name(r, (uint64_t)x->pid << 32 | x->stack_id, site, sizeof site);
+    size_t k = gt_strtab_intern(&names, site);
+    if (k >= cap) {
+      size_t old = cap;
+      all = gt_grow(all, &cap, k + 1, sizeof *all);
+      memset(all + old, 0, (cap - old) * sizeof *all);
+    }
+    snprintf(all[k].site, sizeof all[k].site, "%s", site);
+    all[k].launches += x->calls;
+    all[k].gpu_ns += x->gpu_ns;
+    r->gpu_lines_ns += x->gpu_ns;
+  }
+  if (names.n)
+    qsort(all, names.n, sizeof *all, by_gpu_desc);
+  r->ngpu_lines = names.n < 20 ? names.n : 20;
+  memcpy(r->gpu_lines, all, r->ngpu_lines * sizeof *all);
+  free(all);
+  gt_strtab_free(&names);
 }

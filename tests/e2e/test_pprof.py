@@ -1,4 +1,5 @@
-"""gputrace pprof (issue 16): profiles go tool pprof (Debian's golang-go)
+"""gputrace pprof, report's GPU time by line, flame --gpu (issue 16): profiles
+go tool pprof (Debian's golang-go)
 reads with every sample index; the device-memory profile's inuse_space total
 is `gputrace leaks --json`'s leaked bytes, with the leaking functions named;
 the GPU profile's gpu_time total of kernels is the report's kernel GPU
@@ -103,6 +104,17 @@ def test_gpu_time_by_python_line():
             launches[(m.group(2), int(m.group(3)))] = int(m.group(1))
     eq((launches.get(("decode_step", 13)), launches.get(("prefill", 17))), (25, 10),
        "launches by Python line (cum)")
+    # the same in report's table and flame --gpu
+    rep = json.loads(gputrace("report", "--json", trace).stdout)
+    eq([(g["site"], g["launches"]) for g in rep["gpu_by_line"]],
+       [("decode_step at py_launch.py:13", 25), ("prefill at py_launch.py:17", 10)],
+       "report: GPU time by launching line")
+    gpu = sum(s[0][1] for s in raw_samples(out) if s[1]["kind"] == "kernel")
+    eq(sum(g["gpu_ns"] for g in rep["gpu_by_line"]), gpu, "report's lines add up to the profile")
+    folded = gputrace("flame", "--gpu", trace).stdout.splitlines()
+    eq(sum(int(l.rsplit(" ", 1)[1]) for l in folded), gpu, "flame --gpu total")
+    if not any("decode_step (" in l and "py_launch.py:13)" in l for l in folded):
+        raise AssertionError("flame --gpu lacks decode_step:\n" + "\n".join(folded))
 
 
 def test_outputs():
