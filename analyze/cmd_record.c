@@ -39,7 +39,8 @@
 
 #define SYNOPSIS                                                                         \
   "record [-o FILE] [--force] [--ring-kb N] [--prometheus ADDR:PORT]\n"                  \
-  "         [--max-size SIZE] [--keep DURATION] [--roll-size SIZE] [-q] -- CMD "         \
+  "         [--max-size SIZE] [--keep DURATION] [--roll-size SIZE]\n"                   \
+  "         [--pprof-dir DIR [--pprof-every DURATION] [--pprof-keep N]] [-q] -- CMD "   \
   "[ARGS...]"
 
 struct record_opts {
@@ -49,7 +50,7 @@ struct record_opts {
   int output_fd; /* the single-file output, opened here; -1 when rolling */
   const char *ring_kb;
   const char *prometheus; /* serve live metrics (docs/monitoring/README.md) */
-  const char *pass[8];    /* collector options given through: name, value, ... */
+  const char *pass[14];   /* collector options given through: name, value, ... */
   int npass;
   int quiet;
   char **cmd;
@@ -72,6 +73,32 @@ static int sibling(const char *env, const char *rel, char *out, size_t len) {
     *slash = '\0';
   int w = snprintf(out, len, "%s/%s", self, rel);
   return w > 0 && (size_t)w < len && access(out, R_OK) == 0 ? 0 : -1;
+}
+
+/* Live profiles (collector/liveprof.c), checked here for a clear error
+ * before the command runs: 0, or -1 after the message. */
+static int pprof_option(const char *opt, const char *v) {
+  char want[160];
+  uint64_t x;
+  if (!strcmp(opt, "--pprof-dir")) {
+    struct stat sb;
+    const char *why = stat(v, &sb) != 0             ? strerror(errno)
+                      : !S_ISDIR(sb.st_mode)         ? "not a directory"
+                      : access(v, W_OK | X_OK) != 0 ? strerror(errno)
+                                                     : NULL;
+    if (why)
+      fprintf(stderr, "gputrace record: --pprof-dir %s: %s\n", v, why);
+    return why ? -1 : 0;
+  }
+  enum gt_knob_id id = !strcmp(opt, "--pprof-every") ? GT_KNOB_PPROF_EVERY
+                       : !strcmp(opt, "--pprof-keep") ? GT_KNOB_PPROF_KEEP
+                                                      : GT_KNOB_COUNT;
+  if (id == GT_KNOB_COUNT)
+    return gt_usage_error("record", opt, SYNOPSIS), -1;
+  if (gt_knob_parse(id, v, &x, want, sizeof want) == 0)
+    return 0;
+  fprintf(stderr, "gputrace record: bad %s '%s' (want %s)\n", opt, v, want);
+  return -1;
 }
 
 static int parse(int argc, char **argv, struct record_opts *o) {
@@ -106,6 +133,11 @@ static int parse(int argc, char **argv, struct record_opts *o) {
       if (!ok || v == 0)
         return gt_usage_error("record", argv[i + 1], SYNOPSIS);
       o->rolling |= strcmp(a, "--roll-size") != 0;
+      o->pass[o->npass++] = a;
+      o->pass[o->npass++] = argv[++i];
+    } else if (!strncmp(a, "--pprof-", 8) && i + 1 < argc && o->npass < 12) {
+      if (pprof_option(a, argv[i + 1]) != 0)
+        return 2;
       o->pass[o->npass++] = a;
       o->pass[o->npass++] = argv[++i];
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
@@ -188,7 +220,7 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     setenv(GT_ENV_DISABLE, "1", 1);
     char ofd[16];
     snprintf(ofd, sizeof ofd, "%d", o->output_fd);
-    const char *args[24] = {collector,  "--socket",     socket_path,
+    const char *args[32] = {collector,  "--socket",     socket_path,
                             "--output", o->output,      "--ready-fd",
                             rfd,        "--control-fd", cfd};
     int n = 9;

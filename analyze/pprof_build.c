@@ -2,6 +2,7 @@
 #include "pprof_build.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,12 +389,16 @@ int gt_pprof_write_fd(struct gt_pprof *p, int fd, const char *name, int64_t time
 
 int gt_pprof_write(struct gt_pprof *p, const char *path, int64_t time_nanos,
                    int64_t duration_nanos, char *err, size_t errlen) {
+  /* Not mkstemp: its 0600 would keep a sidecar of another user out; the
+   * umask decides, as for the trace. O_EXCL: a planted name is not used. */
+  static unsigned serial;
   char tmp[PATH_MAX];
   int fd = -1;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) < (int)sizeof tmp)
-    fd = mkstemp(tmp);
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), serial++) <
+      (int)sizeof tmp)
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) {
-    snprintf(err, errlen, "cannot create %s.tmp.*: %s", path, strerror(errno));
+    snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
     return -1;
   }
   if (gt_pprof_write_fd(p, fd, tmp, time_nanos, duration_nanos, err, errlen) != 0) {

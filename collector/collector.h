@@ -166,6 +166,19 @@ void gt_prom_observe(void *prom, const struct gt_record *rec);
 void gt_prom_publish(struct gt_prom *p, uint64_t now_ns, int force);
 void gt_prom_stop(struct gt_prom *p);
 
+/* ---- liveprof.c: live pprof profiles of each traced process ----
+ * Start checks DIR is a writable directory (NULL and a message in err when
+ * not). gt_liveprof_observe is a sink observer (the drain loop); tick
+ * writes the profiles whose interval has passed; stop writes the last ones
+ * of processes still known and frees it all. NULL is accepted by tick and
+ * stop. */
+struct gt_liveprof;
+struct gt_liveprof *gt_liveprof_start(const char *dir, uint64_t every_ns, unsigned keep,
+                                      char *err, size_t errlen);
+void gt_liveprof_observe(void *lp, const struct gt_record *rec);
+void gt_liveprof_tick(struct gt_liveprof *lp, uint64_t now_ns);
+void gt_liveprof_stop(struct gt_liveprof *lp);
+
 /* ---- tsc.c: TSC ticks -> CLOCK_MONOTONIC ns ----
  * Rings stamped with GT_CLOCK_TSC are converted as they are drained, with a
  * tick length measured against CLOCK_MONOTONIC: first over a few ms at

@@ -3,7 +3,9 @@
  * Usage: gputrace-collector --socket PATH --output FILE
  *          [--new | --force | --append | --pick | --output-fd N]
  *          [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]
- *          [--prometheus ADDR:PORT]
+ *          [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]
+ *          [--roll-size SIZE] [--pprof-dir DIR [--pprof-every DURATION]
+ *          [--pprof-keep N]]
  *
  * The output (include/gputrace/outfile.h): a new file (--new, the
  * default), never through a symbolic link; --force overwrites an existing regular file of
@@ -14,7 +16,12 @@
  * opened FILE already.
  *
  * --prometheus serves live counters on http://ADDR:PORT/metrics for the
- * whole run (docs/monitoring/README.md).
+ * whole run (docs/monitoring/README.md). --pprof-dir writes each traced
+ * process's memory and GPU profiles there every --pprof-every (default 60s;
+ * liveprof.c, docs/profiles.md); without the options, GPUTRACE_PPROF_DIR,
+ * GPUTRACE_PPROF_EVERY and GPUTRACE_PPROF_KEEP (plain LD_PRELOAD: the
+ * collector inherits the first traced process's environment), where a
+ * directory that cannot be written is a warning, not a stop.
  *
  * Lifetime: with --control-fd (the `record` command) it runs until that
  * descriptor reaches EOF (the recorded command has exited, or the recorder
@@ -43,6 +50,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "gputrace/knobs.h"
 #include "gputrace/outfile.h"
 #include "gputrace/trace_file.h"
 #include "gputrace/units.h"
@@ -64,6 +72,8 @@ struct options {
   int autospawn;
   long linger_ms;
   const char *prometheus;
+  const char *pprof_dir;               /* live profiles (liveprof.c) */
+  uint64_t pprof_every_ns, pprof_keep; /* 0: the knobs' values */
   uint64_t max_bytes, keep_ns, roll_bytes; /* always-on recording (output.c) */
 };
 
@@ -102,7 +112,8 @@ static void usage(FILE *to) {
               "         [--new | --force | --append | --pick | --output-fd N] "
               "[--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n"
               "         [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]\n"
-              "         [--roll-size SIZE]\n");
+              "         [--roll-size SIZE] [--pprof-dir DIR [--pprof-every DURATION] "
+              "[--pprof-keep N]]\n");
 }
 
 static int parse_fd(const char *s, int *out) {
@@ -112,6 +123,15 @@ static int parse_fd(const char *s, int *out) {
     return -1;
   *out = (int)v;
   return 0;
+}
+
+/* An option that sets what a knob does, by the knob's rules. */
+static int knob_option(const char *opt, const char *v, enum gt_knob_id id, uint64_t *out) {
+  char want[160];
+  if (gt_knob_parse(id, v, out, want, sizeof want) == 0)
+    return 0;
+  fprintf(stderr, "gputrace-collector: bad %s '%s' (want %s)\n", opt, v, want);
+  return -1;
 }
 
 static int parse_options(int argc, char **argv, struct options *o) {
@@ -141,6 +161,16 @@ static int parse_options(int argc, char **argv, struct options *o) {
       o->output = argv[++i];
     else if (v && !strcmp(a, "--prometheus"))
       o->prometheus = argv[++i];
+    else if (v && !strcmp(a, "--pprof-dir"))
+      o->pprof_dir = argv[++i];
+    else if (v && !strcmp(a, "--pprof-every")) {
+      if (knob_option(a, argv[++i], GT_KNOB_PPROF_EVERY, &o->pprof_every_ns) != 0)
+        return -1;
+    } else if (v && !strcmp(a, "--pprof-keep")) {
+      if (knob_option(a, argv[++i], GT_KNOB_PPROF_KEEP, &o->pprof_keep) != 0)
+        return -1;
+      o->pprof_keep++; /* stored + 1: 0 means "not given" */
+    }
     else if (v && !strcmp(a, "--max-size") && gt_parse_size(v, &o->max_bytes) == 0)
       i++;
     else if (v && !strcmp(a, "--roll-size") && gt_parse_size(v, &o->roll_bytes) == 0)
@@ -317,9 +347,54 @@ static void stop_early(struct state *st, struct gt_sink *sink) {
     fprintf(stderr, "gputrace-collector: %s\n", text);
 }
 
+/* What watches the records the sink takes: live metrics, live profiles. */
+struct observers {
+  struct gt_prom *prom;
+  struct gt_liveprof *live;
+};
+
+static void observe(void *ctx, const struct gt_record *rec) {
+  const struct observers *obs = ctx;
+  if (obs->prom)
+    gt_prom_observe(obs->prom, rec);
+  if (obs->live)
+    gt_liveprof_observe(obs->live, rec);
+}
+
+/* Live profiles from the options, else from the environment; an unusable
+ * directory stops a collector that was told it on its command line, and
+ * is a warning (the trace matters more) for one that inherited it. */
+static int start_liveprof(const struct options *o, struct observers *obs, char *err,
+                          size_t errlen) {
+  const char *dir = o->pprof_dir ? o->pprof_dir : getenv("GPUTRACE_PPROF_DIR");
+  if (!dir || !*dir)
+    return 0;
+  uint64_t every = o->pprof_every_ns ? o->pprof_every_ns : gt_knob(GT_KNOB_PPROF_EVERY);
+  uint64_t keep = o->pprof_keep ? o->pprof_keep - 1 : gt_knob(GT_KNOB_PPROF_KEEP);
+  obs->live = gt_liveprof_start(dir, every, (unsigned)keep, err, errlen);
+  if (obs->live || o->pprof_dir)
+    return obs->live ? 0 : -1;
+  if (!gt_collector_quiet)
+    fprintf(stderr, "gputrace-collector: no live profiles: %s\n", err);
+  return 0;
+}
+
+static int start_observers(const struct options *o, struct gt_sink *sink,
+                           struct observers *obs, char *err, size_t errlen) {
+  if (o->prometheus && !(obs->prom = gt_prom_start(o->prometheus, err, errlen)))
+    return -1;
+  if (start_liveprof(o, obs, err, errlen) != 0) {
+    gt_prom_stop(obs->prom);
+    return -1;
+  }
+  if (obs->prom || obs->live)
+    gt_sink_observe(sink, observe, obs);
+  return 0;
+}
+
 static void run(struct state *st, const struct options *o, int listen_fd,
                 struct gt_sink *sink, struct gt_output *out, struct gt_nvml **nvml,
-                struct gt_prom *prom) {
+                const struct observers *obs) {
   int nvml_started = 0;
   uint64_t last_cut = gt_now_ns();
   st->idle_since_ns = last_cut;
@@ -345,7 +420,8 @@ static void run(struct state *st, const struct options *o, int listen_fd,
       gt_sink_write_one(sink);
     uint64_t now = gt_now_ns();
     gt_tsc_refresh(now);
-    gt_prom_publish(prom, now, 0);
+    gt_prom_publish(obs->prom, now, 0);
+    gt_liveprof_tick(obs->live, now);
     gt_output_tick(out, now);
     if (g_roll)
       roll_now(sink, out);
@@ -389,16 +465,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gputrace-collector: out of memory\n");
     return 1;
   }
-  struct gt_prom *prom = NULL;
-  if (o.prometheus) {
-    if (!(prom = gt_prom_start(o.prometheus, err, sizeof err))) {
-      fprintf(stderr, "gputrace-collector: %s\n", err);
-      gt_unlisten(o.socket_path, listen_fd, lock_fd);
-      gt_sink_stop(sink);
-      gt_output_close(w);
-      return 1;
-    }
-    gt_sink_observe(sink, gt_prom_observe, prom);
+  struct observers obs = {0};
+  if (start_observers(&o, sink, &obs, err, sizeof err) != 0) {
+    fprintf(stderr, "gputrace-collector: %s\n", err);
+    gt_unlisten(o.socket_path, listen_fd, lock_fd);
+    gt_sink_stop(sink);
+    gt_output_close(w);
+    return 1;
   }
   if (o.ready_fd >= 0) {
     ssize_t ignored = write(o.ready_fd, "R", 1);
@@ -412,10 +485,12 @@ int main(int argc, char **argv) {
   st->symq = gt_symq_start();
   gt_tsc_calibrate();
   struct gt_nvml *nvml = NULL;
-  run(st, &o, listen_fd, sink, w, &nvml, prom);
+  run(st, &o, listen_fd, sink, w, &nvml, &obs);
   gt_symq_stop(st->symq, sink, GT_SYMQ_STALL_NS);
   gt_nvml_stop(nvml, sink);
-  gt_prom_publish(prom, gt_now_ns(), 1);
+  gt_prom_publish(obs.prom, gt_now_ns(), 1);
+  gt_liveprof_stop(obs.live);
+  obs.live = NULL;
   gt_unlisten(o.socket_path, listen_fd, lock_fd);
   uint64_t taken = gt_sink_records(sink);
   gt_sink_stop(sink);
@@ -437,7 +512,7 @@ int main(int argc, char **argv) {
     rc = 1;
   }
   gt_output_close(w);
-  gt_prom_stop(prom);
+  gt_prom_stop(obs.prom);
   if (!gt_collector_quiet && !o.autospawn) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

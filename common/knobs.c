@@ -2,6 +2,7 @@
 #include "gputrace/knobs.h"
 
 #include "gputrace/protocol.h"
+#include "gputrace/units.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -10,7 +11,13 @@
 #include <strings.h>
 #include <unistd.h>
 
-enum type { BOOL, NUMBER, CHOICE, AUTO_NUMBER /* "auto" (0) or a number */ };
+enum type {
+  BOOL,
+  NUMBER,
+  CHOICE,
+  AUTO_NUMBER, /* "auto" (0) or a number */
+  DURATION     /* units.h's durations, in ns; lo and hi in whole seconds */
+};
 
 struct knob {
   const char *name;
@@ -49,12 +56,15 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
     [GT_KNOB_NVML_MS] = {"GPUTRACE_NVML_MS", NUMBER, 500, 10, 3600000, "ms", {NULL}},
     [GT_KNOB_GPU_TIMING_BUDGET] =
         {"GPUTRACE_GPU_TIMING_BUDGET", NUMBER, 1, 1, 100, "percent", {NULL}},
+    [GT_KNOB_PPROF_EVERY] =
+        {"GPUTRACE_PPROF_EVERY", DURATION, 60000000000ull, 1, 86400, NULL, {NULL}},
+    [GT_KNOB_PPROF_KEEP] = {"GPUTRACE_PPROF_KEEP", NUMBER, 60, 0, 1000000, "files", {NULL}},
 };
 
 /* Variables that are no knob of this table but are ours all the same. */
 static const char *const other_names[] = {"GPUTRACE_OUTPUT", "GPUTRACE_SOCKET",
                                           "GPUTRACE_COLLECTOR", "GPUTRACE_LIB",
-                                          "GPUTRACE_OUTPUT_PICKED"};
+                                          "GPUTRACE_OUTPUT_PICKED", "GPUTRACE_PPROF_DIR"};
 
 static _Atomic uint32_t g_warned; /* one bit per knob; bit 31: unknown names */
 
@@ -100,6 +110,9 @@ static int parse_choice(const struct knob *k, const char *v, uint64_t *out) {
 static void describe(const struct knob *k, char *buf, size_t len) {
   if (k->type == BOOL) {
     snprintf(buf, len, "1 or 0 (also true/false, yes/no, on/off)");
+  } else if (k->type == DURATION) {
+    snprintf(buf, len, "a duration such as 60s, 5m or 1h, from %llus to %llus",
+             (unsigned long long)k->lo, (unsigned long long)k->hi);
   } else if (k->type == NUMBER || k->type == AUTO_NUMBER) {
     snprintf(buf, len, "%sa whole number of %s from %llu to %llu",
              k->type == AUTO_NUMBER ? "auto or " : "", k->unit, (unsigned long long)k->lo,
@@ -132,6 +145,8 @@ static void warn_bad(enum gt_knob_id id, const char *v) {
     snprintf(dflt, sizeof dflt, "%s", k->choices[k->dflt]);
   else if (k->type == AUTO_NUMBER && k->dflt == 0)
     snprintf(dflt, sizeof dflt, "auto");
+  else if (k->type == DURATION)
+    snprintf(dflt, sizeof dflt, "%llus", (unsigned long long)(k->dflt / 1000000000ull));
   else
     snprintf(dflt, sizeof dflt, "%llu", (unsigned long long)k->dflt);
   snprintf(line, sizeof line, "gputrace: ignoring %s=%.64s (want %s); using %s\n",
@@ -139,9 +154,19 @@ static void warn_bad(enum gt_knob_id id, const char *v) {
   say(line);
 }
 
+static int parse_duration(const struct knob *k, const char *v, uint64_t *out) {
+  uint64_t ns;
+  if (gt_parse_duration(v, &ns) != 0 || ns < k->lo * 1000000000ull ||
+      ns > k->hi * 1000000000ull)
+    return -1;
+  return *out = ns, 0;
+}
+
 static int parse(const struct knob *k, const char *v, uint64_t *out) {
   if (k->type == AUTO_NUMBER && !strcmp(v, "auto"))
     return *out = 0, 0;
+  if (k->type == DURATION)
+    return parse_duration(k, v, out);
   return k->type == BOOL ? parse_bool(v, out)
          : k->type == NUMBER || k->type == AUTO_NUMBER
              ? parse_number(v, k->lo, k->hi, out)

@@ -26,10 +26,10 @@ static int scaled(const char *s, const char *const *units, const double *scale, 
 }
 
 int gt_parse_duration(const char *s, uint64_t *ns) {
-  static const char *const units[] = {"s", "ms", "us", "µs", "ns"};
-  static const double scale[] = {1e9, 1e6, 1e3, 1e3, 1};
+  static const char *const units[] = {"s", "ms", "us", "µs", "ns", "m", "min", "h"};
+  static const double scale[] = {1e9, 1e6, 1e3, 1e3, 1, 60e9, 60e9, 3600e9};
   double v;
-  if (scaled(s, units, scale, 5, 1e9, &v) != 0 || v >= 1.8e19)
+  if (scaled(s, units, scale, 8, 1e9, &v) != 0 || v >= 1.8e19)
     return -1;
   *ns = (uint64_t)(v + 0.5);
   return 0;

@@ -35,6 +35,8 @@ enum gt_knob_id {
   GT_KNOB_GPU_TIMING_EVENTS, /* 2..4194304, 65536 */
   GT_KNOB_NVML_MS,           /* 10..3600000, 500 (collector) */
   GT_KNOB_GPU_TIMING_BUDGET, /* percent of a thread's time, 1..100, 1 */
+  GT_KNOB_PPROF_EVERY,       /* ns between live profiles, 1 s..24 h, 60 s (collector) */
+  GT_KNOB_PPROF_KEEP,        /* live profiles kept per process and kind, 0..1e6, 60 */
   GT_KNOB_COUNT
 };
 

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from gtest import *
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -129,8 +130,109 @@ def test_outputs():
     gputrace("pprof", "--bogus", trace, rc=2)
 
 
+def live_files(d):
+    """{(pid, seq, kind): path} of the live profiles in d."""
+    out = {}
+    for name in os.listdir(d):
+        m = re.match(r"^gputrace-(\d+)-(\d{6})\.(mem|gpu)\.pb\.gz$", name)
+        if not m:
+            raise AssertionError("unexpected file %s in %s" % (name, d))
+        out[(int(m.group(1)), int(m.group(2)), m.group(3))] = os.path.join(d, name)
+    return out
+
+
+def record_live(args, *opts):
+    """record with --pprof-dir: (trace, profile directory)."""
+    d = tempfile.mkdtemp(dir=TMP)
+    trace, profiles = os.path.join(d, "t.gtrace"), os.path.join(d, "p")
+    os.mkdir(profiles)
+    run([GPUTRACE, "record", "-q", "-o", trace, "--pprof-dir", profiles] + list(opts) +
+        ["--"] + args, base_env(), check_rc=0)
+    return trace, profiles
+
+
+def test_live_profiles():
+    """leaky: 25 requests 120 ms apart, profiles every second: in-use space
+    grows from file to file (a leak seen while it runs); the intervals'
+    allocations add up to every allocation; the last in-use is leaks'."""
+    trace, d = record_live([prog("leaky"), "25", "120000"], "--pprof-every", "1s")
+    files = live_files(d)
+    pids = {k[0] for k in files}
+    seqs = sorted(k[1] for k in files if k[2] == "mem")
+    eq((len(pids), seqs, sorted(k[1] for k in files if k[2] == "gpu")),
+       (1, list(range(1, len(seqs) + 1)), seqs), "one process, mem and gpu files 1..N")
+    if len(seqs) < 3:
+        raise AssertionError("a 3 s run with 1 s profiles wrote %d" % len(seqs))
+    pid = pids.pop()
+    mem = [raw_samples(files[(pid, q, "mem")]) for q in seqs]
+    inuse = [sum(s[0][3] for s in m) for m in mem]
+    if inuse != sorted(inuse) or inuse[0] == inuse[-1]:
+        raise AssertionError("in-use space does not grow: %r" % inuse)
+    eq(sum(s[0][0] for m in mem for s in m), 53, "alloc_objects over the intervals")
+    leaks = json.loads(gputrace("leaks", "--json", trace).stdout)["leaks"]
+    eq(inuse[-1], sum(l["bytes"] for l in leaks), "last in-use space == leaks' bytes")
+    top = pprof_tool("-sample_index=inuse_space", "-top", files[(pid, seqs[-1], "mem")])
+    if "stage_input(int)" not in top:
+        raise AssertionError("stage_input not in the last profile:\n" + top)
+
+
+def test_live_gpu_and_keep():
+    """steady: 1000 launches over ~2.5 s; the GPU profiles' launches add up
+    to 1000 (each interval's own); --pprof-keep 2 leaves the newest two."""
+    trace, d = record_live([prog("steady"), "1000"], "--pprof-every", "1s", "--pprof-keep", "2")
+    files = live_files(d)
+    seqs = sorted(k[1] for k in files if k[2] == "gpu")
+    eq(len(seqs), 2, "files kept per kind")
+    if seqs[0] < 2:
+        raise AssertionError("nothing was deleted: %r" % seqs)
+    trace, d = record_live([prog("steady"), "1000"], "--pprof-every", "1s")
+    files = live_files(d)
+    gpu = [raw_samples(p) for k, p in sorted(files.items()) if k[2] == "gpu"]
+    eq(sum(s[0][0] for g in gpu for s in g if s[1]["kind"] == "kernel"), 1000,
+       "launches over the intervals")
+    rep = json.loads(gputrace("report", "--json", trace).stdout)
+    eq([k["kernel"] for k in rep["kernels"]], ["tick(int)"], "the report's kernel")
+    first = sorted(p for k, p in files.items() if k[2] == "gpu")[0]
+    if "tick(int)" not in pprof_tool("-sample_index=launches", "-top", first):
+        raise AssertionError("tick(int) not in the first GPU profile")
+
+
+def test_live_bad_settings():
+    """A bad --pprof-* is refused before the command runs; a bad
+    GPUTRACE_PPROF_DIR under plain LD_PRELOAD warns, and the trace is whole."""
+    marker = os.path.join(TMP, "ran")
+    for opts, why in ((["--pprof-dir", "/nonexistent/x"], "No such file or directory"),
+                      (["--pprof-dir", GPUTRACE], "not a directory"),
+                      (["--pprof-dir", TMP, "--pprof-every", "0.5s"], "from 1s to 86400s"),
+                      (["--pprof-dir", TMP, "--pprof-keep", "-3"], "whole number")):
+        p = run([GPUTRACE, "record", "-q", "-o", os.path.join(TMP, "bad.gtrace")] + opts +
+                ["--", "touch", marker], base_env(), check_rc=2)
+        if why not in p.stderr or os.path.exists(marker):
+            raise AssertionError("%s: %r" % (opts, p.stderr))
+    out = os.path.join(TMP, "envbad.gtrace")
+    env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=out, GPUTRACE_PPROF_DIR="/nonexistent/x")
+    run([prog("leaky"), "5", "0"], env, check_rc=0)
+    eq(count(dump(out), kind="alloc"), 13, "allocations in the trace")
+
+
+def test_live_under_plain_preload():
+    """GPUTRACE_PPROF_DIR: the autospawned collector writes the profiles; the
+    last (the process's end) has leaks' in-use bytes."""
+    d = tempfile.mkdtemp(dir=TMP)
+    out = os.path.join(TMP, "plain_live.gtrace")
+    env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=out, GPUTRACE_PPROF_DIR=d)
+    run([prog("leaky"), "5", "0"], env, check_rc=0)
+    dump(out)  # waits for the collector to finish
+    files = live_files(d)
+    mem = [p for k, p in sorted(files.items()) if k[2] == "mem"]
+    leaks = json.loads(gputrace("leaks", "--json", out).stdout)["leaks"]
+    eq(sum(s[0][3] for s in raw_samples(mem[-1])), sum(l["bytes"] for l in leaks),
+       "in-use space at the end")
+
+
 if GO is None:
     print("SKIP: go (Debian's golang-go) not installed")
     sys.exit(77)
 main([test_memory_profile, test_gpu_profile_totals, test_gpu_time_by_python_line,
-      test_outputs])
+      test_outputs, test_live_profiles, test_live_gpu_and_keep, test_live_bad_settings,
+      test_live_under_plain_preload])

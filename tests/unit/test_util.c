@@ -33,6 +33,9 @@ int main(void) {
   CHECK(gt_parse_duration("250ms", &v) == 0 && v == 250000000ull);
   CHECK(gt_parse_duration("10us", &v) == 0 && v == 10000ull);
   CHECK(gt_parse_duration("800ns", &v) == 0 && v == 800ull);
+  CHECK(gt_parse_duration("5m", &v) == 0 && v == 300000000000ull);
+  CHECK(gt_parse_duration("1.5min", &v) == 0 && v == 90000000000ull);
+  CHECK(gt_parse_duration("2h", &v) == 0 && v == 7200000000000ull);
   CHECK(gt_parse_duration("-1", &v) == -1);
   CHECK(gt_parse_duration("5 parsecs", &v) == -1);
   CHECK(gt_parse_duration("", &v) == -1);
