@@ -19,6 +19,7 @@ void gt_gpu_attr_init(struct gt_gpu_attr *g) {
   memset(g, 0, sizeof *g);
   gt_map_init(&g->group_index);
   gt_map_init(&g->site_index);
+  gt_map_init(&g->kernel_index);
 }
 
 static uint64_t mix(uint64_t h, uint64_t v) {
@@ -60,6 +61,21 @@ static struct gt_gpu_site *site(struct gt_gpu_attr *g, const struct gt_gpu_group
   return s;
 }
 
+/* A kernel's group. Launches are most of the records: a kernel whose name
+ * is known is found by (pid, kernel) without demangled-name hashing (the
+ * collector's live profiles run this for every launch it drains). */
+static struct gt_gpu_group *kernel_group(struct gt_gpu_attr *g, struct gt_model *m,
+                                         uint32_t pid, uint64_t kernel, uint32_t flags) {
+  uint64_t key = mix(gt_pid_key(pid, kernel), flags & (GT_F_HOST_FN | GT_F_GRAPH)), v;
+  if (gt_map_get(&g->kernel_index, key, &v))
+    return &g->groups[v - 1];
+  struct gt_gpu_group *x = group(g, pid, gt_model_kernel_of(m, pid, kernel, flags),
+                                 GT_KIND_LAUNCH);
+  if (gt_model_kernel_known(m, pid, kernel))
+    gt_map_put(&g->kernel_index, key, (uint64_t)(x - g->groups) + 1);
+  return x;
+}
+
 /* "memcpy HtoD", "memset": what copies and memsets are grouped as. */
 static const char *work_name(unsigned kind, unsigned dir, char *buf, size_t len) {
   if (kind == GT_KIND_MEMSET)
@@ -82,8 +98,7 @@ void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
   if (rec->kind == GT_KIND_DEVICE) {
     const struct gt_device_args *d = &rec->u.device;
     if (d->of_kind == GT_KIND_LAUNCH)
-      x = group(g, rec->pid, gt_model_kernel_of(m, rec->pid, d->kernel, rec->flags),
-                GT_KIND_LAUNCH);
+      x = kernel_group(g, m, rec->pid, d->kernel, rec->flags);
     else if (d->of_kind == GT_KIND_MEMCPY || d->of_kind == GT_KIND_MEMSET)
       x = group(g, rec->pid, work_name(d->of_kind, d->dir, buf, sizeof buf), d->of_kind);
     else
@@ -94,7 +109,7 @@ void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
   }
   uint64_t bytes = 0;
   if (rec->kind == GT_KIND_LAUNCH) {
-    x = group(g, rec->pid, gt_model_kernel(m, rec), GT_KIND_LAUNCH);
+    x = kernel_group(g, m, rec->pid, rec->u.launch.kernel, rec->flags);
   } else if (rec->kind == GT_KIND_MEMCPY || rec->kind == GT_KIND_MEMSET) {
     unsigned dir = rec->kind == GT_KIND_MEMCPY ? rec->u.copy.dir : 0;
     bytes = rec->kind == GT_KIND_MEMCPY ? rec->u.copy.bytes : rec->u.set.bytes;
@@ -153,6 +168,7 @@ void gt_gpu_attr_free(struct gt_gpu_attr *g) {
   gt_strtab_free(&g->names);
   gt_map_free(&g->group_index);
   gt_map_free(&g->site_index);
+  gt_map_free(&g->kernel_index);
   free(g->groups);
   free(g->sites);
   memset(g, 0, sizeof *g);

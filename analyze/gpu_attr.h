@@ -40,6 +40,7 @@ struct gt_gpu_attr {
   struct gt_gpu_group *groups;
   size_t ngroups, cgroups;
   struct gt_map group_index, site_index;
+  struct gt_map kernel_index; /* (pid, kernel) -> group + 1, once named */
   struct gt_gpu_site *sites; /* after finish: the estimates */
   size_t nsites, csites;
   uint64_t from_ns, to_ns; /* absolute window; to 0: none */

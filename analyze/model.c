@@ -179,6 +179,11 @@ const char *gt_model_kernel(struct gt_model *m, const struct gt_record *r) {
   return gt_model_kernel_of(m, r->pid, r->u.launch.kernel, r->flags);
 }
 
+int gt_model_kernel_known(const struct gt_model *m, uint32_t pid, uint64_t kernel) {
+  uint64_t v;
+  return gt_map_get(&m->kernels, gt_pid_key(pid, kernel), &v);
+}
+
 const char *gt_model_cmdline(struct gt_model *m, uint32_t pid) {
   uint64_t v;
   return gt_map_get(&m->cmdlines, pid, &v) ? (const char *)(uintptr_t)v : "";

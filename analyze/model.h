@@ -75,6 +75,9 @@ const struct gt_record *gt_event_record(const struct gt_event *ev,
 const char *gt_model_kernel(struct gt_model *m, const struct gt_record *launch);
 const char *gt_model_kernel_of(struct gt_model *m, uint32_t pid, uint64_t kernel,
                                uint32_t flags);
+/* 1 when the kernel's name has been seen (gt_model_kernel_of gives it),
+ * 0 while it is known by address only. */
+int gt_model_kernel_known(const struct gt_model *m, uint32_t pid, uint64_t kernel);
 const char *gt_model_cmdline(struct gt_model *m, uint32_t pid); /* "" if unknown */
 
 /* GT_LAYER_HEAP: live and peak bytes of a process per memory kind (enum
