@@ -39,8 +39,8 @@
 
 #define SYNOPSIS                                                                         \
   "record [-o FILE] [--force] [--ring-kb N] [--prometheus ADDR:PORT]\n"                  \
-  "         [--max-size SIZE] [--keep DURATION] [--roll-size SIZE]\n"                   \
-  "         [--pprof-dir DIR [--pprof-every DURATION] [--pprof-keep N]] [-q] -- CMD "   \
+  "         [--max-size SIZE] [--keep DURATION] [--roll-size SIZE]\n"                    \
+  "         [--pprof-dir DIR [--pprof-every DURATION] [--pprof-keep N]] [-q] -- CMD "    \
   "[ARGS...]"
 
 struct record_opts {
@@ -83,14 +83,14 @@ static int pprof_option(const char *opt, const char *v) {
   if (!strcmp(opt, "--pprof-dir")) {
     struct stat sb;
     const char *why = stat(v, &sb) != 0             ? strerror(errno)
-                      : !S_ISDIR(sb.st_mode)         ? "not a directory"
+                      : !S_ISDIR(sb.st_mode)        ? "not a directory"
                       : access(v, W_OK | X_OK) != 0 ? strerror(errno)
-                                                     : NULL;
+                                                    : NULL;
     if (why)
       fprintf(stderr, "gputrace record: --pprof-dir %s: %s\n", v, why);
     return why ? -1 : 0;
   }
-  enum gt_knob_id id = !strcmp(opt, "--pprof-every") ? GT_KNOB_PPROF_EVERY
+  enum gt_knob_id id = !strcmp(opt, "--pprof-every")  ? GT_KNOB_PPROF_EVERY
                        : !strcmp(opt, "--pprof-keep") ? GT_KNOB_PPROF_KEEP
                                                       : GT_KNOB_COUNT;
   if (id == GT_KNOB_COUNT)

@@ -69,8 +69,8 @@ static struct gt_gpu_group *kernel_group(struct gt_gpu_attr *g, struct gt_model 
   uint64_t key = mix(gt_pid_key(pid, kernel), flags & (GT_F_HOST_FN | GT_F_GRAPH)), v;
   if (gt_map_get(&g->kernel_index, key, &v))
     return &g->groups[v - 1];
-  struct gt_gpu_group *x = group(g, pid, gt_model_kernel_of(m, pid, kernel, flags),
-                                 GT_KIND_LAUNCH);
+  struct gt_gpu_group *x =
+      group(g, pid, gt_model_kernel_of(m, pid, kernel, flags), GT_KIND_LAUNCH);
   if (gt_model_kernel_known(m, pid, kernel))
     gt_map_put(&g->kernel_index, key, (uint64_t)(x - g->groups) + 1);
   return x;

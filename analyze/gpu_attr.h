@@ -41,7 +41,7 @@ struct gt_gpu_attr {
   size_t ngroups, cgroups;
   struct gt_map group_index, site_index;
   struct gt_map kernel_index; /* (pid, kernel) -> group + 1, once named */
-  struct gt_gpu_site *sites; /* after finish: the estimates */
+  struct gt_gpu_site *sites;  /* after finish: the estimates */
   size_t nsites, csites;
   uint64_t from_ns, to_ns; /* absolute window; to 0: none */
   int has_pid;

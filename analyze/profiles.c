@@ -89,7 +89,8 @@ static void forget(struct gt_memprof *m, uint32_t pid, uint64_t ptr) {
   m->nlive--;
 }
 
-static size_t site_of(struct gt_memprof *m, uint32_t pid, uint32_t stack, unsigned memory) {
+static size_t site_of(struct gt_memprof *m, uint32_t pid, uint32_t stack,
+                      unsigned memory) {
   size_t at;
   int added;
   uint64_t key = gt_pid_key(pid, (uint64_t)stack << 2 | memory);
@@ -117,7 +118,8 @@ void gt_memprof_feed(struct gt_memprof *m, const struct gt_event *ev) {
   m->sites[s].values[0]++;
   m->sites[s].values[1] += (int64_t)rec->u.mem.bytes;
   m->live = gt_grow(m->live, &m->clive, m->nlive + 1, sizeof *m->live);
-  m->live[m->nlive++] = (struct live){rec->u.mem.ptr, rec->u.mem.bytes, rec->pid, (uint32_t)s};
+  m->live[m->nlive++] =
+      (struct live){rec->u.mem.ptr, rec->u.mem.bytes, rec->pid, (uint32_t)s};
   gt_map_put(&m->live_index, gt_pid_key(rec->pid, rec->u.mem.ptr), m->nlive);
 }
 

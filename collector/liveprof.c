@@ -38,7 +38,7 @@
 
 struct proc {
   uint32_t pid;
-  uint32_t seq; /* profiles written so far */
+  uint32_t seq;      /* profiles written so far */
   uint64_t since_ns; /* this interval's start (CLOCK_MONOTONIC) */
   struct gt_model *model;
   struct gt_memprof *mem;
@@ -117,7 +117,8 @@ static void write_one(struct gt_liveprof *lp, struct proc *p, struct gt_pprof *p
   if (gt_pprof_write(prof, path, wall_ns, dur_ns, err, sizeof err) == 0) {
     lp->written++;
   } else if (lp->failed++ == 0 && !gt_collector_quiet) {
-    fprintf(stderr, "gputrace-collector: live profile: %s (later failures counted)\n", err);
+    fprintf(stderr, "gputrace-collector: live profile: %s (later failures counted)\n",
+            err);
   }
   gt_pprof_free(prof);
   if (lp->keep && p->seq > lp->keep) {
@@ -202,9 +203,9 @@ void gt_liveprof_stop(struct gt_liveprof *lp) {
   while (lp->nprocs) /* processes whose end did not come (a stop on a signal) */
     end_proc(lp, lp->procs[lp->nprocs - 1], now);
   if (lp->failed && !gt_collector_quiet)
-    fprintf(stderr, "gputrace-collector: %llu of %llu live profiles could not be written\n",
-            (unsigned long long)lp->failed,
-            (unsigned long long)(lp->failed + lp->written));
+    fprintf(
+        stderr, "gputrace-collector: %llu of %llu live profiles could not be written\n",
+        (unsigned long long)lp->failed, (unsigned long long)(lp->failed + lp->written));
   gt_map_free(&lp->index);
   free(lp->procs);
   free(lp);

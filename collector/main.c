@@ -72,8 +72,8 @@ struct options {
   int autospawn;
   long linger_ms;
   const char *prometheus;
-  const char *pprof_dir;               /* live profiles (liveprof.c) */
-  uint64_t pprof_every_ns, pprof_keep; /* 0: the knobs' values */
+  const char *pprof_dir;                   /* live profiles (liveprof.c) */
+  uint64_t pprof_every_ns, pprof_keep;     /* 0: the knobs' values */
   uint64_t max_bytes, keep_ns, roll_bytes; /* always-on recording (output.c) */
 };
 
@@ -126,7 +126,8 @@ static int parse_fd(const char *s, int *out) {
 }
 
 /* An option that sets what a knob does, by the knob's rules. */
-static int knob_option(const char *opt, const char *v, enum gt_knob_id id, uint64_t *out) {
+static int knob_option(const char *opt, const char *v, enum gt_knob_id id,
+                       uint64_t *out) {
   char want[160];
   if (gt_knob_parse(id, v, out, want, sizeof want) == 0)
     return 0;
@@ -170,8 +171,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
       if (knob_option(a, argv[++i], GT_KNOB_PPROF_KEEP, &o->pprof_keep) != 0)
         return -1;
       o->pprof_keep++; /* stored + 1: 0 means "not given" */
-    }
-    else if (v && !strcmp(a, "--max-size") && gt_parse_size(v, &o->max_bytes) == 0)
+    } else if (v && !strcmp(a, "--max-size") && gt_parse_size(v, &o->max_bytes) == 0)
       i++;
     else if (v && !strcmp(a, "--roll-size") && gt_parse_size(v, &o->roll_bytes) == 0)
       i++;

@@ -58,12 +58,13 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
         {"GPUTRACE_GPU_TIMING_BUDGET", NUMBER, 1, 1, 100, "percent", {NULL}},
     [GT_KNOB_PPROF_EVERY] =
         {"GPUTRACE_PPROF_EVERY", DURATION, 60000000000ull, 1, 86400, NULL, {NULL}},
-    [GT_KNOB_PPROF_KEEP] = {"GPUTRACE_PPROF_KEEP", NUMBER, 60, 0, 1000000, "files", {NULL}},
+    [GT_KNOB_PPROF_KEEP] =
+        {"GPUTRACE_PPROF_KEEP", NUMBER, 60, 0, 1000000, "files", {NULL}},
 };
 
 /* Variables that are no knob of this table but are ours all the same. */
-static const char *const other_names[] = {"GPUTRACE_OUTPUT", "GPUTRACE_SOCKET",
-                                          "GPUTRACE_COLLECTOR", "GPUTRACE_LIB",
+static const char *const other_names[] = {"GPUTRACE_OUTPUT",        "GPUTRACE_SOCKET",
+                                          "GPUTRACE_COLLECTOR",     "GPUTRACE_LIB",
                                           "GPUTRACE_OUTPUT_PICKED", "GPUTRACE_PPROF_DIR"};
 
 static _Atomic uint32_t g_warned; /* one bit per knob; bit 31: unknown names */

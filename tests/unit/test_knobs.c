@@ -93,6 +93,12 @@ int main(void) {
   EXPECT(GT_KNOB_NVML_MS, "GPUTRACE_NVML_MS", "abc", 500,
          "gputrace: ignoring GPUTRACE_NVML_MS=abc (want a whole number of ms from 10 to "
          "3600000); using 500\n");
+  EXPECT(GT_KNOB_PPROF_EVERY, "GPUTRACE_PPROF_EVERY", "90s", 90000000000ull, "");
+  EXPECT(GT_KNOB_PPROF_EVERY, "GPUTRACE_PPROF_EVERY", "5m", 300000000000ull, "");
+  EXPECT(GT_KNOB_PPROF_EVERY, "GPUTRACE_PPROF_EVERY", "500ms", 60000000000ull,
+         "gputrace: ignoring GPUTRACE_PPROF_EVERY=500ms (want a duration such as 60s, 5m "
+         "or 1h, from 1s to 86400s); using 60s\n");
+  EXPECT(GT_KNOB_PPROF_KEEP, "GPUTRACE_PPROF_KEEP", "0", 0, "");
   EXPECT(GT_KNOB_CLOCK, "GPUTRACE_CLOCK", "tsc", GT_CLOCK_AUTO,
          "gputrace: ignoring GPUTRACE_CLOCK=tsc (want auto or monotonic); using auto\n");
   EXPECT(GT_KNOB_NVTX, "GPUTRACE_NVTX", "99999999999999999999999", 1,
