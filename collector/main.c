@@ -259,7 +259,7 @@ static int time_to_compress(const struct state *st, struct gt_sink *sink) {
   if (!gt_sink_has_room(sink))
     return 1;
   for (int i = 0; i < st->nclients; i++)
-    if (gt_client_fill_pct(st->clients[i]) >= 25)
+    if (gt_client_fill_pct(st->clients[i]) >= 10)
       return 0;
   return 1;
 }

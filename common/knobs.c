@@ -49,6 +49,8 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
     [GT_KNOB_NVML_MS] = {"GPUTRACE_NVML_MS", NUMBER, 500, 10, 3600000, "ms", {NULL}},
     [GT_KNOB_GPU_TIMING_BUDGET] =
         {"GPUTRACE_GPU_TIMING_BUDGET", NUMBER, 1, 1, 100, "percent", {NULL}},
+    [GT_KNOB_LAUNCH_STACKS] =
+        {"GPUTRACE_LAUNCH_STACKS", AUTO_NUMBER, 0, 1, 1000000000, "launches", {NULL}},
 };
 
 /* Variables that are no knob of this table but are ours all the same. */

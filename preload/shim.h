@@ -129,8 +129,17 @@ static inline uint64_t gt_now(void) {
 void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t t1,
                      int result);
 
-/* Write a one-slot record to the ring (drops and counts when full). */
+/* Write a one-slot record to the thread's sub-ring (or the shared ring;
+ * drops and counts when full). */
 void gt_emit(struct gt_record *rec);
+/* Launch path (launch.h): room for n slots in the thread's own sub-ring,
+ * claiming one at its first record (0: none, or full); a launch that had
+ * no room; the thread's tid; this process's pid; 1 while tracing is on. */
+int gt_ring_room_slow(unsigned n);
+void gt_count_launch_drop(void);
+uint32_t gt_current_tid(void);
+uint32_t gt_pid(void);
+int gt_tracing(void);
 
 /* Write a record followed by `len` bytes of text (truncated to GT_TEXT_MAX,
  * flagged GT_F_TEXT_TRUNC). The record's text_len field must be the one of
@@ -139,21 +148,28 @@ void gt_emit_text(struct gt_record *rec, const char *text, size_t len);
 
 /* Kernel registry: stub address -> mangled name; cudaKernel_t -> stub. */
 void gt_kernels_register(const void *stub, const char *device_name);
-/* Emit a KERNEL_NAME record for every registered kernel. The core calls it
- * right after a ring becomes active (gt_active set first). Lock-free and
+/* Emit a KERNEL_NAME record for every registered kernel and every mapped
+ * cudaKernel_t (keyed by the handle, with its stub's name). The core calls
+ * it right after a ring becomes active (gt_active set first). Lock-free and
  * allocation-free, so it is safe in a forked child. */
 void gt_kernels_emit_all(void);
+/* Map a cudaKernel_t to its stub and emit KERNEL_NAME(handle, stub's name):
+ * launches record handles as they are, never looking them up. */
 void gt_kernels_map_handle(const void *handle, const void *stub);
 /* The stub for a cudaKernel_t, or NULL when unknown. Lock-free. */
 const void *gt_kernels_stub_for(const void *handle);
 
 /* Call stacks (stacks.c): configure at start-up, capture from
- * gt_record_begin for the kinds GPUTRACE_STACKS asks for, forget in a
- * forked child. */
+ * gt_record_begin for the kinds GPUTRACE_STACKS asks for (launches: from
+ * the launch path, sampled: launch.h), forget in a forked child. */
 void gt_stacks_configure(void);
 int gt_stacks_wanted(unsigned kind);
 uint32_t gt_stack_id(void);
 void gt_stacks_after_fork(void);
+/* Launch stacks' sampling (launch.c): read the knobs (after
+ * gt_stacks_configure), forget the parent's sites in a forked child. */
+void gt_launch_configure(void);
+void gt_launch_after_fork(void);
 
 /* a * b, or UINT64_MAX when that does not fit (sizes computed from what
  * a failed call was passed may be anything). */

@@ -35,6 +35,7 @@ enum gt_knob_id {
   GT_KNOB_GPU_TIMING_EVENTS, /* 2..4194304, 65536 */
   GT_KNOB_NVML_MS,           /* 10..3600000, 500 (collector) */
   GT_KNOB_GPU_TIMING_BUDGET, /* percent of a thread's time, 1..100, 1 */
+  GT_KNOB_LAUNCH_STACKS,     /* auto (0) | 1..1000000000 launches, auto */
   GT_KNOB_COUNT
 };
 
