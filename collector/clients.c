@@ -392,6 +392,8 @@ static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *re
  * records must stay after it. */
 static void look_ahead(struct gt_client *c, struct gt_sink *sink, unsigned self) {
   unsigned taken = 0;
+  int eager = c->ring.eager;
+  c->ring.eager = 1; /* heads as they are now, whatever this pass read */
   for (unsigned src = 0; src <= c->ring.nsub; src++) {
     if (src == self)
       continue;
@@ -406,6 +408,7 @@ static void look_ahead(struct gt_client *c, struct gt_sink *sink, unsigned self)
       taken++;
     }
   }
+  c->ring.eager = eager;
 }
 
 /* A launch (or its DEVICE record, one slot, in the sink's space): its
@@ -463,6 +466,9 @@ unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned bud
   unsigned n = 0;
   if (!c->live || c->drained)
     return 0;
+  /* While the process runs, a head is re-read once a pass (ring.h); once it
+   * is gone, to the end. */
+  c->ring.eager = c->hung_up;
   while (n < budget && gt_sink_has_room(sink)) {
     struct gt_record *rec = gt_sink_space(sink); /* read straight into the chunk */
     enum gt_ring_status st = gt_ring_read(&c->ring, rec);

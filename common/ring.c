@@ -79,6 +79,8 @@ static void bind_views(struct gt_ring *ring, void *mem, const struct gt_ring_lay
   ring->block_shift = (unsigned)__builtin_ctz(l->block_slots ? l->block_slots : 1);
   ring->cur = 0;
   ring->batch_left = GT_RING_BATCH;
+  ring->eager = 1;
+  ring->epoch = 1;
 }
 
 void gt_ring_init(void *mem, size_t bytes, uint32_t pid, uint32_t clock) {

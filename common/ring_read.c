@@ -148,6 +148,12 @@ static int read_sub(struct gt_ring *ring, unsigned i, struct gt_record *out) {
   struct gt_ring_src *src = &ring->src[i];
   uint64_t head = src->seen;
   if (head == src->tail) {
+    /* Caught up: the head again, but once a pass while the writer runs. */
+    if (!ring->eager && src->epoch == ring->epoch) {
+      maybe_free(ring, i);
+      return SRC_EMPTY;
+    }
+    src->epoch = ring->epoch;
     head = src->seen = atomic_load_explicit(&ring->dir[i].head, memory_order_acquire);
     if (head == src->tail) {
       maybe_free(ring, i);
@@ -301,6 +307,7 @@ enum gt_ring_status gt_ring_read_source(struct gt_ring *ring, unsigned src,
 void gt_ring_publish(struct gt_ring *ring) {
   for (unsigned i = 0; i < ring->nsub; i++)
     publish(ring, i);
+  ring->epoch++;
   ring->hdr->consumer_tail = ring->tail;
 }
 

@@ -56,8 +56,9 @@ static uint32_t g_pid;
 static int g_quiet;
 static _Atomic uint64_t g_skipped_while_starting;
 
-__thread int gt_tls_depth __attribute__((tls_model("initial-exec")));
-__thread struct gt_ring_producer gt_tls_prod __attribute__((tls_model("initial-exec")));
+/* The first launch of a thread opens its first device-timing window. */
+__thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec"))) = {
+    .dt_n = 1, .dt_calls = GT_DT_WINDOW - 1};
 static __thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));
 static pthread_key_t g_retire_key;
 static pthread_once_t g_retire_once = PTHREAD_ONCE_INIT;

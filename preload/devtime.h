@@ -35,11 +35,8 @@ extern int gt_dt_enabled;
  * GPUTRACE_GPU_TIMING_BUDGET of its time (gt_dt_adapt, devtime.c). In the
  * adaptive mode copies and memsets are always timed. */
 #define GT_DT_WINDOW 256u
-#define GT_DT_KEYS 128u
 extern int gt_dt_adaptive;
-extern __thread uint32_t gt_tls_dt_n;
-extern __thread uint32_t gt_tls_dt_calls;
-extern __thread uint32_t gt_tls_dt_skip[GT_DT_KEYS];
+/* gt_tls_dt_n, gt_tls_dt_calls, gt_tls_dt_skip[GT_DT_KEYS]: shim.h. */
 void gt_dt_adapt(void);
 
 static inline int gt_dt_sampled(unsigned what, const void *key) {
@@ -57,9 +54,7 @@ static inline int gt_dt_sampled(unsigned what, const void *key) {
   return 1;
 }
 /* The correlation id of the calling thread's current (or last) call. */
-extern __thread uint32_t gt_tls_corr;
 /* A timed op waiting for its host record (0 = none); see gt_dt_commit. */
-extern __thread int gt_tls_dt_token;
 
 /* Read the environment; the shim's constructor calls it once. */
 void gt_dt_configure(void);

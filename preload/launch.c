@@ -30,9 +30,6 @@
 #define GT_ST_N_MAX (1u << 24)
 #define GT_ST_BUDGET 0.01 /* of a thread's time spent on sampled launch stacks */
 
-__thread uintptr_t gt_tls_st_site[1u << GT_ST_SITE_BITS]
-    __attribute__((tls_model("initial-exec")));
-__thread uint32_t gt_tls_st_left __attribute__((tls_model("initial-exec")));
 static __thread uint32_t tls_st_n __attribute__((tls_model("initial-exec")));
 static __thread uint64_t tls_st_last __attribute__((tls_model("initial-exec")));
 
@@ -122,7 +119,7 @@ void gt_emit_launch_slow(const struct gt_launch *l) {
   int saved_errno = errno;
   uint32_t stack = launch_stack(l->site);
   struct gt_ring_producer *p = &gt_tls_prod;
-  if (!gt_launch_wide(l) && gt_tls_dt_token == 0) {
+  if (gt_launch_wide(l) == 0 && gt_tls_dt_token == 0) {
     if (p->room == 0)
       gt_ring_room_slow(1); /* claims a sub-ring at the thread's first record */
     if (p->room > 0) {

@@ -31,11 +31,8 @@
 #include "devtime.h"
 #include "gputrace/ring.h"
 
-extern __thread struct gt_ring_producer gt_tls_prod;
-
-#define GT_ST_SITE_BITS 6u /* a thread's cache of call sites it has seen */
-extern __thread uintptr_t gt_tls_st_site[1u << GT_ST_SITE_BITS];
-extern __thread uint32_t gt_tls_st_left; /* launches until the next sampled stack */
+/* gt_tls_prod, gt_tls_st_site (a thread's cache of the call sites it has
+ * seen) and gt_tls_st_left: struct gt_tls (shim.h). */
 
 struct gt_launch {
   unsigned api;
@@ -95,11 +92,13 @@ gt_emit_launch(unsigned api, int result, uint64_t t0, uint64_t t1, const void *k
   struct gt_ring_producer *p = &gt_tls_prod;
   const struct gt_launch l = {api,          result,       t0,    t1,     kernel,
                               {gx, gy, gz}, {bx, by, bz}, shmem, stream, site};
-  int site_new = gt_tls_st_site[gt_st_slot(site)] != (uintptr_t)site;
-  int sample = --gt_tls_st_left == 0;
-  if (__builtin_expect(gt_launch_wide(&l) | (p->room == 0) | (gt_tls_dt_token != 0) |
-                           site_new | sample,
-                       0)) {
+  uint32_t left = --gt_tls_st_left;
+  /* Everything unusual folded into one word, tested by one branch: a new
+   * call site, a sampled stack, no room, a timed launch, wide values. */
+  uint64_t odd =
+      gt_launch_wide(&l) | (gt_tls_st_site[gt_st_slot(site)] ^ (uintptr_t)site) |
+      (uint32_t)gt_tls_dt_token | (uint64_t)(p->room == 0) | (uint64_t)(left == 0);
+  if (__builtin_expect(odd != 0, 0)) {
     struct gt_launch copy = l; /* only this copy's address escapes */
     gt_emit_launch_slow(&copy);
     return;

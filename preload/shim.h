@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "cuda_abi.h"
+#include "gputrace/ring.h"
 #include "gputrace/schema.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
@@ -71,8 +72,33 @@ static inline void *gt_real_fn(unsigned api) {
   if (real_##name == NULL)                                                               \
   return GT_ERR_NOT_SUPPORTED
 
-/* Per-thread state (initial-exec TLS: no allocation on access). */
-extern __thread int gt_tls_depth;
+/* Per-thread state of the hot paths, in one initial-exec TLS block (no
+ * allocation on access): one TLS offset for the whole launch path instead
+ * of one GOT load per variable. Each file names its fields through the
+ * macros below. */
+#define GT_DT_KEYS 128u
+#define GT_ST_SITE_BITS 6u
+struct gt_tls {
+  int depth;                    /* recursion guard (gt_hook_enter) */
+  uint32_t corr;                /* devtime.h: the current call's correlation id */
+  int dt_token;                 /* devtime.h: a timed op waiting for its record */
+  uint32_t dt_n;                /* devtime.h: one launch in dt_n is timed */
+  uint32_t dt_calls;            /* devtime.h: launches in the budget window */
+  uint32_t st_left;             /* launch.h: launches until the next sampled stack */
+  struct gt_ring_producer prod; /* launch.h, core.c: the sub-ring */
+  uintptr_t st_site[1u << GT_ST_SITE_BITS]; /* launch.h: call sites seen */
+  uint32_t dt_skip[GT_DT_KEYS];             /* devtime.h: per-key countdown */
+};
+extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
+#define gt_tls_depth (gt_tls.depth)
+#define gt_tls_corr (gt_tls.corr)
+#define gt_tls_dt_token (gt_tls.dt_token)
+#define gt_tls_dt_n (gt_tls.dt_n)
+#define gt_tls_dt_calls (gt_tls.dt_calls)
+#define gt_tls_dt_skip (gt_tls.dt_skip)
+#define gt_tls_st_left (gt_tls.st_left)
+#define gt_tls_st_site (gt_tls.st_site)
+#define gt_tls_prod (gt_tls.prod)
 
 int gt_hook_enter_slow(void);
 

@@ -128,11 +128,14 @@ static inline uint32_t gt_launch_flags(unsigned api) {
 
 enum gt_sub_state { GT_SUB_FREE = 0, GT_SUB_OWNED = 1, GT_SUB_RETIRED = 2 };
 
+/* head alone on the line the producer stores to for every record; the
+ * rest on a line the consumer reads when a sub-ring is empty, without
+ * taking the head's line from the producer's core. */
 struct gt_sub {
   _Alignas(64) _Atomic uint64_t head; /* producer: slots committed */
+  _Alignas(64) _Atomic uint64_t tail; /* consumer: published per batch */
   _Atomic uint32_t state;             /* enum gt_sub_state */
   uint32_t owner;                     /* tid, for debugging */
-  _Alignas(64) _Atomic uint64_t tail; /* consumer: published per batch */
 };
 
 struct gt_ring_hdr {
@@ -167,6 +170,7 @@ struct gt_ring_src {
   uint64_t seen;       /* the head last read: re-read only once reached, so
                           the line the producer commits to is not pulled
                           across cores for every record */
+  uint64_t epoch;      /* the pass in which the head was last read */
   unsigned char *base; /* the block holding tail; NULL at a block's start */
   uint32_t block;      /* its number */
 };
@@ -186,6 +190,11 @@ struct gt_ring {
   uint64_t nblocks;
   unsigned block_slots, block_shift;
   struct gt_ring_src src[GT_RING_NSUB_MAX];
+  uint64_t epoch;      /* consumer passes (gt_ring_publish ends one) */
+  int eager;           /* re-read heads at will (else once per pass): set by
+                          gt_ring_attach; the collector clears it while the
+                          process runs, so a consumer faster than the writer
+                          does not pull the head's line for every record */
   unsigned cur;        /* round-robin: nsub is the shared ring */
   unsigned batch_left; /* records left in the current source's batch */
   unsigned last_src;   /* where the last record gt_ring_read gave came from */
@@ -245,6 +254,9 @@ static inline struct gt_frame_launch *gt_ring_slot(const struct gt_ring_producer
 static inline void gt_ring_commit1(struct gt_ring_producer *p) {
   p->room--;
   p->next += GT_RSLOT;
+  /* Ask for a line a few records ahead now (for writing): each record is a
+   * fresh line of a ring far larger than the caches. */
+  __builtin_prefetch(p->next + 16u * GT_RSLOT, 1, 3);
   atomic_store_explicit(&p->sub->head, ++p->head, memory_order_release);
 }
 
@@ -273,7 +285,7 @@ enum gt_ring_status gt_ring_read(struct gt_ring *ring,
  * whose kernel's name another thread wrote). */
 enum gt_ring_status gt_ring_read_source(struct gt_ring *ring, unsigned src,
                                         struct gt_record out[GT_MAX_SLOTS]);
-/* Store the sub-rings' tails the consumer has passed (end of a batch). */
+/* End of a pass: store the sub-rings' tails the consumer has passed. */
 void gt_ring_publish(struct gt_ring *ring);
 /* Give up on the pending slot at the shared ring's tail (its writer is dead
  * or has stalled too long). Returns the number of slots abandoned. */

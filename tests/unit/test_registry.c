@@ -21,7 +21,7 @@
 
 int gt_active;
 int gt_clock_tsc;
-__thread int gt_tls_depth;
+__thread struct gt_tls gt_tls;
 
 int gt_hook_enter_slow(void) {
   return 0;
