@@ -6,8 +6,9 @@
  *  - gt_emit_launch_slow writes the same record gt_emit_launch would have
  *    (plus its stack id), or counts it dropped (dropped[LAUNCH]): never
  *    silent. It saves and restores errno.
- *  - Call sites: a process-wide lock-free set of GT_ST_SITES return
- *    addresses (CAS into the first empty slot of a short probe). A site is
+ *  - Call sites: a process-wide lock-free set of GT_ST_SITES call-site keys
+ *    (launch.h gt_st_key: return address and kernel; CAS into the first
+ *    empty slot of a short probe). A site is
  *    "first" once per process; past the set's capacity no more first-site
  *    stacks are taken (sampling goes on). Each thread caches the sites it
  *    has seen (launch.h), so the set is probed once per thread and site (and
@@ -83,11 +84,11 @@ static void adapt(uint64_t now, uint64_t cost) {
 }
 
 /* The stack id this launch carries (0: none); resets the countdown. */
-static uint32_t launch_stack(const void *site) {
+static uint32_t launch_stack(const struct gt_launch *l) {
   if (g_st_mode < 0) /* a launch before the constructor */
     gt_launch_configure();
-  uintptr_t s = (uintptr_t)site;
-  unsigned slot = gt_st_slot(site);
+  uintptr_t s = gt_st_key(l->site, l->kernel);
+  unsigned slot = gt_st_slot(s);
   int take = 0, sampled = 0;
   if (gt_tls_st_site[slot] != s) {
     gt_tls_st_site[slot] = s;
@@ -117,7 +118,7 @@ static uint32_t launch_stack(const void *site) {
 
 void gt_emit_launch_slow(const struct gt_launch *l) {
   int saved_errno = errno;
-  uint32_t stack = launch_stack(l->site);
+  uint32_t stack = launch_stack(l);
   struct gt_ring_producer *p = &gt_tls_prod;
   if (gt_launch_wide(l) == 0 && gt_tls_dt_token == 0) {
     if (p->room == 0)

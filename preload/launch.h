@@ -16,14 +16,17 @@
  *    drop and count exactly: dropped[LAUNCH]), a device-timed launch (its
  *    record goes to devtime), values the compact frame cannot hold (a full
  *    frame instead), and a launch stack.
- *  - Launch stacks (issue 16): the first launch from each call site (the
- *    hook's return address) on each thread, checked against a per-process
- *    set so that each site's first launch in the process gets one, and then
- *    one launch in gt_tls_st_n per thread: N adapts after each sample so
- *    that stack capture stays within GT_ST_BUDGET of the thread's time
- *    (GPUTRACE_LAUNCH_STACKS=N fixes it; GPUTRACE_STACKS=all takes every
- *    launch's, =none none). On the fast path: one TLS load and compare for
- *    the site, one TLS decrement for the count.
+ *  - Launch stacks (issue 16): the first launch of each kernel from each
+ *    call site (the key: the hook's return address xor the kernel, since
+ *    nvcc routes every <<<>>> of a file through one helper, whose return
+ *    address alone would make one site per file), seen per thread and
+ *    checked against a per-process set so that each key's first launch in
+ *    the process gets one; then one launch in N per thread: N adapts after
+ *    each sample so that stack capture stays within 1 % of the thread's
+ *    time (launch.c; GPUTRACE_LAUNCH_STACKS=N fixes it;
+ *    GPUTRACE_STACKS=all takes every launch's, =none none). On the fast
+ *    path: one TLS load and compare for the site, one TLS decrement for
+ *    the count.
  */
 #ifndef GPUTRACE_LAUNCH_H
 #define GPUTRACE_LAUNCH_H
@@ -47,9 +50,13 @@ struct gt_launch {
 
 void gt_emit_launch_slow(const struct gt_launch *l) __attribute__((cold));
 
-static inline unsigned gt_st_slot(const void *site) {
-  return (unsigned)(((uint64_t)(uintptr_t)site * 0x9E3779B97F4A7C15ull) >>
-                    (64u - GT_ST_SITE_BITS));
+/* A launch's call-site key: never 0 (an empty cache slot). */
+static inline uintptr_t gt_st_key(const void *site, const void *kernel) {
+  return ((uintptr_t)site ^ (uintptr_t)kernel) | 1u;
+}
+
+static inline unsigned gt_st_slot(uintptr_t key) {
+  return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64u - GT_ST_SITE_BITS));
 }
 
 /* Write the compact frame at the producer's next slot (room checked) and
@@ -93,11 +100,12 @@ gt_emit_launch(unsigned api, int result, uint64_t t0, uint64_t t1, const void *k
   const struct gt_launch l = {api,          result,       t0,    t1,     kernel,
                               {gx, gy, gz}, {bx, by, bz}, shmem, stream, site};
   uint32_t left = --gt_tls_st_left;
+  uintptr_t key = gt_st_key(site, kernel);
   /* Everything unusual folded into one word, tested by one branch: a new
    * call site, a sampled stack, no room, a timed launch, wide values. */
-  uint64_t odd =
-      gt_launch_wide(&l) | (gt_tls_st_site[gt_st_slot(site)] ^ (uintptr_t)site) |
-      (uint32_t)gt_tls_dt_token | (uint64_t)(p->room == 0) | (uint64_t)(left == 0);
+  uint64_t odd = gt_launch_wide(&l) | (gt_tls_st_site[gt_st_slot(key)] ^ key) |
+                 (uint32_t)gt_tls_dt_token | (uint64_t)(p->room == 0) |
+                 (uint64_t)(left == 0);
   if (__builtin_expect(odd != 0, 0)) {
     struct gt_launch copy = l; /* only this copy's address escapes */
     gt_emit_launch_slow(&copy);

@@ -25,6 +25,25 @@ def test_launch_storm_tiny_ring_accounts_for_every_call():
     eq(end["dropped"], sum(e["count"] for e in select(events, kind="drop")), "end record's total")
 
 
+def test_storm_eight_sub_rings_accounts_for_every_call():
+    # 256 KiB: 16 sub-rings, so every launching thread has its own, over a
+    # pool of 61 blocks of 64 slots that the storm overflows.
+    p, out = record([prog("threads"), "20000", "8"], GPUTRACE_RING_KB="256")
+    events = dump(out)
+    launches, dropped = recorded_plus_dropped(events, "launch")
+    eq(launches, 8 * 20000, "launches recorded + dropped")
+    if dropped == 0:
+        raise AssertionError("a 244 KiB pool under an 8-thread storm dropped nothing")
+    eq(recorded_plus_dropped(events, "stream")[0], 16, "stream create+destroy")
+    eq(recorded_plus_dropped(events, "sync")[0], 8, "syncs")
+    end = select(events, kind="process", phase="end")[0]
+    eq(end["dropped"], sum(e["count"] for e in select(events, kind="drop")), "end record's total")
+    eq(end["lost"], 0, "nothing lost")
+    for tid, n in by(select(events, kind="launch"), "tid").items():
+        ts = [e["ts_ns"] for e in calls(events) if e["tid"] == tid]
+        eq(ts, sorted(ts), "thread %d's records in time order" % tid)
+
+
 def test_sixty_four_threads():
     p, out = record([prog("threads"), "500", "64"])
     events = dump(out)
@@ -88,6 +107,7 @@ def test_runtime_dlopened_late_with_rtld_local():
     eq(count(events, kind="free"), 1, "free")
 
 
-main([test_launch_storm_tiny_ring_accounts_for_every_call, test_sixty_four_threads,
+main([test_launch_storm_tiny_ring_accounts_for_every_call,
+      test_storm_eight_sub_rings_accounts_for_every_call, test_sixty_four_threads,
       test_fork_storm, test_exec_chain_under_bash, test_exit_from_main_while_threads_launch,
       test_sigsegv_in_program, test_runtime_dlopened_late_with_rtld_local])
