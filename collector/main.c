@@ -329,8 +329,8 @@ static void run(struct state *st, const struct options *o, int listen_fd,
      * must come in batches: a reader right behind the writer bounces every
      * line of the ring between the cores and slows the traced program 5x
      * (bench: 30 -> 140 ns per record). So after a pass that emptied the
-     * rings the loop sleeps a millisecond (a default ring holds 262144
-     * records, a millisecond of even a launch storm), unless compressing a
+     * rings the loop sleeps a millisecond (a default ring holds ~510,000
+     * launches, a millisecond of even a launch storm), unless compressing a
      * chunk (half a millisecond) already makes the pause. */
     watch(st, listen_fd, sink, moved >= GT_DRAIN_BUDGET || gt_sink_pending(sink) ? 0 : 1);
     accept_clients(st, listen_fd);
