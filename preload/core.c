@@ -318,10 +318,6 @@ uint32_t gt_pid(void) {
   return g_pid;
 }
 
-int gt_tracing(void) {
-  return atomic_load_explicit(&g_state, memory_order_relaxed) == ST_ON;
-}
-
 void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t t1,
                      int result) {
   memset(rec, 0, sizeof *rec);

@@ -160,12 +160,11 @@ void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t 
 void gt_emit(struct gt_record *rec);
 /* Launch path (launch.h): room for n slots in the thread's own sub-ring,
  * claiming one at its first record (0: none, or full); a launch that had
- * no room; the thread's tid; this process's pid; 1 while tracing is on. */
+ * no room; the thread's tid; this process's pid. */
 int gt_ring_room_slow(unsigned n);
 void gt_count_launch_drop(void);
 uint32_t gt_current_tid(void);
 uint32_t gt_pid(void);
-int gt_tracing(void);
 
 /* Write a record followed by `len` bytes of text (truncated to GT_TEXT_MAX,
  * flagged GT_F_TEXT_TRUNC). The record's text_len field must be the one of
