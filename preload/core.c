@@ -105,6 +105,17 @@ static void atfork_child(void) {
   }
 }
 
+/* Thread exit: hand the sub-ring back; its records stay for the collector. */
+static void retire_thread(void *unused) {
+  (void)unused;
+  gt_ring_retire(&gt_tls_prod);
+}
+
+static void make_retire_key(void) {
+  if (pthread_key_create(&g_retire_key, retire_thread) != 0)
+    g_retire_key = (pthread_key_t)-1;
+}
+
 /* ---- start-up ---- */
 
 /* The TSC is a good clock here only if it is invariant (cpuid) and the
@@ -165,6 +176,10 @@ static void construct(void) {
   gt_clock_tsc = tsc_usable();
   gt_stacks_configure();
   gt_launch_configure();
+  /* The thread-exit key now, while the process has few: a key under 32
+   * lives in the thread's own table, so a thread's first record never
+   * makes pthread_setspecific allocate. */
+  pthread_once(&g_retire_once, make_retire_key);
   set_nvtx_injection();
   gt_transport_prepare_env();
   pthread_atfork(NULL, NULL, atfork_child);
@@ -247,17 +262,6 @@ static int hook_enter_slow(void) {
 }
 
 /* ---- records ---- */
-
-/* Thread exit: hand the sub-ring back; its records stay for the collector. */
-static void retire_thread(void *unused) {
-  (void)unused;
-  gt_ring_retire(&gt_tls_prod);
-}
-
-static void make_retire_key(void) {
-  if (pthread_key_create(&g_retire_key, retire_thread) != 0)
-    g_retire_key = (pthread_key_t)-1;
-}
 
 /* The calling thread's first record: a sub-ring of its own, or the shared
  * ring for the rest of its life (its records then stay in order there). */
