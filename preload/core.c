@@ -60,6 +60,13 @@ static _Atomic uint64_t g_skipped_while_starting;
 __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec"))) = {
     .dt_n = 1, .dt_calls = GT_DT_WINDOW - 1};
 static __thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));
+/* DEVICE records come from the resolver thread, CUPTI's, and the exiting
+ * thread's final sweep: all through one sub-ring of their own, under a
+ * mutex (off the launch path), so that they reach the trace in the order
+ * they were made — per stream, in device time order, as readers expect —
+ * whichever thread made them. */
+static pthread_mutex_t g_dev_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gt_ring_producer g_dev_prod;
 static pthread_key_t g_retire_key;
 static pthread_once_t g_retire_once = PTHREAD_ONCE_INIT;
 
@@ -94,6 +101,8 @@ static void atfork_child(void) {
   int was = atomic_load(&g_state);
   tls_tid = 0;
   memset(&gt_tls_prod, 0, sizeof gt_tls_prod); /* the parent's sub-ring */
+  memset(&g_dev_prod, 0, sizeof g_dev_prod);
+  pthread_mutex_init(&g_dev_mu, NULL);
   g_pid = (uint32_t)getpid();
   if (was == ST_ON || was == ST_STARTING) {
     __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
@@ -363,6 +372,27 @@ void gt_emit(struct gt_record *rec) {
   int depth = gt_tls_depth;
   gt_tls_depth = 1;
   write_record(rec);
+  gt_tls_depth = depth;
+}
+
+void gt_emit_device(struct gt_record *rec) {
+  if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
+    return;
+  rec->nslots = 1;
+  int depth = gt_tls_depth;
+  gt_tls_depth = 1;
+  pthread_mutex_lock(&g_dev_mu);
+  if (g_dev_prod.state == GT_PROD_NONE)
+    gt_ring_claim(&g_ring, &g_dev_prod, rec->tid);
+  if (g_dev_prod.state == GT_PROD_SUB) {
+    if (!gt_ring_producer_write(&g_dev_prod, rec)) {
+      gt_ring_count_drop(&g_ring, rec->kind);
+      on_drop();
+    }
+  } else if (!gt_ring_write(&g_ring, rec)) {
+    on_drop();
+  }
+  pthread_mutex_unlock(&g_dev_mu);
   gt_tls_depth = depth;
 }
 

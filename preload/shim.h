@@ -162,6 +162,9 @@ void gt_emit(struct gt_record *rec);
  * claiming one at its first record (0: none, or full); a launch that had
  * no room; the thread's tid; this process's pid. */
 int gt_ring_room_slow(unsigned n);
+/* A DEVICE record (devtime_resolve.c, cupti.c): one sub-ring for all of
+ * them, whichever thread resolves, so they stay in the order made. */
+void gt_emit_device(struct gt_record *rec);
 void gt_count_launch_drop(void);
 uint32_t gt_current_tid(void);
 uint32_t gt_pid(void);
