@@ -14,9 +14,10 @@
  *  - Each thread writes its records to a sub-ring of its own (ring.h),
  *    claimed at its first record and retired by a thread-specific-data
  *    destructor at its exit; a thread that finds none free, or writes after
- *    its retirement, uses the shared ring. Every write happens with the
- *    recursion guard held, so a signal handler's CUDA call never writes
- *    into a sub-ring the interrupted code is writing.
+ *    its retirement, uses the shared ring; DEVICE records, whichever
+ *    thread makes them, share one sub-ring (gt_emit_device). Every write
+ *    happens with the recursion guard held, so a signal handler's CUDA
+ *    call never writes into a sub-ring the interrupted code is writing.
  *  - No destructor: records are in shared memory the moment they are
  *    committed, so exit, _exit, a crash or SIGKILL lose nothing already
  *    written, and no CUDA call is made at teardown. (Device timing,
