@@ -157,6 +157,9 @@ uint32_t ch_lane_pick(struct chrome *ch, struct ch_lanes *l, int64_t s, int64_t 
  * was exported, kind its category (the same on both sides). */
 void ch_flow_host(struct chrome *ch, struct ch_thread *th, uint32_t corr, unsigned kind,
                   int64_t ts, int written);
+/* The start of the host call `corr` when its arrow waits for its device
+ * side, else INT64_MIN. */
+int64_t ch_flow_host_ts(struct ch_thread *th, uint32_t corr);
 void ch_flow_device(struct chrome *ch, struct ch_thread *th, uint32_t corr, unsigned kind,
                     uint32_t dev_tid, int64_t ts, int written);
 

@@ -426,6 +426,13 @@ static void device_work(struct chrome *ch, const struct gt_record *r) {
   const struct gt_device_args *d = &r->u.device;
   struct ch_devtrack *dt = ch_devtrack(ch, r->pid, d->device, d->stream);
   int64_t s = ch_rel(ch, r->ts_ns), e = s + dur_of(r->dur_ns);
+  /* DevTools keys a flow's ends by timestamp: work that starts the very ns
+   * its host call does (the device clamp) would merge the two ends and lose
+   * the arrow. 1 ns later, as it really is — only when it lasts longer than
+   * that, so that its end, and so its lane, never moves. */
+  if (d->corr && e > s + 1 &&
+      ch_flow_host_ts(ch_thread(ch, r->pid, r->tid), d->corr) == s)
+    s++;
   uint32_t i = ch_lane_pick(ch, &dt->lanes, s, e);
   struct ch_lane *lane = &dt->lanes.v[i];
   int in = ch_in_window(ch, s, e);

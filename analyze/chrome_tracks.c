@@ -350,6 +350,11 @@ void ch_flow_host(struct chrome *ch, struct ch_thread *th, uint32_t corr, unsign
   *f = (struct ch_flowslot){corr, 1, (uint8_t)written, (uint8_t)kind, 0, ts};
 }
 
+int64_t ch_flow_host_ts(struct ch_thread *th, uint32_t corr) {
+  struct ch_flowslot *f = flow_slot(th, corr);
+  return f->side == 1 && f->corr == corr ? f->ts : INT64_MIN;
+}
+
 void ch_flow_device(struct chrome *ch, struct ch_thread *th, uint32_t corr, unsigned kind,
                     uint32_t dev_tid, int64_t ts, int written) {
   struct ch_flowslot *f = flow_slot(th, corr);

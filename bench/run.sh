@@ -7,7 +7,10 @@
 #   floor: bench/floor_shim (two rdtsc and a 64-byte thread-local store per
 #     launch — the least any hook can add: gputrace's goal);
 #   hook path: gputrace record with device timing off;
-#   default: gputrace record with default settings (adaptive device timing).
+#   default: gputrace record with default settings (adaptive device timing,
+#     sampled launch stacks);
+#   no stacks: the default without launch stacks (GPUTRACE_STACKS=none): the
+#     difference is what sampled launch stacks cost.
 # Prints the medians, the ns each adds per launch over untraced, and the
 # records the collector dropped (it must keep up at the default ring size).
 # Usage: bench/run.sh [REPS=7] [LAUNCHES=1000000] [BUILD=build]
@@ -42,19 +45,20 @@ for ((i = 1; i <= reps; i++)); do
   ns[floor]+="$(LD_PRELOAD=$floor "$prog" "$n" | awk '{print $2}') "
   traced hook GPUTRACE_GPU_TIMING=off
   traced default GPUTRACE_QUIET=1
+  traced nostacks GPUTRACE_STACKS=none
 done
 mu=$(printf '%s\n' ${ns[untraced]} | median)
 printf '%-34s %s\n' "launches per run, runs each way" "$n, $reps"
-for s in untraced floor hook default; do
+for s in untraced floor hook default nostacks; do
   printf '%-34s %s\n' "$s ns/launch (runs)" "${ns[$s]}"
 done
-for s in hook default; do
+for s in hook default nostacks; do
   printf '%-34s %s\n' "$s: launch records (runs)" "${records[$s]}"
   printf '%-34s %s\n' "$s: dropped records (runs)" "${drops[$s]}"
 done
 printf '| %-36s | %9s | %9s |\n' "setting (median of $reps)" "ns/launch" "added ns"
 printf '|%s|%s|%s|\n' "--------------------------------------" "-----------" "-----------"
-for s in untraced floor hook default; do
+for s in untraced floor hook default nostacks; do
   m=$(printf '%s\n' ${ns[$s]} | median)
   printf '| %-36s | %9.1f | %9.1f |\n' "$s" "$m" "$(awk -v a="$m" -v b="$mu" 'BEGIN {print a - b}')"
 done

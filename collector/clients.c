@@ -62,6 +62,8 @@ struct gt_client {
   int tsc; /* the ring's records count TSC ticks */
   struct gt_symq *symq;
   uint64_t sym_seq; /* the last item it gave the symbolizer */
+  struct gt_knames *knames;
+  int looking; /* inside a look-ahead for a kernel's name */
 };
 
 int gt_collector_quiet;
@@ -162,6 +164,7 @@ static void put_process_start(struct gt_sink *sink, const struct gt_client *c,
 }
 
 void gt_client_free(struct gt_client *c) {
+  gt_knames_free(c->knames);
   if (c->map)
     munmap(c->map, c->map_len);
   if (c->fd >= 0)
@@ -182,6 +185,11 @@ struct gt_client *gt_client_accept(int listen_fd, struct gt_symq *symq, uint64_t
   }
   c->fd = fd;
   c->pidfd = -1;
+  if ((c->knames = gt_knames_new()) == NULL) {
+    close(fd);
+    free(c);
+    return NULL;
+  }
   c->symq = symq;
   c->deadline_ns = now_ns + GT_HANDSHAKE_NS;
   struct ucred cred = {0, (uid_t)-1, (gid_t)-1};
@@ -303,8 +311,7 @@ int gt_client_live(const struct gt_client *c) {
 unsigned gt_client_fill_pct(const struct gt_client *c) {
   if (!c->live)
     return 0;
-  uint64_t used = gt_ring_used(&c->ring), cap = c->ring.mask + 1;
-  return used >= cap ? 100u : (unsigned)(used * 100 / cap); /* head is untrusted */
+  return gt_ring_fill_pct(&c->ring); /* heads are untrusted: clamped */
 }
 uint32_t gt_client_pid(const struct gt_client *c) {
   return c->pid;
@@ -373,29 +380,100 @@ static int handle_pending(struct gt_client *c, uint64_t now_ns) {
   return gt_ring_abandon(&c->ring) ? 1 : 0;
 }
 
+#define GT_LOOKAHEAD_MAX 65536u /* records one look-ahead may take */
+
+static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *rec);
+
+/* A launch refers to a kernel this process never named: the name may sit
+ * in another thread's sub-ring (the thread that made the cudaKernel_t or
+ * loaded the module, before this launch could happen), not yet drained.
+ * Take what the other sources hold now, in their order, so the name lands
+ * before the launch. Bounded; never the launch's own source, whose later
+ * records must stay after it. */
+static void look_ahead(struct gt_client *c, struct gt_sink *sink, unsigned self) {
+  unsigned taken = 0;
+  int eager = c->ring.eager;
+  c->ring.eager = 1; /* heads as they are now, whatever this pass read */
+  for (unsigned src = 0; src <= c->ring.nsub; src++) {
+    if (src == self)
+      continue;
+    for (unsigned skipped = 0; taken < GT_LOOKAHEAD_MAX && gt_sink_has_room(sink);) {
+      struct gt_record *rec = gt_sink_space(sink);
+      enum gt_ring_status st = gt_ring_read_source(&c->ring, src, rec);
+      if (st == GT_RING_SKIPPED && ++skipped < GT_RING_MAX_SKIP)
+        continue;
+      if (st != GT_RING_RECORD)
+        break;
+      take(c, sink, rec);
+      taken++;
+    }
+  }
+  c->ring.eager = eager;
+}
+
+/* A launch (or its DEVICE record, one slot, in the sink's space): its
+ * kernel's held name goes first. Returns where the record is now (the
+ * sink's space again, after the name). */
+static struct gt_record *name_first(struct gt_client *c, struct gt_sink *sink,
+                                    struct gt_record *rec) {
+  uint64_t kernel =
+      rec->kind == GT_KIND_LAUNCH ? rec->u.launch.kernel : rec->u.device.kernel;
+  int unknown = 0;
+  const struct gt_record *name =
+      gt_knames_refer(c->knames, kernel, c->looking ? NULL : &unknown);
+  if (!name && !unknown)
+    return rec;
+  struct gt_record saved = *rec;
+  if (unknown) {
+    c->looking = 1;
+    look_ahead(c, sink, c->ring.last_src);
+    c->looking = 0;
+    name = gt_knames_refer(c->knames, kernel, NULL);
+  }
+  if (name)
+    gt_sink_put(sink, name);
+  rec = gt_sink_space(sink);
+  *rec = saved;
+  return rec;
+}
+
+/* One record read from the ring into the sink's space: fix it up and
+ * commit it (or hold it: kernel names). */
+static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *rec) {
+  rec->pid = c->pid; /* the connection, not the ring, says who wrote it */
+  /* DEVICE records are made off the hot path from CLOCK_MONOTONIC
+   * (preload/devtime_resolve.c): their times are ns in every ring. */
+  if (c->tsc && rec->kind != GT_KIND_DEVICE) {
+    rec->ts_ns = gt_tsc_to_ns(rec->ts_ns);
+    rec->dur_ns = gt_tsc_span_ns(rec->dur_ns);
+  }
+  c->records++;
+  if (rec->kind == GT_KIND_KERNEL_NAME && !gt_knames_offer(c->knames, rec))
+    return; /* held until a launch refers to it */
+  if (rec->kind == GT_KIND_LAUNCH ||
+      (rec->kind == GT_KIND_DEVICE && rec->u.device.of_kind == GT_KIND_LAUNCH))
+    rec = name_first(c, sink, rec);
+  /* Stacks and modules feed the symbolizer, which gets its own copy. */
+  if (rec->kind == GT_KIND_STACK || rec->kind == GT_KIND_MODULE) {
+    uint64_t seq = gt_symq_push(c->symq, c->pid, rec);
+    c->sym_seq = seq ? seq : c->sym_seq;
+  }
+  gt_sink_commit(sink);
+}
+
 unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned budget,
                          uint64_t now_ns) {
   unsigned n = 0;
   if (!c->live || c->drained)
     return 0;
+  /* While the process runs, a head is re-read once a pass (ring.h); once it
+   * is gone, to the end. */
+  c->ring.eager = c->hung_up;
   while (n < budget && gt_sink_has_room(sink)) {
     struct gt_record *rec = gt_sink_space(sink); /* read straight into the chunk */
     enum gt_ring_status st = gt_ring_read(&c->ring, rec);
     if (st == GT_RING_RECORD) {
-      rec->pid = c->pid; /* the connection, not the ring, says who wrote it */
-      /* DEVICE records are made off the hot path from CLOCK_MONOTONIC
-       * (preload/devtime_resolve.c): their times are ns in every ring. */
-      if (c->tsc && rec->kind != GT_KIND_DEVICE) {
-        rec->ts_ns = gt_tsc_to_ns(rec->ts_ns);
-        rec->dur_ns = gt_tsc_span_ns(rec->dur_ns);
-      }
-      /* Stacks and modules feed the symbolizer, which gets its own copy. */
-      if (rec->kind == GT_KIND_STACK || rec->kind == GT_KIND_MODULE) {
-        uint64_t seq = gt_symq_push(c->symq, c->pid, rec);
-        c->sym_seq = seq ? seq : c->sym_seq;
-      }
-      gt_sink_commit(sink);
-      c->records++;
+      take(c, sink, rec);
       c->pending_since = 0;
       n++;
       continue;
@@ -415,6 +493,7 @@ unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned bud
     if (!handle_pending(c, now_ns))
       break;
   }
+  gt_ring_publish(&c->ring); /* the batch's space back to the producers */
   account_drops(c, sink, now_ns);
   return n;
 }

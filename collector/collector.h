@@ -7,10 +7,12 @@
  *  - clients.c owns one traced process each: handshake checks (uid, sealed
  *    memfd, ring header and size), draining, drop accounting, the end of a
  *    process (by its pidfd, not by its socket).
+ *  - knames.c holds each process's kernel names back until a launch
+ *    refers to them: names of kernels never launched never reach the file.
  *  - symworker.c symbolizes stacks on a thread of its own (symbols.c).
  *  - sink.c turns records into chunks and queues them; the main loop
  *    compresses and writes one queued chunk after a pass over the rings,
- *    unless a ring is a quarter full: then draining comes first and the
+ *    unless a ring holds a backlog of 10 % of its room: then draining comes first and the
  *    queue (pre-faulted buffers first) absorbs the backlog. The queue is
  *    bounded; past the bound the drainer stops taking records and the rings
  *    absorb (then drop and count) the excess.
@@ -55,6 +57,18 @@ uint64_t gt_output_deleted(const struct gt_output *out);
 const char *gt_output_path(const struct gt_output *out); /* the file being written */
 const char *gt_output_error(const struct gt_output *out);
 int gt_output_close(struct gt_output *out);
+
+/* ---- knames.c: kernel names held back until a launch refers to them ---- */
+struct gt_knames;
+struct gt_knames *gt_knames_new(void);
+void gt_knames_free(struct gt_knames *k);
+/* A KERNEL_NAME record from the ring: 1 write it now, 0 held (copied). */
+int gt_knames_offer(struct gt_knames *k, const struct gt_record *rec);
+/* A launch or DEVICE record refers to `kernel`: the held name to write just
+ * before it (valid until the next call), or NULL. With `unknown`, a kernel
+ * never seen sets *unknown and is not remembered (look ahead, ask again). */
+const struct gt_record *gt_knames_refer(struct gt_knames *k, uint64_t kernel,
+                                        int *unknown);
 
 /* ---- sink.c ---- */
 struct gt_sink;

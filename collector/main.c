@@ -289,7 +289,7 @@ static int time_to_compress(const struct state *st, struct gt_sink *sink) {
   if (!gt_sink_has_room(sink))
     return 1;
   for (int i = 0; i < st->nclients; i++)
-    if (gt_client_fill_pct(st->clients[i]) >= 25)
+    if (gt_client_fill_pct(st->clients[i]) >= 10)
       return 0;
   return 1;
 }
@@ -404,8 +404,8 @@ static void run(struct state *st, const struct options *o, int listen_fd,
      * must come in batches: a reader right behind the writer bounces every
      * line of the ring between the cores and slows the traced program 5x
      * (bench: 30 -> 140 ns per record). So after a pass that emptied the
-     * rings the loop sleeps a millisecond (a default ring holds 262144
-     * records, a millisecond of even a launch storm), unless compressing a
+     * rings the loop sleeps a millisecond (a default ring holds ~510,000
+     * launches, a millisecond of even a launch storm), unless compressing a
      * chunk (half a millisecond) already makes the pause. */
     watch(st, listen_fd, sink, moved >= GT_DRAIN_BUDGET || gt_sink_pending(sink) ? 0 : 1);
     accept_clients(st, listen_fd);

@@ -15,13 +15,17 @@
  * left unsymbolized (modules and ends are always taken: they are few and
  * later stacks need them). Stopping waits for the backlog while the worker
  * makes progress, and gives up after a stall; what is left is reported in
- * a NOTE record, never waited for forever. */
+ * a NOTE record, never waited for forever. The worker runs at the lowest
+ * priority (nice 19), below the drain loop. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collector.h"
 
@@ -103,6 +107,10 @@ static void run_item(struct gt_symq *q, const struct item *it,
 static void *worker(void *arg) {
   struct gt_symq *q = arg;
   struct buf work = {0}, frames = {0};
+  /* Names can wait; draining cannot: on a busy machine (a launch storm on
+   * two cores) reading a library's DWARF must not take the drain loop's or
+   * the traced program's CPU. Lowest priority for this thread alone. */
+  setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
   for (;;) {
     pthread_mutex_lock(&q->mu);
     while (q->in.len == 0 && !q->stop)

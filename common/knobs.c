@@ -60,6 +60,8 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
         {"GPUTRACE_PPROF_EVERY", DURATION, 60000000000ull, 1, 86400, NULL, {NULL}},
     [GT_KNOB_PPROF_KEEP] =
         {"GPUTRACE_PPROF_KEEP", NUMBER, 60, 0, 1000000, "files", {NULL}},
+    [GT_KNOB_LAUNCH_STACKS] =
+        {"GPUTRACE_LAUNCH_STACKS", AUTO_NUMBER, 0, 1, 1000000000, "launches", {NULL}},
 };
 
 /* Variables that are no knob of this table but are ours all the same. */

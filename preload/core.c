@@ -11,6 +11,13 @@
  *    or the collector went away: calls are only forwarded, one warning).
  *  - A forked child drops the parent's ring and connection without touching
  *    them and starts its own on its first traced call, under its own pid.
+ *  - Each thread writes its records to a sub-ring of its own (ring.h),
+ *    claimed at its first record and retired by a thread-specific-data
+ *    destructor at its exit; a thread that finds none free, or writes after
+ *    its retirement, uses the shared ring; DEVICE records, whichever
+ *    thread makes them, share one sub-ring (gt_emit_device). Every write
+ *    happens with the recursion guard held, so a signal handler's CUDA
+ *    call never writes into a sub-ring the interrupted code is writing.
  *  - No destructor: records are in shared memory the moment they are
  *    committed, so exit, _exit, a crash or SIGKILL lose nothing already
  *    written, and no CUDA call is made at teardown. (Device timing,
@@ -50,8 +57,19 @@ static uint32_t g_pid;
 static int g_quiet;
 static _Atomic uint64_t g_skipped_while_starting;
 
-__thread int gt_tls_depth __attribute__((tls_model("initial-exec")));
+/* The first launch of a thread opens its first device-timing window. */
+__thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec"))) = {
+    .dt_n = 1, .dt_calls = GT_DT_WINDOW - 1};
 static __thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));
+/* DEVICE records come from the resolver thread, CUPTI's, and the exiting
+ * thread's final sweep: all through one sub-ring of their own, under a
+ * mutex (off the launch path), so that they reach the trace in the order
+ * they were made — per stream, in device time order, as readers expect —
+ * whichever thread made them. */
+static pthread_mutex_t g_dev_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gt_ring_producer g_dev_prod;
+static pthread_key_t g_retire_key;
+static pthread_once_t g_retire_once = PTHREAD_ONCE_INIT;
 
 void gt_warn(const char *fmt, ...) {
   if (g_quiet)
@@ -83,14 +101,29 @@ static void atfork_child(void) {
    * start afresh on this process's first traced call. */
   int was = atomic_load(&g_state);
   tls_tid = 0;
+  memset(&gt_tls_prod, 0, sizeof gt_tls_prod); /* the parent's sub-ring */
+  memset(&g_dev_prod, 0, sizeof g_dev_prod);
+  pthread_mutex_init(&g_dev_mu, NULL);
   g_pid = (uint32_t)getpid();
   if (was == ST_ON || was == ST_STARTING) {
     __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
     gt_transport_forget();
     gt_stacks_after_fork();
+    gt_launch_after_fork();
     memset(&g_ring, 0, sizeof g_ring);
     atomic_store(&g_state, ST_OFF);
   }
+}
+
+/* Thread exit: hand the sub-ring back; its records stay for the collector. */
+static void retire_thread(void *unused) {
+  (void)unused;
+  gt_ring_retire(&gt_tls_prod);
+}
+
+static void make_retire_key(void) {
+  if (pthread_key_create(&g_retire_key, retire_thread) != 0)
+    g_retire_key = (pthread_key_t)-1;
 }
 
 /* ---- start-up ---- */
@@ -152,6 +185,11 @@ static void construct(void) {
   gt_knob(GT_KNOB_FORCE);
   gt_clock_tsc = tsc_usable();
   gt_stacks_configure();
+  gt_launch_configure();
+  /* The thread-exit key now, while the process has few: a key under 32
+   * lives in the thread's own table, so a thread's first record never
+   * makes pthread_setspecific allocate. */
+  pthread_once(&g_retire_once, make_retire_key);
   set_nvtx_injection();
   gt_transport_prepare_env();
   pthread_atfork(NULL, NULL, atfork_child);
@@ -235,6 +273,65 @@ static int hook_enter_slow(void) {
 
 /* ---- records ---- */
 
+/* The calling thread's first record: a sub-ring of its own, or the shared
+ * ring for the rest of its life (its records then stay in order there). */
+static void claim(struct gt_ring_producer *p) {
+  pthread_once(&g_retire_once, make_retire_key);
+  /* Without a destructor the sub-ring could never be reused: none then. */
+  if (g_retire_key == (pthread_key_t)-1) {
+    p->state = GT_PROD_SHARED;
+    return;
+  }
+  if (gt_ring_claim(&g_ring, p, current_tid()) != 0)
+    return;
+  if (pthread_setspecific(g_retire_key, (void *)1) != 0)
+    gt_ring_retire(p); /* no destructor would run: give it back now */
+}
+
+int gt_ring_room_slow(unsigned n) {
+  struct gt_ring_producer *p = &gt_tls_prod;
+  if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
+    return 0;
+  if (p->state == GT_PROD_NONE) {
+    int saved_errno = errno;
+    claim(p);
+    errno = saved_errno;
+  }
+  return gt_ring_producer_room(p, n);
+}
+
+static void on_drop(void);
+
+/* A full frame, to the thread's sub-ring or the shared ring; counted when
+ * there is no room. Called with the recursion guard held. */
+static void write_record(const struct gt_record *rec) {
+  struct gt_ring_producer *p = &gt_tls_prod;
+  if (p->state == GT_PROD_NONE)
+    claim(p);
+  if (p->state == GT_PROD_SUB) {
+    if (gt_ring_producer_write(p, rec))
+      return;
+    gt_ring_count_drop(&g_ring, rec->kind);
+    on_drop();
+    return;
+  }
+  if (!gt_ring_write(&g_ring, rec))
+    on_drop();
+}
+
+void gt_count_launch_drop(void) {
+  gt_ring_count_drop(&g_ring, GT_KIND_LAUNCH);
+  on_drop();
+}
+
+uint32_t gt_current_tid(void) {
+  return current_tid();
+}
+
+uint32_t gt_pid(void) {
+  return g_pid;
+}
+
 void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t t1,
                      int result) {
   memset(rec, 0, sizeof *rec);
@@ -255,6 +352,7 @@ static void on_drop(void) {
   static _Atomic uint32_t drops; /* look at the first drop, then every 1024th */
   if ((atomic_fetch_add_explicit(&drops, 1, memory_order_relaxed) & 1023u) != 0)
     return;
+  int saved_errno = errno;
   if (gt_transport_peer_gone()) {
     int on = ST_ON;
     if (atomic_compare_exchange_strong(&g_state, &on, ST_DISABLED)) {
@@ -262,14 +360,41 @@ static void on_drop(void) {
       gt_warn("gputrace: the collector went away; tracing of pid %u stopped", g_pid);
     }
   }
+  errno = saved_errno;
 }
 
+/* gt_emit and gt_emit_text write with the recursion guard held: a signal
+ * handler's traced call then forwards untraced instead of writing into the
+ * sub-ring this thread is in the middle of writing. */
 void gt_emit(struct gt_record *rec) {
   if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
     return;
   rec->nslots = 1;
-  if (!gt_ring_write(&g_ring, rec))
+  int depth = gt_tls_depth;
+  gt_tls_depth = 1;
+  write_record(rec);
+  gt_tls_depth = depth;
+}
+
+void gt_emit_device(struct gt_record *rec) {
+  if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
+    return;
+  rec->nslots = 1;
+  int depth = gt_tls_depth;
+  gt_tls_depth = 1;
+  pthread_mutex_lock(&g_dev_mu);
+  if (g_dev_prod.state == GT_PROD_NONE)
+    gt_ring_claim(&g_ring, &g_dev_prod, rec->tid);
+  if (g_dev_prod.state == GT_PROD_SUB) {
+    if (!gt_ring_producer_write(&g_dev_prod, rec)) {
+      gt_ring_count_drop(&g_ring, rec->kind);
+      on_drop();
+    }
+  } else if (!gt_ring_write(&g_ring, rec)) {
     on_drop();
+  }
+  pthread_mutex_unlock(&g_dev_mu);
+  gt_tls_depth = depth;
 }
 
 void gt_count_dropped(unsigned kind, uint64_t n) {
@@ -288,6 +413,8 @@ void gt_emit_text(struct gt_record *rec, const char *text, size_t len) {
   } buf;
   buf.rec = *rec;
   gt_record_attach_text(&buf.rec, text, len);
-  if (!gt_ring_write(&g_ring, &buf.rec))
-    on_drop();
+  int depth = gt_tls_depth;
+  gt_tls_depth = 1;
+  write_record(&buf.rec);
+  gt_tls_depth = depth;
 }

@@ -163,7 +163,7 @@ static void emit(const struct orphan *o, const struct meta *m) {
                                                   : GT_KIND_LAUNCH;
   rec.u.device.dir = o->kind == KIND_MEMCPY ? m->dir : 0;
   rec.u.device.device = (int32_t)o->device_id;
-  gt_emit(&rec);
+  gt_emit_device(&rec);
   atomic_fetch_add(&g_matched, 1);
 }
 

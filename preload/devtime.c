@@ -55,11 +55,7 @@ int gt_dt_enabled;
 int gt_dt_source;
 uint32_t gt_dt_sample = 0;
 int gt_dt_adaptive = 1;
-__thread uint32_t gt_tls_dt_n __attribute__((tls_model("initial-exec"))) = 1;
-/* The first launch of a thread opens its first budget window. */
-__thread uint32_t gt_tls_dt_calls __attribute__((tls_model("initial-exec"))) =
-    GT_DT_WINDOW - 1;
-__thread uint32_t gt_tls_dt_skip[GT_DT_KEYS] __attribute__((tls_model("initial-exec")));
+/* gt_tls_dt_n, gt_tls_dt_calls, gt_tls_dt_skip: struct gt_tls (core.c). */
 /* The adaptive budget: time this thread's timing cost within the window. */
 static __thread uint64_t tls_win_start __attribute__((tls_model("initial-exec")));
 static __thread uint64_t tls_win_cost __attribute__((tls_model("initial-exec")));
@@ -67,8 +63,6 @@ static double g_budget = 0.01;
 struct dt_cuda gt_dt_cu;
 struct dt_state gt_dt;
 
-__thread uint32_t gt_tls_corr __attribute__((tls_model("initial-exec")));
-__thread int gt_tls_dt_token __attribute__((tls_model("initial-exec")));
 /* CUPTI mode: the timed call's stream, for its metadata. */
 static __thread const void *tls_cupti_stream __attribute__((tls_model("initial-exec")));
 static __thread int tls_cupti_ptsz __attribute__((tls_model("initial-exec")));

@@ -35,11 +35,8 @@ extern int gt_dt_enabled;
  * GPUTRACE_GPU_TIMING_BUDGET of its time (gt_dt_adapt, devtime.c). In the
  * adaptive mode copies and memsets are always timed. */
 #define GT_DT_WINDOW 256u
-#define GT_DT_KEYS 128u
 extern int gt_dt_adaptive;
-extern __thread uint32_t gt_tls_dt_n;
-extern __thread uint32_t gt_tls_dt_calls;
-extern __thread uint32_t gt_tls_dt_skip[GT_DT_KEYS];
+/* gt_tls_dt_n, gt_tls_dt_calls, gt_tls_dt_skip[GT_DT_KEYS]: shim.h. */
 void gt_dt_adapt(void);
 
 static inline int gt_dt_sampled(unsigned what, const void *key) {
@@ -57,9 +54,7 @@ static inline int gt_dt_sampled(unsigned what, const void *key) {
   return 1;
 }
 /* The correlation id of the calling thread's current (or last) call. */
-extern __thread uint32_t gt_tls_corr;
 /* A timed op waiting for its host record (0 = none); see gt_dt_commit. */
-extern __thread int gt_tls_dt_token;
 
 /* Read the environment; the shim's constructor calls it once. */
 void gt_dt_configure(void);
@@ -83,28 +78,44 @@ static inline void gt_dt_commit(const struct gt_record *rec) {
     gt_dt_commit_slow(rec);
 }
 
+/* A timed hook's start: its correlation id, and dt_token, the device-timing
+ * decision (gt_dt_before's CUDA calls must not change the caller's errno). */
+#define GT_DT_START(what, key, stream, ptsz)                                             \
+  gt_corr_next();                                                                        \
+  int dt_token = 0;                                                                      \
+  if ((what) != GT_DT_NONE && __atomic_load_n(&gt_dt_enabled, __ATOMIC_RELAXED) &&       \
+      gt_dt_sampled((what), (key))) {                                                    \
+    int dt_errno = errno;                                                                \
+    dt_token = gt_dt_before((what), (key), (stream), (ptsz));                            \
+    errno = dt_errno;                                                                    \
+  }
+
 /* GT_TRACE_CALL (shim.h) for launches, copies and memsets. The events are
- * recorded outside [t0, t1]: the host record's duration stays the call's. */
-#define GT_TRACE_TIMED(what, key, stream, ptsz, call, ...)                               \
+ * recorded outside [t0, t1]: the host record's duration stays the call's.
+ * GT_TRACE_LAUNCH leaves errno alone around the statements in `...`: for
+ * the launch path (launch.h), whose slow paths keep errno themselves and
+ * whose fast path touches nothing that could change it. */
+#define GT_TRACE_LAUNCH(what, key, stream, ptsz, call, ...)                              \
   do {                                                                                   \
     if (!gt_hook_enter())                                                                \
       return call;                                                                       \
-    gt_corr_next();                                                                      \
-    int dt_token = 0;                                                                    \
-    if ((what) != GT_DT_NONE && __atomic_load_n(&gt_dt_enabled, __ATOMIC_RELAXED) &&     \
-        gt_dt_sampled((what), (key)))                                                    \
-      dt_token = gt_dt_before((what), (key), (stream), (ptsz));                          \
+    GT_DT_START(what, key, stream, ptsz);                                                \
     uint64_t t0 = gt_now();                                                              \
     cudaError_t r = call;                                                                \
-    int saved_errno = errno;                                                             \
     uint64_t t1 = gt_now();                                                              \
-    if (dt_token != 0)                                                                   \
+    if (__builtin_expect(dt_token != 0, 0)) {                                            \
+      int dt_errno = errno;                                                              \
       gt_dt_after(dt_token, r);                                                          \
+      errno = dt_errno;                                                                  \
+    }                                                                                    \
     __VA_ARGS__;                                                                         \
     gt_hook_leave();                                                                     \
-    errno = saved_errno;                                                                 \
     return r;                                                                            \
   } while (0)
+
+#define GT_TRACE_TIMED(what, key, stream, ptsz, call, ...)                               \
+  GT_TRACE_LAUNCH(what, key, stream, ptsz, call, int saved_errno = errno; __VA_ARGS__;   \
+                  errno = saved_errno)
 
 /* Count DEVICE records that will never exist (untimed work): they reach
  * the trace as DROP records with of_kind = GT_KIND_DEVICE (core.c). */

@@ -211,7 +211,7 @@ static void emit_device(const struct dt_slot *s, int64_t start, int64_t end,
   rec.u.device.of_kind = s->of_kind;
   rec.u.device.dir = s->dir;
   rec.u.device.device = s->dev1 - 1;
-  gt_emit(&rec);
+  gt_emit_device(&rec);
 }
 
 static void keep(struct sweep *sw, int32_t i) {

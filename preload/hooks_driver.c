@@ -172,27 +172,6 @@ static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUr
   gt_dt_commit(&rec);
 }
 
-void gt_drv_emit_launch(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
-                        CUresult r, const void *f, unsigned gx, unsigned gy, unsigned gz,
-                        unsigned bx, unsigned by, unsigned bz, uint64_t shmem,
-                        const void *stream) {
-  struct gt_record rec;
-  gt_record_begin(&rec, api, t0, t1, r);
-  rec.flags = flags;
-  rec.u.launch.kernel = (uint64_t)(uintptr_t)f;
-  rec.u.launch.grid[0] = gx;
-  rec.u.launch.grid[1] = gy;
-  rec.u.launch.grid[2] = gz;
-  rec.u.launch.block[0] = bx;
-  rec.u.launch.block[1] = by;
-  rec.u.launch.block[2] = bz;
-  rec.u.launch.shared_mem = shmem;
-  rec.u.launch.stream = (uint64_t)(uintptr_t)stream;
-  rec.u.launch.corr = gt_tls_corr;
-  gt_emit(&rec);
-  gt_dt_commit(&rec);
-}
-
 static void emit_sync(unsigned api, uint64_t t0, uint64_t t1, CUresult r, const void *h,
                       const void *h2, uint32_t flags) {
   struct gt_record rec;
@@ -445,8 +424,8 @@ DRV_SET(cuMemsetD32Async_ptsz, 1, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A,
     GT_TRACE_TIMED(                                                                      \
         GT_DT_LAUNCH, f, hStream, pt,                                                    \
         real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra),           \
-        gt_drv_emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx, by, bz,       \
-                           shmem, hStream));                                             \
+        gt_drv_emit_launch(GT_API_##name, t0, t1, r, f, gx, gy, gz, bx, by, bz, shmem,   \
+                           hStream));                                                    \
   }
 DRV_LAUNCH(cuLaunchKernel, 0)
 DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
@@ -459,18 +438,20 @@ DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
                     unsigned, unsigned, CUstream, void **));                             \
     GT_TRACE_TIMED(GT_DT_LAUNCH, f, hStream, pt,                                         \
                    real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params),       \
-                   gt_drv_emit_launch(GT_API_##name, 0, t0, t1, r, f, gx, gy, gz, bx,    \
-                                      by, bz, shmem, hStream));                          \
+                   gt_drv_emit_launch(GT_API_##name, t0, t1, r, f, gx, gy, gz, bx, by,   \
+                                      bz, shmem, hStream));                              \
   }
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel, 0)
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz, 1)
 
-static void emit_launch_ex(unsigned api, uint64_t t0, uint64_t t1, CUresult r,
-                           const CUlaunchConfig *c, CUfunction f) {
+/* Inlined into the hook: its return address is the call site. */
+static inline __attribute__((always_inline)) void
+emit_launch_ex(unsigned api, uint64_t t0, uint64_t t1, CUresult r,
+               const CUlaunchConfig *c, CUfunction f) {
   if (c == NULL)
-    gt_drv_emit_launch(api, 0, t0, t1, r, f, 0, 0, 0, 0, 0, 0, 0, NULL);
+    gt_drv_emit_launch(api, t0, t1, r, f, 0, 0, 0, 0, 0, 0, 0, NULL);
   else
-    gt_drv_emit_launch(api, 0, t0, t1, r, f, c->gridDimX, c->gridDimY, c->gridDimZ,
+    gt_drv_emit_launch(api, t0, t1, r, f, c->gridDimX, c->gridDimY, c->gridDimZ,
                        c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes,
                        c->hStream);
 }
@@ -489,9 +470,9 @@ DRV_LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)
 #define DRV_GRAPH_LAUNCH(name, pt)                                                       \
   GT_EXPORT CUresult name(CUgraphExec g, CUstream hStream) {                             \
     DRV_REAL(name, (CUgraphExec, CUstream));                                             \
-    GT_TRACE_TIMED(GT_DT_LAUNCH, g, hStream, pt, real_##name(g, hStream),                \
-                   gt_drv_emit_launch(GT_API_##name, GT_F_GRAPH, t0, t1, r, g, 0, 0, 0,  \
-                                      0, 0, 0, 0, hStream));                             \
+    GT_TRACE_TIMED(                                                                      \
+        GT_DT_LAUNCH, g, hStream, pt, real_##name(g, hStream),                           \
+        gt_drv_emit_launch(GT_API_##name, t0, t1, r, g, 0, 0, 0, 0, 0, 0, 0, hStream));  \
   }
 DRV_GRAPH_LAUNCH(cuGraphLaunch, 0)
 DRV_GRAPH_LAUNCH(cuGraphLaunch_ptsz, 1)

@@ -12,7 +12,7 @@
 #ifndef GPUTRACE_HOOKS_DRIVER_H
 #define GPUTRACE_HOOKS_DRIVER_H
 
-#include "devtime.h"
+#include "launch.h"
 
 /* The real function of a traced driver entry point (CUDA_ERROR_NOT_FOUND
  * without one). */
@@ -54,9 +54,12 @@ struct gt_drv_copy {
 void gt_drv_emit_copy(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUresult r,
                       const struct gt_drv_copy *c);
 
-void gt_drv_emit_launch(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
-                        CUresult r, const void *f, unsigned gx, unsigned gy, unsigned gz,
-                        unsigned bx, unsigned by, unsigned bz, uint64_t shmem,
-                        const void *stream);
+/* A driver launch, written in place by launch.h (flags follow from the API).
+ * A macro so that the call site is the hook's own return address. */
+#define gt_drv_emit_launch(api_, t0_, t1_, r_, f_, gx, gy, gz, bx, by, bz, shmem_,       \
+                           stream_)                                                      \
+  gt_emit_launch((api_), (int)(r_), (t0_), (t1_), (const void *)(f_), (gx), (gy), (gz),  \
+                 (bx), (by), (bz), (shmem_), (const void *)(stream_),                    \
+                 __builtin_return_address(0))
 
 #endif

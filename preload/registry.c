@@ -11,13 +11,21 @@
  *    sets gt_active, then calls emit_all, which fences before walking the
  *    list. At least one side sees the other; both may, which only
  *    duplicates a KERNEL_NAME record (harmless: same key, same text).
+ *    Each name is also indexed by stub in a fixed lock-free table (CAS on
+ *    the key, bounded probes; past that, a walk of the list) for the names
+ *    of handles.
  *  - Handles (gt_kernels_map_handle / gt_kernels_stub_for): a fixed
- *    open-addressing table of GT_HANDLE_SLOTS atomic {key, stub} pairs with
- *    linear probing bounded to GT_HANDLE_PROBES slots. No lock, no
+ *    open-addressing table of 8192 atomic {key, stub} pairs (kv_slot) with
+ *    linear probing bounded to GT_KV_PROBES slots. No lock, no
  *    allocation. Entries are never removed (a handle stays valid for the
  *    life of its module). When no free slot lies within the probe window the
  *    mapping is dropped and later lookups of that handle return NULL.
  *    A lookup racing the insertion of the same handle may return NULL.
+ *    Launches record handles as they are (issue 15: no lookup per launch),
+ *    so a new or changed mapping emits KERNEL_NAME(handle, its stub's name)
+ *    with the same ordering argument as registration; emit_all writes the
+ *    handles' names after the stubs'. The collector holds names back until
+ *    a launch refers to them (collector/knames.c).
  *  - Pinned ranges (gt_pinned_*): a fixed array of GT_PINNED_SLOTS atomic
  *    {start, end} ranges; contains() scans slots below a high-water mark
  *    (the peak number of ranges live at once), so a copy pays for at most
@@ -46,12 +54,78 @@ struct kname {
 
 static _Atomic(struct kname *) g_knames;
 
-static void emit_kname(const struct kname *k) {
+/* Lock-free tables of pointer-sized keys and values: a key is claimed by
+ * CAS from 0 within GT_KV_PROBES slots of its hash (never removed); its
+ * value is stored after. */
+#define GT_KV_PROBES 32u
+
+struct kv_slot {
+  _Atomic uintptr_t key; /* 0 = free */
+  _Atomic uintptr_t value;
+};
+
+static inline unsigned ptr_hash(uintptr_t key, unsigned bits) {
+  return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64u - bits));
+}
+
+/* The slot of `key`, claimed if `claim`; NULL when absent (or no room). */
+static struct kv_slot *kv_slot(struct kv_slot *table, unsigned bits, uintptr_t key,
+                               int claim) {
+  if (key == 0)
+    return NULL;
+  unsigned h = ptr_hash(key, bits);
+  for (unsigned i = 0; i < GT_KV_PROBES; i++) {
+    struct kv_slot *s = &table[(h + i) & ((1u << bits) - 1u)];
+    uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
+    if (cur == 0 && claim &&
+        atomic_compare_exchange_strong_explicit(&s->key, &cur, key, memory_order_acq_rel,
+                                                memory_order_acquire))
+      cur = key;
+    if (cur == key)
+      return s;
+    if (cur == 0)
+      return NULL;
+  }
+  return NULL;
+}
+
+#define GT_NAME_BITS 15u /* 32768 stubs -> struct kname, 512 KiB (bss) */
+static struct kv_slot g_names[1u << GT_NAME_BITS];
+
+static void index_name(const struct kname *k) {
+  struct kv_slot *s = kv_slot(g_names, GT_NAME_BITS, (uintptr_t)k->stub, 1);
+  if (s != NULL)
+    atomic_store_explicit(&s->value, (uintptr_t)k, memory_order_release);
+}
+
+/* The latest name registered for a stub, or NULL. */
+static const struct kname *name_of(const void *stub) {
+  struct kv_slot *s = kv_slot(g_names, GT_NAME_BITS, (uintptr_t)stub, 0);
+  if (s != NULL)
+    return (const struct kname *)atomic_load_explicit(&s->value, memory_order_acquire);
+  for (const struct kname *k = atomic_load_explicit(&g_knames, memory_order_acquire);
+       k != NULL; k = k->next)
+    if (k->stub == stub)
+      return k;
+  return NULL;
+}
+
+static void emit_name(uint64_t key, const struct kname *k) {
   uint64_t now = gt_now();
   struct gt_record rec;
   gt_record_begin(&rec, GT_API_gputrace_kernel_name, now, now, 0);
-  rec.u.kname.kernel = (uint64_t)(uintptr_t)k->stub;
+  rec.u.kname.kernel = key;
   gt_emit_text(&rec, k->name, k->len);
+}
+
+static void emit_kname(const struct kname *k) {
+  emit_name((uint64_t)(uintptr_t)k->stub, k);
+}
+
+static void emit_handle_name(uintptr_t handle, const void *stub) {
+  const struct kname *k = name_of(stub);
+  if (k != NULL)
+    emit_name((uint64_t)handle, k);
 }
 
 void gt_kernels_register(const void *stub, const char *device_name) {
@@ -69,68 +143,50 @@ void gt_kernels_register(const void *stub, const char *device_name) {
     k->next = head;
   while (!atomic_compare_exchange_weak_explicit(&g_knames, &head, k, memory_order_seq_cst,
                                                 memory_order_relaxed));
+  index_name(k);
   atomic_thread_fence(memory_order_seq_cst);
   if (__atomic_load_n(&gt_active, __ATOMIC_SEQ_CST))
     emit_kname(k);
 }
+
+static void emit_handle_names(void);
 
 void gt_kernels_emit_all(void) {
   atomic_thread_fence(memory_order_seq_cst);
   for (const struct kname *k = atomic_load_explicit(&g_knames, memory_order_acquire);
        k != NULL; k = k->next)
     emit_kname(k);
+  emit_handle_names();
 }
 
 /* ---- cudaKernel_t -> stub ---- */
 
-#define GT_HANDLE_BITS 13u
-#define GT_HANDLE_SLOTS (1u << GT_HANDLE_BITS) /* 8192 slots, 128 KiB */
-#define GT_HANDLE_PROBES 32u
+#define GT_HANDLE_BITS 13u /* 8192 handles -> stubs, 128 KiB */
+static struct kv_slot g_handles[1u << GT_HANDLE_BITS];
 
-struct handle_slot {
-  _Atomic uintptr_t key; /* the cudaKernel_t; 0 = free */
-  _Atomic uintptr_t stub;
-};
-
-static struct handle_slot g_handles[GT_HANDLE_SLOTS];
-
-static inline unsigned handle_hash(uintptr_t key) {
-  return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64u - GT_HANDLE_BITS));
+static void emit_handle_names(void) {
+  for (unsigned i = 0; i < 1u << GT_HANDLE_BITS; i++) {
+    uintptr_t key = atomic_load_explicit(&g_handles[i].key, memory_order_acquire);
+    uintptr_t stub = atomic_load_explicit(&g_handles[i].value, memory_order_acquire);
+    if (key != 0 && stub != 0)
+      emit_handle_name(key, (const void *)stub);
+  }
 }
 
 void gt_kernels_map_handle(const void *handle, const void *stub) {
-  uintptr_t key = (uintptr_t)handle;
-  if (key == 0)
-    return;
-  unsigned h = handle_hash(key);
-  for (unsigned i = 0; i < GT_HANDLE_PROBES; i++) {
-    struct handle_slot *s = &g_handles[(h + i) & (GT_HANDLE_SLOTS - 1u)];
-    uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
-    if (cur == 0 && atomic_compare_exchange_strong_explicit(
-                        &s->key, &cur, key, memory_order_acq_rel, memory_order_acquire))
-      cur = key;
-    if (cur == key) {
-      atomic_store_explicit(&s->stub, (uintptr_t)stub, memory_order_release);
-      return;
-    }
-  }
-  /* Window full: the launch will be recorded with GT_F_KERNEL_HANDLE. */
+  struct kv_slot *s = kv_slot(g_handles, GT_HANDLE_BITS, (uintptr_t)handle, 1);
+  if (s == NULL)
+    return; /* window full: no name for launches of this handle (dump shows it raw) */
+  uintptr_t old =
+      atomic_exchange_explicit(&s->value, (uintptr_t)stub, memory_order_seq_cst);
+  atomic_thread_fence(memory_order_seq_cst);
+  if (old != (uintptr_t)stub && __atomic_load_n(&gt_active, __ATOMIC_SEQ_CST))
+    emit_handle_name((uintptr_t)handle, stub);
 }
 
 const void *gt_kernels_stub_for(const void *handle) {
-  uintptr_t key = (uintptr_t)handle;
-  if (key == 0)
-    return NULL;
-  unsigned h = handle_hash(key);
-  for (unsigned i = 0; i < GT_HANDLE_PROBES; i++) {
-    const struct handle_slot *s = &g_handles[(h + i) & (GT_HANDLE_SLOTS - 1u)];
-    uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
-    if (cur == key)
-      return (const void *)atomic_load_explicit(&s->stub, memory_order_acquire);
-    if (cur == 0)
-      return NULL;
-  }
-  return NULL;
+  struct kv_slot *s = kv_slot(g_handles, GT_HANDLE_BITS, (uintptr_t)handle, 0);
+  return s ? (const void *)atomic_load_explicit(&s->value, memory_order_acquire) : NULL;
 }
 
 /* ---- page-locked host ranges ---- */

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "cuda_abi.h"
+#include "gputrace/ring.h"
 #include "gputrace/schema.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
@@ -71,8 +72,33 @@ static inline void *gt_real_fn(unsigned api) {
   if (real_##name == NULL)                                                               \
   return GT_ERR_NOT_SUPPORTED
 
-/* Per-thread state (initial-exec TLS: no allocation on access). */
-extern __thread int gt_tls_depth;
+/* Per-thread state of the hot paths, in one initial-exec TLS block (no
+ * allocation on access): one TLS offset for the whole launch path instead
+ * of one GOT load per variable. Each file names its fields through the
+ * macros below. */
+#define GT_DT_KEYS 128u
+#define GT_ST_SITE_BITS 6u
+struct gt_tls {
+  int depth;                    /* recursion guard (gt_hook_enter) */
+  uint32_t corr;                /* devtime.h: the current call's correlation id */
+  int dt_token;                 /* devtime.h: a timed op waiting for its record */
+  uint32_t dt_n;                /* devtime.h: one launch in dt_n is timed */
+  uint32_t dt_calls;            /* devtime.h: launches in the budget window */
+  uint32_t st_left;             /* launch.h: launches until the next sampled stack */
+  struct gt_ring_producer prod; /* launch.h, core.c: the sub-ring */
+  uintptr_t st_site[1u << GT_ST_SITE_BITS]; /* launch.h: call sites seen */
+  uint32_t dt_skip[GT_DT_KEYS];             /* devtime.h: per-key countdown */
+};
+extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
+#define gt_tls_depth (gt_tls.depth)
+#define gt_tls_corr (gt_tls.corr)
+#define gt_tls_dt_token (gt_tls.dt_token)
+#define gt_tls_dt_n (gt_tls.dt_n)
+#define gt_tls_dt_calls (gt_tls.dt_calls)
+#define gt_tls_dt_skip (gt_tls.dt_skip)
+#define gt_tls_st_left (gt_tls.st_left)
+#define gt_tls_st_site (gt_tls.st_site)
+#define gt_tls_prod (gt_tls.prod)
 
 int gt_hook_enter_slow(void);
 
@@ -129,8 +155,19 @@ static inline uint64_t gt_now(void) {
 void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t t1,
                      int result);
 
-/* Write a one-slot record to the ring (drops and counts when full). */
+/* Write a one-slot record to the thread's sub-ring (or the shared ring;
+ * drops and counts when full). */
 void gt_emit(struct gt_record *rec);
+/* Launch path (launch.h): room for n slots in the thread's own sub-ring,
+ * claiming one at its first record (0: none, or full); a launch that had
+ * no room; the thread's tid; this process's pid. */
+int gt_ring_room_slow(unsigned n);
+/* A DEVICE record (devtime_resolve.c, cupti.c): one sub-ring for all of
+ * them, whichever thread resolves, so they stay in the order made. */
+void gt_emit_device(struct gt_record *rec);
+void gt_count_launch_drop(void);
+uint32_t gt_current_tid(void);
+uint32_t gt_pid(void);
 
 /* Write a record followed by `len` bytes of text (truncated to GT_TEXT_MAX,
  * flagged GT_F_TEXT_TRUNC). The record's text_len field must be the one of
@@ -139,21 +176,28 @@ void gt_emit_text(struct gt_record *rec, const char *text, size_t len);
 
 /* Kernel registry: stub address -> mangled name; cudaKernel_t -> stub. */
 void gt_kernels_register(const void *stub, const char *device_name);
-/* Emit a KERNEL_NAME record for every registered kernel. The core calls it
- * right after a ring becomes active (gt_active set first). Lock-free and
+/* Emit a KERNEL_NAME record for every registered kernel and every mapped
+ * cudaKernel_t (keyed by the handle, with its stub's name). The core calls
+ * it right after a ring becomes active (gt_active set first). Lock-free and
  * allocation-free, so it is safe in a forked child. */
 void gt_kernels_emit_all(void);
+/* Map a cudaKernel_t to its stub and emit KERNEL_NAME(handle, stub's name):
+ * launches record handles as they are, never looking them up. */
 void gt_kernels_map_handle(const void *handle, const void *stub);
 /* The stub for a cudaKernel_t, or NULL when unknown. Lock-free. */
 const void *gt_kernels_stub_for(const void *handle);
 
 /* Call stacks (stacks.c): configure at start-up, capture from
- * gt_record_begin for the kinds GPUTRACE_STACKS asks for, forget in a
- * forked child. */
+ * gt_record_begin for the kinds GPUTRACE_STACKS asks for (launches: from
+ * the launch path, sampled: launch.h), forget in a forked child. */
 void gt_stacks_configure(void);
 int gt_stacks_wanted(unsigned kind);
 uint32_t gt_stack_id(void);
 void gt_stacks_after_fork(void);
+/* Launch stacks' sampling (launch.c): read the knobs (after
+ * gt_stacks_configure), forget the parent's sites in a forked child. */
+void gt_launch_configure(void);
+void gt_launch_after_fork(void);
 
 /* a * b, or UINT64_MAX when that does not fit (sizes computed from what
  * a failed call was passed may be anything). */

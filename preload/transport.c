@@ -274,12 +274,11 @@ static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memf
   if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
       bytes > fsize.rlim_cur)
     bytes = (size_t)fsize.rlim_cur;
-  uint64_t cap = gt_ring_capacity_for(bytes);
-  if (cap == 0) {
+  size_t len = gt_ring_bytes_for(bytes);
+  if (len == 0) {
     errno = EFBIG;
     return -1;
   }
-  size_t len = gt_ring_bytes(cap);
   int fd =
       (int)syscall(SYS_memfd_create, "gputrace-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
@@ -295,7 +294,7 @@ static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memf
     close(fd);
     return -1;
   }
-  gt_ring_init(mem, cap, pid, gt_clock_tsc ? GT_CLOCK_TSC : GT_CLOCK_MONOTONIC);
+  gt_ring_init(mem, bytes, pid, gt_clock_tsc ? GT_CLOCK_TSC : GT_CLOCK_MONOTONIC);
   fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
   gt_ring_attach(ring, mem, len);
   g_map = mem;

@@ -37,6 +37,7 @@ enum gt_knob_id {
   GT_KNOB_GPU_TIMING_BUDGET, /* percent of a thread's time, 1..100, 1 */
   GT_KNOB_PPROF_EVERY,       /* ns between live profiles, 1 s..24 h, 60 s (collector) */
   GT_KNOB_PPROF_KEEP,        /* live profiles kept per process and kind, 0..1e6, 60 */
+  GT_KNOB_LAUNCH_STACKS,     /* auto (0) | 1..1000000000 launches, auto */
   GT_KNOB_COUNT
 };
 

@@ -54,6 +54,6 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
 #define GT_ENV_DISABLE "GPUTRACE_DISABLE"      /* 1: the shim forwards only */
 #define GT_ENV_COLLECTOR "GPUTRACE_COLLECTOR"  /* path of gputrace-collector */
 #define GT_ENV_QUIET "GPUTRACE_QUIET"          /* 1: no notes on stderr */
-#define GT_DEFAULT_RING_KB 32768u              /* 262,144 records; docs/PERFORMANCE.md */
+#define GT_DEFAULT_RING_KB 32768u              /* ~510,000 launches */
 
 #endif

@@ -72,16 +72,16 @@ static int make_memfd(uint64_t bytes) {
   return fd;
 }
 
-/* A real ring of 256 slots, sealed as the shim seals it. */
+/* A real ring of 64 KiB (a shared ring of 64 slots), sealed as the shim
+ * seals it; records go to its shared ring. */
 static struct gt_ring g_ring;
 static int ring_connect(void) {
-  uint64_t cap = 256;
-  size_t len = gt_ring_bytes(cap);
+  size_t len = gt_ring_bytes_for(64 * 1024);
   int memfd = make_memfd(len);
   void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
   if (mem == MAP_FAILED)
     exit(2);
-  gt_ring_init(mem, cap, (uint32_t)getpid(), GT_CLOCK_MONOTONIC);
+  gt_ring_init(mem, 64 * 1024, (uint32_t)getpid(), GT_CLOCK_MONOTONIC);
   fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
   gt_ring_attach(&g_ring, mem, len);
   int fd = hello(memfd, len);
@@ -115,7 +115,8 @@ static void *flip_slot_counts(void *p) {
   volatile unsigned char *slots = g_ring.slots;
   while (!atomic_load(&g_stop))
     for (unsigned s = 0; s <= g_ring.mask; s++) {
-      volatile struct gt_record *r = (volatile void *)(slots + (size_t)s * GT_SLOT_SIZE);
+      /* a full frame's record starts 8 bytes into its first slot */
+      volatile struct gt_record *r = (volatile void *)(slots + (size_t)s * GT_RSLOT + 8);
       if (r->kind == GT_KIND_STACK)
         r->nslots = r->nslots == 255 ? 3 : 255;
     }
@@ -156,12 +157,17 @@ int main(int argc, char **argv) {
     int memfd = make_memfd(bytes);
     /* A valid header (and nothing else written): the ring looks real. */
     struct gt_ring_hdr hdr;
+    struct gt_ring_layout l;
     memset(&hdr, 0, sizeof hdr);
+    gt_ring_layout(bytes, &l);
     hdr.magic = GT_RING_MAGIC;
     hdr.version = GT_RING_VERSION;
-    hdr.slot_size = GT_SLOT_SIZE;
-    hdr.capacity = gt_ring_capacity_for(bytes);
-    hdr.total_bytes = gt_ring_bytes(hdr.capacity);
+    hdr.slot_size = GT_RSLOT;
+    hdr.total_bytes = bytes;
+    hdr.nsub = l.nsub;
+    hdr.shared_cap = l.shared_cap;
+    hdr.block_slots = l.block_slots;
+    hdr.nblocks = l.nblocks;
     hdr.pid = (uint32_t)getpid();
     if (pwrite(memfd, &hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr)
       exit(2);

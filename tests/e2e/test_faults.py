@@ -36,10 +36,12 @@ def find_collector(path, timeout=10):
 
 def test_collector_killed_mid_run():
     out = os.path.join(TMP, "killcoll.gtrace")
-    env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=out, GPUTRACE_RING_KB="16")  # 128 slots: fills fast
+    # 16 KiB: 5 blocks of 32 slots and a shared ring of 64: fills fast
+    env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=out, GPUTRACE_RING_KB="16")
     del env["GPUTRACE_QUIET"]
-    # 300 iterations of launch + sync + 2 ms sleep: about a second.
-    p = subprocess.Popen([prog("steady"), "300"], env=env, stdout=subprocess.PIPE,
+    # 600 iterations of launch + sync + 2 ms sleep: about 1.5 s, so that
+    # much of the run comes after the kill (~0.7 s in).
+    p = subprocess.Popen([prog("steady"), "600"], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     coll = find_collector(out)
     # Kill it once it has written a chunk (chunks are cut every 200 ms).
@@ -48,7 +50,7 @@ def test_collector_killed_mid_run():
         time.sleep(0.02)
     os.kill(coll, signal.SIGKILL)
     stdout, stderr = p.communicate(timeout=60)
-    eq((p.returncode, stdout), (0, "steady: 300 iterations\n"), "program result")
+    eq((p.returncode, stdout), (0, "steady: 600 iterations\n"), "program result")
     warnings = [l for l in stderr.splitlines() if l.startswith("gputrace:")]
     eq(len(warnings), 1, "one warning (%r)" % stderr)
     if "collector went away" not in warnings[0]:

@@ -1,6 +1,8 @@
 """Threads, fork and SIGKILL: 8 threads launching concurrently keep exact
-per-thread counts; a forked child's events carry its own pid; a program
-killed with SIGKILL keeps every event it made before the kill."""
+per-thread counts, each thread's records in time order (each writes its
+own sub-ring); a forked child's events carry its own pid, and each process
+names only the kernels it launched; a program killed with SIGKILL keeps
+every event it made before the kill."""
 from gtest import *
 
 
@@ -20,6 +22,9 @@ def test_eight_threads():
            "thread %d's stream" % tid)
     eq(count(events, api="cudaStreamSynchronize"), 8, "syncs")
     eq(ring_drops(events), 0, "drops")
+    for tid in per_tid:
+        ts = [e["ts_ns"] for e in calls(events) if e["tid"] == tid]
+        eq(ts, sorted(ts), "thread %d's records in time order" % tid)
 
 
 def test_fork_child_has_its_own_pid():
@@ -39,6 +44,12 @@ def test_fork_child_has_its_own_pid():
        "child frees matched within the child")
     eq(by(select(events, pid=child, kind="launch"), "kernel"), {"child_kernel()": 7},
        "child kernel names resolve")
+    # Both kernels are registered in both processes; the collector writes
+    # only the names of kernels each launched (held back until a launch).
+    eq([e["mangled"] for e in select(events, pid=parent, kind="kernel_name")],
+       ["_Z13parent_kernelv"], "the parent's kernel names")
+    eq([e["mangled"] for e in select(events, pid=child, kind="kernel_name")],
+       ["_Z12child_kernelv"], "the child's kernel names")
     eq(len(select(events, kind="process", phase="end")), 2, "both processes ended")
 
 

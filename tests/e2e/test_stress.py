@@ -12,17 +12,35 @@ def recorded_plus_dropped(events, kind):
     return count(events, kind=kind) + dropped, dropped
 
 
-def test_launch_storm_tiny_ring_accounts_for_every_call():
-    p, out = record([prog("threads"), "20000", "8"], GPUTRACE_RING_KB="16")
+def storm_accounts_for_every_call(ring_kb, ring):
+    """8 threads x 20,000 launches into a ring of ring_kb KiB that the storm
+    overflows: every call recorded or counted dropped, per kind, exactly."""
+    p, out = record([prog("threads"), "20000", "8"], GPUTRACE_RING_KB=ring_kb)
     events = dump(out)
     launches, dropped = recorded_plus_dropped(events, "launch")
     eq(launches, 8 * 20000, "launches recorded + dropped")
     if dropped == 0:
-        raise AssertionError("a 128-slot ring under a launch storm dropped nothing")
+        raise AssertionError("%s under a launch storm dropped nothing" % ring)
     eq(recorded_plus_dropped(events, "stream")[0], 16, "stream create+destroy")
     eq(recorded_plus_dropped(events, "sync")[0], 8, "syncs")
     end = select(events, kind="process", phase="end")[0]
     eq(end["dropped"], sum(e["count"] for e in select(events, kind="drop")), "end record's total")
+    eq(end["lost"], 0, "nothing lost")
+    return events
+
+
+def test_launch_storm_tiny_ring_accounts_for_every_call():
+    # 16 KiB: 2 sub-rings over 5 blocks of 32 slots; 6 threads on the shared ring
+    storm_accounts_for_every_call("16", "a 16 KiB ring")
+
+
+def test_storm_eight_sub_rings_accounts_for_every_call():
+    # 256 KiB: 16 sub-rings, so every launching thread has its own, over a
+    # pool of 61 blocks of 64 slots
+    events = storm_accounts_for_every_call("256", "a 244 KiB pool")
+    for tid in by(select(events, kind="launch"), "tid"):
+        ts = [e["ts_ns"] for e in calls(events) if e["tid"] == tid]
+        eq(ts, sorted(ts), "thread %d's records in time order" % tid)
 
 
 def test_sixty_four_threads():
@@ -88,6 +106,7 @@ def test_runtime_dlopened_late_with_rtld_local():
     eq(count(events, kind="free"), 1, "free")
 
 
-main([test_launch_storm_tiny_ring_accounts_for_every_call, test_sixty_four_threads,
+main([test_launch_storm_tiny_ring_accounts_for_every_call,
+      test_storm_eight_sub_rings_accounts_for_every_call, test_sixty_four_threads,
       test_fork_storm, test_exec_chain_under_bash, test_exit_from_main_while_threads_launch,
       test_sigsegv_in_program, test_runtime_dlopened_late_with_rtld_local])

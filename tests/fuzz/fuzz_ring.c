@@ -1,8 +1,11 @@
 /* fuzz_ring.c — libFuzzer target: the collector's view of a ring whose
- * contents a traced process controls. The first 8 bytes set `head`, the
- * rest overwrite the sequence words and slots of a valid 64-slot ring; the
- * consumer must read, skip and abandon without faulting or looping forever,
- * and every record it hands out must be consistent.
+ * contents a traced process controls. The first 8 bytes set the shared
+ * ring's `head`, the rest overwrite everything after the header of a valid
+ * 16 KiB ring: the shared ring's sequence words and slots, the directory of
+ * its sub-rings (heads, states), their block lists, the free-block bitmap
+ * and the blocks. The consumer must read,
+ * skip, free and abandon without faulting or looping forever, and every
+ * record it hands out must be consistent.
  *
  * Built with -DGT_FUZZ_CONCURRENT (fuzz_ring_concurrent), a second thread
  * also replays the input as a mutation script — (offset lo, offset hi,
@@ -21,8 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #ifdef GT_FUZZ_CONCURRENT
 /* The mutation script: (slot, field, value) triples. Fields are the bytes
- * the consumer judges — a record's slot count, kind and API, a text slot's
- * magic and index, a sequence word — or (field >= 6) any byte of the ring. */
+ * the consumer judges — a frame's format and slot count, a full record's
+ * slot count, kind and API, a sequence word, a sub-ring's slot or head — or
+ * (field >= 6) any byte of the ring after its header. */
 struct mutation {
   struct gt_ring *ring;
   size_t body_len;
@@ -32,15 +36,26 @@ struct mutation {
 };
 
 static volatile unsigned char *target(const struct mutation *m, const uint8_t *t) {
-  size_t slot = t[0] & m->ring->mask;
-  volatile unsigned char *s = m->ring->slots + slot * GT_SLOT_SIZE;
-  static const size_t fields[6] = {27, 26, 24, 0, 4, 0};
-  if (t[1] % 8 == 5)
-    return (volatile unsigned char *)&m->ring->seq[slot];
-  if (t[1] % 8 < 5)
+  const struct gt_ring *r = m->ring;
+  size_t slot = t[0] & r->mask;
+  volatile unsigned char *s = r->slots + slot * GT_RSLOT;
+  static const size_t fields[5] = {0, 1, 8 + 27, 8 + 26, 8 + 24};
+  switch (t[1] % 8) {
+  case 5:
+    return (volatile unsigned char *)&r->seq[slot];
+  case 6: /* a block's slot, a sub-ring's head, or a block list entry */
+    if ((t[0] & 0xc0) == 0x80)
+      return (volatile unsigned char *)&r->dir[t[0] % r->nsub].head;
+    if ((t[0] & 0xc0) == 0xc0)
+      return (volatile unsigned char *)&r->lists[t[0] % (r->nsub * r->nblocks)];
+    return r->blocks + (t[0] % (r->nblocks * r->block_slots)) * GT_RSLOT +
+           fields[t[1] / 8 % 5];
+  case 7:
+    return (volatile unsigned char *)r->seq +
+           ((size_t)t[0] | (size_t)t[1] << 8) % m->body_len;
+  default:
     return s + fields[t[1] % 8];
-  return (volatile unsigned char *)m->ring->seq +
-         ((size_t)t[0] | (size_t)t[1] << 8) % m->body_len;
+  }
 }
 
 static void *mutate(void *p) {
@@ -65,16 +80,14 @@ static void check_record(const struct gt_record *out) {
   }
 }
 
-enum { CAP = 64 };
-static unsigned char mem[65536] __attribute__((aligned(64)));
+enum { BYTES = 16384 };
+static unsigned char mem[BYTES] __attribute__((aligned(64)));
 
-/* A valid 64-slot ring whose head and contents come from the input. */
+/* A valid 16 KiB ring whose heads and contents come from the input. */
 static void load(struct gt_ring *ring, const uint8_t *data, size_t size) {
-  size_t bytes = gt_ring_bytes(CAP);
-  if (bytes > sizeof mem)
-    abort();
-  gt_ring_init(mem, CAP, 1, GT_CLOCK_MONOTONIC);
-  if (gt_ring_attach(ring, mem, bytes) != 0)
+  size_t bytes = gt_ring_bytes_for(BYTES);
+  gt_ring_init(mem, BYTES, 1, GT_CLOCK_MONOTONIC);
+  if (gt_ring_attach(ring, mem, bytes) != 0 || ring->nsub == 0)
     abort();
   if (size >= 8) {
     uint64_t head;
@@ -84,14 +97,15 @@ static void load(struct gt_ring *ring, const uint8_t *data, size_t size) {
     size -= 8;
   }
   unsigned char *body = (unsigned char *)ring->seq;
-  size_t body_len = bytes - (size_t)(body - mem);
+  size_t body_len = bytes - (size_t)(body - mem); /* all of it after the header */
   memcpy(body, data, size < body_len ? size : body_len);
 }
 
-/* Every read, skip or abandon consumes a slot, so 4 laps bound the work. */
+/* Every read, skip or abandon consumes a slot, so 4 laps of every slot in
+ * the region bound the work. */
 static void consume(struct gt_ring *ring) {
   struct gt_record out[GT_MAX_SLOTS];
-  for (int i = 0; i < 4 * CAP; i++) {
+  for (int i = 0; i < 4 * BYTES / (int)GT_RSLOT; i++) {
     enum gt_ring_status st = gt_ring_read(ring, out);
     if (st == GT_RING_EMPTY)
       break;
@@ -99,6 +113,8 @@ static void consume(struct gt_ring *ring) {
       break;
     if (st == GT_RING_RECORD)
       check_record(out);
+    if (i % 64 == 0)
+      gt_ring_publish(ring);
   }
 }
 
@@ -111,9 +127,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* The ring is reloaded and read again for a few rounds while the mutator
    * runs, so the reads overlap its writes. */
   const uint8_t *script = size > 8 ? data + 8 : data;
-  struct mutation m = {.ring = &ring,
-                       .body_len =
-                           gt_ring_bytes(CAP) - (size_t)((unsigned char *)ring.seq - mem),
+  /* The mutator's own views: the consumer's struct is re-bound by load(). */
+  struct gt_ring views = ring;
+  struct mutation m = {.ring = &views,
+                       .body_len = gt_ring_bytes_for(BYTES) -
+                                   (size_t)((unsigned char *)ring.seq - mem),
                        .script = script,
                        .len = size > 8 ? size - 8 : 0};
   pthread_t th;

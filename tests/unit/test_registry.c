@@ -1,6 +1,7 @@
 /* test_registry.c — preload/registry.c on its own: kernel names (stored
  * privately, emitted when tracing, re-emitted by emit_all, none missed when
- * registration races activation), handle -> stub mapping (remap, NULL, a
+ * registration races activation), names of cudaKernel_t handles (once
+ * per mapping, re-emitted by emit_all), handle -> stub mapping (remap, NULL, a
  * full table, 8 threads looking up while another maps), and pinned ranges
  * (boundaries, removal, slot reuse, a full table answering "unknown", 8
  * threads adding and removing).
@@ -21,7 +22,7 @@
 
 int gt_active;
 int gt_clock_tsc;
-__thread int gt_tls_depth;
+__thread struct gt_tls gt_tls;
 
 int gt_hook_enter_slow(void) {
   return 0;
@@ -350,9 +351,30 @@ static void test_pinned_concurrent(void) {
   CHECK_EQ_U64(atomic_load(&g_pin_wrong), 0);
 }
 
+/* Launches record cudaKernel_t handles as they are: mapping one writes
+ * KERNEL_NAME(handle, its stub's name) once (again only when remapped),
+ * and emit_all writes the handles' names after the stubs'. */
+static void test_handle_names(void) {
+  __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
+  gt_kernels_register(fake(0x20000, 1), "_Z6namedv");
+  reset_names();
+  gt_kernels_map_handle(fake(0x30000, 1), fake(0x20000, 1));
+  CHECK_EQ_U64(count_name(fake(0x30000, 1), "_Z6namedv"), 1);
+  gt_kernels_map_handle(fake(0x30000, 1), fake(0x20000, 1)); /* the same: no record */
+  CHECK_EQ_U64(g_nnames, 1);
+  gt_kernels_map_handle(fake(0x30000, 2), fake(0x20000, 99)); /* no name known */
+  CHECK_EQ_U64(g_nnames, 1);
+  reset_names();
+  gt_kernels_emit_all();
+  CHECK_EQ_U64(count_name(fake(0x30000, 1), "_Z6namedv"), 1);
+  CHECK_EQ_U64(count_name(fake(0x20000, 1), "_Z6namedv"), 1);
+  reset_names();
+}
+
 int main(void) {
   test_names();
   test_names_race();
+  test_handle_names();
   test_handles();
   test_handles_concurrent();
   test_handles_full();

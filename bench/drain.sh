@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# drain.sh — the collector's per-record costs apart from any traced program
+# (bench/drain_bench.c): reading and converting compact launches out of a
+# 32 MiB ring, the same with a producer thread writing at once, and zstd on
+# the converted records as the trace writer does it. REPS runs, medians.
+# Usage: bench/drain.sh [REPS=5] [RECORDS=20000000] [BUILD=build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+reps=${1:-5}; n=${2:-20000000}; build=${3:-build}
+prog=$build/bin/gputrace-drain-bench
+[ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
+. bench/lib.sh # median
+read_rate=() live_rate=() zstd_rate=()
+for ((i = 1; i <= reps; i++)); do
+  out=$("$prog" "$n")
+  read_rate+=("$(awk '$1 == "read" {print $2}' <<<"$out")")
+  live_rate+=("$(awk '$1 == "live" {print $2}' <<<"$out")")
+  zstd_rate+=("$(awk '$1 == "zstd" {print $2}' <<<"$out")")
+done
+printf '| %-52s | %12s |\n|%s|%s|\n' "M records/s (median of $reps, $n records)" "M/s" \
+  "------------------------------------------------------" "--------------"
+printf '| %-52s | %12.1f |\n' "ring read + conversion to struct gt_record" \
+  "$(printf '%s\n' "${read_rate[@]}" | median)"
+printf '| %-52s | %12.1f |\n' "the same, a producer writing at once" \
+  "$(printf '%s\n' "${live_rate[@]}" | median)"
+printf '| %-52s | %12.1f |\n' "zstd level 1 of the converted records" \
+  "$(printf '%s\n' "${zstd_rate[@]}" | median)"

@@ -1,0 +1,139 @@
+/* drain_bench.c — the collector's per-record costs, apart from any traced
+ * program (bench/drain.sh runs it):
+ *  - read: gt_ring_read of compact launches out of a filled 32 MiB ring's
+ *    first sub-ring, converted to struct gt_record into a 1 MiB chunk (what
+ *    the collector does per record before compression), records/s;
+ *  - live: the same while a producer thread writes them (one core each):
+ *    records/s the consumer takes, and how many the producer found no room
+ *    for;
+ *  - zstd: compressing such chunks as the trace writer does (level 1),
+ *    records/s.
+ * Usage: gputrace-drain-bench [RECORDS=20000000]; one line per measure. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zstd.h>
+
+#include "gputrace/ring.h"
+
+#define REGION (32u << 20)
+#define CHUNK_RECORDS ((1u << 20) / GT_SLOT_SIZE)
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int put(struct gt_ring_producer *p, uint64_t i) {
+  if (p->room == 0 && !gt_ring_producer_room(p, 1))
+    return 0;
+  struct gt_frame_launch *f = gt_ring_slot(p);
+  f->frame =
+      GT_FRAME_LAUNCH | 1u << 8 | (uint64_t)GT_API___cudaLaunchKernel << 16 | p->tid;
+  f->ts = 1000000 + i * 40;
+  f->dur = 30 + (uint32_t)(i & 7);
+  f->corr = (uint32_t)i;
+  f->kernel = 0x7f0000001000 + (i & 3) * 64;
+  f->stream = 0;
+  f->grid_x = 1;
+  f->grid_y = f->grid_z = 1;
+  f->block_x = 128;
+  f->block_y = f->block_z = 1;
+  f->result = 0;
+  f->shared_mem = 0;
+  f->stack_id = 0;
+  gt_ring_commit1(p);
+  return 1;
+}
+
+struct live {
+  struct gt_ring_producer *p;
+  uint64_t n, refused;
+  _Atomic int done;
+};
+
+static void *producer(void *arg) {
+  struct live *l = arg;
+  for (uint64_t i = 0; i < l->n; i++)
+    if (!put(l->p, i))
+      l->refused++;
+  atomic_store(&l->done, 1);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000000ull;
+  void *mem = aligned_alloc(64, REGION);
+  memset(mem, 0, REGION);
+  gt_ring_init(mem, REGION, 1, GT_CLOCK_TSC);
+  struct gt_ring ring;
+  if (gt_ring_attach(&ring, mem, gt_ring_bytes_for(REGION)) != 0)
+    return 1;
+  struct gt_ring_producer p;
+  memset(&p, 0, sizeof p);
+  gt_ring_claim(&ring, &p, 1);
+  struct gt_record *chunk = malloc((CHUNK_RECORDS + GT_MAX_SLOTS) * sizeof *chunk);
+  memset(chunk, 0, (CHUNK_RECORDS + GT_MAX_SLOTS) * sizeof *chunk);
+  /* read: laps of a full sub-ring */
+  uint64_t got = 0, fill = ring.nblocks * ring.block_slots;
+  double spent = 0;
+  unsigned at = 0;
+  while (got < n) {
+    for (uint64_t i = 0; i < fill; i++)
+      put(&p, got + i);
+    double t0 = now_s();
+    while (gt_ring_read(&ring, &chunk[at]) == GT_RING_RECORD) {
+      got++;
+      at = at + 1 < CHUNK_RECORDS ? at + 1 : 0;
+    }
+    gt_ring_publish(&ring);
+    spent += now_s() - t0;
+  }
+  printf("read   %.1f M records/s (%.1f ns each, %llu records)\n", got / spent / 1e6,
+         spent * 1e9 / got, (unsigned long long)got);
+  /* live: producer and consumer at once */
+  struct live l = {.p = &p, .n = n};
+  pthread_t th;
+  double t0 = now_s();
+  pthread_create(&th, NULL, producer, &l);
+  got = 0;
+  for (;;) {
+    int done = atomic_load(&l.done);
+    while (gt_ring_read(&ring, &chunk[at]) == GT_RING_RECORD) {
+      got++;
+      at = at + 1 < CHUNK_RECORDS ? at + 1 : 0;
+    }
+    gt_ring_publish(&ring);
+    if (done)
+      break;
+  }
+  double live = now_s() - t0;
+  pthread_join(th, NULL);
+  printf("live   %.1f M records/s taken, %llu of %llu refused (ring full)\n",
+         got / live / 1e6, (unsigned long long)l.refused, (unsigned long long)n);
+  /* zstd, as common/trace_writer.c */
+  ZSTD_CCtx *cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  size_t cap = ZSTD_compressBound(CHUNK_RECORDS * sizeof *chunk);
+  void *frame = malloc(cap);
+  uint64_t done_records = 0;
+  t0 = now_s();
+  size_t bytes = 0;
+  while (done_records < n / 4) {
+    bytes += ZSTD_compress2(cctx, frame, cap, chunk, CHUNK_RECORDS * sizeof *chunk);
+    done_records += CHUNK_RECORDS;
+  }
+  double z = now_s() - t0;
+  printf("zstd   %.1f M records/s (%.1f ns each, %.1f bytes per record)\n",
+         done_records / z / 1e6, z * 1e9 / done_records, (double)bytes / done_records);
+  ZSTD_freeCCtx(cctx);
+  free(frame);
+  free(chunk);
+  free(mem);
+  return 0;
+}

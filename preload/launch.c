@@ -1,0 +1,171 @@
+/* launch.c — the launch path's slow side (see launch.h): claiming a
+ * sub-ring, full sub-rings, device-timed launches, wide values, and launch
+ * stacks sampled per call site and per thread under a time budget.
+ *
+ * Contract:
+ *  - gt_emit_launch_slow writes the same record gt_emit_launch would have
+ *    (plus its stack id), or counts it dropped (dropped[LAUNCH]): never
+ *    silent. It saves and restores errno.
+ *  - Call sites: a process-wide lock-free set of GT_ST_SITES call-site keys
+ *    (launch.h gt_st_key: return address and kernel; CAS into the first
+ *    empty slot of a short probe). A site is
+ *    "first" once per process; past the set's capacity no more first-site
+ *    stacks are taken (sampling goes on). Each thread caches the sites it
+ *    has seen (launch.h), so the set is probed once per thread and site (and
+ *    on cache collisions).
+ *  - Sampling: per thread, one launch in N takes a stack. With
+ *    GPUTRACE_LAUNCH_STACKS=auto (the default) N starts at GT_ST_N0 and,
+ *    after each sample, moves toward the N at which the stacks cost
+ *    GT_ST_BUDGET of the thread's time since the previous sample (at most a
+ *    factor 4 per step, within 1..GT_ST_N_MAX). A forked child starts over.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "gputrace/knobs.h"
+#include "launch.h"
+
+#define GT_ST_SITES 4096u
+#define GT_ST_PROBES 32u
+#define GT_ST_N0 1024u
+#define GT_ST_N_MAX (1u << 24)
+#define GT_ST_BUDGET 0.01 /* of a thread's time spent on sampled launch stacks */
+
+static __thread uint32_t tls_st_n __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tls_st_last __attribute__((tls_model("initial-exec")));
+
+static _Atomic uintptr_t g_sites[GT_ST_SITES];
+
+enum { ST_OFF, ST_AUTO, ST_FIXED };
+static int g_st_mode = -1; /* -1: not configured yet */
+static uint32_t g_st_fixed;
+
+extern int gt_stacks_mode; /* stacks.c: 0 none, 1 alloc (default), 2 all */
+
+void gt_launch_configure(void) {
+  uint64_t n = gt_knob(GT_KNOB_LAUNCH_STACKS);
+  if (gt_stacks_mode == 0) {
+    g_st_mode = ST_OFF;
+  } else if (gt_stacks_mode == 2 || n != 0) {
+    g_st_fixed = gt_stacks_mode == 2 ? 1u : (uint32_t)n;
+    g_st_mode = ST_FIXED;
+  } else {
+    g_st_mode = ST_AUTO;
+  }
+}
+
+/* 1 the first time any thread of this process launches from `site`. */
+static int site_first(uintptr_t site) {
+  unsigned h = (unsigned)(((uint64_t)site * 0x9E3779B97F4A7C15ull) >> 52);
+  for (unsigned i = 0; i < GT_ST_PROBES; i++) {
+    _Atomic uintptr_t *s = &g_sites[(h + i) & (GT_ST_SITES - 1u)];
+    uintptr_t cur = atomic_load_explicit(s, memory_order_relaxed);
+    if (cur == site)
+      return 0;
+    if (cur == 0 && atomic_compare_exchange_strong_explicit(
+                        s, &cur, site, memory_order_relaxed, memory_order_relaxed))
+      return 1;
+    if (cur == site)
+      return 0;
+  }
+  return 0; /* the set is full: sampling alone from here */
+}
+
+/* After a sampled stack that cost `cost` (gt_now units): the next N. */
+static void adapt(uint64_t now, uint64_t cost) {
+  if (tls_st_last != 0 && now > tls_st_last) {
+    double want =
+        (double)tls_st_n * (double)cost / (GT_ST_BUDGET * (double)(now - tls_st_last));
+    double lo = tls_st_n / 4.0, hi = tls_st_n * 4.0;
+    want = want < lo ? lo : want > hi ? hi : want;
+    tls_st_n = want < 1.0 ? 1u : want > GT_ST_N_MAX ? GT_ST_N_MAX : (uint32_t)want;
+  }
+  tls_st_last = now;
+}
+
+/* The stack id this launch carries (0: none); resets the countdown. */
+static uint32_t launch_stack(const struct gt_launch *l) {
+  if (g_st_mode < 0) /* a launch before the constructor */
+    gt_launch_configure();
+  uintptr_t s = gt_st_key(l->site, l->kernel);
+  unsigned slot = gt_st_slot(s);
+  int take = 0, sampled = 0;
+  if (gt_tls_st_site[slot] != s) {
+    gt_tls_st_site[slot] = s;
+    take = g_st_mode != ST_OFF && site_first(s);
+  }
+  if (tls_st_n == 0) { /* this thread's first launch */
+    tls_st_n = g_st_mode == ST_FIXED ? g_st_fixed : GT_ST_N0;
+    gt_tls_st_left = g_st_mode == ST_OFF ? UINT32_MAX : tls_st_n;
+  } else if (gt_tls_st_left == 0) {
+    sampled = g_st_mode != ST_OFF;
+    take |= sampled;
+  }
+  if (!take) {
+    if (gt_tls_st_left == 0)
+      gt_tls_st_left = g_st_mode == ST_OFF ? UINT32_MAX : tls_st_n;
+    return 0;
+  }
+  uint64_t t0 = gt_now();
+  uint32_t id = gt_stack_id();
+  uint64_t t1 = gt_now();
+  if (sampled && g_st_mode == ST_AUTO)
+    adapt(t1, t1 - t0);
+  if (gt_tls_st_left == 0)
+    gt_tls_st_left = tls_st_n;
+  return id;
+}
+
+void gt_emit_launch_slow(const struct gt_launch *l) {
+  int saved_errno = errno;
+  uint32_t stack = launch_stack(l);
+  struct gt_ring_producer *p = &gt_tls_prod;
+  if (gt_launch_wide(l) == 0 && gt_tls_dt_token == 0) {
+    if (p->room == 0)
+      gt_ring_room_slow(1); /* claims a sub-ring at the thread's first record */
+    if (p->room > 0) {
+      gt_put_launch(p, l, stack);
+      errno = saved_errno;
+      return;
+    }
+    if (p->state == GT_PROD_SUB) { /* its sub-ring is full */
+      gt_count_launch_drop();
+      errno = saved_errno;
+      return;
+    }
+  }
+  /* A full frame: to the shared ring, or values that need one, or a record
+   * devtime needs to see. */
+  struct gt_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.ts_ns = l->t0;
+  rec.dur_ns = l->t1 - l->t0;
+  rec.pid = gt_pid();
+  rec.tid = gt_current_tid();
+  rec.api = (uint16_t)l->api;
+  rec.kind = GT_KIND_LAUNCH;
+  rec.nslots = 1;
+  rec.result = l->result;
+  rec.flags = gt_launch_flags(l->api);
+  rec.stack_id = stack;
+  rec.u.launch.kernel = (uint64_t)(uintptr_t)l->kernel;
+  memcpy(rec.u.launch.grid, l->grid, sizeof rec.u.launch.grid);
+  memcpy(rec.u.launch.block, l->block, sizeof rec.u.launch.block);
+  rec.u.launch.shared_mem = l->shmem;
+  rec.u.launch.stream = (uint64_t)(uintptr_t)l->stream;
+  rec.u.launch.corr = gt_tls_corr;
+  gt_emit(&rec);
+  gt_dt_commit(&rec);
+  errno = saved_errno;
+}
+
+void gt_launch_after_fork(void) {
+  /* The parent's sites are in the parent's trace: this process's first
+   * launch from each gets its own stack. */
+  for (unsigned i = 0; i < GT_ST_SITES; i++)
+    atomic_store_explicit(&g_sites[i], 0, memory_order_relaxed);
+  memset(gt_tls_st_site, 0, sizeof gt_tls_st_site);
+  tls_st_n = 0;
+  tls_st_last = 0;
+  gt_tls_st_left = 0;
+}
