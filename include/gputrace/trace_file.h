@@ -31,8 +31,8 @@
 #include "gputrace/schema.h"
 
 #define GT_FILE_MAGIC "GPUTRACE"
-#define GT_FILE_VERSION 2u /* 2: the header's GT_FILE_F_COMPLETE and the writer's lock   \
-                            */
+/* Version 2: the header's GT_FILE_F_COMPLETE and the writer's lock. */
+#define GT_FILE_VERSION 2u
 #define GT_FILE_VERSION_MIN 1u     /* still read: version 1 has no completion mark */
 #define GT_FILE_F_COMPLETE 1u      /* header flags: the collector finished this file */
 #define GT_CHUNK_MAGIC 0x4b434847u /* "GHCK" */

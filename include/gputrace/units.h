@@ -1,6 +1,6 @@
 /* units.h — option values with units, for the CLI and the collector:
- * durations "1.5" or "1.5s", "250ms", "10us", "µs", "800ns", "5m" or "5min", "2h" -> ns; sizes
- * "80GiB", "16G", "512MiB", "1e9" -> bytes. 0, or -1 when malformed. */
+ * durations "1.5" or "1.5s", "250ms", "10us", "µs", "800ns", "5m" or "5min", "2h" -> ns;
+ * sizes "80GiB", "16G", "512MiB", "1e9" -> bytes. 0, or -1 when malformed. */
 #ifndef GPUTRACE_UNITS_H
 #define GPUTRACE_UNITS_H
 
