@@ -54,6 +54,8 @@ static const struct gt_field launch[] = {
     {K("shared_mem"), .text = "shmem", .type = GT_FT_UINT, AT(launch.shared_mem), .out = GT_FO_CHROME | GT_FO_CHROME_NZ},
     {K("stream"), .text = "stream", .type = GT_FT_HEX, AT(launch.stream), CH},
     CORR(launch.corr),
+    {K("stack_sampled"), .text = "stack_sampled", .type = GT_FT_BOOL, .bit = GT_F_STACK_SAMPLED,
+     .when = GT_F_STACK_SAMPLED},
 };
 static const struct gt_field handle[] = {
     {K("handle"), .text = "handle", .type = GT_FT_HEX, AT(handle.handle), CH},

@@ -11,8 +11,9 @@ struct gt_gpu_group {
   uint32_t pid;
   size_t name;
   unsigned kind;
-  uint64_t calls, stacked, timed, bytes; /* stacked: calls that have a stack */
-  double timed_ns;
+  uint64_t calls, timed, bytes;
+  uint64_t exact, sampled; /* calls with a first-launch stack, with a sampled one */
+  double exact_bytes, timed_ns;
 };
 
 void gt_gpu_attr_init(struct gt_gpu_attr *g) {
@@ -121,35 +122,49 @@ void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
     return; /* nothing was queued */
   x->calls++;
   x->bytes += bytes;
-  if (rec->stack_id) {
-    x->stacked++;
-    struct gt_gpu_site *s = site(g, x, rec->stack_id);
-    s->calls += 1;
-    s->bytes += (double)bytes;
+  if (!rec->stack_id)
+    return;
+  struct gt_gpu_site *s = site(g, x, rec->stack_id);
+  if (rec->flags & GT_F_STACK_SAMPLED) {
+    x->sampled++;
+    s->sampled++;
+    s->sampled_bytes += (double)bytes;
+  } else {
+    x->exact++;
+    x->exact_bytes += (double)bytes;
+    s->exact++;
+    s->exact_bytes += (double)bytes;
   }
 }
 
+/* A site's estimates from its group (gpu_attr.h): its first launches
+ * exactly, and its share of the rest by samples (or, without samples, by
+ * first launches). */
+static void estimate(struct gt_gpu_site *s, const struct gt_gpu_group *x) {
+  double rest = (double)(x->calls - x->exact),
+         rest_bytes = (double)x->bytes - x->exact_bytes;
+  double share = x->sampled ? (double)s->sampled / (double)x->sampled
+                 : x->exact ? (double)s->exact / (double)x->exact
+                            : 0;
+  double mean = x->timed ? x->timed_ns / (double)x->timed : 0;
+  s->calls = (double)s->exact + share * rest;
+  s->bytes = s->exact_bytes + share * rest_bytes;
+  s->gpu_ns = mean * s->calls;
+}
+
 void gt_gpu_attr_finish(struct gt_gpu_attr *g) {
-  /* Sites so far hold counts of stacked calls: scale them to the group. */
   for (size_t i = 0; i < g->nsites; i++) {
-    struct gt_gpu_site *s = &g->sites[i];
     uint64_t idx;
-    if (!gt_map_get(&g->group_index, (uint64_t)s->pid << 32 | s->name, &idx))
-      continue;
-    const struct gt_gpu_group *x = &g->groups[idx];
-    double share = s->calls / (double)x->stacked;
-    double mean = x->timed ? x->timed_ns / (double)x->timed : 0;
-    s->calls = share * (double)x->calls;
-    s->bytes = share * (double)x->bytes;
-    s->gpu_ns = mean * s->calls;
+    struct gt_gpu_site *s = &g->sites[i];
+    if (gt_map_get(&g->group_index, (uint64_t)s->pid << 32 | s->name, &idx))
+      estimate(s, &g->groups[idx]);
   }
   size_t ngroups = g->ngroups;
   for (size_t i = 0; i < ngroups; i++) {
-    const struct gt_gpu_group *x = &g->groups[i];
-    if (x->stacked || !x->calls)
+    if (g->groups[i].exact || g->groups[i].sampled || !g->groups[i].calls)
       continue;
-    struct gt_gpu_site *s = site(g, x, 0); /* no call of it had a stack */
-    x = &g->groups[i];
+    struct gt_gpu_site *s = site(g, &g->groups[i], 0); /* no call of it had a stack */
+    const struct gt_gpu_group *x = &g->groups[i];
     s->calls = (double)x->calls;
     s->bytes = (double)x->bytes;
     s->gpu_ns = x->timed ? x->timed_ns / (double)x->timed * (double)x->calls : 0;

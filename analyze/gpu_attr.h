@@ -9,12 +9,18 @@
  *    "memcpy HtoD" / "memset" for copies and memsets. A group's GPU total is
  *    the report's estimate: its mean timed duration (DEVICE records, which
  *    may be sampled) times its calls; untimed groups have 0.
- *  - Stacks are a sample too (launch stacks are taken for one launch in N
- *    by default): a group's calls, GPU time and bytes are spread over the
- *    stacks of its calls that have one, in proportion to how many of them
- *    each stack has; a group none of whose calls has a stack keeps all of
- *    it at stack 0 ("no stack"). So every site's figures are estimates and
- *    their sums per group equal the group's totals.
+ *  - Stacks are a sample too. By default a launch has one when it is its
+ *    call site's first launch of the kernel (it stands for itself alone),
+ *    or when it is its thread's one launch in N (GT_F_STACK_SAMPLED: it
+ *    stands for N). A stack's site gets its first launches exactly; the
+ *    group's other calls (and their bytes) are spread over the sampled
+ *    stacks in proportion to how many samples each has — systematic
+ *    sampling, so a call site's expected share is its true share — or,
+ *    when none of them was sampled (fewer than N launches), over the first
+ *    launches' stacks in proportion to their counts. A group none of whose
+ *    calls has a stack keeps all of it at stack 0 ("no stack"). GPU time is
+ *    the group's mean times a site's calls. So every site's figures are
+ *    estimates and their sums per group equal the group's totals.
  *  - Memory: bounded by distinct (process, name, stack) sites.
  */
 #ifndef GPUTRACE_ANALYZE_GPU_ATTR_H
@@ -27,10 +33,14 @@
 #include "report_stats.h"
 
 struct gt_gpu_site {
-  uint32_t pid, stack_id; /* stack 0: none was taken */
-  size_t name;            /* in gt_gpu_attr.names */
-  unsigned kind;          /* GT_KIND_LAUNCH, MEMCPY or MEMSET */
-  double calls, gpu_ns, bytes;
+  uint32_t pid, stack_id;      /* stack 0: none was taken */
+  size_t name;                 /* in gt_gpu_attr.names */
+  unsigned kind;               /* GT_KIND_LAUNCH, MEMCPY or MEMSET */
+  double calls, gpu_ns, bytes; /* the estimates, after gt_gpu_attr_finish */
+  /* Before finish: its launches whose stack was a first launch (exact) or
+   * a sample, and their bytes. */
+  uint64_t exact, sampled;
+  double exact_bytes, sampled_bytes;
 };
 
 struct gt_gpu_group; /* gpu_attr.c */

@@ -472,6 +472,20 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+/* The CUDA runtime and the code nvcc and its headers put between the
+ * user's call and it: cuda_runtime.h's C++ wrappers (cudaMallocHost<T> ->
+ * cudaHostAlloc), a <<<>>> launch's __cudaLaunchKernel_helper
+ * (crt/device_functions.h) and __device_stub__ (the generated stub file). */
+static int runtime_frame(const struct gt_frame *f) {
+  return ends_with(f->file, "cuda_runtime.h") ||
+         ends_with(f->file, "cuda_runtime_api.h") ||
+         ends_with(f->file, "device_functions.h") || strstr(f->file, ".cudafe1.stub.c") ||
+         strncmp(f->module, "libcudart", 9) == 0 ||
+         strncmp(f->function, "cudaError cuda", 14) == 0 || /* the same without -g */
+         strncmp(f->function, "__cudaLaunchKernel", 18) == 0 ||
+         strncmp(f->function, "__device_stub__", 15) == 0;
+}
+
 const struct gt_frame *gt_leaks_origin(const struct gt_frame *f, int n) {
   /* Python code that allocated (through an extension or ctypes) is the
    * answer to "which line": the innermost Python frame. */
@@ -479,14 +493,12 @@ const struct gt_frame *gt_leaks_origin(const struct gt_frame *f, int n) {
     if (f[i].python)
       return &f[i];
   for (int i = 0; i < n; i++) {
-    /* cuda_runtime.h's C++ wrappers (cudaMallocHost<T> -> cudaHostAlloc)
-     * and the runtime itself are not where the user's code asked. */
-    if (ends_with(f[i].file, "cuda_runtime.h") ||
-        ends_with(f[i].file, "cuda_runtime_api.h") ||
-        strncmp(f[i].module, "libcudart", 9) == 0 ||
-        strncmp(f[i].function, "cudaError cuda", 14) == 0) /* the same without -g */
-      continue;
-    return &f[i];
+    if (!runtime_frame(&f[i]))
+      return &f[i];
+    /* A stub's caller is nvcc's host function named as the kernel (at the
+     * kernel's declaration): the user's call is the frame after it. */
+    if (strncmp(f[i].function, "__device_stub__", 15) == 0)
+      i++;
   }
   return n ? &f[0] : NULL;
 }

@@ -151,7 +151,7 @@ static void run_in_time_order(struct gt_session *s) {
     size_t pos = 0;
     for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos));) {
       note_origin(s, rec);
-      if (!(s->ordered & 1u << rec->kind)) { /* the tool wants it as it comes */
+      if (!(s->ordered & ~GT_ORDER_DEFINITIONS & 1u << rec->kind)) { /* as it comes */
         dispatch(s, rec);
         continue;
       }

@@ -55,8 +55,17 @@ struct gt_tool {
 /* Every kind to one handler. */
 void gt_tool_all(struct gt_tool *t, gt_handler fn);
 
-#define GT_ORDER_ALL 0xffffffffu /* every kind in time order */
 #define GT_ORDER_KIND(k) (1u << (k))
+/* Definitions (kernel names, stacks, modules, frames) are never held for
+ * time order: each describes later records, and its timestamp is when it
+ * was written, which (records of one thread naming what another launches,
+ * names held back by the collector) can be later than the first record
+ * that refers to it. In file order it always comes before them. */
+#define GT_ORDER_DEFINITIONS                                                             \
+  (GT_ORDER_KIND(GT_KIND_KERNEL_NAME) | GT_ORDER_KIND(GT_KIND_STACK) |                   \
+   GT_ORDER_KIND(GT_KIND_MODULE) | GT_ORDER_KIND(GT_KIND_PYFRAME) |                      \
+   GT_ORDER_KIND(GT_KIND_FRAME))
+#define GT_ORDER_ALL (0xffffffffu & ~GT_ORDER_DEFINITIONS) /* the rest in time order */
 
 struct gt_session_opts {
   const char *path;

@@ -29,8 +29,9 @@ static inline unsigned decode_launch(const struct gt_frame_launch *f,
   out->kind = GT_KIND_LAUNCH;
   out->nslots = 1;
   out->result = f->result;
-  out->flags = gt_launch_flags(api);
-  out->stack_id = f->stack_id;
+  out->flags = gt_launch_flags(api) |
+               (f->stack_id & GT_FRAME_STACK_SAMPLED ? GT_F_STACK_SAMPLED : 0u);
+  out->stack_id = f->stack_id & ~GT_FRAME_STACK_SAMPLED;
   out->u.launch.kernel = f->kernel;
   out->u.launch.grid[0] = f->grid_x;
   out->u.launch.grid[1] = f->grid_y;

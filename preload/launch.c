@@ -83,37 +83,38 @@ static void adapt(uint64_t now, uint64_t cost) {
   tls_st_last = now;
 }
 
-/* The stack id this launch carries (0: none); resets the countdown. */
+/* The stack id this launch carries (0: none), with GT_FRAME_STACK_SAMPLED
+ * when it is the thread's one-in-N sample; resets the countdown. A call
+ * site's first launch is never the sample (it stands for itself, and a
+ * sample must stand for launches drawn blind to their site): when both fall
+ * on one launch, the sample moves to the thread's next launch. */
 static uint32_t launch_stack(const struct gt_launch *l) {
   if (g_st_mode < 0) /* a launch before the constructor */
     gt_launch_configure();
   uintptr_t s = gt_st_key(l->site, l->kernel);
   unsigned slot = gt_st_slot(s);
-  int take = 0, sampled = 0;
+  int first = 0, sampled = 0;
   if (gt_tls_st_site[slot] != s) {
     gt_tls_st_site[slot] = s;
-    take = g_st_mode != ST_OFF && site_first(s);
+    first = g_st_mode != ST_OFF && site_first(s);
   }
   if (tls_st_n == 0) { /* this thread's first launch */
     tls_st_n = g_st_mode == ST_FIXED ? g_st_fixed : GT_ST_N0;
     gt_tls_st_left = g_st_mode == ST_OFF ? UINT32_MAX : tls_st_n;
   } else if (gt_tls_st_left == 0) {
-    sampled = g_st_mode != ST_OFF;
-    take |= sampled;
+    sampled = g_st_mode != ST_OFF && !first;
+    gt_tls_st_left = g_st_mode == ST_OFF ? UINT32_MAX : first ? 1u : tls_st_n;
   }
-  if (!take) {
-    if (gt_tls_st_left == 0)
-      gt_tls_st_left = g_st_mode == ST_OFF ? UINT32_MAX : tls_st_n;
+  if (!first && !sampled)
     return 0;
-  }
   uint64_t t0 = gt_now();
   uint32_t id = gt_stack_id();
   uint64_t t1 = gt_now();
-  if (sampled && g_st_mode == ST_AUTO)
+  if (sampled && g_st_mode == ST_AUTO) {
     adapt(t1, t1 - t0);
-  if (gt_tls_st_left == 0)
-    gt_tls_st_left = tls_st_n;
-  return id;
+    gt_tls_st_left = tls_st_n; /* the next N, as adapted */
+  }
+  return id && sampled ? id | GT_FRAME_STACK_SAMPLED : id;
 }
 
 void gt_emit_launch_slow(const struct gt_launch *l) {
@@ -146,8 +147,9 @@ void gt_emit_launch_slow(const struct gt_launch *l) {
   rec.kind = GT_KIND_LAUNCH;
   rec.nslots = 1;
   rec.result = l->result;
-  rec.flags = gt_launch_flags(l->api);
-  rec.stack_id = stack;
+  rec.flags = gt_launch_flags(l->api) |
+              (stack & GT_FRAME_STACK_SAMPLED ? GT_F_STACK_SAMPLED : 0u);
+  rec.stack_id = stack & ~GT_FRAME_STACK_SAMPLED;
   rec.u.launch.kernel = (uint64_t)(uintptr_t)l->kernel;
   memcpy(rec.u.launch.grid, l->grid, sizeof rec.u.launch.grid);
   memcpy(rec.u.launch.block, l->block, sizeof rec.u.launch.block);

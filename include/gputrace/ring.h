@@ -115,6 +115,9 @@ struct gt_frame_launch {
   uint32_t stack_id;
 };
 _Static_assert(sizeof(struct gt_frame_launch) == GT_RSLOT, "a launch is one slot");
+/* In a compact launch's stack_id: GT_F_STACK_SAMPLED (stack ids stay far
+ * below 2^31: the shim's intern table is bounded). */
+#define GT_FRAME_STACK_SAMPLED 0x80000000u
 
 /* The record flags a launch's API implies (what a compact launch leaves
  * out): host functions, graphs, and __cudaLaunchKernel's cudaKernel_t. */

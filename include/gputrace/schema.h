@@ -98,6 +98,9 @@ enum gt_proc_phase {
 #define GT_F_INCOMPLETE                                                                  \
   0x200u /* NOTE: part of the run is missing (the collector stopped early); readers      \
             warn about it */
+#define GT_F_STACK_SAMPLED                                                               \
+  0x400u /* launch: its stack was taken as one launch in N of its thread (a sample       \
+            standing for others), not as its call site's first launch (itself alone) */
 
 struct gt_mem_args { /* ALLOC, FREE */
   uint64_t ptr;

@@ -5,6 +5,7 @@ is `gputrace leaks --json`'s leaked bytes, with the leaking functions named;
 the GPU profile's gpu_time total of kernels is the report's kernel GPU
 total; a Python program's launching functions and lines are in the GPU
 profile."""
+import collections
 import json
 import os
 import re
@@ -116,6 +117,41 @@ def test_gpu_time_by_python_line():
     eq(sum(int(l.rsplit(" ", 1)[1]) for l in folded), gpu, "flame --gpu total")
     if not any("decode_step (" in l and "py_launch.py:13)" in l for l in folded):
         raise AssertionError("flame --gpu lacks decode_step:\n" + "\n".join(folded))
+
+
+def test_sampled_launch_stacks():
+    """Launch stacks as sampled by default (one in N per thread, here N=10):
+    a stack taken as its call site's first launch stands for itself, a
+    sampled one for its share of the rest. two_sites launches one kernel
+    from hot() 1000 times, cold() 100 (interleaved) and rare() 3: the
+    estimates are the trace's own (the estimator recomputed here from the
+    records), and each is within one sampling interval (10) of the truth
+    (here 991, 101 and 11; counting first launches as samples gave 976, 107
+    and 20)."""
+    _, trace = record([prog("two_sites")], GPUTRACE_LAUNCH_STACKS="10",
+                      GPUTRACE_GPU_TIMING_SAMPLE="1")
+    launches = select(dump(trace), kind="launch")
+    eq(len(launches), 1103, "launches")
+    exact, sampled = collections.Counter(), collections.Counter()
+    for l in launches:
+        if l.get("stack_id"):
+            (sampled if l.get("stack_sampled") else exact)[l["stack_id"]] += 1
+    eq(sorted(exact.values()), [1, 1, 1], "one first launch per call site")
+    if sum(sampled.values()) < 100:
+        raise AssertionError("one in 10 sampled: %r" % sampled)
+    rest = 1103 - 3
+    want = sorted(round(exact[k] + rest * sampled[k] / sum(sampled.values()))
+                  for k in set(exact) | set(sampled))
+    rep = json.loads(gputrace("report", "--json", trace).stdout)
+    got = {g["site"]: g["launches"] for g in rep["gpu_by_line"]}
+    eq(sorted(got.values()), want, "launches by line: the estimator on the records")
+    eq(sorted(got), ["cold(int) at two_sites.cu:27", "hot(int) at two_sites.cu:22",
+                     "rare(int) at two_sites.cu:32"], "sites")
+    hot, cold, rare = (got["%s(int) at two_sites.cu:%d" % site]
+                       for site in (("hot", 22), ("cold", 27), ("rare", 32)))
+    if max(abs(hot - 1000), abs(cold - 100), abs(rare - 3)) > 10 or \
+            abs(hot + cold + rare - 1103) > 1:
+        raise AssertionError("estimates %r, truth hot 1000, cold 100, rare 3" % got)
 
 
 def test_outputs():
@@ -234,5 +270,5 @@ if GO is None:
     print("SKIP: go (Debian's golang-go) not installed")
     sys.exit(77)
 main([test_memory_profile, test_gpu_profile_totals, test_gpu_time_by_python_line,
-      test_outputs, test_live_profiles, test_live_gpu_and_keep, test_live_bad_settings,
-      test_live_under_plain_preload])
+      test_sampled_launch_stacks, test_outputs, test_live_profiles, test_live_gpu_and_keep,
+      test_live_bad_settings, test_live_under_plain_preload])
