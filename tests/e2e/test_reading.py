@@ -61,19 +61,6 @@ def test_no_wait_reads_what_is_there():
     eq(counts(d.stdout).get("launch"), 15, "launches once finished")
 
 
-def collector_of(out):
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    args = f.read().split(b"\0")
-            except OSError:
-                continue
-            if args[0].endswith(b"gputrace-collector") and out.encode() in args:
-                return int(pid)
-    return None
-
-
 def test_a_killed_collector_leaves_an_unfinished_trace():
     out = os.path.join(TMP, "killed_collector.gtrace")
     env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=out)
@@ -81,7 +68,7 @@ def test_a_killed_collector_leaves_an_unfinished_trace():
                          stderr=subprocess.DEVNULL)
     pid = None
     for _ in range(100):
-        pid = collector_of(out)
+        pid = collector_pid(out)
         if pid:
             break
         time.sleep(0.02)

@@ -7,17 +7,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "check.h"
 #include "pprof_build.h"
 #include "profile.pb-c.h"
-
-static int failures;
-#define CHECK(cond)                                                                      \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);                         \
-      failures++;                                                                        \
-    }                                                                                    \
-  } while (0)
 
 static const char *str(const Perftools__Profiles__Profile *pr, int64_t i) {
   return i >= 0 && (size_t)i < pr->n_string_table ? pr->string_table[i] : "?";
@@ -87,6 +79,5 @@ int main(void) {
         strstr(err, "/nonexistent-dir/x.pb.gz") != NULL);
   unlink(path);
   gt_pprof_free(p);
-  printf("test_pprof: %d failures\n", failures);
-  return failures != 0;
+  return check_finish("test_pprof");
 }
