@@ -138,7 +138,8 @@ void rp_gpu_lines(struct report *r) {
   if (names.n)
     qsort(all, names.n, sizeof *all, by_gpu_desc);
   r->ngpu_lines = names.n < 20 ? names.n : 20;
-  memcpy(r->gpu_lines, all, r->ngpu_lines * sizeof *all);
+  if (r->ngpu_lines) /* all is NULL when nothing launched */
+    memcpy(r->gpu_lines, all, r->ngpu_lines * sizeof *all);
   free(all);
   gt_strtab_free(&names);
 }
