@@ -128,7 +128,6 @@ void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
   if (rec->flags & GT_F_STACK_SAMPLED) {
     x->sampled++;
     s->sampled++;
-    s->sampled_bytes += (double)bytes;
   } else {
     x->exact++;
     x->exact_bytes += (double)bytes;

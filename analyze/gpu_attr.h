@@ -38,9 +38,9 @@ struct gt_gpu_site {
   unsigned kind;               /* GT_KIND_LAUNCH, MEMCPY or MEMSET */
   double calls, gpu_ns, bytes; /* the estimates, after gt_gpu_attr_finish */
   /* Before finish: its launches whose stack was a first launch (exact) or
-   * a sample, and their bytes. */
+   * a sample, and the first launches' bytes. */
   uint64_t exact, sampled;
-  double exact_bytes, sampled_bytes;
+  double exact_bytes;
 };
 
 struct gt_gpu_group; /* gpu_attr.c */
