@@ -140,6 +140,10 @@ struct gpu_run {
 static void on_gpu_record(void *ctx, const struct gt_event *ev) {
   struct gpu_run *r = ctx;
   const struct gt_record *rec = ev->rec;
+  if (rec->kind == GT_KIND_KERNEL_NAME) { /* a definition: no time of the run */
+    gt_gpu_attr_feed(&r->attr, gt_session_model(r->session), rec);
+    return;
+  }
   if (!r->first_ns) { /* the origin is known from the first record on */
     uint64_t origin = gt_session_origin(r->session);
     r->attr.from_ns = origin + r->op->from;
@@ -157,8 +161,9 @@ static int gpu_profile(const struct pprof_opts *op, struct gt_session *s,
   struct gpu_run r = {.op = op, .session = s};
   gt_gpu_attr_init(&r.attr);
   struct gt_tool tool = {.ctx = &r};
-  tool.on[GT_KIND_LAUNCH] = tool.on[GT_KIND_MEMCPY] = tool.on[GT_KIND_MEMSET] =
-      tool.on[GT_KIND_DEVICE] = on_gpu_record;
+  for (unsigned k = 0; k < GT_KIND_COUNT; k++)
+    if (GT_GPU_ATTR_KINDS >> k & 1)
+      tool.on[k] = on_gpu_record;
   gt_session_run(s, &tool);
   gt_gpu_attr_finish(&r.attr);
   struct gt_pprof *p = gt_gpuprof_profile(&r.attr, gt_model_symtab(gt_session_model(s)));

@@ -20,7 +20,7 @@ void gt_gpu_attr_init(struct gt_gpu_attr *g) {
   memset(g, 0, sizeof *g);
   gt_map_init(&g->group_index);
   gt_map_init(&g->site_index);
-  gt_map_init(&g->kernel_index);
+  gt_map_init(&g->fast_index);
 }
 
 static uint64_t mix(uint64_t h, uint64_t v) {
@@ -62,27 +62,66 @@ static struct gt_gpu_site *site(struct gt_gpu_attr *g, const struct gt_gpu_group
   return s;
 }
 
+/* The group of a fast_index key, or NULL: the hot slot, then the map. */
+static struct gt_gpu_group *fast_get(struct gt_gpu_attr *g, uint64_t key) {
+  size_t slot = key & (sizeof g->hot / sizeof g->hot[0] - 1);
+  uint64_t at;
+  if (g->hot[slot].at && g->hot[slot].key == key)
+    return &g->groups[g->hot[slot].at - 1];
+  if (!gt_map_get(&g->fast_index, key, &at))
+    return NULL;
+  g->hot[slot].key = key;
+  g->hot[slot].at = at;
+  return &g->groups[at - 1];
+}
+
+static void fast_put(struct gt_gpu_attr *g, uint64_t key, const struct gt_gpu_group *x) {
+  gt_map_put(&g->fast_index, key, (uint64_t)(x - g->groups) + 1);
+}
+
+static uint64_t kernel_key(uint32_t pid, uint64_t kernel, uint32_t flags) {
+  return mix(gt_pid_key(pid, kernel), flags & (GT_F_HOST_FN | GT_F_GRAPH));
+}
+
 /* A kernel's group. Launches are most of the records: a kernel whose name
  * is known is found by (pid, kernel) without demangled-name hashing (the
  * collector's live profiles run this for every launch it drains). */
 static struct gt_gpu_group *kernel_group(struct gt_gpu_attr *g, struct gt_model *m,
                                          uint32_t pid, uint64_t kernel, uint32_t flags) {
-  uint64_t key = mix(gt_pid_key(pid, kernel), flags & (GT_F_HOST_FN | GT_F_GRAPH)), v;
-  if (gt_map_get(&g->kernel_index, key, &v))
-    return &g->groups[v - 1];
-  struct gt_gpu_group *x =
-      group(g, pid, gt_model_kernel_of(m, pid, kernel, flags), GT_KIND_LAUNCH);
+  uint64_t key = kernel_key(pid, kernel, flags);
+  struct gt_gpu_group *x = fast_get(g, key);
+  if (x)
+    return x;
+  x = group(g, pid, gt_model_kernel_of(m, pid, kernel, flags), GT_KIND_LAUNCH);
   if (gt_model_kernel_known(m, pid, kernel))
-    gt_map_put(&g->kernel_index, key, (uint64_t)(x - g->groups) + 1);
+    fast_put(g, key, x);
   return x;
 }
 
-/* "memcpy HtoD", "memset": what copies and memsets are grouped as. */
-static const char *work_name(unsigned kind, unsigned dir, char *buf, size_t len) {
+/* A handle registered again: its next launch looks its name up anew. */
+static void forget_kernel(struct gt_gpu_attr *g, uint32_t pid, uint64_t kernel) {
+  static const uint32_t variants[] = {0, GT_F_HOST_FN, GT_F_GRAPH,
+                                      GT_F_HOST_FN | GT_F_GRAPH};
+  for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+    gt_map_del(&g->fast_index, kernel_key(pid, kernel, variants[i]));
+  memset(g->hot, 0, sizeof g->hot);
+}
+
+/* The group of copies ("memcpy HtoD", ...) or memsets. */
+static struct gt_gpu_group *work_group(struct gt_gpu_attr *g, uint32_t pid, unsigned kind,
+                                       unsigned dir) {
+  uint64_t key = mix(gt_pid_key(pid, (uint64_t)kind << 8 | dir), UINT64_MAX);
+  struct gt_gpu_group *x = fast_get(g, key);
+  if (x)
+    return x;
+  char name[48];
   if (kind == GT_KIND_MEMSET)
-    return "memset";
-  snprintf(buf, len, "memcpy %s", gt_dir_name(dir));
-  return buf;
+    snprintf(name, sizeof name, "memset");
+  else
+    snprintf(name, sizeof name, "memcpy %s", gt_dir_name(dir));
+  x = group(g, pid, name, kind);
+  fast_put(g, key, x);
+  return x;
 }
 
 static int in_window(const struct gt_gpu_attr *g, const struct gt_record *rec) {
@@ -92,7 +131,10 @@ static int in_window(const struct gt_gpu_attr *g, const struct gt_record *rec) {
 
 void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
                       const struct gt_record *rec) {
-  char buf[48];
+  if (rec->kind == GT_KIND_KERNEL_NAME) {
+    forget_kernel(g, rec->pid, rec->u.kname.kernel);
+    return;
+  }
   if (!in_window(g, rec))
     return;
   struct gt_gpu_group *x;
@@ -101,7 +143,7 @@ void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
     if (d->of_kind == GT_KIND_LAUNCH)
       x = kernel_group(g, m, rec->pid, d->kernel, rec->flags);
     else if (d->of_kind == GT_KIND_MEMCPY || d->of_kind == GT_KIND_MEMSET)
-      x = group(g, rec->pid, work_name(d->of_kind, d->dir, buf, sizeof buf), d->of_kind);
+      x = work_group(g, rec->pid, d->of_kind, d->of_kind == GT_KIND_MEMCPY ? d->dir : 0);
     else
       return;
     x->timed++;
@@ -114,7 +156,7 @@ void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
   } else if (rec->kind == GT_KIND_MEMCPY || rec->kind == GT_KIND_MEMSET) {
     unsigned dir = rec->kind == GT_KIND_MEMCPY ? rec->u.copy.dir : 0;
     bytes = rec->kind == GT_KIND_MEMCPY ? rec->u.copy.bytes : rec->u.set.bytes;
-    x = group(g, rec->pid, work_name(rec->kind, dir, buf, sizeof buf), rec->kind);
+    x = work_group(g, rec->pid, rec->kind, dir);
   } else {
     return;
   }
@@ -182,7 +224,7 @@ void gt_gpu_attr_free(struct gt_gpu_attr *g) {
   gt_strtab_free(&g->names);
   gt_map_free(&g->group_index);
   gt_map_free(&g->site_index);
-  gt_map_free(&g->kernel_index);
+  gt_map_free(&g->fast_index);
   free(g->groups);
   free(g->sites);
   memset(g, 0, sizeof *g);

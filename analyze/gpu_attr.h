@@ -2,9 +2,11 @@
  * `flame --gpu` and report's "GPU time by launching line" show.
  *
  * Contract:
- *  - Feed it every LAUNCH, MEMCPY, MEMSET and DEVICE record of a session
- *    (gt_gpu_attr_feed, with the session's model for kernel names), then
- *    gt_gpu_attr_finish once.
+ *  - Feed it every LAUNCH, MEMCPY, MEMSET, DEVICE and KERNEL_NAME record of
+ *    a session (gt_gpu_attr_feed, with the session's model for kernel
+ *    names), then gt_gpu_attr_finish once. A KERNEL_NAME (a handle
+ *    registered again) sends that kernel's later launches to the group of
+ *    its new name.
  *  - Work is grouped per process and name: the demangled kernel, or
  *    "memcpy HtoD" / "memset" for copies and memsets. A group's GPU total is
  *    the report's estimate: its mean timed duration (DEVICE records, which
@@ -50,13 +52,24 @@ struct gt_gpu_attr {
   struct gt_gpu_group *groups;
   size_t ngroups, cgroups;
   struct gt_map group_index, site_index;
-  struct gt_map kernel_index; /* (pid, kernel) -> group + 1, once named */
-  struct gt_gpu_site *sites;  /* after finish: the estimates */
+  /* A group by key without its name: (pid, kernel) once named, (pid, kind,
+   * direction) of copies and memsets -> group + 1; and the keys last found
+   * (launches repeat a few kernels: one compare instead of a map probe). */
+  struct gt_map fast_index;
+  struct {
+    uint64_t key, at; /* at: group + 1, 0 for an empty slot */
+  } hot[64];
+  struct gt_gpu_site *sites; /* after finish: the estimates */
   size_t nsites, csites;
   uint64_t from_ns, to_ns; /* absolute window; to 0: none */
   int has_pid;
   uint32_t pid;
 };
+
+/* The kinds of record gt_gpu_attr_feed wants, as a mask of 1 << kind. */
+#define GT_GPU_ATTR_KINDS                                                                \
+  (1u << GT_KIND_LAUNCH | 1u << GT_KIND_MEMCPY | 1u << GT_KIND_MEMSET |                  \
+   1u << GT_KIND_DEVICE | 1u << GT_KIND_KERNEL_NAME)
 
 void gt_gpu_attr_init(struct gt_gpu_attr *g);
 void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,

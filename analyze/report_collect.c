@@ -655,6 +655,7 @@ static void feed(struct report *r, const struct gt_record *rec,
   case GT_KIND_KERNEL_NAME: /* a (re)registration: names may change */
     gt_map_del(&r->kcache, gt_pid_key(rec->pid, rec->u.kname.kernel));
     memset(r->kc_key, 0, sizeof r->kc_key);
+    gt_gpu_attr_feed(&r->gattr, r->model, rec);
     r->events++;
     return;
   case GT_KIND_PROCESS:

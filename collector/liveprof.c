@@ -182,7 +182,7 @@ void gt_liveprof_observe(void *ctx, const struct gt_record *rec) {
   gt_model_feed(p->model, rec, &ev);
   if (rec->kind == GT_KIND_ALLOC || rec->kind == GT_KIND_FREE)
     gt_memprof_feed(p->mem, &ev);
-  else if (rec->kind <= GT_KIND_LAUNCH || rec->kind == GT_KIND_DEVICE)
+  else if (GT_GPU_ATTR_KINDS >> rec->kind & 1)
     gt_gpu_attr_feed(&p->gpu, p->model, rec);
   else if (rec->kind == GT_KIND_PROCESS && rec->u.proc.phase == GT_PROC_END)
     end_proc(lp, p, clock_ns(CLOCK_MONOTONIC));
