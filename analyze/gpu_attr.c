@@ -62,17 +62,10 @@ static struct gt_gpu_site *site(struct gt_gpu_attr *g, const struct gt_gpu_group
   return s;
 }
 
-/* The group of a fast_index key, or NULL: the hot slot, then the map. */
+/* The group of a fast_index key, or NULL. */
 static struct gt_gpu_group *fast_get(struct gt_gpu_attr *g, uint64_t key) {
-  size_t slot = key & (sizeof g->hot / sizeof g->hot[0] - 1);
   uint64_t at;
-  if (g->hot[slot].at && g->hot[slot].key == key)
-    return &g->groups[g->hot[slot].at - 1];
-  if (!gt_map_get(&g->fast_index, key, &at))
-    return NULL;
-  g->hot[slot].key = key;
-  g->hot[slot].at = at;
-  return &g->groups[at - 1];
+  return gt_map_get(&g->fast_index, key, &at) ? &g->groups[at - 1] : NULL;
 }
 
 static void fast_put(struct gt_gpu_attr *g, uint64_t key, const struct gt_gpu_group *x) {
@@ -80,22 +73,39 @@ static void fast_put(struct gt_gpu_attr *g, uint64_t key, const struct gt_gpu_gr
 }
 
 static uint64_t kernel_key(uint32_t pid, uint64_t kernel, uint32_t flags) {
-  return mix(gt_pid_key(pid, kernel), flags & (GT_F_HOST_FN | GT_F_GRAPH));
+  return mix(gt_pid_key(pid, kernel), flags);
 }
 
-/* A kernel's group. Launches are most of the records: a kernel whose name
- * is known is found by (pid, kernel) without demangled-name hashing (the
- * collector's live profiles run this for every launch it drains). */
-static struct gt_gpu_group *kernel_group(struct gt_gpu_attr *g, struct gt_model *m,
-                                         uint32_t pid, uint64_t kernel, uint32_t flags) {
+/* kernel_group's miss: fast_index, else by name (then into fast_index once
+ * the name is known); fills the hot slot h. */
+static struct gt_gpu_group *kernel_group_slow(struct gt_gpu_attr *g, struct gt_model *m,
+                                              struct gt_gpu_hot *h, uint32_t pid,
+                                              uint64_t kernel, uint32_t flags) {
   uint64_t key = kernel_key(pid, kernel, flags);
   struct gt_gpu_group *x = fast_get(g, key);
-  if (x)
-    return x;
-  x = group(g, pid, gt_model_kernel_of(m, pid, kernel, flags), GT_KIND_LAUNCH);
-  if (gt_model_kernel_known(m, pid, kernel))
+  if (!x) {
+    x = group(g, pid, gt_model_kernel_of(m, pid, kernel, flags), GT_KIND_LAUNCH);
+    if (!gt_model_kernel_known(m, pid, kernel))
+      return x; /* named later: looked up again until then */
     fast_put(g, key, x);
+  }
+  *h = (struct gt_gpu_hot){
+      .kernel = kernel, .pid = pid, .flags = flags, .at = (uint64_t)(x - g->groups) + 1};
   return x;
+}
+
+/* A kernel's group, found without its name (a hot slot by handle):
+ * launches are most of the records, and the collector's live profiles run
+ * this for every launch it drains. */
+static inline struct gt_gpu_group *kernel_group(struct gt_gpu_attr *g, struct gt_model *m,
+                                                uint32_t pid, uint64_t kernel,
+                                                uint32_t flags) {
+  flags &= GT_F_HOST_FN | GT_F_GRAPH;
+  size_t n = sizeof g->hot / sizeof g->hot[0];
+  struct gt_gpu_hot *h = &g->hot[(kernel >> 4 ^ kernel >> 12 ^ pid) & (n - 1)];
+  if (h->at && h->kernel == kernel && h->pid == pid && h->flags == flags)
+    return &g->groups[h->at - 1];
+  return kernel_group_slow(g, m, h, pid, kernel, flags);
 }
 
 /* A handle registered again: its next launch looks its name up anew. */

@@ -53,12 +53,13 @@ struct gt_gpu_attr {
   size_t ngroups, cgroups;
   struct gt_map group_index, site_index;
   /* A group by key without its name: (pid, kernel) once named, (pid, kind,
-   * direction) of copies and memsets -> group + 1; and the keys last found
-   * (launches repeat a few kernels: one compare instead of a map probe). */
+   * direction) of copies and memsets -> group + 1; and kernels last found,
+   * by handle (launches repeat a few kernels: compares, not a map probe). */
   struct gt_map fast_index;
-  struct {
-    uint64_t key, at; /* at: group + 1, 0 for an empty slot */
-  } hot[64];
+  struct gt_gpu_hot {
+    uint64_t kernel, at; /* at: group + 1, 0 for an empty slot */
+    uint32_t pid, flags;
+  } hot[256];
   struct gt_gpu_site *sites; /* after finish: the estimates */
   size_t nsites, csites;
   uint64_t from_ns, to_ns; /* absolute window; to 0: none */

@@ -1,11 +1,44 @@
 /* test_util.c — the CLI's helpers: JSON strings from untrusted text (only
  * well-formed UTF-8 passes), option values, the hash map (growth,
- * deletion, key 0). */
+ * deletion, key 0), exact percentiles (gt_durs: quickselect, the two-pass
+ * radix select, wide values) against a sort. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "report_stats.h"
 #include "util.h"
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* n values from gen(i) (an LCG's draws shaped by `shape`): gt_durs's
+ * percentiles equal the sorted values' nearest ranks. */
+static int durs_exact(size_t n, unsigned shape) {
+  static const unsigned pcts[] = {1, 50, 90, 99, 100};
+  struct gt_durs d = {0};
+  uint64_t *sorted = gt_xcalloc(n ? n : 1, sizeof *sorted), x = 12345, got[5];
+  for (size_t i = 0; i < n; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t r = x >> 33;                   /* 31 random bits */
+    uint64_t v = shape == 0   ? r % 5000    /* one 16-bit bucket */
+                 : shape == 1 ? r % 3000000 /* many buckets */
+                 : shape == 2 ? (i % 10 ? r % 900 : 70000 + r % 10) /* p99 alone */
+                              : r << 4;                             /* wide: past 2^32 */
+    sorted[i] = v;
+    gt_durs_add(&d, v);
+  }
+  qsort(sorted, n, sizeof *sorted, cmp_u64);
+  gt_durs_percentiles(&d, pcts, 5, got);
+  int ok = 1;
+  for (size_t j = 0; j < 5; j++)
+    ok &= got[j] == (n ? sorted[gt_rank(pcts[j], n)] : 0);
+  gt_durs_free(&d);
+  free(sorted);
+  return ok;
+}
 
 static void json_of(const char *in, char *out, size_t len) {
   FILE *f = fmemopen(out, len, "w");
@@ -64,5 +97,12 @@ int main(void) {
   CHECK(!gt_map_get(&m, 0, &v)); /* key 0 was deleted: keys may be 0 */
   CHECK(gt_map_put(&m, 0, 42) == 0 && gt_map_get(&m, 0, &v) && v == 42);
   gt_map_free(&m);
+  CHECK(durs_exact(0, 0));
+  CHECK(durs_exact(7, 1));      /* quickselect */
+  CHECK(durs_exact(4095, 1));   /* quickselect, the largest */
+  CHECK(durs_exact(100000, 0)); /* radix: every rank in one bucket */
+  CHECK(durs_exact(100000, 1)); /* radix: ranks in different buckets */
+  CHECK(durs_exact(100000, 2)); /* radix: two ranks share a bucket, one not */
+  CHECK(durs_exact(100000, 3)); /* wide values: quickselect on 64 bits */
   return check_finish("test_util");
 }
