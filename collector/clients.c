@@ -57,6 +57,7 @@ struct gt_client {
   uint64_t abandoned_after_hangup;
   uint64_t next_maps_check_ns;
   uint64_t drained_ns; /* when it was hung up and drained */
+  uint64_t ended_ns;   /* when its end (exit, exec) was noticed: its END's time */
   int hung_up;
   int drained;
   int tsc; /* the ring's records count TSC ticks */
@@ -210,6 +211,14 @@ static int process_gone(const struct gt_client *c) {
   return poll(&p, 1, 0) == 1;
 }
 
+/* Its end is known: stamped now, not when the symbolizer (at nice 19, on a
+ * busy machine seconds later) lets gt_client_finish write the END. */
+static void hang_up(struct gt_client *c, uint64_t now_ns) {
+  if (!c->hung_up)
+    c->ended_ns = now_ns;
+  c->hung_up = 1;
+}
+
 /* 1 while the process still maps the ring (0 after an exec), or when its
  * maps cannot be read (then only its exit ends it). */
 static int ring_mapped(const struct gt_client *c) {
@@ -274,7 +283,7 @@ static void socket_closed(struct gt_client *c, uint64_t now_ns) {
   close(c->fd);
   c->fd = -1;
   if (c->pidfd < 0 || process_gone(c) || !ring_mapped(c))
-    c->hung_up = 1;
+    hang_up(c, now_ns);
   c->next_maps_check_ns = now_ns + GT_MAPS_CHECK_NS;
 }
 
@@ -287,11 +296,12 @@ int gt_client_event(struct gt_client *c, short sock_revents, short pid_revents,
   if (c->hung_up)
     return 0;
   if (pid_revents) /* exited, even if a child still holds the socket */
-    c->hung_up = 1;
+    hang_up(c, now_ns);
   else if (c->fd >= 0 && sock_revents)
     socket_closed(c, now_ns);
   else if (c->fd < 0 && now_ns >= c->next_maps_check_ns) {
-    c->hung_up = !ring_mapped(c); /* an exec without a new connection */
+    if (!ring_mapped(c)) /* an exec without a new connection */
+      hang_up(c, now_ns);
     c->next_maps_check_ns = now_ns + GT_MAPS_CHECK_NS;
   }
   return 0;
@@ -316,8 +326,8 @@ unsigned gt_client_fill_pct(const struct gt_client *c) {
 uint32_t gt_client_pid(const struct gt_client *c) {
   return c->pid;
 }
-void gt_client_hangup(struct gt_client *c) {
-  c->hung_up = 1;
+void gt_client_hangup(struct gt_client *c, uint64_t now_ns) {
+  hang_up(c, now_ns);
 }
 int gt_client_running(const struct gt_client *c) {
   return c->live && !c->hung_up;
@@ -510,7 +520,7 @@ void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns
     put_count(sink, c, GT_API_gputrace_lost, GT_KIND_NONE, c->ring.lost, now_ns);
   struct gt_record rec;
   memset(&rec, 0, sizeof rec);
-  rec.ts_ns = now_ns;
+  rec.ts_ns = c->ended_ns ? c->ended_ns : now_ns;
   rec.pid = rec.tid = c->pid;
   rec.api = GT_API_gputrace_process;
   rec.kind = GT_KIND_PROCESS;

@@ -120,8 +120,9 @@ uint32_t gt_client_pid(const struct gt_client *c);
 /* Move committed records to the sink (at most `budget`). Returns the count. */
 unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned budget,
                          uint64_t now_ns);
-/* The process has gone (or the collector is stopping): drain what is left. */
-void gt_client_hangup(struct gt_client *c);
+/* The process has gone (or the collector is stopping), as of now_ns (its
+ * END's time): drain what is left. */
+void gt_client_hangup(struct gt_client *c, uint64_t now_ns);
 /* 1 when hung up, fully drained and its stacks symbolized (or the
  * symbolizer has kept it waiting 5 s): ready for gt_client_finish. */
 int gt_client_done(const struct gt_client *c, uint64_t now_ns);

@@ -227,10 +227,10 @@ static void accept_clients(struct state *st, int listen_fd) {
 
 /* A process that connects again under a pid we serve has exec'd into a
  * traced image: the older connection's ring is final. */
-static void end_older_images(struct state *st, struct gt_client *newer) {
+static void end_older_images(struct state *st, struct gt_client *newer, uint64_t now) {
   for (int i = 0; i < st->nclients; i++)
     if (st->clients[i] != newer && gt_client_pid(st->clients[i]) == gt_client_pid(newer))
-      gt_client_hangup(st->clients[i]);
+      gt_client_hangup(st->clients[i], now);
 }
 
 /* Poll the listening socket, the control pipe, and every client's socket
@@ -262,7 +262,7 @@ static void watch(struct state *st, int listen_fd, struct gt_sink *sink, int tim
       remove_client(st, i, now);
     } else if (r > 0) {
       st->ever_connected = 1;
-      end_older_images(st, c);
+      end_older_images(st, c, now);
     }
   }
 }
@@ -323,16 +323,17 @@ static void roll_now(struct gt_sink *sink, struct gt_output *out) {
 static void stop_early(struct state *st, struct gt_sink *sink) {
   static int noted;
   int running = 0;
+  uint64_t now = gt_now_ns();
   for (int i = 0; i < st->nclients; i++) {
     running += gt_client_running(st->clients[i]);
-    gt_client_hangup(st->clients[i]);
+    gt_client_hangup(st->clients[i], now);
   }
   if (noted || running == 0)
     return;
   noted = 1;
   struct gt_record buf[GT_MAX_SLOTS];
   memset(buf, 0, sizeof buf[0]);
-  buf[0].ts_ns = gt_now_ns();
+  buf[0].ts_ns = now;
   buf[0].api = GT_API_gputrace_note;
   buf[0].kind = GT_KIND_NOTE;
   buf[0].flags = GT_F_INCOMPLETE;
