@@ -9,11 +9,15 @@
  *    BASE.0001.gtrace, BASE.0002.gtrace, ... (BASE: the path less
  *    ".gtrace"). A file is closed and the next one opened when it passes
  *    the roll size (--roll-size, default a quarter of --max-size, at least
- *    1 MiB), when a quarter of --keep has passed, or on request (SIGUSR1).
- *    After each roll the oldest closed files are deleted while the set is
- *    over --max-size, older than --keep, or the file system has less free
- *    space than the floor (1 GiB or 5 %, whichever is smaller). The file
- *    being written is never deleted.
+ *    1 MiB), when a quarter of --keep has passed and it holds records of
+ *    its own (not only the replayed ones), or on request (SIGUSR1). After
+ *    each roll the oldest closed files are deleted while the set is over
+ *    --max-size, older than --keep, or the file system has less free space
+ *    than the floor (1 GiB or 5 %, whichever is smaller). Age is measured
+ *    against when records last came (not the clock): a collector that waits
+ *    (for its symbolizer, after the last process ended) or a quiet program
+ *    keeps the last --keep of what was recorded. The file being written is
+ *    never deleted.
  *  - Every file is a complete trace on its own: it starts with the records
  *    that give the later ones meaning (process starts, kernel names,
  *    modules, stacks, frames, Python frames), replayed from a cache that
@@ -47,6 +51,8 @@ struct gt_output {
   struct gt_writer *w; /* the file being written */
   uint32_t index;      /* its number (rolling) */
   uint64_t opened_ns;
+  uint64_t data_ns; /* when records last came: files age against it */
+  int fresh;        /* the current file holds only replayed records */
   struct closed_file *closed;
   size_t nclosed, cap_closed;
   unsigned char *meta; /* cached metadata records */
@@ -144,6 +150,7 @@ static int open_next(struct gt_output *out, char *err, size_t errlen) {
   out->opened_ns = gt_now_ns();
   if (rolling(out))
     write_meta(out);
+  out->fresh = 1;
   return 0;
 }
 
@@ -190,7 +197,7 @@ static uint64_t free_floor_hit(const struct gt_output *out) {
 
 /* Delete the oldest closed files beyond the limits. */
 static void retain(struct gt_output *out) {
-  uint64_t now = gt_now_ns(), total = 0;
+  uint64_t now = out->data_ns, total = 0;
   for (size_t i = 0; i < out->nclosed; i++)
     total += out->closed[i].bytes;
   if (out->w)
@@ -199,7 +206,7 @@ static void retain(struct gt_output *out) {
   while (drop < out->nclosed) {
     const struct closed_file *f = &out->closed[drop];
     int over = out->o.max_bytes && total > out->o.max_bytes;
-    int old = out->o.keep_ns && now - f->closed_ns > out->o.keep_ns;
+    int old = out->o.keep_ns && now > f->closed_ns && now - f->closed_ns > out->o.keep_ns;
     if (!over && !old && !free_floor_hit(out))
       break;
     char path[4200];
@@ -233,13 +240,18 @@ int gt_output_write_chunk(struct gt_output *out, const void *slots, size_t len,
     return -1;
   }
   int rc = gt_writer_write_chunk(out->w, slots, len, records);
-  if (rolling(out) && gt_writer_bytes(out->w) >= out->o.roll_bytes)
+  if (!rolling(out))
+    return rc;
+  out->data_ns = gt_now_ns();
+  out->fresh = 0;
+  if (gt_writer_bytes(out->w) >= out->o.roll_bytes)
     gt_output_roll(out);
   return rc;
 }
 
 void gt_output_tick(struct gt_output *out, uint64_t now_ns) {
-  if (out->o.keep_ns && out->w && now_ns - out->opened_ns >= out->o.keep_ns / 4)
+  if (out->o.keep_ns && out->w && !out->fresh &&
+      now_ns - out->opened_ns >= out->o.keep_ns / 4)
     gt_output_roll(out);
 }
 
