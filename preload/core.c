@@ -221,10 +221,14 @@ static void start_tracing(void) {
   uint64_t skipped = atomic_exchange(&g_skipped_while_starting, 0);
   atomic_fetch_add(&g_ring.hdr->dropped[GT_KIND_NONE], skipped);
   /* ON before gt_active: a registration that sees gt_active must find the
-   * ring accepting records (registry.c's ordering argument). */
+   * ring accepting records (registry.c's ordering argument). The names
+   * known now go in before gt_active lets other threads' hooks record
+   * launches (they wait for it), so the collector finds a kernel's name
+   * ahead of its launches; then the names registered meanwhile. */
   atomic_store(&g_state, ST_ON);
+  const void *named = gt_kernels_emit_names(NULL);
   __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
-  gt_kernels_emit_all();
+  gt_kernels_emit_names(named);
 }
 
 /* How long a thread waits for another one to connect before it lets its
@@ -249,8 +253,8 @@ static int hook_enter_slow(void) {
   uint64_t waited = 0;
   for (;;) {
     int st = atomic_load(&g_state);
-    if (st == ST_ON)
-      break;
+    if (st == ST_ON && __atomic_load_n(&gt_active, __ATOMIC_SEQ_CST))
+      break; /* (ON without gt_active: the starting thread writes names) */
     if (st == ST_DISABLED)
       return 0;
     if (st == ST_OFF && atomic_compare_exchange_strong(&g_state, &st, ST_STARTING)) {

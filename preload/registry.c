@@ -1,16 +1,21 @@
 /* registry.c — kernel names, cudaKernel_t handles and page-locked ranges.
  *
  * Contract:
- *  - Kernel names (gt_kernels_register, gt_kernels_emit_all): every
+ *  - Kernel names (gt_kernels_register, gt_kernels_emit_names): every
  *    __cudaRegisterFunction adds {stub, private copy of the mangled name} to
  *    an append-only, lock-free list (CAS push, never freed). Registration may
- *    allocate; emit_all only walks the list, so it is safe in a forked child
+ *    allocate; emit_names only walks the list, so it is safe in a forked child
  *    whatever other threads were doing at fork time.
- *    No name is missed when registration races ring activation: register
- *    publishes the entry, then (after a full fence) reads gt_active; the core
- *    sets gt_active, then calls emit_all, which fences before walking the
- *    list. At least one side sees the other; both may, which only
- *    duplicates a KERNEL_NAME record (harmless: same key, same text).
+ *    The core emits names twice around ring activation: once before it
+ *    sets gt_active (so every name registered so far is in the ring before
+ *    any other thread's hook can record a launch: such hooks wait for
+ *    gt_active), once after, for the entries pushed meanwhile (the list's
+ *    head the first pass began from marks where the second stops). No name
+ *    is missed when registration races activation: register publishes the
+ *    entry, then (after a full fence) reads gt_active; the core sets
+ *    gt_active, then fences before its second walk. At least one side sees
+ *    the other; both may, which only duplicates a KERNEL_NAME record
+ *    (harmless: same key, same text).
  *    Each name is also indexed by stub in a fixed lock-free table (CAS on
  *    the key, bounded probes; past that, a walk of the list) for the names
  *    of handles.
@@ -23,7 +28,7 @@
  *    A lookup racing the insertion of the same handle may return NULL.
  *    Launches record handles as they are (issue 15: no lookup per launch),
  *    so a new or changed mapping emits KERNEL_NAME(handle, its stub's name)
- *    with the same ordering argument as registration; emit_all writes the
+ *    with the same ordering argument as registration; emit_names writes the
  *    handles' names after the stubs'. The collector holds names back until
  *    a launch refers to them (collector/knames.c).
  *  - Pinned ranges (gt_pinned_*): a fixed array of GT_PINNED_SLOTS atomic
@@ -151,12 +156,13 @@ void gt_kernels_register(const void *stub, const char *device_name) {
 
 static void emit_handle_names(void);
 
-void gt_kernels_emit_all(void) {
+const void *gt_kernels_emit_names(const void *stop) {
   atomic_thread_fence(memory_order_seq_cst);
-  for (const struct kname *k = atomic_load_explicit(&g_knames, memory_order_acquire);
-       k != NULL; k = k->next)
+  const struct kname *head = atomic_load_explicit(&g_knames, memory_order_acquire);
+  for (const struct kname *k = head; k != NULL && k != stop; k = k->next)
     emit_kname(k);
   emit_handle_names();
+  return head;
 }
 
 /* ---- cudaKernel_t -> stub ---- */

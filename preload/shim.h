@@ -176,11 +176,12 @@ void gt_emit_text(struct gt_record *rec, const char *text, size_t len);
 
 /* Kernel registry: stub address -> mangled name; cudaKernel_t -> stub. */
 void gt_kernels_register(const void *stub, const char *device_name);
-/* Emit a KERNEL_NAME record for every registered kernel and every mapped
- * cudaKernel_t (keyed by the handle, with its stub's name). The core calls
- * it right after a ring becomes active (gt_active set first). Lock-free and
- * allocation-free, so it is safe in a forked child. */
-void gt_kernels_emit_all(void);
+/* Emit a KERNEL_NAME record for every kernel registered since `stop` (a
+ * value this returned before; NULL: all) and every mapped cudaKernel_t
+ * (keyed by the handle, with its stub's name); returns where this walk
+ * began. The core calls it before and after setting gt_active (registry.c).
+ * Lock-free and allocation-free, so it is safe in a forked child. */
+const void *gt_kernels_emit_names(const void *stop);
 /* Map a cudaKernel_t to its stub and emit KERNEL_NAME(handle, stub's name):
  * launches record handles as they are, never looking them up. */
 void gt_kernels_map_handle(const void *handle, const void *stub);

@@ -1,7 +1,7 @@
 /* test_registry.c — preload/registry.c on its own: kernel names (stored
- * privately, emitted when tracing, re-emitted by emit_all, none missed when
+ * privately, emitted when tracing, re-emitted by emit_names, none missed when
  * registration races activation), names of cudaKernel_t handles (once
- * per mapping, re-emitted by emit_all), handle -> stub mapping (remap, NULL, a
+ * per mapping, re-emitted by emit_names), handle -> stub mapping (remap, NULL, a
  * full table, 8 threads looking up while another maps), and pinned ranges
  * (boundaries, removal, slot reuse, a full table answering "unknown", 8
  * threads adding and removing).
@@ -109,11 +109,17 @@ static void test_names(void) {
   gt_kernels_register(fake(0x10000, 3), NULL); /* ignored */
   CHECK_EQ_U64(g_nnames, 0);                   /* not active: nothing yet */
 
-  __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
-  gt_kernels_emit_all();
+  /* What the core does: the names known, then gt_active, then the rest. */
+  const void *named = gt_kernels_emit_names(NULL);
   CHECK_EQ_U64(g_nnames, 2);
   CHECK_EQ_U64(count_name(fake(0x10000, 1), "_Z6kernelPf"), 1);
   CHECK_EQ_U64(count_name(fake(0x10000, 2), "_Z5otherv"), 1);
+  gt_kernels_register(fake(0x10000, 6), "_Z5sixthv"); /* between: not by itself */
+  CHECK_EQ_U64(g_nnames, 2);
+  __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
+  gt_kernels_emit_names(named); /* only the one registered since */
+  CHECK_EQ_U64(g_nnames, 3);
+  CHECK_EQ_U64(count_name(fake(0x10000, 6), "_Z5sixthv"), 1);
 
   reset_names();
   gt_kernels_register(fake(0x10000, 4), "_Z5thirdv"); /* active: emitted now */
@@ -122,8 +128,8 @@ static void test_names(void) {
 
   /* A forked child re-emits everything. */
   reset_names();
-  gt_kernels_emit_all();
-  CHECK_EQ_U64(g_nnames, 3);
+  gt_kernels_emit_names(NULL);
+  CHECK_EQ_U64(g_nnames, 4);
 
   /* Long names are handed over whole (gt_emit_text truncates). */
   char long_name[GT_TEXT_MAX];
@@ -135,8 +141,9 @@ static void test_names(void) {
   __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
 }
 
-/* Registration on one thread while another activates tracing: every name
- * must be emitted at least once, either by register or by emit_all. */
+/* Registration on one thread while another activates tracing as the core
+ * does (names, gt_active, names since): every name must be emitted at least
+ * once, by register or by one of the two walks. */
 #define RACE_NAMES 2000
 static atomic_int g_race_go;
 
@@ -163,8 +170,9 @@ static void test_names_race(void) {
     atomic_store(&g_race_go, 1);
     for (volatile unsigned spin = 0; spin < round * 20000u; spin++)
       ;
-    __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST); /* what the core does */
-    gt_kernels_emit_all();
+    const void *named = gt_kernels_emit_names(NULL); /* what the core does */
+    __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
+    gt_kernels_emit_names(named);
     pthread_join(t, NULL);
     int missing = 0;
     char name[32];
@@ -353,7 +361,7 @@ static void test_pinned_concurrent(void) {
 
 /* Launches record cudaKernel_t handles as they are: mapping one writes
  * KERNEL_NAME(handle, its stub's name) once (again only when remapped),
- * and emit_all writes the handles' names after the stubs'. */
+ * and emit_names writes the handles' names after the stubs'. */
 static void test_handle_names(void) {
   __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
   gt_kernels_register(fake(0x20000, 1), "_Z6namedv");
@@ -365,7 +373,7 @@ static void test_handle_names(void) {
   gt_kernels_map_handle(fake(0x30000, 2), fake(0x20000, 99)); /* no name known */
   CHECK_EQ_U64(g_nnames, 1);
   reset_names();
-  gt_kernels_emit_all();
+  gt_kernels_emit_names(NULL);
   CHECK_EQ_U64(count_name(fake(0x30000, 1), "_Z6namedv"), 1);
   CHECK_EQ_U64(count_name(fake(0x20000, 1), "_Z6namedv"), 1);
   reset_names();
