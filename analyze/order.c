@@ -27,7 +27,7 @@
 struct entry {
   const struct gt_record *rec;
   uint64_t ts;
-  uint64_t tag; /* add order << 16 | handle: ties go to the earlier */
+  uint64_t tag; /* DEVICE << 63 | add order << 16 | handle: ties go to the smaller */
 };
 
 struct stream {
@@ -170,7 +170,12 @@ static void sweep(struct gt_order *o) {
 void gt_order_add(struct gt_order *o, const struct gt_record *rec, unsigned handle) {
   uint32_t s = stream_of(o, rec);
   struct stream *st = &o->s[s];
-  uint64_t ts = rec->ts_ns, tag = o->added << 16 | (handle & 0xffffu);
+  /* At one ns, device work after the host records: it cannot start before
+   * the call that queued it (the shim clamps it to that call's start), but
+   * its stream may be read first. */
+  uint64_t ts = rec->ts_ns, tag = (uint64_t)(rec->kind == GT_KIND_DEVICE) << 63 |
+                                  (o->added & (UINT64_MAX >> 17)) << 16 |
+                                  (handle & 0xffffu);
   if (ts < o->max_out)
     o->late++;
   if (ts > o->max_in)

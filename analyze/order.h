@@ -5,12 +5,13 @@
  *  - Records are added in file order, each with a 16-bit handle of the
  *    buffer holding it (the caller's, returned with it). gt_order_pop gives
  *    back the earliest buffered record: smallest ts_ns, ties in the order
- *    they were added — except that records of one stream never overtake
- *    each other. A stream is a thread's host records (pid, tid), a thread's
- *    DEVICE records (written later, by the shim's resolver thread), or a
- *    process's collector records (process start/end, drops, losses, frames,
- *    and the machine's metrics and notes): each keeps its file order even
- *    where its timestamps do not.
+ *    they were added, DEVICE records after the others (device work clamped
+ *    to the start of the call that queued it comes after that call) —
+ *    except that records of one stream never overtake each other. A stream is a thread's
+ * host records (pid, tid), a thread's DEVICE records (written later, by the shim's
+ * resolver thread), or a process's collector records (process start/end, drops, losses,
+ * frames, and the machine's metrics and notes): each keeps its file order even where its
+ * timestamps do not.
  *  - gt_order_ready says when the earliest record can be taken with
  *    nothing more to wait for: every stream active among the last
  *    GT_ORDER_ACTIVE records added has one buffered (a stream's records come

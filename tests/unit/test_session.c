@@ -1,9 +1,10 @@
 /* test_session.c — the session (analyze/session.h) on synthetic traces:
  * time order across threads and chunks with each thread's order kept,
- * DEVICE records in their own stream, a thread inside a long call holding
- * the others back, arrivals later than the window counted, the same records
- * whatever the number of decompression threads, damaged and truncated
- * chunks skipped with the rest read, and rolling sets read once. */
+ * DEVICE records in their own stream (after host records of the same ns),
+ * a thread inside a long call holding the others back, arrivals later than
+ * the window counted, the same records whatever the number of
+ * decompression threads, damaged and truncated chunks skipped with the rest
+ * read, and rolling sets read once. */
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,6 +80,27 @@ static void test_time_order(void) {
   static const uint64_t file_ts[] = {10, 30, 50, 45, 20, 40, 35};
   for (size_t i = 0; i < 7; i++)
     CHECK_EQ_U64(s.ts[i], file_ts[i]);
+  gt_session_close(ss);
+}
+
+/* Device work clamped to the start of the launch that queued it (the same
+ * ns), its stream drained first: in time order the launch still comes
+ * first (chrome's flow arrow between them depends on it). */
+static void test_device_tie(void) {
+  char path[256];
+  struct synth w;
+  synth_open(&w, synth_path("tie.gtrace", path, sizeof path));
+  w.tid = 1;
+  synth_device(&w, 100, 5, GT_KIND_LAUNCH, 1);
+  synth_launch(&w, 100, 3, 0x10, 0, 0);
+  synth_launch(&w, 120, 3, 0x10, 0, 0);
+  synth_close(&w);
+  struct seen s;
+  struct gt_session *ss = read_all(path, GT_ORDER_ALL, 0, &s);
+  CHECK_EQ_U64(s.n, 3);
+  CHECK_EQ_U64(s.kind[0], GT_KIND_LAUNCH);
+  CHECK_EQ_U64(s.kind[1], GT_KIND_DEVICE);
+  CHECK_EQ_U64(s.ts[2], 120);
   gt_session_close(ss);
 }
 
@@ -273,6 +295,7 @@ static void test_rolling_set(void) {
 
 int main(void) {
   test_time_order();
+  test_device_tie();
   test_window();
   test_new_thread();
   test_threads();
