@@ -51,8 +51,9 @@ struct gt_output {
   struct gt_writer *w; /* the file being written */
   uint32_t index;      /* its number (rolling) */
   uint64_t opened_ns;
-  uint64_t data_ns; /* when records last came: files age against it */
-  int fresh;        /* the current file holds only replayed records */
+  /* When records last came: files age against it. Not after opened_ns:
+   * the current file holds only the records replayed at its start. */
+  uint64_t data_ns;
   struct closed_file *closed;
   size_t nclosed, cap_closed;
   unsigned char *meta; /* cached metadata records */
@@ -150,7 +151,6 @@ static int open_next(struct gt_output *out, char *err, size_t errlen) {
   out->opened_ns = gt_now_ns();
   if (rolling(out))
     write_meta(out);
-  out->fresh = 1;
   return 0;
 }
 
@@ -243,14 +243,13 @@ int gt_output_write_chunk(struct gt_output *out, const void *slots, size_t len,
   if (!rolling(out))
     return rc;
   out->data_ns = gt_now_ns();
-  out->fresh = 0;
   if (gt_writer_bytes(out->w) >= out->o.roll_bytes)
     gt_output_roll(out);
   return rc;
 }
 
 void gt_output_tick(struct gt_output *out, uint64_t now_ns) {
-  if (out->o.keep_ns && out->w && !out->fresh &&
+  if (out->o.keep_ns && out->w && out->data_ns > out->opened_ns &&
       now_ns - out->opened_ns >= out->o.keep_ns / 4)
     gt_output_roll(out);
 }
