@@ -68,9 +68,7 @@ static int fold_gpu(const char *path) {
   gt_gpu_attr_init(&g);
   void *ctx[2] = {&g, s};
   struct gt_tool tool = {.ctx = ctx};
-  for (unsigned k = 0; k < GT_KIND_COUNT; k++)
-    if (GT_GPU_ATTR_KINDS >> k & 1)
-      tool.on[k] = on_gpu_record;
+  gt_tool_kinds(&tool, GT_GPU_ATTR_KINDS, on_gpu_record);
   gt_session_run(s, &tool);
   gt_gpu_attr_finish(&g);
   struct gt_symtab *st = gt_model_symtab(gt_session_model(s));

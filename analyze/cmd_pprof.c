@@ -161,9 +161,7 @@ static int gpu_profile(const struct pprof_opts *op, struct gt_session *s,
   struct gpu_run r = {.op = op, .session = s};
   gt_gpu_attr_init(&r.attr);
   struct gt_tool tool = {.ctx = &r};
-  for (unsigned k = 0; k < GT_KIND_COUNT; k++)
-    if (GT_GPU_ATTR_KINDS >> k & 1)
-      tool.on[k] = on_gpu_record;
+  gt_tool_kinds(&tool, GT_GPU_ATTR_KINDS, on_gpu_record);
   gt_session_run(s, &tool);
   gt_gpu_attr_finish(&r.attr);
   struct gt_pprof *p = gt_gpuprof_profile(&r.attr, gt_model_symtab(gt_session_model(s)));

@@ -32,8 +32,13 @@ struct gt_session {
 };
 
 void gt_tool_all(struct gt_tool *t, gt_handler fn) {
+  gt_tool_kinds(t, UINT32_MAX, fn);
+}
+
+void gt_tool_kinds(struct gt_tool *t, uint32_t kinds, gt_handler fn) {
   for (unsigned k = 0; k < GT_KIND_COUNT; k++)
-    t->on[k] = fn;
+    if (kinds >> k & 1)
+      t->on[k] = fn;
 }
 
 static unsigned default_threads(void) {

@@ -54,6 +54,8 @@ struct gt_tool {
 
 /* Every kind to one handler. */
 void gt_tool_all(struct gt_tool *t, gt_handler fn);
+/* The kinds in a mask of 1 << kind (GT_ORDER_KIND) to one handler. */
+void gt_tool_kinds(struct gt_tool *t, uint32_t kinds, gt_handler fn);
 
 #define GT_ORDER_KIND(k) (1u << (k))
 /* Definitions (kernel names, stacks, modules, frames) are never held for

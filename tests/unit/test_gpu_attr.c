@@ -81,9 +81,7 @@ int main(void) {
   struct gt_tool tool = {0};
   void *ctx[2] = {&g, NULL};
   tool.ctx = ctx;
-  for (unsigned k = 0; k < GT_KIND_COUNT; k++)
-    if (GT_GPU_ATTR_KINDS >> k & 1)
-      tool.on[k] = feed;
+  gt_tool_kinds(&tool, GT_GPU_ATTR_KINDS, feed);
   char err[512];
   struct gt_session *s = gt_session_open(&o, err, sizeof err);
   CHECK(s != NULL);
