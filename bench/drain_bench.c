@@ -18,6 +18,7 @@
 #include <zstd.h>
 
 #include "gputrace/ring.h"
+#include "gputrace/trace_file.h"
 
 #define REGION (32u << 20)
 #define CHUNK_RECORDS ((1u << 20) / GT_SLOT_SIZE)
@@ -117,7 +118,7 @@ int main(int argc, char **argv) {
          got / live / 1e6, (unsigned long long)l.refused, (unsigned long long)n);
   /* zstd, as common/trace_writer.c */
   ZSTD_CCtx *cctx = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, GT_ZSTD_LEVEL);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
   size_t cap = ZSTD_compressBound(CHUNK_RECORDS * sizeof *chunk);
   void *frame = malloc(cap);

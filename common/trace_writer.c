@@ -131,7 +131,7 @@ struct gt_writer *gt_writer_open_fd(int fd, const char *path, int flags, char *e
   }
   if (has_header)
     mark(w, 0); /* being written again */
-  ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, GT_ZSTD_LEVEL);
   ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
   struct gt_file_header h;
   memset(&h, 0, sizeof h);
