@@ -8,7 +8,11 @@
  * serial number; the caller gets them back strictly in serial order, with
  * any warning a job collected printed on the caller's thread at that point,
  * so messages come in file order whatever the number of threads. Without
- * threads (the default) the caller does the same work itself.
+ * threads (the default) the caller does the same work itself; with them, a
+ * caller whose next chunk is not ready decompresses a later one itself
+ * rather than sleep, so that the caller plus its workers keep every core
+ * busy without a worker ever taking the caller's core from it
+ * (gt_session: one worker fewer than the CPUs).
  *
  * Memory: a job owns its compressed and decompressed buffers (about 1 MiB
  * each chunk); workers stay at most `ahead` chunks ahead of the caller, so
@@ -24,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -428,22 +431,9 @@ static void produce(struct gt_reader *r, struct job *j, ZSTD_DCtx *dctx) {
   pthread_mutex_unlock(&r->mu);
 }
 
-/* Decompression threads run a little below the caller (nice +5): the thread
- * analysing the records is the one the command waits for, and with as many
- * threads as cores it would get only its fair share of one (report on the
- * 10 M-record bench trace, 2 cores: 0.68 s -> 0.60 s; leaks 0.63 -> 0.49 s).
- * They still have the cores whenever it waits. */
-static void lower_priority(void) {
-  errno = 0;
-  int nice = getpriority(PRIO_PROCESS, 0); /* this thread's, on Linux */
-  if (errno == 0)
-    setpriority(PRIO_PROCESS, (id_t)gettid(), nice + 5 > 19 ? 19 : nice + 5);
-}
-
 static void *work(void *arg) {
   struct worker *w = arg;
   struct gt_reader *r = w->r;
-  lower_priority();
   pthread_mutex_lock(&r->mu);
   for (;;) {
     struct job *j = NULL;
@@ -503,11 +493,11 @@ static struct job *next_job(struct gt_reader *r) {
         pthread_mutex_unlock(&r->mu);
         return j;
       }
-    if (r->started > 1 && !r->oom) {
+    struct job *j = r->oom ? NULL : free_job(r);
+    if (!j && r->started > 1 && !r->oom) { /* workers are far enough ahead */
       pthread_cond_wait(&r->cv_ready, &r->mu);
       continue;
     }
-    struct job *j = r->oom ? NULL : free_job(r);
     if (!j) { /* out of memory */
       pthread_mutex_unlock(&r->mu);
       return NULL;
