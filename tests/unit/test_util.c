@@ -1,7 +1,8 @@
 /* test_util.c — the CLI's helpers: JSON strings from untrusted text (only
  * well-formed UTF-8 passes), option values, the hash map (growth,
  * deletion, key 0), exact percentiles (gt_durs: quickselect, the two-pass
- * radix select, wide values) against a sort. */
+ * radix select, its passes split over two threads, wide values) against a
+ * sort. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,5 +105,9 @@ int main(void) {
   CHECK(durs_exact(100000, 1)); /* radix: ranks in different buckets */
   CHECK(durs_exact(100000, 2)); /* radix: two ranks share a bucket, one not */
   CHECK(durs_exact(100000, 3)); /* wide values: quickselect on 64 bits */
+  /* Past RADIX_SPLIT_MIN (2^20) values, each pass counts its halves on two
+   * threads; an odd count leaves the second half one longer. */
+  CHECK(durs_exact(1500001, 1));
+  CHECK(durs_exact(1500001, 2));
   return check_finish("test_util");
 }
