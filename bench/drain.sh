@@ -23,5 +23,5 @@ printf '| %-52s | %12.1f |\n' "ring read + conversion to struct gt_record" \
   "$(printf '%s\n' "${read_rate[@]}" | median)"
 printf '| %-52s | %12.1f |\n' "the same, a producer writing at once" \
   "$(printf '%s\n' "${live_rate[@]}" | median)"
-printf '| %-52s | %12.1f |\n' "zstd level 1 of the converted records" \
+printf '| %-52s | %12.1f |\n' "zstd (the writer's level) of the converted records" \
   "$(printf '%s\n' "${zstd_rate[@]}" | median)"

@@ -6,7 +6,7 @@
  *  - live: the same while a producer thread writes them (one core each):
  *    records/s the consumer takes, and how many the producer found no room
  *    for;
- *  - zstd: compressing such chunks as the trace writer does (level 1),
+ *  - zstd: compressing such chunks as the trace writer does (GT_ZSTD_LEVEL),
  *    records/s.
  * Usage: gputrace-drain-bench [RECORDS=20000000]; one line per measure. */
 #include <pthread.h>
