@@ -151,10 +151,13 @@ void gt_sym_forget(struct gt_symbolizer *s, uint32_t pid); /* the process ended 
  * take moves finished FRAME records to the sink (drain loop); done says
  * whether item `seq` is finished; stop waits for the backlog until the
  * worker has made no progress for stall_ns, and writes a NOTE for what was
- * left. NULL is accepted everywhere. ---- */
+ * left. Pace, after each drain pass with the records it moved: a storm
+ * (GT_SYMQ_BUSY_RECORDS a pass) holds the worker, for up to 1 s (stop
+ * does not wait for it). NULL is accepted everywhere. ---- */
 struct gt_symq *gt_symq_start(void);
 uint64_t gt_symq_push(struct gt_symq *q, uint32_t pid, const struct gt_record *rec);
 void gt_symq_end(struct gt_symq *q, uint32_t pid);
+void gt_symq_pace(struct gt_symq *q, unsigned moved, uint64_t now_ns);
 int gt_symq_done(const struct gt_symq *q, uint64_t seq);
 void gt_symq_take(struct gt_symq *q, struct gt_sink *sink);
 void gt_symq_stop(struct gt_symq *q, struct gt_sink *sink, uint64_t stall_ns);

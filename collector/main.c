@@ -415,6 +415,7 @@ static void run(struct state *st, const struct options *o, int listen_fd,
       nvml_started = 1;
     }
     moved = drain_all(st, sink);
+    gt_symq_pace(st->symq, moved, gt_now_ns());
     gt_symq_take(st->symq, sink);
     gt_nvml_take(*nvml, sink, 0);
     if (time_to_compress(st, sink))

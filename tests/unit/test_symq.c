@@ -1,0 +1,93 @@
+/* test_symq.c — the collector's symbolizer queue (collector/symworker.c)
+ * and its pacing: a drain pass that moved GT_SYMQ_BUSY_RECORDS (4096) or
+ * more holds the worker, a quieter pass lets it go, one storm holds it for
+ * 1 s at most, and stopping never waits for a hold. Items are empty STACK
+ * records (nothing to symbolize, so an item is done as soon as the worker
+ * takes it). Times given to gt_symq_pace are the test's own: only the
+ * worker's progress is waited for, by polling with a generous limit. */
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "collector.h"
+
+/* What symworker.c links against in the collector (clients.c, sink.c). */
+uint64_t gt_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void gt_sink_put(struct gt_sink *s, const struct gt_record *rec) {
+  (void)s;
+  (void)rec;
+  fprintf(stderr, "test_symq: nothing here should reach the sink\n");
+  abort();
+}
+
+static uint64_t push_stack(struct gt_symq *q) {
+  struct gt_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.kind = GT_KIND_STACK;
+  rec.api = GT_API_gputrace_stack;
+  rec.nslots = 1; /* depth 0 */
+  return gt_symq_push(q, 4242, &rec);
+}
+
+/* 1 once item seq is done, polling up to 10 s (the worker runs at nice 19). */
+static int done_soon(struct gt_symq *q, uint64_t seq) {
+  for (int i = 0; i < 10000 && !gt_symq_done(q, seq); i++)
+    usleep(1000);
+  return gt_symq_done(q, seq);
+}
+
+/* 1 when item seq is still not done after 50 ms: held. */
+static int still_held(struct gt_symq *q, uint64_t seq) {
+  usleep(50000);
+  return !gt_symq_done(q, seq);
+}
+
+int main(void) {
+  const uint64_t s = 1000000000ull, t = 5 * s;
+  struct gt_symq *q = gt_symq_start();
+  CHECK(q != NULL);
+  if (!q)
+    return check_finish("test_symq");
+
+  /* Not paced yet: the worker takes items at once. */
+  uint64_t a = push_stack(q);
+  CHECK_EQ_U64(a, 1);
+  CHECK(done_soon(q, a));
+
+  /* A storm starts: held, also well into it, until it has lasted 1 s. */
+  gt_symq_pace(q, 4096, t);
+  uint64_t b = push_stack(q);
+  CHECK(still_held(q, b));
+  gt_symq_pace(q, 65536, t + s - 1);
+  CHECK(still_held(q, b));
+  gt_symq_pace(q, 65536, t + s);
+  CHECK(done_soon(q, b));
+  /* The same storm goes on: no second hold. */
+  gt_symq_pace(q, 65536, t + 2 * s);
+  uint64_t c = push_stack(q);
+  CHECK(done_soon(q, c));
+
+  /* A quiet pass (4095 records) ends the storm and lets the worker go. */
+  gt_symq_pace(q, 4095, t + 3 * s);
+  gt_symq_pace(q, 4096, t + 4 * s); /* a new storm: held again */
+  uint64_t d = push_stack(q);
+  CHECK(still_held(q, d));
+  gt_symq_pace(q, 0, t + 4 * s + 1000);
+  CHECK(done_soon(q, d));
+
+  /* Stopping during a hold: the backlog is symbolized, not waited on for
+   * the stall limit (that would end in a NOTE, and gt_sink_put aborts). */
+  gt_symq_pace(q, 4096, t + 5 * s);
+  uint64_t e = push_stack(q);
+  CHECK(still_held(q, e));
+  uint64_t before = gt_now_ns();
+  gt_symq_stop(q, NULL, 60 * s);
+  CHECK(gt_now_ns() - before < 10 * s);
+  return check_finish("test_symq");
+}
