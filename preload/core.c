@@ -307,9 +307,16 @@ int gt_ring_room_slow(unsigned n) {
 static void on_drop(void);
 
 /* A full frame, to the thread's sub-ring or the shared ring; counted when
- * there is no room. Called with the recursion guard held. */
-static void write_record(const struct gt_record *rec) {
+ * there is no room. Called with the recursion guard held; `outer` is the
+ * depth before it (GT_DEPTH_LAUNCH: inside a launch's real call, whose
+ * frame waits in the sub-ring). */
+static void write_record(const struct gt_record *rec, int outer) {
   struct gt_ring_producer *p = &gt_tls_prod;
+  if (__builtin_expect(outer == GT_DEPTH_LAUNCH, 0)) {
+    if (!gt_ring_write(&g_ring, rec))
+      on_drop();
+    return;
+  }
   if (p->state == GT_PROD_NONE)
     claim(p);
   if (p->state == GT_PROD_SUB) {
@@ -376,7 +383,7 @@ void gt_emit(struct gt_record *rec) {
   rec->nslots = 1;
   int depth = gt_tls_depth;
   gt_tls_depth = 1;
-  write_record(rec);
+  write_record(rec, depth);
   gt_tls_depth = depth;
 }
 
@@ -419,6 +426,6 @@ void gt_emit_text(struct gt_record *rec, const char *text, size_t len) {
   gt_record_attach_text(&buf.rec, text, len);
   int depth = gt_tls_depth;
   gt_tls_depth = 1;
-  write_record(&buf.rec);
+  write_record(&buf.rec, depth);
   gt_tls_depth = depth;
 }

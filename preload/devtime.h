@@ -2,14 +2,16 @@
  * hooks use (docs/devtime.md has the design).
  *
  * Contract for hooks:
- *  - Every launch, copy and memset hook body is GT_TRACE_TIMED: it gives the
- *    call its correlation id (gt_tls_corr, per thread, never 0), asks
- *    gt_dt_before() whether to time it — which, when timing, records a start
- *    event on the call's stream — runs the real call, then gt_dt_after()
- *    records the end event. The statements that build the host record must
- *    store gt_tls_corr in its corr field and, after gt_emit(), pass the
- *    record to gt_dt_commit(), which queues the op for resolution with the
- *    record's metadata (api, tid, stream, kernel, bytes, dir, flags).
+ *  - Every copy and memset hook body is GT_TRACE_TIMED (launch hooks:
+ *    launch.h GT_TRACE_LAUNCH_PRE, the same steps around a record written
+ *    in place): it gives the call its correlation id (gt_tls_corr, per
+ *    thread, never 0), asks gt_dt_before() whether to time it — which, when
+ *    timing, records a start event on the call's stream — runs the real
+ *    call, then gt_dt_after() records the end event. The statements that
+ *    build the host record must store gt_tls_corr in its corr field and,
+ *    after gt_emit(), pass the record to gt_dt_commit(), which queues the op
+ *    for resolution with the record's metadata (api, tid, stream, kernel,
+ *    bytes, dir, flags).
  *  - `what` is GT_DT_NONE for calls that get a corr but are never timed
  *    (host functions). `key` selects the sampling counter (the kernel, the
  *    graph, or the entry point for copies and memsets). `ptsz` says the
@@ -90,12 +92,10 @@ static inline void gt_dt_commit(const struct gt_record *rec) {
     errno = dt_errno;                                                                    \
   }
 
-/* GT_TRACE_CALL (shim.h) for launches, copies and memsets. The events are
- * recorded outside [t0, t1]: the host record's duration stays the call's.
- * GT_TRACE_LAUNCH leaves errno alone around the statements in `...`: for
- * the launch path (launch.h), whose slow paths keep errno themselves and
- * whose fast path touches nothing that could change it. */
-#define GT_TRACE_LAUNCH(what, key, stream, ptsz, call, ...)                              \
+/* GT_TRACE_CALL (shim.h) for copies and memsets (launches: launch.h
+ * GT_TRACE_LAUNCH_PRE). The events are recorded outside [t0, t1]: the host
+ * record's duration stays the call's. */
+#define GT_TRACE_TIMED(what, key, stream, ptsz, call, ...)                               \
   do {                                                                                   \
     if (!gt_hook_enter())                                                                \
       return call;                                                                       \
@@ -103,19 +103,14 @@ static inline void gt_dt_commit(const struct gt_record *rec) {
     uint64_t t0 = gt_now();                                                              \
     cudaError_t r = call;                                                                \
     uint64_t t1 = gt_now();                                                              \
-    if (__builtin_expect(dt_token != 0, 0)) {                                            \
-      int dt_errno = errno;                                                              \
+    int saved_errno = errno;                                                             \
+    if (__builtin_expect(dt_token != 0, 0))                                              \
       gt_dt_after(dt_token, r);                                                          \
-      errno = dt_errno;                                                                  \
-    }                                                                                    \
     __VA_ARGS__;                                                                         \
+    errno = saved_errno;                                                                 \
     gt_hook_leave();                                                                     \
     return r;                                                                            \
   } while (0)
-
-#define GT_TRACE_TIMED(what, key, stream, ptsz, call, ...)                               \
-  GT_TRACE_LAUNCH(what, key, stream, ptsz, call, int saved_errno = errno; __VA_ARGS__;   \
-                  errno = saved_errno)
 
 /* Count DEVICE records that will never exist (untimed work): they reach
  * the trace as DROP records with of_kind = GT_KIND_DEVICE (core.c). */

@@ -421,11 +421,10 @@ DRV_SET(cuMemsetD32Async_ptsz, 1, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A,
                           CUstream hStream, void **params, void **extra) {               \
     DRV_REAL(name, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,        \
                     unsigned, unsigned, CUstream, void **, void **));                    \
-    GT_TRACE_TIMED(                                                                      \
-        GT_DT_LAUNCH, f, hStream, pt,                                                    \
+    GT_TRACE_LAUNCH_PRE(                                                                 \
+        GT_DT_LAUNCH,                                                                    \
         real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra),           \
-        gt_drv_emit_launch(GT_API_##name, t0, t1, r, f, gx, gy, gz, bx, by, bz, shmem,   \
-                           hStream));                                                    \
+        GT_API_##name, f, gx, gy, gz, bx, by, bz, shmem, hStream, pt);                   \
   }
 DRV_LAUNCH(cuLaunchKernel, 0)
 DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
@@ -436,33 +435,24 @@ DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
                           CUstream hStream, void **params) {                             \
     DRV_REAL(name, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,        \
                     unsigned, unsigned, CUstream, void **));                             \
-    GT_TRACE_TIMED(GT_DT_LAUNCH, f, hStream, pt,                                         \
-                   real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params),       \
-                   gt_drv_emit_launch(GT_API_##name, t0, t1, r, f, gx, gy, gz, bx, by,   \
-                                      bz, shmem, hStream));                              \
+    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH,                                                    \
+                        real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params),  \
+                        GT_API_##name, f, gx, gy, gz, bx, by, bz, shmem, hStream, pt);   \
   }
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel, 0)
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz, 1)
 
-/* Inlined into the hook: its return address is the call site. */
-static inline __attribute__((always_inline)) void
-emit_launch_ex(unsigned api, uint64_t t0, uint64_t t1, CUresult r,
-               const CUlaunchConfig *c, CUfunction f) {
-  if (c == NULL)
-    gt_drv_emit_launch(api, t0, t1, r, f, 0, 0, 0, 0, 0, 0, 0, NULL);
-  else
-    gt_drv_emit_launch(api, t0, t1, r, f, c->gridDimX, c->gridDimY, c->gridDimZ,
-                       c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes,
-                       c->hStream);
-}
-
+/* A NULL config is recorded with zero dims. */
+#define DRV_CFG(field) (config ? config->field : 0)
 #define DRV_LAUNCH_EX(name, pt)                                                          \
   GT_EXPORT CUresult name(const CUlaunchConfig *config, CUfunction f, void **params,     \
                           void **extra) {                                                \
     DRV_REAL(name, (const CUlaunchConfig *, CUfunction, void **, void **));              \
-    GT_TRACE_TIMED(GT_DT_LAUNCH, f, config ? config->hStream : NULL, pt,                 \
-                   real_##name(config, f, params, extra),                                \
-                   emit_launch_ex(GT_API_##name, t0, t1, r, config, f));                 \
+    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH, real_##name(config, f, params, extra),             \
+                        GT_API_##name, f, DRV_CFG(gridDimX), DRV_CFG(gridDimY),          \
+                        DRV_CFG(gridDimZ), DRV_CFG(blockDimX), DRV_CFG(blockDimY),       \
+                        DRV_CFG(blockDimZ), DRV_CFG(sharedMemBytes),                     \
+                        config ? config->hStream : NULL, pt);                            \
   }
 DRV_LAUNCH_EX(cuLaunchKernelEx, 0)
 DRV_LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)
@@ -470,9 +460,8 @@ DRV_LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)
 #define DRV_GRAPH_LAUNCH(name, pt)                                                       \
   GT_EXPORT CUresult name(CUgraphExec g, CUstream hStream) {                             \
     DRV_REAL(name, (CUgraphExec, CUstream));                                             \
-    GT_TRACE_TIMED(                                                                      \
-        GT_DT_LAUNCH, g, hStream, pt, real_##name(g, hStream),                           \
-        gt_drv_emit_launch(GT_API_##name, t0, t1, r, g, 0, 0, 0, 0, 0, 0, 0, hStream));  \
+    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH, real_##name(g, hStream), GT_API_##name, g, 0, 0,   \
+                        0, 0, 0, 0, 0, hStream, pt);                                     \
   }
 DRV_GRAPH_LAUNCH(cuGraphLaunch, 0)
 DRV_GRAPH_LAUNCH(cuGraphLaunch_ptsz, 1)

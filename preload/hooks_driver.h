@@ -54,12 +54,4 @@ struct gt_drv_copy {
 void gt_drv_emit_copy(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUresult r,
                       const struct gt_drv_copy *c);
 
-/* A driver launch, written in place by launch.h (flags follow from the API).
- * A macro so that the call site is the hook's own return address. */
-#define gt_drv_emit_launch(api_, t0_, t1_, r_, f_, gx, gy, gz, bx, by, bz, shmem_,       \
-                           stream_)                                                      \
-  gt_emit_launch((api_), (int)(r_), (t0_), (t1_), (const void *)(f_), (gx), (gy), (gz),  \
-                 (bx), (by), (bz), (shmem_), (const void *)(stream_),                    \
-                 __builtin_return_address(0))
-
 #endif

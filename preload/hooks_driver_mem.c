@@ -271,9 +271,8 @@ DRV_PREFETCH(cuMemPrefetchAsync_v2_ptsz, 1)
 #define DRV_HOST_FUNC(name)                                                              \
   GT_EXPORT CUresult name(CUstream hStream, CUhostFn fn, void *userData) {               \
     DRV_REAL(name, (CUstream, CUhostFn, void *));                                        \
-    GT_TRACE_TIMED(GT_DT_NONE, NULL, hStream, 0, real_##name(hStream, fn, userData),     \
-                   gt_drv_emit_launch(GT_API_##name, t0, t1, r, (const void *)fn, 0, 0,  \
-                                      0, 0, 0, 0, 0, hStream));                          \
+    GT_TRACE_LAUNCH_PRE(GT_DT_NONE, real_##name(hStream, fn, userData), GT_API_##name,   \
+                        fn, 0, 0, 0, 0, 0, 0, 0, hStream, 0);                            \
   }
 DRV_HOST_FUNC(cuLaunchHostFunc)
 DRV_HOST_FUNC(cuLaunchHostFunc_ptsz)
@@ -282,10 +281,8 @@ DRV_HOST_FUNC(cuLaunchHostFunc_ptsz)
   GT_EXPORT CUresult name(CUstream hStream, CUstreamCallback callback, void *userData,   \
                           unsigned int flags) {                                          \
     DRV_REAL(name, (CUstream, CUstreamCallback, void *, unsigned int));                  \
-    GT_TRACE_TIMED(GT_DT_NONE, NULL, hStream, 0,                                         \
-                   real_##name(hStream, callback, userData, flags),                      \
-                   gt_drv_emit_launch(GT_API_##name, t0, t1, r, (const void *)callback,  \
-                                      0, 0, 0, 0, 0, 0, 0, hStream));                    \
+    GT_TRACE_LAUNCH_PRE(GT_DT_NONE, real_##name(hStream, callback, userData, flags),     \
+                        GT_API_##name, callback, 0, 0, 0, 0, 0, 0, 0, hStream, 0);       \
   }
 DRV_STREAM_CALLBACK(cuStreamAddCallback)
 DRV_STREAM_CALLBACK(cuStreamAddCallback_ptsz)

@@ -29,23 +29,16 @@
 
 /* ---- launches ---- */
 
-#define GT_SITE __builtin_return_address(0)
-#define GT_LAUNCH(api_, kernel_, g, b, shmem_, stream_)                                  \
-  gt_emit_launch((api_), r, t0, t1, (const void *)(kernel_), (g).x, (g).y, (g).z, (b).x, \
-                 (b).y, (b).z, (shmem_), (stream_), GT_SITE)
-
-static const dim3 gt_no_dims = {0, 0, 0}; /* host functions, graphs */
-
 /* CUDA 13 <<<>>> launches (crt/device_functions.h). */
 #define GT_HOOK_LAUNCH_HANDLE(name, ptsz)                                                \
   GT_EXPORT cudaError_t name(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,           \
                              void **args, size_t sharedMem, cudaStream_t stream) {       \
     GT_REAL(name, cudaError_t,                                                           \
             (cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t));                  \
-    GT_TRACE_LAUNCH(                                                                     \
-        GT_DT_LAUNCH, kernel, stream, ptsz,                                              \
-        real_##name(kernel, gridDim, blockDim, args, sharedMem, stream),                 \
-        GT_LAUNCH(GT_API_##name, kernel, gridDim, blockDim, sharedMem, stream));         \
+    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH,                                                    \
+                        real_##name(kernel, gridDim, blockDim, args, sharedMem, stream), \
+                        GT_API_##name, kernel, gridDim.x, gridDim.y, gridDim.z,          \
+                        blockDim.x, blockDim.y, blockDim.z, sharedMem, stream, ptsz);    \
   }
 GT_HOOK_LAUNCH_HANDLE(__cudaLaunchKernel, 0)
 GT_HOOK_LAUNCH_HANDLE(__cudaLaunchKernel_ptsz, 1)
@@ -56,27 +49,26 @@ GT_HOOK_LAUNCH_HANDLE(__cudaLaunchKernel_ptsz, 1)
                              size_t sharedMem, cudaStream_t stream) {                    \
     GT_REAL(name, cudaError_t,                                                           \
             (const void *, dim3, dim3, void **, size_t, cudaStream_t));                  \
-    GT_TRACE_LAUNCH(                                                                     \
-        GT_DT_LAUNCH, func, stream, ptsz,                                                \
-        real_##name(func, gridDim, blockDim, args, sharedMem, stream),                   \
-        GT_LAUNCH(GT_API_##name, func, gridDim, blockDim, sharedMem, stream));           \
+    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH,                                                    \
+                        real_##name(func, gridDim, blockDim, args, sharedMem, stream),   \
+                        GT_API_##name, func, gridDim.x, gridDim.y, gridDim.z,            \
+                        blockDim.x, blockDim.y, blockDim.z, sharedMem, stream, ptsz);    \
   }
 GT_HOOK_LAUNCH_FUNC(cudaLaunchKernel, 0)
 GT_HOOK_LAUNCH_FUNC(cudaLaunchKernel_ptsz, 1)
 GT_HOOK_LAUNCH_FUNC(cudaLaunchCooperativeKernel, 0)
 GT_HOOK_LAUNCH_FUNC(cudaLaunchCooperativeKernel_ptsz, 1)
 
+/* A NULL config is recorded with zero dims. */
+#define GT_CFG(field) (config ? config->field : 0)
 #define GT_HOOK_LAUNCH_EX(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(const cudaLaunchConfig_t *config, const void *func,         \
                              void **args) {                                              \
     GT_REAL(name, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **));     \
-    GT_TRACE_LAUNCH(GT_DT_LAUNCH, func, config ? config->stream : NULL, ptsz,            \
-                    real_##name(config, func, args),                                     \
-                    GT_LAUNCH(GT_API_##name, func,                                       \
-                              config ? config->gridDim : gt_no_dims,                     \
-                              config ? config->blockDim : gt_no_dims,                    \
-                              config ? config->dynamicSmemBytes : 0,                     \
-                              config ? config->stream : NULL));                          \
+    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH, real_##name(config, func, args), GT_API_##name,    \
+                        func, GT_CFG(gridDim.x), GT_CFG(gridDim.y), GT_CFG(gridDim.z),   \
+                        GT_CFG(blockDim.x), GT_CFG(blockDim.y), GT_CFG(blockDim.z),      \
+                        GT_CFG(dynamicSmemBytes), config ? config->stream : NULL, ptsz); \
   }
 GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC, 0)
 GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz, 1)
@@ -84,8 +76,8 @@ GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz, 1)
 #define GT_HOOK_LAUNCH_HOST_FUNC(name)                                                   \
   GT_EXPORT cudaError_t name(cudaStream_t stream, cudaHostFn_t fn, void *userData) {     \
     GT_REAL(name, cudaError_t, (cudaStream_t, cudaHostFn_t, void *));                    \
-    GT_TRACE_LAUNCH(GT_DT_NONE, NULL, stream, 0, real_##name(stream, fn, userData),      \
-                    GT_LAUNCH(GT_API_##name, fn, gt_no_dims, gt_no_dims, 0, stream));    \
+    GT_TRACE_LAUNCH_PRE(GT_DT_NONE, real_##name(stream, fn, userData), GT_API_##name,    \
+                        fn, 0, 0, 0, 0, 0, 0, 0, stream, 0);                             \
   }
 GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc)
 GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc_ptsz)
@@ -96,9 +88,8 @@ GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc_ptsz)
   GT_EXPORT cudaError_t name(cudaStream_t stream, cudaStreamCallback_t callback,         \
                              void *userData, unsigned int flags) {                       \
     GT_REAL(name, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned));  \
-    GT_TRACE_LAUNCH(                                                                     \
-        GT_DT_NONE, NULL, stream, 0, real_##name(stream, callback, userData, flags),     \
-        GT_LAUNCH(GT_API_##name, callback, gt_no_dims, gt_no_dims, 0, stream));          \
+    GT_TRACE_LAUNCH_PRE(GT_DT_NONE, real_##name(stream, callback, userData, flags),      \
+                        GT_API_##name, callback, 0, 0, 0, 0, 0, 0, 0, stream, 0);        \
   }
 GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback)
 GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback_ptsz)
@@ -106,9 +97,8 @@ GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback_ptsz)
 #define GT_HOOK_GRAPH_LAUNCH(name, ptsz)                                                 \
   GT_EXPORT cudaError_t name(cudaGraphExec_t graphExec, cudaStream_t stream) {           \
     GT_REAL(name, cudaError_t, (cudaGraphExec_t, cudaStream_t));                         \
-    GT_TRACE_LAUNCH(                                                                     \
-        GT_DT_LAUNCH, graphExec, stream, ptsz, real_##name(graphExec, stream),           \
-        GT_LAUNCH(GT_API_##name, graphExec, gt_no_dims, gt_no_dims, 0, stream));         \
+    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH, real_##name(graphExec, stream), GT_API_##name,     \
+                        graphExec, 0, 0, 0, 0, 0, 0, 0, stream, ptsz);                   \
   }
 GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch, 0)
 GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch_ptsz, 1)

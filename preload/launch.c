@@ -3,9 +3,11 @@
  * stacks sampled per call site and per thread under a time budget.
  *
  * Contract:
- *  - gt_emit_launch_slow writes the same record gt_emit_launch would have
- *    (plus its stack id), or counts it dropped (dropped[LAUNCH]): never
- *    silent. It saves and restores errno.
+ *  - gt_emit_launch_slow writes the record the fast path would have (plus
+ *    its stack id), or counts it dropped (dropped[LAUNCH]): never silent.
+ *    It saves and restores errno. gt_launch_post_slow hands it the launch
+ *    gt_launch_pre kept (gt_tls_pend) or wrote into the slot, after the
+ *    timed launch's end event.
  *  - Call sites: a process-wide lock-free set of GT_ST_SITES call-site keys
  *    (launch.h gt_st_key: return address and kernel; CAS into the first
  *    empty slot of a short probe). A site is
@@ -159,6 +161,31 @@ void gt_emit_launch_slow(const struct gt_launch *l) {
   gt_emit(&rec);
   gt_dt_commit(&rec);
   errno = saved_errno;
+}
+
+__thread struct gt_launch gt_tls_pend __attribute__((tls_model("initial-exec")));
+__thread int gt_tls_pend_dt __attribute__((tls_model("initial-exec")));
+
+void gt_launch_post_slow(struct gt_frame_launch *f, uint64_t t0, uint64_t t1,
+                         int result) {
+  gt_tls_depth = 1; /* the call is over: records go to the sub-ring again */
+  if (!f && gt_tls_pend_dt != 0) { /* a timed launch: its end event */
+    int dt_errno = errno;
+    gt_dt_after(gt_tls_pend_dt, result);
+    errno = dt_errno;
+  }
+  struct gt_launch l = gt_tls_pend;
+  if (f) /* written before the call; the times or the result do not fit */
+    l = (struct gt_launch){.api = (unsigned)(f->frame >> 16 & 0xffff),
+                           .kernel = (const void *)(uintptr_t)f->kernel,
+                           .grid = {f->grid_x, f->grid_y, f->grid_z},
+                           .block = {f->block_x, f->block_y, f->block_z},
+                           .shmem = f->shared_mem,
+                           .stream = (const void *)(uintptr_t)f->stream};
+  l.t0 = t0;
+  l.t1 = t1;
+  l.result = result;
+  gt_emit_launch_slow(&l);
 }
 
 void gt_launch_after_fork(void) {

@@ -2,20 +2,31 @@
  * functions, graphs; runtime and driver) is written here.
  *
  * Contract:
- *  - GT_TRACE_LAUNCH is GT_TRACE_TIMED (devtime.h) for launch hooks, with
- *    no errno save/restore on the fast path: nothing on it can change errno
- *    (no call, no syscall), and every slow path saves and restores it.
- *  - gt_emit_launch writes the record in place, as a one-slot compact frame
- *    (ring.h struct gt_frame_launch), into the calling thread's sub-ring:
- *    one branch on "anything unusual", a handful of stores, one release
- *    store of the sub-ring's head. Kernels are recorded as the hook got them
- *    (a stub, a cudaKernel_t or a CUfunction): their names come from
+ *  - A launch hook's body is GT_TRACE_LAUNCH_PRE (below): no errno
+ *    save/restore on the fast path, as nothing on it can change errno (no
+ *    call, no syscall); every slow path saves and restores it.
+ *  - The record is a one-slot compact frame (ring.h struct gt_frame_launch)
+ *    in the calling thread's sub-ring, written around the real call:
+ *    gt_launch_pre, before it, checks everything unusual it can (no room,
+ *    a new call site, a sampled stack, a timed launch, values the frame
+ *    cannot hold) and writes all but the times and the result into the
+ *    next slot; gt_launch_post, after it, writes those and commits (one
+ *    release store of the sub-ring's head). So only the slot's address and
+ *    t0 live across the call. Kernels are recorded as the hook got them (a
+ *    stub, a cudaKernel_t or a CUfunction): their names come from
  *    KERNEL_NAME records keyed by each (registry.c), never looked up here.
- *  - Unusual, and taken out of line (gt_emit_launch_slow, launch.c): no
- *    sub-ring yet or no room in it (claim, re-read the consumer's tail, or
- *    drop and count exactly: dropped[LAUNCH]), a device-timed launch (its
- *    record goes to devtime), values the compact frame cannot hold (a full
- *    frame instead), and a launch stack.
+ *  - While the slot waits, the thread is at GT_DEPTH_LAUNCH (shim.h):
+ *    nested hooks forward untraced as always, and any record the thread
+ *    writes meanwhile (a kernel registered inside the call) goes to the
+ *    shared ring (core.c), never over the slot.
+ *  - Unusual, and taken out of line (gt_launch_post_slow, then
+ *    gt_emit_launch_slow, launch.c), with the values kept in gt_tls_pend
+ *    or read back from the slot: no sub-ring yet or no room in it (claim,
+ *    re-read the consumer's tail, or drop and count exactly:
+ *    dropped[LAUNCH]), a device-timed launch (its record goes to devtime),
+ *    values the compact frame cannot hold (a full frame instead: also a
+ *    call that took 2^32 ticks or more, or a result over 65535), and a
+ *    launch stack.
  *  - Launch stacks (issue 16): the first launch of each kernel from each
  *    call site (the key: the hook's return address xor the kernel, since
  *    nvcc routes every <<<>>> of a file through one helper, whose return
@@ -60,7 +71,7 @@ static inline unsigned gt_st_slot(uintptr_t key) {
 }
 
 /* Write the compact frame at the producer's next slot (room checked) and
- * commit it. */
+ * commit it: the slow path's form (launch.c). */
 static inline __attribute__((always_inline)) void
 gt_put_launch(struct gt_ring_producer *p, const struct gt_launch *l, uint32_t stack_id) {
   struct gt_frame_launch *f = gt_ring_slot(p);
@@ -90,31 +101,83 @@ gt_launch_wide(const struct gt_launch *l) {
           (l->shmem >> 32) | ((uint32_t)l->result >> 16)) != 0;
 }
 
-/* The launch's values come as scalars, so that the struct gt_launch the
- * slow path takes is built only there (its address escapes). */
-static inline __attribute__((always_inline)) void
-gt_emit_launch(unsigned api, int result, uint64_t t0, uint64_t t1, const void *kernel,
-               unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-               unsigned bz, uint64_t shmem, const void *stream, const void *site) {
+/* ---- the frame written around the call ---- */
+
+/* A launch that gt_launch_pre sent to the slow path: its values until the
+ * call returns (launch.c). */
+extern __thread struct gt_launch gt_tls_pend __attribute__((tls_model("initial-exec")));
+extern __thread int gt_tls_pend_dt __attribute__((tls_model("initial-exec")));
+void gt_launch_post_slow(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result)
+    __attribute__((cold));
+
+/* Before the real call: everything but the times and the result, written
+ * into the thread's next slot (the frame, NULL when the launch takes the
+ * slow path: its values then wait in gt_tls_pend). */
+static inline __attribute__((always_inline)) struct gt_frame_launch *
+gt_launch_pre(int dt_token, unsigned api, const void *kernel, unsigned gx, unsigned gy,
+              unsigned gz, unsigned bx, unsigned by, unsigned bz, uint64_t shmem,
+              const void *stream, const void *site) {
   struct gt_ring_producer *p = &gt_tls_prod;
-  const struct gt_launch l = {api,          result,       t0,    t1,     kernel,
-                              {gx, gy, gz}, {bx, by, bz}, shmem, stream, site};
   uint32_t left = --gt_tls_st_left;
   uintptr_t key = gt_st_key(site, kernel);
-  /* Everything unusual folded into one word, tested by one branch: a new
-   * call site, a sampled stack, no room, a timed launch, wide values. */
-  uint64_t odd = gt_launch_wide(&l) | (gt_tls_st_site[gt_st_slot(key)] ^ key) |
-                 (uint32_t)gt_tls_dt_token | (uint64_t)(p->room == 0) |
-                 (uint64_t)(left == 0);
-  if (__builtin_expect(odd != 0, 0)) {
-    struct gt_launch copy = l; /* only this copy's address escapes */
-    gt_emit_launch_slow(&copy);
-    return;
+  if (__builtin_expect(p->room == 0, 0) || __builtin_expect(left == 0, 0) ||
+      __builtin_expect(dt_token != 0, 0) ||
+      __builtin_expect(gt_tls_st_site[gt_st_slot(key)] != key, 0) ||
+      __builtin_expect((((gy | gz | bx | by | bz) >> 16) | (shmem >> 32)) != 0, 0)) {
+    gt_tls_pend = (struct gt_launch){
+        api, 0, 0, 0, kernel, {gx, gy, gz}, {bx, by, bz}, shmem, stream, site};
+    gt_tls_pend_dt = dt_token;
+    return NULL;
   }
-  gt_put_launch(p, &l, 0);
+  struct gt_frame_launch *f = gt_ring_slot(p);
+  f->frame = GT_FRAME_LAUNCH | 1u << 8 | (uint64_t)api << 16 | p->tid;
+  f->corr = gt_tls_corr;
+  f->kernel = (uint64_t)(uintptr_t)kernel;
+  f->stream = (uint64_t)(uintptr_t)stream;
+  f->grid_x = gx;
+  f->grid_y = (uint16_t)gy;
+  f->grid_z = (uint16_t)gz;
+  f->block_x = (uint16_t)bx;
+  f->block_y = (uint16_t)by;
+  f->block_z = (uint16_t)bz;
+  f->shared_mem = (uint32_t)shmem;
+  f->stack_id = 0;
+  return f;
 }
 
-/* A launch hook's body is GT_TRACE_LAUNCH (devtime.h): the statements
- * in `...` (with t0, t1 and r in scope) call gt_emit_launch. */
+/* After the call: the times and the result, and the commit. */
+static inline __attribute__((always_inline)) void
+gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) {
+  if (__builtin_expect(f != NULL && (((t1 - t0) >> 32) | ((uint32_t)result >> 16)) == 0,
+                       1)) {
+    f->ts = t0;
+    f->dur = (uint32_t)(t1 - t0);
+    f->result = (uint16_t)result;
+    gt_ring_commit1(&gt_tls_prod);
+    return;
+  }
+  gt_launch_post_slow(f, t0, t1, result);
+}
+
+/* A launch hook's body: `call` is the real call, the rest the values to
+ * record (kernel: a stub, cudaKernel_t, CUfunction, host function or
+ * graph; the call site is the hook's return address). Only the frame's
+ * address and t0 live across the call. */
+#define GT_TRACE_LAUNCH_PRE(what, call, api, kernel, gx, gy, gz, bx, by, bz, shmem,      \
+                            stream, ptsz)                                                \
+  do {                                                                                   \
+    if (!gt_hook_enter_launch())                                                         \
+      return call;                                                                       \
+    GT_DT_START(what, kernel, stream, ptsz);                                             \
+    struct gt_frame_launch *frame_ = gt_launch_pre(                                      \
+        dt_token, (api), (const void *)(kernel), (gx), (gy), (gz), (bx), (by), (bz),     \
+        (shmem), (const void *)(stream), __builtin_return_address(0));                   \
+    uint64_t t0 = gt_now();                                                              \
+    cudaError_t r = call;                                                                \
+    uint64_t t1 = gt_now();                                                              \
+    gt_launch_post(frame_, t0, t1, r); /* and gt_dt_after, when timed */                 \
+    gt_hook_leave();                                                                     \
+    return r;                                                                            \
+  } while (0)
 
 #endif

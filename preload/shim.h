@@ -112,6 +112,23 @@ static inline int gt_hook_enter(void) {
   return 1;
 }
 
+/* Inside a launch hook, whose frame is written into the thread's sub-ring
+ * before the real call and committed after it (launch.h): a record this
+ * thread writes meanwhile (a kernel registered inside the call) goes to the
+ * shared ring instead (core.c), never over that frame. */
+#define GT_DEPTH_LAUNCH 2
+
+static inline int gt_hook_enter_launch(void) {
+  extern int gt_active;
+  if (gt_tls_depth != 0)
+    return 0;
+  if (__builtin_expect(!__atomic_load_n(&gt_active, __ATOMIC_RELAXED), 0) &&
+      !gt_hook_enter_slow())
+    return 0;
+  gt_tls_depth = GT_DEPTH_LAUNCH;
+  return 1;
+}
+
 static inline void gt_hook_leave(void) {
   gt_tls_depth = 0;
 }
