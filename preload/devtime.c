@@ -349,6 +349,10 @@ static int events_before(const void *stream, int ptsz) {
   return i + 1;
 }
 
+void gt_corr_wrapped(void) {
+  gt_tls_corr = 1; /* 0 means "no correlation id" */
+}
+
 int gt_dt_before(unsigned what, const void *key, const void *stream, int ptsz) {
   (void)key;
   if (__builtin_expect(gt_tls_dt_token != 0, 0))

@@ -67,11 +67,12 @@ int gt_dt_before(unsigned what, const void *key, const void *stream, int ptsz);
 void gt_dt_after(int token, cudaError_t result);
 void gt_dt_commit_slow(const struct gt_record *rec);
 
-static inline uint32_t gt_corr_next(void) {
-  uint32_t c = ++gt_tls_corr;
-  if (__builtin_expect(c == 0, 0))
-    c = gt_tls_corr = 1;
-  return c;
+void gt_corr_wrapped(void) __attribute__((cold)); /* devtime.c: 0 -> 1 */
+
+/* A branch to a cold call rather than GCC's cmove: every launch runs this. */
+static inline void gt_corr_next(void) {
+  if (__builtin_expect(++gt_tls_corr == 0, 0))
+    gt_corr_wrapped();
 }
 
 /* After gt_emit(rec): hand the host record to the timed op, if any. */

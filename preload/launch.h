@@ -140,8 +140,8 @@ gt_launch_pre(int dt_token, unsigned api, const void *kernel, unsigned gx, unsig
   f->block_x = (uint16_t)bx;
   f->block_y = (uint16_t)by;
   f->block_z = (uint16_t)bz;
-  f->shared_mem = (uint32_t)shmem;
-  f->stack_id = 0;
+  uint64_t shmem_and_no_stack = (uint32_t)shmem; /* shared_mem, stack_id: one store */
+  __builtin_memcpy(&f->shared_mem, &shmem_and_no_stack, sizeof shmem_and_no_stack);
   return f;
 }
 
