@@ -3,11 +3,10 @@
  * stacks sampled per call site and per thread under a time budget.
  *
  * Contract:
- *  - gt_emit_launch_slow writes the record the fast path would have (plus
- *    its stack id), or counts it dropped (dropped[LAUNCH]): never silent.
- *    It saves and restores errno. gt_launch_post_slow hands it the launch
- *    gt_launch_pre kept (gt_tls_pend) or wrote into the slot, after the
- *    timed launch's end event.
+ *  - gt_launch_post_slow writes the record the fast path would have (plus
+ *    its stack id), or counts it dropped (dropped[LAUNCH]): never silent,
+ *    from the launch gt_launch_pre kept (gt_tls_pend) or wrote into the
+ *    slot, after a timed launch's end event. It saves and restores errno.
  *  - Call sites: a process-wide lock-free set of GT_ST_SITES call-site keys
  *    (launch.h gt_st_key: return address and kernel; CAS into the first
  *    empty slot of a short probe). A site is
@@ -119,9 +118,12 @@ static uint32_t launch_stack(const struct gt_launch *l) {
   return id && sampled ? id | GT_FRAME_STACK_SAMPLED : id;
 }
 
-void gt_emit_launch_slow(const struct gt_launch *l) {
+/* `checked`: gt_launch_pre found no stack due (the call site seen, no
+ * sample): the launch was written before the call and only its times or
+ * result need a full frame. */
+static void emit_launch_slow(const struct gt_launch *l, int checked) {
   int saved_errno = errno;
-  uint32_t stack = launch_stack(l);
+  uint32_t stack = checked ? 0 : launch_stack(l);
   struct gt_ring_producer *p = &gt_tls_prod;
   if (gt_launch_wide(l) == 0 && gt_tls_dt_token == 0) {
     if (p->room == 0)
@@ -174,8 +176,13 @@ void gt_launch_post_slow(struct gt_frame_launch *f, uint64_t t0, uint64_t t1,
     gt_dt_after(gt_tls_pend_dt, result);
     errno = dt_errno;
   }
+  /* The slot is no longer the thread's next only when the call forked and
+   * this is the child: the slot, in the parent's ring (unmapped here), is
+   * the parent's to commit; the child traces afresh from its next call. */
+  if (f && gt_tls_prod.next != (unsigned char *)f)
+    return;
   struct gt_launch l = gt_tls_pend;
-  if (f) /* written before the call; the times or the result do not fit */
+  if (f) /* written before the call; its times or result need a full frame */
     l = (struct gt_launch){.api = (unsigned)(f->frame >> 16 & 0xffff),
                            .kernel = (const void *)(uintptr_t)f->kernel,
                            .grid = {f->grid_x, f->grid_y, f->grid_z},
@@ -185,7 +192,7 @@ void gt_launch_post_slow(struct gt_frame_launch *f, uint64_t t0, uint64_t t1,
   l.t0 = t0;
   l.t1 = t1;
   l.result = result;
-  gt_emit_launch_slow(&l);
+  emit_launch_slow(&l, f != NULL);
 }
 
 void gt_launch_after_fork(void) {

@@ -19,10 +19,9 @@
  *    nested hooks forward untraced as always, and any record the thread
  *    writes meanwhile (a kernel registered inside the call) goes to the
  *    shared ring (core.c), never over the slot.
- *  - Unusual, and taken out of line (gt_launch_post_slow, then
- *    gt_emit_launch_slow, launch.c), with the values kept in gt_tls_pend
- *    or read back from the slot: no sub-ring yet or no room in it (claim,
- *    re-read the consumer's tail, or drop and count exactly:
+ *  - Unusual, and taken out of line (gt_launch_post_slow, launch.c), with
+ *    the values kept in gt_tls_pend or read back from the slot: no sub-ring yet or no
+ * room in it (claim, re-read the consumer's tail, or drop and count exactly:
  *    dropped[LAUNCH]), a device-timed launch (its record goes to devtime),
  *    values the compact frame cannot hold (a full frame instead: also a
  *    call that took 2^32 ticks or more, or a result over 65535), and a
@@ -58,8 +57,6 @@ struct gt_launch {
   const void *stream;
   const void *site; /* the hook's return address */
 };
-
-void gt_emit_launch_slow(const struct gt_launch *l) __attribute__((cold));
 
 /* A launch's call-site key: never 0 (an empty cache slot). */
 static inline uintptr_t gt_st_key(const void *site, const void *kernel) {
@@ -148,7 +145,10 @@ gt_launch_pre(int dt_token, unsigned api, const void *kernel, unsigned gx, unsig
 /* After the call: the times and the result, and the commit. */
 static inline __attribute__((always_inline)) void
 gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) {
-  if (__builtin_expect(f != NULL && (((t1 - t0) >> 32) | ((uint32_t)result >> 16)) == 0,
+  /* The slot is still the thread's next unless the call forked and this is
+   * the child (launch.c gt_launch_post_slow). */
+  if (__builtin_expect(f != NULL && gt_tls_prod.next == (unsigned char *)f &&
+                           (((t1 - t0) >> 32) | ((uint32_t)result >> 16)) == 0,
                        1)) {
     f->ts = t0;
     f->dur = (uint32_t)(t1 - t0);
