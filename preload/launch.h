@@ -18,14 +18,16 @@
  *  - While the slot waits, the thread is at GT_DEPTH_LAUNCH (shim.h):
  *    nested hooks forward untraced as always, and any record the thread
  *    writes meanwhile (a kernel registered inside the call) goes to the
- *    shared ring (core.c), never over the slot.
+ *    shared ring (core.c), never over the slot; a child forked inside the
+ *    call leaves the slot, the parent's, alone (gt_launch_post checks that
+ *    it is still the thread's next).
  *  - Unusual, and taken out of line (gt_launch_post_slow, launch.c), with
- *    the values kept in gt_tls_pend or read back from the slot: no sub-ring yet or no
- * room in it (claim, re-read the consumer's tail, or drop and count exactly:
- *    dropped[LAUNCH]), a device-timed launch (its record goes to devtime),
- *    values the compact frame cannot hold (a full frame instead: also a
- *    call that took 2^32 ticks or more, or a result over 65535), and a
- *    launch stack.
+ *    the values kept in gt_tls_pend or read back from the slot: no sub-ring
+ *    yet or no room in it (claim, re-read the consumer's tail, or drop and
+ *    count exactly: dropped[LAUNCH]), a device-timed launch (its record
+ *    goes to devtime), values the compact frame cannot hold (a full frame
+ *    instead: also a call that took 2^32 ticks or more, or a result over
+ *    65535), and a launch stack.
  *  - Launch stacks (issue 16): the first launch of each kernel from each
  *    call site (the key: the hook's return address xor the kernel, since
  *    nvcc routes every <<<>>> of a file through one helper, whose return
