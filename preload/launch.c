@@ -171,10 +171,13 @@ __thread int gt_tls_pend_dt __attribute__((tls_model("initial-exec")));
 void gt_launch_post_slow(struct gt_frame_launch *f, uint64_t t0, uint64_t t1,
                          int result) {
   gt_tls_depth = 1; /* the call is over: records go to the sub-ring again */
-  if (!f && gt_tls_pend_dt != 0) { /* a timed launch: its end event */
-    int dt_errno = errno;
-    gt_dt_after(gt_tls_pend_dt, result);
-    errno = dt_errno;
+  if (f == GT_LAUNCH_PENDING) {
+    f = NULL;
+    if (gt_tls_pend_dt != 0) { /* a timed launch: its end event */
+      int dt_errno = errno;
+      gt_dt_after(gt_tls_pend_dt, result);
+      errno = dt_errno;
+    }
   }
   /* The slot is no longer the thread's next only when the call forked and
    * this is the child: the slot, in the parent's ring (unmapped here), is

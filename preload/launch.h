@@ -109,25 +109,52 @@ extern __thread int gt_tls_pend_dt __attribute__((tls_model("initial-exec")));
 void gt_launch_post_slow(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result)
     __attribute__((cold));
 
-/* Before the real call: everything but the times and the result, written
- * into the thread's next slot (the frame, NULL when the launch takes the
- * slow path: its values then wait in gt_tls_pend). */
+/* What gt_launch_pre returns for a launch it sends to the slow path (its
+ * values then wait in gt_tls_pend): never a slot, so one comparison after
+ * the call tells both cases from a slot that is no longer the next. */
+#define GT_LAUNCH_PENDING ((struct gt_frame_launch *)(void *)&gt_tls_pend)
+
+/* The slow path's launch: kept until the call returns. */
 static inline __attribute__((always_inline)) struct gt_frame_launch *
-gt_launch_pre(int dt_token, unsigned api, const void *kernel, unsigned gx, unsigned gy,
-              unsigned gz, unsigned bx, unsigned by, unsigned bz, uint64_t shmem,
-              const void *stream, const void *site) {
+gt_launch_keep(int dt_token, unsigned api, const void *kernel, unsigned gx, unsigned gy,
+               unsigned gz, unsigned bx, unsigned by, unsigned bz, uint64_t shmem,
+               const void *stream, const void *site) {
+  gt_tls_pend = (struct gt_launch){.api = api,
+                                   .kernel = kernel,
+                                   .grid = {gx, gy, gz},
+                                   .block = {bx, by, bz},
+                                   .shmem = shmem,
+                                   .stream = stream,
+                                   .site = site};
+  gt_tls_pend_dt = dt_token;
+  return GT_LAUNCH_PENDING;
+}
+
+/* Before the real call of a launch device timing times: the slow path,
+ * after the sampled-stack countdown as for any launch. */
+static inline __attribute__((always_inline)) struct gt_frame_launch *
+gt_launch_timed(int dt_token, unsigned api, const void *kernel, unsigned gx, unsigned gy,
+                unsigned gz, unsigned bx, unsigned by, unsigned bz, uint64_t shmem,
+                const void *stream, const void *site) {
+  --gt_tls_st_left;
+  return gt_launch_keep(dt_token, api, kernel, gx, gy, gz, bx, by, bz, shmem, stream,
+                        site);
+}
+
+/* Before the real call of a launch device timing does not time: everything
+ * but the times and the result, written into the thread's next slot (the
+ * frame, or GT_LAUNCH_PENDING). */
+static inline __attribute__((always_inline)) struct gt_frame_launch *
+gt_launch_pre(unsigned api, const void *kernel, unsigned gx, unsigned gy, unsigned gz,
+              unsigned bx, unsigned by, unsigned bz, uint64_t shmem, const void *stream,
+              const void *site) {
   struct gt_ring_producer *p = &gt_tls_prod;
   uint32_t left = --gt_tls_st_left;
   uintptr_t key = gt_st_key(site, kernel);
   if (__builtin_expect(p->room == 0, 0) || __builtin_expect(left == 0, 0) ||
-      __builtin_expect(dt_token != 0, 0) ||
       __builtin_expect(gt_tls_st_site[gt_st_slot(key)] != key, 0) ||
-      __builtin_expect((((gy | gz | bx | by | bz) >> 16) | (shmem >> 32)) != 0, 0)) {
-    gt_tls_pend = (struct gt_launch){
-        api, 0, 0, 0, kernel, {gx, gy, gz}, {bx, by, bz}, shmem, stream, site};
-    gt_tls_pend_dt = dt_token;
-    return NULL;
-  }
+      __builtin_expect((((gy | gz | bx | by | bz) >> 16) | (shmem >> 32)) != 0, 0))
+    return gt_launch_keep(0, api, kernel, gx, gy, gz, bx, by, bz, shmem, stream, site);
   struct gt_frame_launch *f = gt_ring_slot(p);
   f->frame = GT_FRAME_LAUNCH | 1u << 8 | (uint64_t)api << 16 | p->tid;
   f->corr = gt_tls_corr;
@@ -147,9 +174,9 @@ gt_launch_pre(int dt_token, unsigned api, const void *kernel, unsigned gx, unsig
 /* After the call: the times and the result, and the commit. */
 static inline __attribute__((always_inline)) void
 gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) {
-  /* The slot is still the thread's next unless the call forked and this is
-   * the child (launch.c gt_launch_post_slow). */
-  if (__builtin_expect(f != NULL && gt_tls_prod.next == (unsigned char *)f &&
+  /* The slot is still the thread's next unless the launch took the slow
+   * path, or the call forked and this is the child (launch.c). */
+  if (__builtin_expect(gt_tls_prod.next == (unsigned char *)f &&
                            (((t1 - t0) >> 32) | ((uint32_t)result >> 16)) == 0,
                        1)) {
     f->ts = t0;
@@ -171,9 +198,14 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
     if (!gt_hook_enter_launch())                                                         \
       return call;                                                                       \
     GT_DT_START(what, kernel, stream, ptsz);                                             \
-    struct gt_frame_launch *frame_ = gt_launch_pre(                                      \
-        dt_token, (api), (const void *)(kernel), (gx), (gy), (gz), (bx), (by), (bz),     \
-        (shmem), (const void *)(stream), __builtin_return_address(0));                   \
+    struct gt_frame_launch *frame_ =                                                     \
+        __builtin_expect(dt_token != 0, 0)                                               \
+            ? gt_launch_timed(dt_token, (api), (const void *)(kernel), (gx), (gy), (gz), \
+                              (bx), (by), (bz), (shmem), (const void *)(stream),         \
+                              __builtin_return_address(0))                               \
+            : gt_launch_pre((api), (const void *)(kernel), (gx), (gy), (gz), (bx), (by), \
+                            (bz), (shmem), (const void *)(stream),                       \
+                            __builtin_return_address(0));                                \
     uint64_t t0 = gt_now();                                                              \
     cudaError_t r = call;                                                                \
     uint64_t t1 = gt_now();                                                              \
