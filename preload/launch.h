@@ -69,35 +69,67 @@ static inline unsigned gt_st_slot(uintptr_t key) {
   return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64u - GT_ST_SITE_BITS));
 }
 
-/* Write the compact frame at the producer's next slot (room checked) and
- * commit it: the slow path's form (launch.c). */
-static inline __attribute__((always_inline)) void
-gt_put_launch(struct gt_ring_producer *p, const struct gt_launch *l, uint32_t stack_id) {
-  struct gt_frame_launch *f = gt_ring_slot(p);
-  f->frame = GT_FRAME_LAUNCH | 1u << 8 | (uint64_t)l->api << 16 | p->tid;
-  f->ts = l->t0;
-  f->dur = (uint32_t)(l->t1 - l->t0);
-  f->corr = gt_tls_corr;
-  f->kernel = (uint64_t)(uintptr_t)l->kernel;
-  f->stream = (uint64_t)(uintptr_t)l->stream;
-  f->grid_x = l->grid[0];
-  f->grid_y = (uint16_t)l->grid[1];
-  f->grid_z = (uint16_t)l->grid[2];
-  f->block_x = (uint16_t)l->block[0];
-  f->block_y = (uint16_t)l->block[1];
-  f->block_z = (uint16_t)l->block[2];
-  f->result = (uint16_t)l->result;
-  f->shared_mem = (uint32_t)l->shmem;
-  f->stack_id = stack_id;
-  gt_ring_commit1(p);
+/* 1 when values known before the call do not fit the compact frame: grid
+ * y/z or block dims over 16 bits, shared memory over 32. */
+static inline __attribute__((always_inline)) int
+gt_frame_wide_config(unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                     uint64_t shmem) {
+  return (((gy | gz | bx | by | bz) >> 16) | (shmem >> 32)) != 0;
+}
+
+/* 1 when values known after it do not: a call of 2^32 ticks or more, a
+ * result over 65535. */
+static inline __attribute__((always_inline)) int
+gt_frame_wide_outcome(uint64_t t0, uint64_t t1, int result) {
+  return (((t1 - t0) >> 32) | ((uint32_t)result >> 16)) != 0;
 }
 
 /* 1 when the compact frame cannot hold the launch's values. */
 static inline __attribute__((always_inline)) int
 gt_launch_wide(const struct gt_launch *l) {
-  return (((l->t1 - l->t0) >> 32) |
-          ((l->grid[1] | l->grid[2] | l->block[0] | l->block[1] | l->block[2]) >> 16) |
-          (l->shmem >> 32) | ((uint32_t)l->result >> 16)) != 0;
+  return gt_frame_wide_config(l->grid[1], l->grid[2], l->block[0], l->block[1],
+                              l->block[2], l->shmem) |
+         gt_frame_wide_outcome(l->t0, l->t1, l->result);
+}
+
+/* All of a compact frame but its times and result (the values fit). */
+static inline __attribute__((always_inline)) void
+gt_frame_fill(struct gt_frame_launch *f, const struct gt_ring_producer *p, unsigned api,
+              const void *kernel, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+              unsigned by, unsigned bz, uint64_t shmem, const void *stream,
+              uint32_t stack_id) {
+  f->frame = GT_FRAME_LAUNCH | 1u << 8 | (uint64_t)api << 16 | p->tid;
+  f->corr = gt_tls_corr;
+  f->kernel = (uint64_t)(uintptr_t)kernel;
+  f->stream = (uint64_t)(uintptr_t)stream;
+  f->grid_x = gx;
+  f->grid_y = (uint16_t)gy;
+  f->grid_z = (uint16_t)gz;
+  f->block_x = (uint16_t)bx;
+  f->block_y = (uint16_t)by;
+  f->block_z = (uint16_t)bz;
+  /* shared_mem and stack_id, adjacent: one store */
+  uint64_t shmem_and_stack = (uint64_t)stack_id << 32 | (uint32_t)shmem;
+  __builtin_memcpy(&f->shared_mem, &shmem_and_stack, sizeof shmem_and_stack);
+}
+
+/* The frame's times and result (they fit). */
+static inline __attribute__((always_inline)) void
+gt_frame_finish(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) {
+  f->ts = t0;
+  f->dur = (uint32_t)(t1 - t0);
+  f->result = (uint16_t)result;
+}
+
+/* Write the compact frame at the producer's next slot (room checked) and
+ * commit it: the slow path's form (launch.c). */
+static inline __attribute__((always_inline)) void
+gt_put_launch(struct gt_ring_producer *p, const struct gt_launch *l, uint32_t stack_id) {
+  struct gt_frame_launch *f = gt_ring_slot(p);
+  gt_frame_fill(f, p, l->api, l->kernel, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                l->block[1], l->block[2], l->shmem, l->stream, stack_id);
+  gt_frame_finish(f, l->t0, l->t1, l->result);
+  gt_ring_commit1(p);
 }
 
 /* ---- the frame written around the call ---- */
@@ -153,21 +185,10 @@ gt_launch_pre(unsigned api, const void *kernel, unsigned gx, unsigned gy, unsign
   uintptr_t key = gt_st_key(site, kernel);
   if (__builtin_expect(p->room == 0, 0) || __builtin_expect(left == 0, 0) ||
       __builtin_expect(gt_tls_st_site[gt_st_slot(key)] != key, 0) ||
-      __builtin_expect((((gy | gz | bx | by | bz) >> 16) | (shmem >> 32)) != 0, 0))
+      __builtin_expect(gt_frame_wide_config(gy, gz, bx, by, bz, shmem), 0))
     return gt_launch_keep(0, api, kernel, gx, gy, gz, bx, by, bz, shmem, stream, site);
   struct gt_frame_launch *f = gt_ring_slot(p);
-  f->frame = GT_FRAME_LAUNCH | 1u << 8 | (uint64_t)api << 16 | p->tid;
-  f->corr = gt_tls_corr;
-  f->kernel = (uint64_t)(uintptr_t)kernel;
-  f->stream = (uint64_t)(uintptr_t)stream;
-  f->grid_x = gx;
-  f->grid_y = (uint16_t)gy;
-  f->grid_z = (uint16_t)gz;
-  f->block_x = (uint16_t)bx;
-  f->block_y = (uint16_t)by;
-  f->block_z = (uint16_t)bz;
-  uint64_t shmem_and_no_stack = (uint32_t)shmem; /* shared_mem, stack_id: one store */
-  __builtin_memcpy(&f->shared_mem, &shmem_and_no_stack, sizeof shmem_and_no_stack);
+  gt_frame_fill(f, p, api, kernel, gx, gy, gz, bx, by, bz, shmem, stream, 0);
   return f;
 }
 
@@ -177,11 +198,9 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
   /* The slot is still the thread's next unless the launch took the slow
    * path, or the call forked and this is the child (launch.c). */
   if (__builtin_expect(gt_tls_prod.next == (unsigned char *)f &&
-                           (((t1 - t0) >> 32) | ((uint32_t)result >> 16)) == 0,
+                           !gt_frame_wide_outcome(t0, t1, result),
                        1)) {
-    f->ts = t0;
-    f->dur = (uint32_t)(t1 - t0);
-    f->result = (uint16_t)result;
+    gt_frame_finish(f, t0, t1, result);
     gt_ring_commit1(&gt_tls_prod);
     return;
   }
