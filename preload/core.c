@@ -306,19 +306,9 @@ int gt_ring_room_slow(unsigned n) {
 
 static void on_drop(void);
 
-/* A full frame, to the thread's sub-ring or the shared ring; counted when
- * there is no room. Called with the recursion guard held; `outer` is the
- * depth before it (GT_DEPTH_LAUNCH: inside a launch's real call, whose
- * frame waits in the sub-ring). */
-static void write_record(const struct gt_record *rec, int outer) {
-  struct gt_ring_producer *p = &gt_tls_prod;
-  if (__builtin_expect(outer == GT_DEPTH_LAUNCH, 0)) {
-    if (!gt_ring_write(&g_ring, rec))
-      on_drop();
-    return;
-  }
-  if (p->state == GT_PROD_NONE)
-    claim(p);
+/* A full frame into producer p's sub-ring (no room: dropped and counted),
+ * or, when p has none, into the shared ring (counted there when full). */
+static void write_via(struct gt_ring_producer *p, const struct gt_record *rec) {
   if (p->state == GT_PROD_SUB) {
     if (gt_ring_producer_write(p, rec))
       return;
@@ -328,6 +318,24 @@ static void write_record(const struct gt_record *rec, int outer) {
   }
   if (!gt_ring_write(&g_ring, rec))
     on_drop();
+}
+
+/* The calling thread's full frame, with the recursion guard held (a
+ * signal handler's traced call then forwards untraced instead of writing
+ * into the sub-ring this thread is in the middle of writing). Inside a
+ * launch's real call (GT_DEPTH_LAUNCH), whose frame waits in the sub-ring,
+ * it goes to the shared ring. */
+static void write_guarded(const struct gt_record *rec) {
+  static struct gt_ring_producer shared_only = {.state = GT_PROD_SHARED};
+  int depth = gt_tls_depth;
+  gt_tls_depth = 1;
+  struct gt_ring_producer *p = &gt_tls_prod;
+  if (depth == GT_DEPTH_LAUNCH)
+    p = &shared_only;
+  else if (p->state == GT_PROD_NONE)
+    claim(p);
+  write_via(p, rec);
+  gt_tls_depth = depth;
 }
 
 void gt_count_launch_drop(void) {
@@ -374,17 +382,11 @@ static void on_drop(void) {
   errno = saved_errno;
 }
 
-/* gt_emit and gt_emit_text write with the recursion guard held: a signal
- * handler's traced call then forwards untraced instead of writing into the
- * sub-ring this thread is in the middle of writing. */
 void gt_emit(struct gt_record *rec) {
   if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
     return;
   rec->nslots = 1;
-  int depth = gt_tls_depth;
-  gt_tls_depth = 1;
-  write_record(rec, depth);
-  gt_tls_depth = depth;
+  write_guarded(rec);
 }
 
 void gt_emit_device(struct gt_record *rec) {
@@ -396,14 +398,7 @@ void gt_emit_device(struct gt_record *rec) {
   pthread_mutex_lock(&g_dev_mu);
   if (g_dev_prod.state == GT_PROD_NONE)
     gt_ring_claim(&g_ring, &g_dev_prod, rec->tid);
-  if (g_dev_prod.state == GT_PROD_SUB) {
-    if (!gt_ring_producer_write(&g_dev_prod, rec)) {
-      gt_ring_count_drop(&g_ring, rec->kind);
-      on_drop();
-    }
-  } else if (!gt_ring_write(&g_ring, rec)) {
-    on_drop();
-  }
+  write_via(&g_dev_prod, rec);
   pthread_mutex_unlock(&g_dev_mu);
   gt_tls_depth = depth;
 }
@@ -424,8 +419,5 @@ void gt_emit_text(struct gt_record *rec, const char *text, size_t len) {
   } buf;
   buf.rec = *rec;
   gt_record_attach_text(&buf.rec, text, len);
-  int depth = gt_tls_depth;
-  gt_tls_depth = 1;
-  write_record(&buf.rec, depth);
-  gt_tls_depth = depth;
+  write_guarded(&buf.rec);
 }
