@@ -6,6 +6,9 @@
 #   untraced;
 #   floor: bench/floor_shim (two rdtsc and a 64-byte thread-local store per
 #     launch — the least any hook can add: gputrace's goal);
+#   floor, shared: the same store into the next line of a 64 MiB shared
+#     memfd stream (libfloor_shared: where a tracer's records must go for
+#     its consumer to read them; no consumer), for reference;
 #   hook path: gputrace record with device timing off;
 #   default: gputrace record with default settings (adaptive device timing,
 #     sampled launch stacks);
@@ -23,7 +26,8 @@ n=${2:-1000000}
 build=${3:-build}
 prog=${BENCH_PROG:-$build/bench/launch_loop}
 floor=$PWD/$build/bench/libfloor_shim.so
-[ -x "$prog" ] && [ -f "$floor" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
+floor_shared=$PWD/$build/bench/libfloor_shared.so
+[ -x "$prog" ] && [ -f "$floor" ] && [ -f "$floor_shared" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 unset GPUTRACE_GPU_TIMING GPUTRACE_GPU_TIMING_SAMPLE
 tmp=$(mktemp -d)
@@ -43,13 +47,14 @@ traced() { # setting env... : ns per launch, dropped and recorded launches
 for ((i = 1; i <= reps; i++)); do
   ns[untraced]+="$("$prog" "$n" | awk '{print $2}') "
   ns[floor]+="$(LD_PRELOAD=$floor "$prog" "$n" | awk '{print $2}') "
+  ns[floor_shared]+="$(LD_PRELOAD=$floor_shared "$prog" "$n" | awk '{print $2}') "
   traced hook GPUTRACE_GPU_TIMING=off
   traced default GPUTRACE_QUIET=1
   traced nostacks GPUTRACE_STACKS=none
 done
 mu=$(printf '%s\n' ${ns[untraced]} | median)
 printf '%-34s %s\n' "launches per run, runs each way" "$n, $reps"
-for s in untraced floor hook default nostacks; do
+for s in untraced floor floor_shared hook default nostacks; do
   printf '%-34s %s\n' "$s ns/launch (runs)" "${ns[$s]}"
 done
 for s in hook default nostacks; do
@@ -58,7 +63,7 @@ for s in hook default nostacks; do
 done
 printf '| %-36s | %9s | %9s |\n' "setting (median of $reps)" "ns/launch" "added ns"
 printf '|%s|%s|%s|\n' "--------------------------------------" "-----------" "-----------"
-for s in untraced floor hook default nostacks; do
+for s in untraced floor floor_shared hook default nostacks; do
   m=$(printf '%s\n' ${ns[$s]} | median)
   printf '| %-36s | %9.1f | %9.1f |\n' "$s" "$m" "$(awk -v a="$m" -v b="$mu" 'BEGIN {print a - b}')"
 done
