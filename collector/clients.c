@@ -390,24 +390,30 @@ static int handle_pending(struct gt_client *c, uint64_t now_ns) {
   return gt_ring_abandon(&c->ring) ? 1 : 0;
 }
 
-#define GT_LOOKAHEAD_MAX 65536u /* records one look-ahead may take */
-
 static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *rec);
 
 /* A launch refers to a kernel this process never named: the name may sit
  * in another thread's sub-ring (the thread that made the cudaKernel_t or
  * loaded the module, before this launch could happen), not yet drained.
- * Take what the other sources hold now, in their order, so the name lands
- * before the launch. Bounded; never the launch's own source, whose later
- * records must stay after it. */
+ * Take what the other sources hold, in their order, so the name lands
+ * before the launch however deep it sits (a count bound of 65,536 once
+ * left it behind a storm's backlog, and the launch unnamed in every
+ * reader: e2e/test_late_name.py). Each sub-ring is read up to its head as
+ * read once now (a new pass), the shared ring, which a writer may keep
+ * filling, up to its capacity; a full sink queue is compressed a chunk at
+ * a time to make room. Never the launch's own source, whose later records
+ * must stay after it. Records taken here are drained, not extra work. */
 static void look_ahead(struct gt_client *c, struct gt_sink *sink, unsigned self) {
-  unsigned taken = 0;
   int eager = c->ring.eager;
-  c->ring.eager = 1; /* heads as they are now, whatever this pass read */
+  gt_ring_publish(&c->ring); /* a new pass: every head read once more */
+  c->ring.eager = 0;
   for (unsigned src = 0; src <= c->ring.nsub; src++) {
     if (src == self)
       continue;
-    for (unsigned skipped = 0; taken < GT_LOOKAHEAD_MAX && gt_sink_has_room(sink);) {
+    uint64_t left = src == c->ring.nsub ? c->ring.mask + 1 : UINT64_MAX;
+    for (unsigned skipped = 0; left > 0; left--) {
+      if (!gt_sink_has_room(sink))
+        gt_sink_write_one(sink);
       struct gt_record *rec = gt_sink_space(sink);
       enum gt_ring_status st = gt_ring_read_source(&c->ring, src, rec);
       if (st == GT_RING_SKIPPED && ++skipped < GT_RING_MAX_SKIP)
@@ -415,7 +421,6 @@ static void look_ahead(struct gt_client *c, struct gt_sink *sink, unsigned self)
       if (st != GT_RING_RECORD)
         break;
       take(c, sink, rec);
-      taken++;
     }
   }
   c->ring.eager = eager;
