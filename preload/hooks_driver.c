@@ -442,17 +442,15 @@ DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel, 0)
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz, 1)
 
-/* A NULL config is recorded with zero dims. */
-#define DRV_CFG(field) (config ? config->field : 0)
 #define DRV_LAUNCH_EX(name, pt)                                                          \
   GT_EXPORT CUresult name(const CUlaunchConfig *config, CUfunction f, void **params,     \
                           void **extra) {                                                \
     DRV_REAL(name, (const CUlaunchConfig *, CUfunction, void **, void **));              \
-    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH, real_##name(config, f, params, extra),             \
-                        GT_API_##name, f, DRV_CFG(gridDimX), DRV_CFG(gridDimY),          \
-                        DRV_CFG(gridDimZ), DRV_CFG(blockDimX), DRV_CFG(blockDimY),       \
-                        DRV_CFG(blockDimZ), DRV_CFG(sharedMemBytes),                     \
-                        config ? config->hStream : NULL, pt);                            \
+    GT_TRACE_LAUNCH_PRE(                                                                 \
+        GT_DT_LAUNCH, real_##name(config, f, params, extra), GT_API_##name, f,           \
+        GT_LAUNCH_CFG(gridDimX), GT_LAUNCH_CFG(gridDimY), GT_LAUNCH_CFG(gridDimZ),       \
+        GT_LAUNCH_CFG(blockDimX), GT_LAUNCH_CFG(blockDimY), GT_LAUNCH_CFG(blockDimZ),    \
+        GT_LAUNCH_CFG(sharedMemBytes), config ? config->hStream : NULL, pt);             \
   }
 DRV_LAUNCH_EX(cuLaunchKernelEx, 0)
 DRV_LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)

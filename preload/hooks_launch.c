@@ -59,16 +59,15 @@ GT_HOOK_LAUNCH_FUNC(cudaLaunchKernel_ptsz, 1)
 GT_HOOK_LAUNCH_FUNC(cudaLaunchCooperativeKernel, 0)
 GT_HOOK_LAUNCH_FUNC(cudaLaunchCooperativeKernel_ptsz, 1)
 
-/* A NULL config is recorded with zero dims. */
-#define GT_CFG(field) (config ? config->field : 0)
 #define GT_HOOK_LAUNCH_EX(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(const cudaLaunchConfig_t *config, const void *func,         \
                              void **args) {                                              \
     GT_REAL(name, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **));     \
-    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH, real_##name(config, func, args), GT_API_##name,    \
-                        func, GT_CFG(gridDim.x), GT_CFG(gridDim.y), GT_CFG(gridDim.z),   \
-                        GT_CFG(blockDim.x), GT_CFG(blockDim.y), GT_CFG(blockDim.z),      \
-                        GT_CFG(dynamicSmemBytes), config ? config->stream : NULL, ptsz); \
+    GT_TRACE_LAUNCH_PRE(                                                                 \
+        GT_DT_LAUNCH, real_##name(config, func, args), GT_API_##name, func,              \
+        GT_LAUNCH_CFG(gridDim.x), GT_LAUNCH_CFG(gridDim.y), GT_LAUNCH_CFG(gridDim.z),    \
+        GT_LAUNCH_CFG(blockDim.x), GT_LAUNCH_CFG(blockDim.y), GT_LAUNCH_CFG(blockDim.z), \
+        GT_LAUNCH_CFG(dynamicSmemBytes), config ? config->stream : NULL, ptsz);          \
   }
 GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC, 0)
 GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz, 1)

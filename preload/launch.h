@@ -207,6 +207,10 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
   gt_launch_post_slow(f, t0, t1, result);
 }
 
+/* A field of a hook's launch configuration `config`: a NULL config is
+ * recorded with zero dims (cudaLaunchKernelExC, cuLaunchKernelEx). */
+#define GT_LAUNCH_CFG(field) (config ? config->field : 0)
+
 /* A launch hook's body: `call` is the real call, the rest the values to
  * record (kernel: a stub, cudaKernel_t, CUfunction, host function or
  * graph; the call site is the hook's return address). Only the frame's

@@ -102,14 +102,20 @@ extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 
 int gt_hook_enter_slow(void);
 
-static inline int gt_hook_enter(void) {
+/* gt_hook_enter, leaving the thread at `depth` (1, or GT_DEPTH_LAUNCH). */
+static inline int gt_hook_enter_at(int depth) {
   extern int gt_active; /* 1 once the ring is connected */
   if (gt_tls_depth != 0)
     return 0;
-  if (__builtin_expect(!__atomic_load_n(&gt_active, __ATOMIC_RELAXED), 0))
-    return gt_hook_enter_slow();
-  gt_tls_depth = 1;
+  if (__builtin_expect(!__atomic_load_n(&gt_active, __ATOMIC_RELAXED), 0) &&
+      !gt_hook_enter_slow())
+    return 0;
+  gt_tls_depth = depth;
   return 1;
+}
+
+static inline int gt_hook_enter(void) {
+  return gt_hook_enter_at(1);
 }
 
 /* Inside a launch hook, whose frame is written into the thread's sub-ring
@@ -119,14 +125,7 @@ static inline int gt_hook_enter(void) {
 #define GT_DEPTH_LAUNCH 2
 
 static inline int gt_hook_enter_launch(void) {
-  extern int gt_active;
-  if (gt_tls_depth != 0)
-    return 0;
-  if (__builtin_expect(!__atomic_load_n(&gt_active, __ATOMIC_RELAXED), 0) &&
-      !gt_hook_enter_slow())
-    return 0;
-  gt_tls_depth = GT_DEPTH_LAUNCH;
-  return 1;
+  return gt_hook_enter_at(GT_DEPTH_LAUNCH);
 }
 
 static inline void gt_hook_leave(void) {
