@@ -7,11 +7,12 @@
  *    back the earliest buffered record: smallest ts_ns, ties in the order
  *    they were added, DEVICE records after the others (device work clamped
  *    to the start of the call that queued it comes after that call) —
- *    except that records of one stream never overtake each other. A stream is a thread's
- * host records (pid, tid), a thread's DEVICE records (written later, by the shim's
- * resolver thread), or a process's collector records (process start/end, drops, losses,
- * frames, and the machine's metrics and notes): each keeps its file order even where its
- * timestamps do not.
+ *    except that records of one stream never overtake each other. A stream
+ *    is a thread's host records (pid, tid), a thread's DEVICE records
+ *    (written later, by the shim's resolver thread), or a process's
+ *    collector records (process start/end, drops, losses, frames, and the
+ *    machine's metrics and notes): each keeps its file order even where its
+ *    timestamps do not.
  *  - gt_order_ready says when the earliest record can be taken with
  *    nothing more to wait for: every stream active among the last
  *    GT_ORDER_ACTIVE records added has one buffered (a stream's records come
