@@ -77,7 +77,8 @@ static void judge(struct diff *d) {
   for (size_t i = 0; i < d->n; i++) {
     struct drow *w = &d->rows[i];
     double c = change_pct(w->a, w->b);
-    if ((c < 0 ? -c : c) >= d->threshold && significant(d, w))
+    /* equal figures are never a change, not even at --threshold 0 */
+    if (w->a != w->b && (c < 0 ? -c : c) >= d->threshold && significant(d, w))
       w->status = c > 0 ? REGRESSION : IMPROVEMENT;
   }
 }

@@ -26,10 +26,13 @@ def run_loop(name, copies="1", ps=PS, timing="auto"):
 def diff(a, b, *args, expect_rc):
     p = subprocess.run([GPUTRACE, "diff", a, b, "--json"] + list(args), capture_output=True,
                        text=True, timeout=300)
+    d = json.loads(p.stdout) if p.stdout.startswith("{") else {}
+    if expect_rc is None:  # whatever the regressions say
+        expect_rc = 1 if d.get("regressions") else 0
     if p.returncode != expect_rc:
         raise AssertionError("diff exited %d, expected %d\n%s%s" %
                              (p.returncode, expect_rc, p.stdout, p.stderr))
-    return json.loads(p.stdout)
+    return d
 
 
 def flagged(d):
@@ -91,10 +94,22 @@ def test_same_program_twice():
     eq({(s, n, m) for s, n, m, _ in flagged(json.loads(p.stdout))
         if m in ("calls", "launches", "count", "bytes", "peak_bytes", "p50_ns")}, set(),
        "exact figures unchanged at the default threshold")
-    # a threshold of 0 and no significance gate flags noise: the knobs work
-    d = diff(base(), b, "--threshold", "0", "--min-share", "0", expect_rc=1)
-    if d["regressions"] + d["improvements"] == 0:
-        raise AssertionError("threshold 0 flagged nothing")
+    # A threshold of 0 and no share gate flag every time that moved, either
+    # way (the second run may be faster throughout: then no regression and
+    # exit 0), and never a figure that did not move: the knobs work.
+    d = diff(base(), b, "--threshold", "0", "--min-share", "0", expect_rc=None)
+    for c in d["changes"]:
+        moved = c["a"] != c["b"]
+        timed = c["metric"].endswith("_ns")
+        want = ("unchanged" if not moved else
+                ("regression" if c["b"] > c["a"] else "improvement") if timed else c["status"])
+        eq(c["status"], want, "status of %s %s %s at threshold 0" %
+           (c["section"], c["name"], c["metric"]))
+    if not any(c["a"] != c["b"] for c in d["changes"] if c["metric"].endswith("_ns")):
+        raise AssertionError("no time moved between two runs: the traces are not two runs")
+    eq(d["regressions"], sum(c["status"] == "regression" for c in d["changes"]), "regressions")
+    eq(d["improvements"], sum(c["status"] == "improvement" for c in d["changes"]),
+       "improvements")
 
 
 def test_text_and_usage():
