@@ -30,7 +30,7 @@ static double now_s(void) {
 }
 
 static int put(struct gt_ring_producer *p, uint64_t i) {
-  if (p->room == 0 && !gt_ring_producer_room(p, 1))
+  if (gt_ring_room(p) == 0 && !gt_ring_producer_room(p, 1))
     return 0;
   struct gt_frame_launch *f = gt_ring_slot(p);
   f->frame =

@@ -213,8 +213,7 @@ int gt_ring_claim(struct gt_ring *ring, struct gt_ring_producer *p, uint32_t tid
      * continue from there, in a block taken at the first write. */
     s->owner = tid;
     p->head = atomic_load_explicit(&s->head, memory_order_relaxed);
-    p->next = NULL;
-    p->room = 0;
+    p->next = p->end = NULL;
     p->tid = (uint64_t)tid << 32;
     p->sub = s;
     p->ring = ring;
@@ -223,7 +222,7 @@ int gt_ring_claim(struct gt_ring *ring, struct gt_ring_producer *p, uint32_t tid
     return 0;
   }
   p->state = GT_PROD_SHARED;
-  p->room = 0;
+  p->next = p->end = NULL;
   p->sub = NULL;
   return -1;
 }
@@ -235,7 +234,7 @@ void gt_ring_retire(struct gt_ring_producer *p) {
    * RETIRED sees the final head. */
   atomic_store_explicit(&p->sub->state, GT_SUB_RETIRED, memory_order_release);
   p->sub = NULL;
-  p->room = 0;
+  p->next = p->end = NULL;
   p->state = GT_PROD_RETIRED;
 }
 
@@ -265,15 +264,16 @@ int gt_ring_producer_room(struct gt_ring_producer *p, unsigned n) {
   if (p->state != GT_PROD_SUB)
     return 0;
   struct gt_ring *r = p->ring;
-  if (p->room >= n)
+  uint64_t room = gt_ring_room(p);
+  if (room >= n)
     return 1;
   if (n > r->block_slots)
     return 0;
-  if (p->room > 0) { /* too short for this frame: pad it, take the next */
-    uint64_t pad = gt_frame_word(GT_FRAME_PAD, (unsigned)p->room, 0, 0);
+  if (room > 0) { /* too short for this frame: pad it, take the next */
+    uint64_t pad = gt_frame_word(GT_FRAME_PAD, (unsigned)room, 0, 0);
     memcpy(p->next, &pad, sizeof pad);
-    p->head += p->room;
-    p->room = 0;
+    p->head += room;
+    p->next = p->end = NULL;
     atomic_store_explicit(&p->sub->head, p->head, memory_order_release);
   }
   int64_t b = take_block(p);
@@ -282,7 +282,7 @@ int gt_ring_producer_room(struct gt_ring_producer *p, unsigned n) {
   /* The block's number goes in the list before any head that covers it. */
   p->list[(p->head >> r->block_shift) % r->nblocks] = (uint32_t)b;
   p->next = r->blocks + (size_t)b * r->block_slots * GT_RSLOT;
-  p->room = r->block_slots;
+  p->end = p->next + (size_t)r->block_slots * GT_RSLOT;
   return 1;
 }
 
@@ -291,12 +291,11 @@ int gt_ring_producer_write(struct gt_ring_producer *p, const struct gt_record *r
   unsigned n = gt_frame_slots(k);
   if (k == 0 || k > GT_MAX_SLOTS || p->state != GT_PROD_SUB)
     return 0;
-  if (p->room < n && !gt_ring_producer_room(p, n))
+  if (gt_ring_room(p) < n && !gt_ring_producer_room(p, n))
     return 0;
   uint64_t word = gt_frame_word(GT_FRAME_FULL, n, rec->api, rec->tid);
   memcpy(p->next, &word, 8);
   memcpy(p->next + 8, rec, (size_t)k * GT_SLOT_SIZE);
-  p->room -= n;
   p->next += (size_t)n * GT_RSLOT;
   p->head += n;
   atomic_store_explicit(&p->sub->head, p->head, memory_order_release);

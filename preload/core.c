@@ -48,8 +48,7 @@
 
 enum { ST_OFF = 0, ST_STARTING = 1, ST_ON = 2, ST_DISABLED = 3 };
 
-int gt_active;    /* ST_ON, read on every hook */
-int gt_clock_tsc; /* stamp records with rdtsc (shim.h) */
+int gt_mode; /* shim.h GT_MODE_*: read on every hook */
 static _Atomic int g_state = ST_OFF;
 static _Atomic int g_constructed;
 static struct gt_ring g_ring;
@@ -106,7 +105,7 @@ static void atfork_child(void) {
   pthread_mutex_init(&g_dev_mu, NULL);
   g_pid = (uint32_t)getpid();
   if (was == ST_ON || was == ST_STARTING) {
-    __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
+    gt_mode_set(GT_MODE_ACTIVE, 0);
     gt_transport_forget();
     gt_stacks_after_fork();
     gt_launch_after_fork();
@@ -183,7 +182,7 @@ static void construct(void) {
   gt_knobs_check_names();
   gt_knob(GT_KNOB_STACKS); /* stacks.c reads it; a bad value is reported here */
   gt_knob(GT_KNOB_FORCE);
-  gt_clock_tsc = tsc_usable();
+  gt_mode_set(GT_MODE_TSC, tsc_usable());
   gt_stacks_configure();
   gt_launch_configure();
   /* The thread-exit key now, while the process has few: a key under 32
@@ -220,14 +219,14 @@ static void start_tracing(void) {
     atexit(mark_exited);
   uint64_t skipped = atomic_exchange(&g_skipped_while_starting, 0);
   atomic_fetch_add(&g_ring.hdr->dropped[GT_KIND_NONE], skipped);
-  /* ON before gt_active: a registration that sees gt_active must find the
+  /* ON before ACTIVE: a registration that sees ACTIVE must find the
    * ring accepting records (registry.c's ordering argument). The names
-   * known now go in before gt_active lets other threads' hooks record
+   * known now go in before ACTIVE lets other threads' hooks record
    * launches (they wait for it), so the collector finds a kernel's name
    * ahead of its launches; then the names registered meanwhile. */
   atomic_store(&g_state, ST_ON);
   const void *named = gt_kernels_emit_names(NULL);
-  __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
+  gt_mode_set(GT_MODE_ACTIVE, 1);
   gt_kernels_emit_names(named);
 }
 
@@ -253,8 +252,8 @@ static int hook_enter_slow(void) {
   uint64_t waited = 0;
   for (;;) {
     int st = atomic_load(&g_state);
-    if (st == ST_ON && __atomic_load_n(&gt_active, __ATOMIC_SEQ_CST))
-      break; /* (ON without gt_active: the starting thread writes names) */
+    if (st == ST_ON && (__atomic_load_n(&gt_mode, __ATOMIC_SEQ_CST) & GT_MODE_ACTIVE))
+      break; /* (ON without ACTIVE: the starting thread writes names) */
     if (st == ST_DISABLED)
       return 0;
     if (st == ST_OFF && atomic_compare_exchange_strong(&g_state, &st, ST_STARTING)) {
@@ -375,7 +374,7 @@ static void on_drop(void) {
   if (gt_transport_peer_gone()) {
     int on = ST_ON;
     if (atomic_compare_exchange_strong(&g_state, &on, ST_DISABLED)) {
-      __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
+      gt_mode_set(GT_MODE_ACTIVE, 0);
       gt_warn("gputrace: the collector went away; tracing of pid %u stopped", g_pid);
     }
   }

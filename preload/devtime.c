@@ -35,8 +35,8 @@
  *    CUPTI session and starts afresh on its first timed call.
  *  - Exit: an atexit handler — registered once the first events (or the
  *    CUPTI session) exist, so after the runtime registered its teardown and
- *    before it in exit order — stops the resolver, resolves what completed and ends every
- *    CUDA call of ours. Work still queued then is not reported.
+ *    before it in exit order — stops the resolver, resolves what completed
+ *    and ends every CUDA call of ours. Work still queued then is not reported.
  *  - cudaDeviceReset (exported here, not traced) holds the resolver off
  *    while it runs, then counts pending ops as untimed and retires every
  *    event and the anchors (they died with the context).
@@ -51,7 +51,6 @@
 #include "gputrace/knobs.h"
 #include "transport.h"
 
-int gt_dt_enabled;
 int gt_dt_source;
 uint32_t gt_dt_sample = 0;
 int gt_dt_adaptive = 1;
@@ -124,6 +123,12 @@ static void dt_atfork_parent(void) {
   tls_fork_locked = 0;
 }
 
+/* Device timing on or off: its bit of gt_mode (shim.h), which the hooks
+ * read. */
+static void dt_set_enabled(int on) {
+  gt_mode_set(GT_MODE_DT, on);
+}
+
 /* In a forked child: the parent's thread, pool and anchors are not ours. */
 static void dt_atfork_child(void) {
   tls_fork_locked = 0;
@@ -139,7 +144,7 @@ static void dt_atfork_child(void) {
   gt_dt_resolver_forget();
   gt_tls_dt_token = 0;
   g_exit_registered = 0; /* the parent's handler is a no-op here */
-  __atomic_store_n(&gt_dt_enabled, g_mode != DT_MODE_OFF, __ATOMIC_RELAXED);
+  dt_set_enabled(g_mode != DT_MODE_OFF);
 }
 
 void gt_dt_configure(void) {
@@ -154,7 +159,7 @@ void gt_dt_configure(void) {
   g_events = (uint32_t)gt_knob(GT_KNOB_GPU_TIMING_EVENTS);
   state_init();
   pthread_atfork(dt_atfork_prepare, dt_atfork_parent, dt_atfork_child);
-  __atomic_store_n(&gt_dt_enabled, g_mode != DT_MODE_OFF, __ATOMIC_RELAXED);
+  dt_set_enabled(g_mode != DT_MODE_OFF);
 }
 
 /* ---- choosing the source (first timed call) ---- */
@@ -199,7 +204,7 @@ static int select_source(void) {
   if (src == DT_SRC_NONE) {
     src = select_source_locked();
     if (src == DT_SRC_NONE)
-      __atomic_store_n(&gt_dt_enabled, 0, __ATOMIC_RELAXED);
+      dt_set_enabled(0);
     else
       __atomic_store_n(&gt_dt_source, src, __ATOMIC_RELEASE);
   }
@@ -317,7 +322,7 @@ static inline void cost_end(uint64_t t0) {
 static int events_before(const void *stream, int ptsz) {
   if (__builtin_expect(__atomic_load_n(&gt_dt.thread_state, __ATOMIC_ACQUIRE) == 0, 0) &&
       gt_dt_start_thread() != 0) {
-    __atomic_store_n(&gt_dt_enabled, 0, __ATOMIC_RELAXED); /* no resolver: no timing */
+    dt_set_enabled(0); /* no resolver: no timing */
     return 0;
   }
   if (gt_dt_cu.peek() != 0)
@@ -490,7 +495,7 @@ static void dt_atexit(void) {
   if (g_atexit_pid != getpid())
     return; /* registered by the parent of this forked child */
   int saved_errno = errno;
-  __atomic_store_n(&gt_dt_enabled, 0, __ATOMIC_RELAXED);
+  dt_set_enabled(0);
   pthread_mutex_lock(&gt_dt.mu);
   gt_dt.stopping = 1;
   pthread_cond_signal(&gt_dt.wake);

@@ -26,8 +26,8 @@
 
 enum gt_dt_what { GT_DT_NONE = 0, GT_DT_LAUNCH = 1, GT_DT_COPY = 2, GT_DT_SET = 3 };
 
-/* 1 while device timing is wanted (GPUTRACE_GPU_TIMING != off and usable). */
-extern int gt_dt_enabled;
+/* Device timing is wanted (GPUTRACE_GPU_TIMING != off) and usable while
+ * gt_mode has GT_MODE_DT (shim.h). */
 
 /* Sampling, decided inline (no call for a launch that is not timed): per
  * thread and per key (kernel or graph; copies and memsets by entry point),
@@ -84,10 +84,13 @@ static inline void gt_dt_commit(const struct gt_record *rec) {
 /* A timed hook's start: its correlation id, and dt_token, the device-timing
  * decision (gt_dt_before's CUDA calls must not change the caller's errno). */
 #define GT_DT_START(what, key, stream, ptsz)                                             \
+  GT_DT_START_IF(gt_mode_now() & GT_MODE_DT, what, key, stream, ptsz)
+
+/* GT_DT_START with device timing's state known: `enabled`. */
+#define GT_DT_START_IF(enabled, what, key, stream, ptsz)                                 \
   gt_corr_next();                                                                        \
   int dt_token = 0;                                                                      \
-  if ((what) != GT_DT_NONE && __atomic_load_n(&gt_dt_enabled, __ATOMIC_RELAXED) &&       \
-      gt_dt_sampled((what), (key))) {                                                    \
+  if ((what) != GT_DT_NONE && (enabled) && gt_dt_sampled((what), (key))) {               \
     int dt_errno = errno;                                                                \
     dt_token = gt_dt_before((what), (key), (stream), (ptsz));                            \
     errno = dt_errno;                                                                    \

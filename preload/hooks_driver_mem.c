@@ -272,7 +272,7 @@ DRV_PREFETCH(cuMemPrefetchAsync_v2_ptsz, 1)
   GT_EXPORT CUresult name(CUstream hStream, CUhostFn fn, void *userData) {               \
     DRV_REAL(name, (CUstream, CUhostFn, void *));                                        \
     GT_TRACE_LAUNCH_PRE(GT_DT_NONE, real_##name(hStream, fn, userData), GT_API_##name,   \
-                        fn, 0, 0, 0, 0, 0, 0, 0, hStream, 0);                            \
+                        fn, 0, 0, 0, 0, 0, hStream, 0);                                  \
   }
 DRV_HOST_FUNC(cuLaunchHostFunc)
 DRV_HOST_FUNC(cuLaunchHostFunc_ptsz)
@@ -282,7 +282,7 @@ DRV_HOST_FUNC(cuLaunchHostFunc_ptsz)
                           unsigned int flags) {                                          \
     DRV_REAL(name, (CUstream, CUstreamCallback, void *, unsigned int));                  \
     GT_TRACE_LAUNCH_PRE(GT_DT_NONE, real_##name(hStream, callback, userData, flags),     \
-                        GT_API_##name, callback, 0, 0, 0, 0, 0, 0, 0, hStream, 0);       \
+                        GT_API_##name, callback, 0, 0, 0, 0, 0, hStream, 0);             \
   }
 DRV_STREAM_CALLBACK(cuStreamAddCallback)
 DRV_STREAM_CALLBACK(cuStreamAddCallback_ptsz)

@@ -37,8 +37,8 @@
             (cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t));                  \
     GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH,                                                    \
                         real_##name(kernel, gridDim, blockDim, args, sharedMem, stream), \
-                        GT_API_##name, kernel, gridDim.x, gridDim.y, gridDim.z,          \
-                        blockDim.x, blockDim.y, blockDim.z, sharedMem, stream, ptsz);    \
+                        GT_API_##name, kernel, gt_dim3_xy(gridDim), gridDim.z,           \
+                        gt_dim3_xy(blockDim), blockDim.z, sharedMem, stream, ptsz);      \
   }
 GT_HOOK_LAUNCH_HANDLE(__cudaLaunchKernel, 0)
 GT_HOOK_LAUNCH_HANDLE(__cudaLaunchKernel_ptsz, 1)
@@ -51,8 +51,8 @@ GT_HOOK_LAUNCH_HANDLE(__cudaLaunchKernel_ptsz, 1)
             (const void *, dim3, dim3, void **, size_t, cudaStream_t));                  \
     GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH,                                                    \
                         real_##name(func, gridDim, blockDim, args, sharedMem, stream),   \
-                        GT_API_##name, func, gridDim.x, gridDim.y, gridDim.z,            \
-                        blockDim.x, blockDim.y, blockDim.z, sharedMem, stream, ptsz);    \
+                        GT_API_##name, func, gt_dim3_xy(gridDim), gridDim.z,             \
+                        gt_dim3_xy(blockDim), blockDim.z, sharedMem, stream, ptsz);      \
   }
 GT_HOOK_LAUNCH_FUNC(cudaLaunchKernel, 0)
 GT_HOOK_LAUNCH_FUNC(cudaLaunchKernel_ptsz, 1)
@@ -63,11 +63,11 @@ GT_HOOK_LAUNCH_FUNC(cudaLaunchCooperativeKernel_ptsz, 1)
   GT_EXPORT cudaError_t name(const cudaLaunchConfig_t *config, const void *func,         \
                              void **args) {                                              \
     GT_REAL(name, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **));     \
-    GT_TRACE_LAUNCH_PRE(                                                                 \
-        GT_DT_LAUNCH, real_##name(config, func, args), GT_API_##name, func,              \
-        GT_LAUNCH_CFG(gridDim.x), GT_LAUNCH_CFG(gridDim.y), GT_LAUNCH_CFG(gridDim.z),    \
-        GT_LAUNCH_CFG(blockDim.x), GT_LAUNCH_CFG(blockDim.y), GT_LAUNCH_CFG(blockDim.z), \
-        GT_LAUNCH_CFG(dynamicSmemBytes), config ? config->stream : NULL, ptsz);          \
+    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH, real_##name(config, func, args), GT_API_##name,    \
+                        func, GT_LAUNCH_CFG_XY(gridDim), GT_LAUNCH_CFG(gridDim.z),       \
+                        GT_LAUNCH_CFG_XY(blockDim), GT_LAUNCH_CFG(blockDim.z),           \
+                        GT_LAUNCH_CFG(dynamicSmemBytes), config ? config->stream : NULL, \
+                        ptsz);                                                           \
   }
 GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC, 0)
 GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz, 1)
@@ -76,7 +76,7 @@ GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz, 1)
   GT_EXPORT cudaError_t name(cudaStream_t stream, cudaHostFn_t fn, void *userData) {     \
     GT_REAL(name, cudaError_t, (cudaStream_t, cudaHostFn_t, void *));                    \
     GT_TRACE_LAUNCH_PRE(GT_DT_NONE, real_##name(stream, fn, userData), GT_API_##name,    \
-                        fn, 0, 0, 0, 0, 0, 0, 0, stream, 0);                             \
+                        fn, 0, 0, 0, 0, 0, stream, 0);                                   \
   }
 GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc)
 GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc_ptsz)
@@ -88,7 +88,7 @@ GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc_ptsz)
                              void *userData, unsigned int flags) {                       \
     GT_REAL(name, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned));  \
     GT_TRACE_LAUNCH_PRE(GT_DT_NONE, real_##name(stream, callback, userData, flags),      \
-                        GT_API_##name, callback, 0, 0, 0, 0, 0, 0, 0, stream, 0);        \
+                        GT_API_##name, callback, 0, 0, 0, 0, 0, stream, 0);              \
   }
 GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback)
 GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback_ptsz)
@@ -97,7 +97,7 @@ GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback_ptsz)
   GT_EXPORT cudaError_t name(cudaGraphExec_t graphExec, cudaStream_t stream) {           \
     GT_REAL(name, cudaError_t, (cudaGraphExec_t, cudaStream_t));                         \
     GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH, real_##name(graphExec, stream), GT_API_##name,     \
-                        graphExec, 0, 0, 0, 0, 0, 0, 0, stream, ptsz);                   \
+                        graphExec, 0, 0, 0, 0, 0, stream, ptsz);                         \
   }
 GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch, 0)
 GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch_ptsz, 1)

@@ -126,9 +126,9 @@ static void emit_launch_slow(const struct gt_launch *l, int checked) {
   uint32_t stack = checked ? 0 : launch_stack(l);
   struct gt_ring_producer *p = &gt_tls_prod;
   if (gt_launch_wide(l) == 0 && gt_tls_dt_token == 0) {
-    if (p->room == 0)
+    if (gt_ring_room(p) == 0)
       gt_ring_room_slow(1); /* claims a sub-ring at the thread's first record */
-    if (p->room > 0) {
+    if (gt_ring_room(p) > 0) {
       gt_put_launch(p, l, stack);
       errno = saved_errno;
       return;

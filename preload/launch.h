@@ -4,14 +4,20 @@
  * Contract:
  *  - A launch hook's body is GT_TRACE_LAUNCH_PRE (below): no errno
  *    save/restore on the fast path, as nothing on it can change errno (no
- *    call, no syscall); every slow path saves and restores it.
+ *    call, no syscall); every slow path saves and restores it. One load of
+ *    gt_mode (shim.h) tells the usual cases (tracing on, rdtsc stamps,
+ *    device timing off or on), each compiled on its own, from the rest.
+ *  - Grid and block travel as xy and z (GT_XY: a dim3's first 8 bytes are
+ *    x | y << 32), so that the width checks and the frame's stores take
+ *    them in 64-bit words.
  *  - The record is a one-slot compact frame (ring.h struct gt_frame_launch)
  *    in the calling thread's sub-ring, written around the real call:
  *    gt_launch_pre, before it, checks everything unusual it can (no room,
  *    a new call site, a sampled stack, a timed launch, values the frame
  *    cannot hold) and writes all but the times and the result into the
- *    next slot; gt_launch_post, after it, writes those and commits (one
- *    release store of the sub-ring's head). So only the slot's address and
+ *    next slot (the result as 0); gt_launch_post, after it, writes the
+ *    times and commits (one release store of the sub-ring's head) when the
+ *    call succeeded. So only the slot's address and
  *    t0 live across the call. Kernels are recorded as the hook got them (a
  *    stub, a cudaKernel_t or a CUfunction): their names come from
  *    KERNEL_NAME records keyed by each (registry.c), never looked up here.
@@ -27,7 +33,8 @@
  *    count exactly: dropped[LAUNCH]), a device-timed launch (its record
  *    goes to devtime), values the compact frame cannot hold (a full frame
  *    instead: also a call that took 2^32 ticks or more, or a result over
- *    65535), and a launch stack.
+ *    65535), a failed call (its result rewritten there), and a launch
+ *    stack.
  *  - Launch stacks (issue 16): the first launch of each kernel from each
  *    call site (the key: the hook's return address xor the kernel, since
  *    nvcc routes every <<<>>> of a file through one helper, whose return
@@ -66,15 +73,27 @@ static inline uintptr_t gt_st_key(const void *site, const void *kernel) {
 }
 
 static inline unsigned gt_st_slot(uintptr_t key) {
-  return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64u - GT_ST_SITE_BITS));
+  return ((uint32_t)key * 0x9E3779B9u) >> (32u - GT_ST_SITE_BITS);
+}
+
+/* A launch's grid or block travels as xy (x | y << 32: a dim3's first 8
+ * bytes, which the x86-64 ABI passes in one register) and z, so that the
+ * checks and the frame take it whole. */
+#define GT_XY(x, y) ((uint64_t)(uint32_t)(x) | (uint64_t)(uint32_t)(y) << 32)
+
+static inline uint64_t gt_dim3_xy(dim3 d) {
+  uint64_t xy;
+  __builtin_memcpy(&xy, &d, sizeof xy);
+  return xy;
 }
 
 /* 1 when values known before the call do not fit the compact frame: grid
  * y/z or block dims over 16 bits, shared memory over 32. */
 static inline __attribute__((always_inline)) int
-gt_frame_wide_config(unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+gt_frame_wide_config(uint64_t gxy, unsigned gz, uint64_t bxy, unsigned bz,
                      uint64_t shmem) {
-  return (((gy | gz | bx | by | bz) >> 16) | (shmem >> 32)) != 0;
+  return ((gxy >> 48) | ((gz | bz) >> 16) | (bxy & 0xffff0000ffff0000ull) |
+          (shmem >> 32)) != 0;
 }
 
 /* 1 when values known after it do not: a call of 2^32 ticks or more, a
@@ -87,29 +106,43 @@ gt_frame_wide_outcome(uint64_t t0, uint64_t t1, int result) {
 /* 1 when the compact frame cannot hold the launch's values. */
 static inline __attribute__((always_inline)) int
 gt_launch_wide(const struct gt_launch *l) {
-  return gt_frame_wide_config(l->grid[1], l->grid[2], l->block[0], l->block[1],
-                              l->block[2], l->shmem) |
+  return gt_frame_wide_config(GT_XY(l->grid[0], l->grid[1]), l->grid[2],
+                              GT_XY(l->block[0], l->block[1]), l->block[2], l->shmem) |
          gt_frame_wide_outcome(l->t0, l->t1, l->result);
 }
 
-/* All of a compact frame but its times and result (the values fit). */
+_Static_assert(offsetof(struct gt_frame_launch, grid_y) ==
+                       offsetof(struct gt_frame_launch, grid_x) + 4 &&
+                   offsetof(struct gt_frame_launch, grid_z) ==
+                       offsetof(struct gt_frame_launch, grid_x) + 6 &&
+                   offsetof(struct gt_frame_launch, block_x) ==
+                       offsetof(struct gt_frame_launch, grid_x) + 8 &&
+                   offsetof(struct gt_frame_launch, block_y) ==
+                       offsetof(struct gt_frame_launch, block_x) + 2 &&
+                   offsetof(struct gt_frame_launch, block_z) ==
+                       offsetof(struct gt_frame_launch, block_x) + 4 &&
+                   offsetof(struct gt_frame_launch, result) ==
+                       offsetof(struct gt_frame_launch, block_x) + 6 &&
+                   offsetof(struct gt_frame_launch, stack_id) ==
+                       offsetof(struct gt_frame_launch, shared_mem) + 4,
+               "gt_frame_fill's words");
+
+/* All of a compact frame but its times and result (the values fit): the
+ * grid, the block (with a 0 result) and shared memory with the stack id
+ * are one 64-bit store each. */
 static inline __attribute__((always_inline)) void
 gt_frame_fill(struct gt_frame_launch *f, const struct gt_ring_producer *p, unsigned api,
-              const void *kernel, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-              unsigned by, unsigned bz, uint64_t shmem, const void *stream,
-              uint32_t stack_id) {
+              const void *kernel, uint64_t gxy, unsigned gz, uint64_t bxy, unsigned bz,
+              uint64_t shmem, const void *stream, uint32_t stack_id) {
   f->frame = GT_FRAME_LAUNCH | 1u << 8 | (uint64_t)api << 16 | p->tid;
   f->corr = gt_tls_corr;
   f->kernel = (uint64_t)(uintptr_t)kernel;
   f->stream = (uint64_t)(uintptr_t)stream;
-  f->grid_x = gx;
-  f->grid_y = (uint16_t)gy;
-  f->grid_z = (uint16_t)gz;
-  f->block_x = (uint16_t)bx;
-  f->block_y = (uint16_t)by;
-  f->block_z = (uint16_t)bz;
-  /* shared_mem and stack_id, adjacent: one store */
+  uint64_t grid = gxy | (uint64_t)gz << 48;
+  uint64_t block = (uint32_t)(bxy | bxy >> 16) | (uint64_t)bz << 32;
   uint64_t shmem_and_stack = (uint64_t)stack_id << 32 | (uint32_t)shmem;
+  __builtin_memcpy(&f->grid_x, &grid, sizeof grid);
+  __builtin_memcpy(&f->block_x, &block, sizeof block);
   __builtin_memcpy(&f->shared_mem, &shmem_and_stack, sizeof shmem_and_stack);
 }
 
@@ -126,8 +159,9 @@ gt_frame_finish(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result)
 static inline __attribute__((always_inline)) void
 gt_put_launch(struct gt_ring_producer *p, const struct gt_launch *l, uint32_t stack_id) {
   struct gt_frame_launch *f = gt_ring_slot(p);
-  gt_frame_fill(f, p, l->api, l->kernel, l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                l->block[1], l->block[2], l->shmem, l->stream, stack_id);
+  gt_frame_fill(f, p, l->api, l->kernel, GT_XY(l->grid[0], l->grid[1]), l->grid[2],
+                GT_XY(l->block[0], l->block[1]), l->block[2], l->shmem, l->stream,
+                stack_id);
   gt_frame_finish(f, l->t0, l->t1, l->result);
   gt_ring_commit1(p);
 }
@@ -148,13 +182,13 @@ void gt_launch_post_slow(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, in
 
 /* The slow path's launch: kept until the call returns. */
 static inline __attribute__((always_inline)) struct gt_frame_launch *
-gt_launch_keep(int dt_token, unsigned api, const void *kernel, unsigned gx, unsigned gy,
-               unsigned gz, unsigned bx, unsigned by, unsigned bz, uint64_t shmem,
-               const void *stream, const void *site) {
+gt_launch_keep(int dt_token, unsigned api, const void *kernel, uint64_t gxy, unsigned gz,
+               uint64_t bxy, unsigned bz, uint64_t shmem, const void *stream,
+               const void *site) {
   gt_tls_pend = (struct gt_launch){.api = api,
                                    .kernel = kernel,
-                                   .grid = {gx, gy, gz},
-                                   .block = {bx, by, bz},
+                                   .grid = {(uint32_t)gxy, (uint32_t)(gxy >> 32), gz},
+                                   .block = {(uint32_t)bxy, (uint32_t)(bxy >> 32), bz},
                                    .shmem = shmem,
                                    .stream = stream,
                                    .site = site};
@@ -165,30 +199,28 @@ gt_launch_keep(int dt_token, unsigned api, const void *kernel, unsigned gx, unsi
 /* Before the real call of a launch device timing times: the slow path,
  * after the sampled-stack countdown as for any launch. */
 static inline __attribute__((always_inline)) struct gt_frame_launch *
-gt_launch_timed(int dt_token, unsigned api, const void *kernel, unsigned gx, unsigned gy,
-                unsigned gz, unsigned bx, unsigned by, unsigned bz, uint64_t shmem,
-                const void *stream, const void *site) {
+gt_launch_timed(int dt_token, unsigned api, const void *kernel, uint64_t gxy, unsigned gz,
+                uint64_t bxy, unsigned bz, uint64_t shmem, const void *stream,
+                const void *site) {
   --gt_tls_st_left;
-  return gt_launch_keep(dt_token, api, kernel, gx, gy, gz, bx, by, bz, shmem, stream,
-                        site);
+  return gt_launch_keep(dt_token, api, kernel, gxy, gz, bxy, bz, shmem, stream, site);
 }
 
 /* Before the real call of a launch device timing does not time: everything
  * but the times and the result, written into the thread's next slot (the
  * frame, or GT_LAUNCH_PENDING). */
 static inline __attribute__((always_inline)) struct gt_frame_launch *
-gt_launch_pre(unsigned api, const void *kernel, unsigned gx, unsigned gy, unsigned gz,
-              unsigned bx, unsigned by, unsigned bz, uint64_t shmem, const void *stream,
-              const void *site) {
+gt_launch_pre(unsigned api, const void *kernel, uint64_t gxy, unsigned gz, uint64_t bxy,
+              unsigned bz, uint64_t shmem, const void *stream, const void *site) {
   struct gt_ring_producer *p = &gt_tls_prod;
-  uint32_t left = --gt_tls_st_left;
   uintptr_t key = gt_st_key(site, kernel);
-  if (__builtin_expect(p->room == 0, 0) || __builtin_expect(left == 0, 0) ||
+  if (__builtin_expect(--gt_tls_st_left == 0, 0) ||
+      __builtin_expect(p->next == p->end, 0) ||
       __builtin_expect(gt_tls_st_site[gt_st_slot(key)] != key, 0) ||
-      __builtin_expect(gt_frame_wide_config(gy, gz, bx, by, bz, shmem), 0))
-    return gt_launch_keep(0, api, kernel, gx, gy, gz, bx, by, bz, shmem, stream, site);
+      __builtin_expect(gt_frame_wide_config(gxy, gz, bxy, bz, shmem), 0))
+    return gt_launch_keep(0, api, kernel, gxy, gz, bxy, bz, shmem, stream, site);
   struct gt_frame_launch *f = gt_ring_slot(p);
-  gt_frame_fill(f, p, api, kernel, gx, gy, gz, bx, by, bz, shmem, stream, 0);
+  gt_frame_fill(f, p, api, kernel, gxy, gz, bxy, bz, shmem, stream, 0);
   return f;
 }
 
@@ -198,10 +230,11 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
   /* The slot is still the thread's next unless the launch took the slow
    * path, or the call forked and this is the child (launch.c). */
   if (__builtin_expect(gt_tls_prod.next == (unsigned char *)f &&
-                           !gt_frame_wide_outcome(t0, t1, result),
+                           ((t1 - t0) >> 32 | (uint32_t)result) == 0,
                        1)) {
-    gt_frame_finish(f, t0, t1, result);
-    gt_ring_commit1(&gt_tls_prod);
+    f->ts = t0; /* the result, 0, went in with the block (gt_frame_fill) */
+    f->dur = (uint32_t)(t1 - t0);
+    gt_ring_commit_slot(&gt_tls_prod, f);
     return;
   }
   gt_launch_post_slow(f, t0, t1, result);
@@ -210,28 +243,59 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
 /* A field of a hook's launch configuration `config`: a NULL config is
  * recorded with zero dims (cudaLaunchKernelExC, cuLaunchKernelEx). */
 #define GT_LAUNCH_CFG(field) (config ? config->field : 0)
+#define GT_LAUNCH_CFG_XY(field) (config ? gt_dim3_xy(config->field) : 0)
+
+/* Before the call (the thread at GT_DEPTH_LAUNCH): the frame, through the
+ * slow path when device timing times the launch. */
+#define GT_LAUNCH_FRAME(dt_on, what, api, kernel, gxy, gz, bxy, bz, shmem, stream, ptsz) \
+  GT_DT_START_IF(dt_on, what, kernel, stream, ptsz);                                     \
+  frame_ =                                                                               \
+      __builtin_expect(dt_token != 0, 0)                                                 \
+          ? gt_launch_timed(dt_token, (api), (const void *)(kernel), (gxy), (gz), (bxy), \
+                            (bz), (shmem), (const void *)(stream),                       \
+                            __builtin_return_address(0))                                 \
+          : gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz),       \
+                          (shmem), (const void *)(stream), __builtin_return_address(0))
+
+/* The call, between two clock reads, and what goes before it. */
+#define GT_LAUNCH_AROUND(dt_on, now, what, call, api, kernel, gxy, gz, bxy, bz, shmem,   \
+                         stream, ptsz)                                                   \
+  gt_tls_depth = GT_DEPTH_LAUNCH;                                                        \
+  GT_LAUNCH_FRAME(dt_on, what, api, kernel, gxy, gz, bxy, bz, shmem, stream, ptsz);      \
+  t0 = now();                                                                            \
+  r = call;                                                                              \
+  t1 = now()
 
 /* A launch hook's body: `call` is the real call, the rest the values to
  * record (kernel: a stub, cudaKernel_t, CUfunction, host function or
- * graph; the call site is the hook's return address). Only the frame's
- * address and t0 live across the call. */
-#define GT_TRACE_LAUNCH_PRE(what, call, api, kernel, gx, gy, gz, bx, by, bz, shmem,      \
-                            stream, ptsz)                                                \
+ * graph; grid and block as xy and z, GT_XY; the call site is the hook's
+ * return address). Only the frame's address and t0 live across the call.
+ * The usual cases (tracing on, rdtsc stamps, device timing off or on) are
+ * told apart by one load of gt_mode and get code of their own (device
+ * timing's tests compile away when it is off); anything else (not
+ * connected yet, clock_gettime stamps) takes the general form. */
+#define GT_TRACE_LAUNCH_PRE(what, call, api, kernel, gxy, gz, bxy, bz, shmem, stream,    \
+                            ptsz)                                                        \
   do {                                                                                   \
-    if (!gt_hook_enter_launch())                                                         \
+    if (gt_tls_depth != 0)                                                               \
       return call;                                                                       \
-    GT_DT_START(what, kernel, stream, ptsz);                                             \
-    struct gt_frame_launch *frame_ =                                                     \
-        __builtin_expect(dt_token != 0, 0)                                               \
-            ? gt_launch_timed(dt_token, (api), (const void *)(kernel), (gx), (gy), (gz), \
-                              (bx), (by), (bz), (shmem), (const void *)(stream),         \
-                              __builtin_return_address(0))                               \
-            : gt_launch_pre((api), (const void *)(kernel), (gx), (gy), (gz), (bx), (by), \
-                            (bz), (shmem), (const void *)(stream),                       \
-                            __builtin_return_address(0));                                \
-    uint64_t t0 = gt_now();                                                              \
-    cudaError_t r = call;                                                                \
-    uint64_t t1 = gt_now();                                                              \
+    int mode_ = gt_mode_now();                                                           \
+    struct gt_frame_launch *frame_;                                                      \
+    uint64_t t0, t1;                                                                     \
+    cudaError_t r;                                                                       \
+    if (__builtin_expect(mode_ == GT_MODE_ACTIVE + GT_MODE_TSC, 1)) {                    \
+      GT_LAUNCH_AROUND(0, gt_now_tsc, what, call, api, kernel, gxy, gz, bxy, bz, shmem,  \
+                       stream, ptsz);                                                    \
+    } else if (__builtin_expect(mode_ == GT_MODE_ACTIVE + GT_MODE_TSC + GT_MODE_DT,      \
+                                1)) {                                                    \
+      GT_LAUNCH_AROUND(1, gt_now_tsc, what, call, api, kernel, gxy, gz, bxy, bz, shmem,  \
+                       stream, ptsz);                                                    \
+    } else {                                                                             \
+      if (!(mode_ & GT_MODE_ACTIVE) && !gt_hook_enter_slow())                            \
+        return call;                                                                     \
+      GT_LAUNCH_AROUND(gt_mode_now() & GT_MODE_DT, gt_now, what, call, api, kernel, gxy, \
+                       gz, bxy, bz, shmem, stream, ptsz);                                \
+    }                                                                                    \
     gt_launch_post(frame_, t0, t1, r); /* and gt_dt_after, when timed */                 \
     gt_hook_leave();                                                                     \
     return r;                                                                            \

@@ -7,13 +7,13 @@
  *    allocate; emit_names only walks the list, so it is safe in a forked child
  *    whatever other threads were doing at fork time.
  *    The core emits names twice around ring activation: once before it
- *    sets gt_active (so every name registered so far is in the ring before
+ *    sets GT_MODE_ACTIVE (so every name registered so far is in the ring before
  *    any other thread's hook can record a launch: such hooks wait for
- *    gt_active), once after, for the entries pushed meanwhile (the list's
+ *    ACTIVE), once after, for the entries pushed meanwhile (the list's
  *    head the first pass began from marks where the second stops). No name
  *    is missed when registration races activation: register publishes the
- *    entry, then (after a full fence) reads gt_active; the core sets
- *    gt_active, then fences before its second walk. At least one side sees
+ *    entry, then (after a full fence) reads ACTIVE; the core sets
+ *    ACTIVE, then fences before its second walk. At least one side sees
  *    the other; both may, which only duplicates a KERNEL_NAME record
  *    (harmless: same key, same text).
  *    Each name is also indexed by stub in a fixed lock-free table (CAS on
@@ -45,8 +45,6 @@
 #include <string.h>
 
 #include "shim.h"
-
-extern int gt_active; /* owned by core.c; 1 while a ring is connected */
 
 /* ---- kernel names ---- */
 
@@ -150,7 +148,7 @@ void gt_kernels_register(const void *stub, const char *device_name) {
                                                 memory_order_relaxed));
   index_name(k);
   atomic_thread_fence(memory_order_seq_cst);
-  if (__atomic_load_n(&gt_active, __ATOMIC_SEQ_CST))
+  if (__atomic_load_n(&gt_mode, __ATOMIC_SEQ_CST) & GT_MODE_ACTIVE)
     emit_kname(k);
 }
 
@@ -186,7 +184,8 @@ void gt_kernels_map_handle(const void *handle, const void *stub) {
   uintptr_t old =
       atomic_exchange_explicit(&s->value, (uintptr_t)stub, memory_order_seq_cst);
   atomic_thread_fence(memory_order_seq_cst);
-  if (old != (uintptr_t)stub && __atomic_load_n(&gt_active, __ATOMIC_SEQ_CST))
+  if (old != (uintptr_t)stub &&
+      (__atomic_load_n(&gt_mode, __ATOMIC_SEQ_CST) & GT_MODE_ACTIVE))
     emit_handle_name((uintptr_t)handle, stub);
 }
 

@@ -102,20 +102,34 @@ extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 
 int gt_hook_enter_slow(void);
 
-/* gt_hook_enter, leaving the thread at `depth` (1, or GT_DEPTH_LAUNCH). */
-static inline int gt_hook_enter_at(int depth) {
-  extern int gt_active; /* 1 once the ring is connected */
-  if (gt_tls_depth != 0)
-    return 0;
-  if (__builtin_expect(!__atomic_load_n(&gt_active, __ATOMIC_RELAXED), 0) &&
-      !gt_hook_enter_slow())
-    return 0;
-  gt_tls_depth = depth;
-  return 1;
+/* The shim's state in one word, so that a launch tests one load (launch.h):
+ * a ring is connected and hooks record (set by core.c), records are stamped
+ * with rdtsc (core.c, at start-up), device timing is on (devtime.c). Bits
+ * are set and cleared with gt_mode_set, a full barrier (registry.c's
+ * ordering argument needs one for ACTIVE). */
+#define GT_MODE_ACTIVE 1
+#define GT_MODE_TSC 2
+#define GT_MODE_DT 4
+extern int gt_mode;
+
+static inline int gt_mode_now(void) {
+  return __atomic_load_n(&gt_mode, __ATOMIC_RELAXED);
+}
+
+static inline void gt_mode_set(int bit, int on) {
+  if (on)
+    __atomic_fetch_or(&gt_mode, bit, __ATOMIC_SEQ_CST);
+  else
+    __atomic_fetch_and(&gt_mode, ~bit, __ATOMIC_SEQ_CST);
 }
 
 static inline int gt_hook_enter(void) {
-  return gt_hook_enter_at(1);
+  if (gt_tls_depth != 0)
+    return 0;
+  if (__builtin_expect(!(gt_mode_now() & GT_MODE_ACTIVE), 0) && !gt_hook_enter_slow())
+    return 0;
+  gt_tls_depth = 1;
+  return 1;
 }
 
 /* Inside a launch hook, whose frame is written into the thread's sub-ring
@@ -123,10 +137,6 @@ static inline int gt_hook_enter(void) {
  * thread writes meanwhile (a kernel registered inside the call) goes to the
  * shared ring instead (core.c), never over that frame. */
 #define GT_DEPTH_LAUNCH 2
-
-static inline int gt_hook_enter_launch(void) {
-  return gt_hook_enter_at(GT_DEPTH_LAUNCH);
-}
 
 static inline void gt_hook_leave(void) {
   gt_tls_depth = 0;
@@ -136,16 +146,23 @@ static inline void gt_hook_leave(void) {
  * the TSC (an rdtsc costs less than half a clock_gettime), else
  * CLOCK_MONOTONIC ns. The ring header says which; the collector converts
  * ticks to ns, so traces always hold CLOCK_MONOTONIC ns. */
-extern int gt_clock_tsc;
-
 static inline uint64_t gt_now(void) {
 #if defined(__x86_64__)
-  if (__builtin_expect(gt_clock_tsc, 1))
+  if (__builtin_expect(gt_mode_now() & GT_MODE_TSC, 1))
     return __builtin_ia32_rdtsc();
 #endif
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* gt_now when GT_MODE_TSC says the clock is the TSC: no test. */
+static inline uint64_t gt_now_tsc(void) {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc();
+#else
+  return gt_now(); /* GT_MODE_TSC is never set */
+#endif
 }
 
 /* The usual hook body. Forwards `call` (an expression of type cudaError_t)
@@ -195,7 +212,8 @@ void gt_kernels_register(const void *stub, const char *device_name);
 /* Emit a KERNEL_NAME record for every kernel registered since `stop` (a
  * value this returned before; NULL: all) and every mapped cudaKernel_t
  * (keyed by the handle, with its stub's name); returns where this walk
- * began. The core calls it before and after setting gt_active (registry.c).
+ * began. The core calls it before and after setting GT_MODE_ACTIVE
+ * (registry.c).
  * Lock-free and allocation-free, so it is safe in a forked child. */
 const void *gt_kernels_emit_names(const void *stop);
 /* Map a cudaKernel_t to its stub and emit KERNEL_NAME(handle, stub's name):

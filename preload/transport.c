@@ -294,7 +294,8 @@ static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memf
     close(fd);
     return -1;
   }
-  gt_ring_init(mem, bytes, pid, gt_clock_tsc ? GT_CLOCK_TSC : GT_CLOCK_MONOTONIC);
+  gt_ring_init(mem, bytes, pid,
+               gt_mode_now() & GT_MODE_TSC ? GT_CLOCK_TSC : GT_CLOCK_MONOTONIC);
   fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
   gt_ring_attach(ring, mem, len);
   g_map = mem;

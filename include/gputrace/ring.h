@@ -204,11 +204,13 @@ struct gt_ring {
   unsigned last_src;   /* where the last record gt_ring_read gave came from */
 };
 
-/* A thread's sub-ring (its own, in thread-local storage). room == 0 sends
- * every write to the slow path (gt_ring_producer_room: the next block). */
+/* A thread's sub-ring (its own, in thread-local storage). next == end (no
+ * room) sends every write to the slow path (gt_ring_producer_room: the
+ * next block). An end, not a count of slots left: the launch path tests
+ * it against the next it loads anyway, and a commit moves one field. */
 struct gt_ring_producer {
   unsigned char *next; /* where the next slot goes */
-  uint64_t room;       /* slots left in the current block */
+  unsigned char *end;  /* the end of the current block */
   uint64_t head;       /* private; published by gt_ring_commit1 */
   uint64_t tid;        /* shifted into frame words: (uint64_t)tid << 32 */
   struct gt_sub *sub;
@@ -253,10 +255,15 @@ static inline struct gt_frame_launch *gt_ring_slot(const struct gt_ring_producer
   return (struct gt_frame_launch *)(void *)p->next;
 }
 
-/* Commit the one slot at gt_ring_slot (room was checked). */
-static inline void gt_ring_commit1(struct gt_ring_producer *p) {
-  p->room--;
-  p->next += GT_RSLOT;
+/* Slots left in the producer's current block. */
+static inline uint64_t gt_ring_room(const struct gt_ring_producer *p) {
+  return (uint64_t)(p->end - p->next) / GT_RSLOT;
+}
+
+/* Commit the one slot at gt_ring_slot (room was checked), which the caller
+ * may hold as `slot` (saves reloading p->next after stores through it). */
+static inline void gt_ring_commit_slot(struct gt_ring_producer *p, void *slot) {
+  p->next = (unsigned char *)slot + GT_RSLOT;
   /* Ask for the line 16 records ahead now, for writing: it is usually a
    * line of a block the collector read and freed, cached but shared with
    * its core, and a plain prefetch (GCC's prefetcht0 without -mprfchw)
@@ -268,6 +275,10 @@ static inline void gt_ring_commit1(struct gt_ring_producer *p) {
   __builtin_prefetch(p->next + 16u * GT_RSLOT, 1, 3);
 #endif
   atomic_store_explicit(&p->sub->head, ++p->head, memory_order_release);
+}
+
+static inline void gt_ring_commit1(struct gt_ring_producer *p) {
+  gt_ring_commit_slot(p, p->next);
 }
 
 /* Count a record that had no room. */

@@ -4,13 +4,16 @@ the call (dims, shared memory) or after it (a 4.5 s call); a kernel
 registered inside a launch's call (a host function that dlopens a CUDA
 library, run inside cudaLaunchHostFunc by the stand-in) neither overwrites
 that launch's waiting frame nor is lost; a fork inside the call leaves the
-child whole (tests/cuda/launch_values.cu)."""
+child whole (tests/cuda/launch_values.cu). All of it again with
+GPUTRACE_CLOCK=monotonic, which sends every launch through the hooks'
+general form (clock_gettime stamps) instead of the rdtsc one."""
 from gtest import *
 
 
-def test_values_and_registration_inside_a_launch():
+def check_launch_values(name, **env):
     plugin = os.path.join(PROGS, "libplugin.so")
-    p, out = record([prog("launch_values"), plugin])
+    p, out = record([prog("launch_values"), plugin], out=os.path.join(TMP, name + ".gtrace"),
+                    **env)
     eq(p.stdout, "9 9 0 0 0 1 0 0 0 0 0\nplugin_run: 0\nchild: 7\n",
        "launch results, and the child forked inside a launch's call")
     events = dump(out)
@@ -38,4 +41,12 @@ def test_values_and_registration_inside_a_launch():
     eq(count(events, kind="lost"), 0, "LOST records")
 
 
-main([test_values_and_registration_inside_a_launch])
+def test_values_and_registration_inside_a_launch():
+    check_launch_values("tsc")
+
+
+def test_the_same_with_clock_gettime_stamps():
+    check_launch_values("monotonic", GPUTRACE_CLOCK="monotonic")
+
+
+main([test_values_and_registration_inside_a_launch, test_the_same_with_clock_gettime_stamps])

@@ -48,7 +48,7 @@ static void *producer(void *p) {
                      "0123456789012345678901234567890123456789012345678901234567890";
   for (uint64_t i = 0; !atomic_load_explicit(&g_stop, memory_order_relaxed); i++) {
     if (a->sub && i % 3 == 1) {
-      if (prod.room == 0 && !gt_ring_producer_room(&prod, 1))
+      if (gt_ring_room(&prod) == 0 && !gt_ring_producer_room(&prod, 1))
         continue;
       struct gt_frame_launch *f = gt_ring_slot(&prod);
       memset(f, 0, sizeof *f);

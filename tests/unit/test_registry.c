@@ -20,8 +20,7 @@
 
 /* ---- stand-ins for core.c ---- */
 
-int gt_active;
-int gt_clock_tsc;
+int gt_mode;
 __thread struct gt_tls gt_tls;
 
 int gt_hook_enter_slow(void) {
@@ -109,14 +108,14 @@ static void test_names(void) {
   gt_kernels_register(fake(0x10000, 3), NULL); /* ignored */
   CHECK_EQ_U64(g_nnames, 0);                   /* not active: nothing yet */
 
-  /* What the core does: the names known, then gt_active, then the rest. */
+  /* What the core does: the names known, then ACTIVE, then the rest. */
   const void *named = gt_kernels_emit_names(NULL);
   CHECK_EQ_U64(g_nnames, 2);
   CHECK_EQ_U64(count_name(fake(0x10000, 1), "_Z6kernelPf"), 1);
   CHECK_EQ_U64(count_name(fake(0x10000, 2), "_Z5otherv"), 1);
   gt_kernels_register(fake(0x10000, 6), "_Z5sixthv"); /* between: not by itself */
   CHECK_EQ_U64(g_nnames, 2);
-  __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
+  gt_mode_set(GT_MODE_ACTIVE, 1);
   gt_kernels_emit_names(named); /* only the one registered since */
   CHECK_EQ_U64(g_nnames, 3);
   CHECK_EQ_U64(count_name(fake(0x10000, 6), "_Z5sixthv"), 1);
@@ -138,11 +137,11 @@ static void test_names(void) {
   reset_names();
   gt_kernels_register(fake(0x10000, 5), long_name);
   CHECK_EQ_U64(count_name(fake(0x10000, 5), long_name), 1);
-  __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
+  gt_mode_set(GT_MODE_ACTIVE, 0);
 }
 
 /* Registration on one thread while another activates tracing as the core
- * does (names, gt_active, names since): every name must be emitted at least
+ * does (names, ACTIVE, names since): every name must be emitted at least
  * once, by register or by one of the two walks. */
 #define RACE_NAMES 2000
 static atomic_int g_race_go;
@@ -162,7 +161,7 @@ static void *race_registrar(void *arg) {
 static void test_names_race(void) {
   for (unsigned round = 0; round < 8; round++) {
     uintptr_t base = 0x1000000u * (round + 1);
-    __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
+    gt_mode_set(GT_MODE_ACTIVE, 0);
     reset_names();
     atomic_store(&g_race_go, 0);
     pthread_t t;
@@ -171,7 +170,7 @@ static void test_names_race(void) {
     for (volatile unsigned spin = 0; spin < round * 20000u; spin++)
       ;
     const void *named = gt_kernels_emit_names(NULL); /* what the core does */
-    __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
+    gt_mode_set(GT_MODE_ACTIVE, 1);
     gt_kernels_emit_names(named);
     pthread_join(t, NULL);
     int missing = 0;
@@ -182,7 +181,7 @@ static void test_names_race(void) {
     }
     CHECK_EQ_U64(missing, 0);
   }
-  __atomic_store_n(&gt_active, 0, __ATOMIC_SEQ_CST);
+  gt_mode_set(GT_MODE_ACTIVE, 0);
 }
 
 /* ---- handles ---- */
@@ -363,7 +362,7 @@ static void test_pinned_concurrent(void) {
  * KERNEL_NAME(handle, its stub's name) once (again only when remapped),
  * and emit_names writes the handles' names after the stubs'. */
 static void test_handle_names(void) {
-  __atomic_store_n(&gt_active, 1, __ATOMIC_SEQ_CST);
+  gt_mode_set(GT_MODE_ACTIVE, 1);
   gt_kernels_register(fake(0x20000, 1), "_Z6namedv");
   reset_names();
   gt_kernels_map_handle(fake(0x30000, 1), fake(0x20000, 1));

@@ -35,7 +35,7 @@ static struct gt_record launch(uint32_t tid, uint64_t seq) {
 
 /* What the shim's launch path does (preload/launch.h), for the tests. */
 static int put_launch(struct gt_ring_producer *p, uint64_t seq, uint32_t kernel) {
-  if (p->room == 0 && !gt_ring_producer_room(p, 1))
+  if (gt_ring_room(p) == 0 && !gt_ring_producer_room(p, 1))
     return 0;
   struct gt_frame_launch *f = gt_ring_slot(p);
   f->frame =
@@ -273,7 +273,7 @@ static void test_claim_retire_reuse(void) {
   CHECK(put_launch(&p[3], 1, 3) == 1);
   CHECK(put_launch(&p[3], 2, 3) == 1);
   gt_ring_retire(&p[3]);
-  CHECK(p[3].state == GT_PROD_RETIRED && p[3].room == 0);
+  CHECK(p[3].state == GT_PROD_RETIRED && gt_ring_room(&p[3]) == 0);
   CHECK_EQ_U64(atomic_load(&ring.dir[3].state), GT_SUB_RETIRED);
   struct gt_ring_producer q;
   memset(&q, 0, sizeof q);
