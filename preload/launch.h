@@ -111,20 +111,15 @@ gt_launch_wide(const struct gt_launch *l) {
          gt_frame_wide_outcome(l->t0, l->t1, l->result);
 }
 
-_Static_assert(offsetof(struct gt_frame_launch, grid_y) ==
-                       offsetof(struct gt_frame_launch, grid_x) + 4 &&
-                   offsetof(struct gt_frame_launch, grid_z) ==
-                       offsetof(struct gt_frame_launch, grid_x) + 6 &&
-                   offsetof(struct gt_frame_launch, block_x) ==
-                       offsetof(struct gt_frame_launch, grid_x) + 8 &&
-                   offsetof(struct gt_frame_launch, block_y) ==
-                       offsetof(struct gt_frame_launch, block_x) + 2 &&
-                   offsetof(struct gt_frame_launch, block_z) ==
-                       offsetof(struct gt_frame_launch, block_x) + 4 &&
-                   offsetof(struct gt_frame_launch, result) ==
-                       offsetof(struct gt_frame_launch, block_x) + 6 &&
-                   offsetof(struct gt_frame_launch, stack_id) ==
-                       offsetof(struct gt_frame_launch, shared_mem) + 4,
+/* Where gt_frame_fill's 64-bit words land: grid_x, y, z; block_x, y, z and
+ * the result; shared_mem and stack_id. */
+#define GT_FRAME_AT(field, base, plus)                                                   \
+  (offsetof(struct gt_frame_launch, field) ==                                            \
+   offsetof(struct gt_frame_launch, base) + (plus))
+_Static_assert(GT_FRAME_AT(grid_y, grid_x, 4) && GT_FRAME_AT(grid_z, grid_x, 6) &&
+                   GT_FRAME_AT(block_x, grid_x, 8) && GT_FRAME_AT(block_y, block_x, 2) &&
+                   GT_FRAME_AT(block_z, block_x, 4) && GT_FRAME_AT(result, block_x, 6) &&
+                   GT_FRAME_AT(stack_id, shared_mem, 4),
                "gt_frame_fill's words");
 
 /* All of a compact frame but its times and result (the values fit): the
