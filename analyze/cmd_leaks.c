@@ -149,8 +149,9 @@ static void print_text(const struct gt_leaks *l, const char *path) {
     print_peak(l, ps);
     printf("LEAK SUMMARY (pid %u):", ps->pid);
     for (unsigned m = GT_MEM_DEVICE; m <= GT_MEM_MANAGED; m++)
-      printf(" %s %s in %" PRIu64 " blocks;", gt_memory_name(m),
-             gt_fmt_bytes(b, sizeof b, bytes[m]), blocks[m]);
+      printf("%s %s %s in %" PRIu64 " block%s", m == GT_MEM_DEVICE ? "" : ",",
+             gt_memory_name(m), gt_fmt_bytes(b, sizeof b, bytes[m]), blocks[m],
+             blocks[m] == 1 ? "" : "s");
     printf("\n\n");
   }
   print_invalid(l);

@@ -51,6 +51,8 @@ def test_leaky_exact():
     for line in ["25.0 MiB in 25 blocks leaked (device) from stage_input(int) at leaky.cu:20 in leaky",
                  "48.0 MiB in 1 block leaked (device) from load_model() at leaky.cu:25 in leaky",
                  "64.0 KiB in 1 block leaked (pinned_host) from pinned_staging() at leaky.cu:35 in leaky",
+                 "LEAK SUMMARY (pid %d): device 73.0 MiB in 26 blocks, pinned_host 64.0 KiB in 1 block,"
+                 " managed 0 B in 0 blocks" % d["totals"][0]["pid"],
                  "Invalid frees: 2"]:
         if line not in text.splitlines():
             raise AssertionError("missing line %r in:\n%s" % (line, text))
