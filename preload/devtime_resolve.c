@@ -15,7 +15,8 @@
  *    idle, so an anchor event recorded there completes at once. The first
  *    anchor's host time is the midpoint of the window from before its
  *    cudaEventRecord to the cudaEventQuery that saw it complete
- *    (CLOCK_MONOTONIC; retried while the window exceeds 50 us); later anchors (every 10
+ *    (CLOCK_MONOTONIC; a window within 1 us of the tightest of 5 tries or
+ *    more); later anchors (every 10
  * ms of sweeping) are chained on the device clock, host(A') = host(A) + elapsed(A, A'),
  * and re-based on their own measurement only when the two disagree by more than 50 us
  * (clock drift). An op's end = host(A) + elapsed(A, end), its start = end -
@@ -42,6 +43,11 @@
 #define DT_RESYNC_NS 50000ll
 #define DT_GOOD_WINDOW_NS 50000ull /* an anchor measured tighter than this is trusted */
 #define DT_ANCHOR_WAIT_NS 2000000ull
+/* A device's first anchor: a try within DT_ANCHOR_SLACK_NS of the tightest
+ * window of at least DT_ANCHOR_TRIES (at most DT_ANCHOR_TRIES_MAX). */
+#define DT_ANCHOR_TRIES 5
+#define DT_ANCHOR_TRIES_MAX 16
+#define DT_ANCHOR_SLACK_NS 1000ull
 #define DT_ROUNDING_NS 64ll
 #define DT_BLOCKED_MAX 64
 
@@ -112,17 +118,25 @@ static int measure(struct dt_device *d, cudaEvent_t ev, int64_t *mid, uint64_t *
   return 0;
 }
 
-/* Take anchor[next] and give it a host time: the first one measured (the
- * tightest of a few tries), later ones chained on the device clock and
- * re-based on a good measurement only when the two drift apart. */
+/* Take anchor[next] and give it a host time: the first one measured about
+ * as tightly as it can be (its error, up to half its window, stays in every
+ * record of the device through the chain; a try preempted between reading
+ * the clock and recording the event reads early by up to half its window,
+ * which cut kernels on an idle stream short by 20 us under load), later
+ * ones chained on the device clock and re-based on a good measurement only
+ * when the two drift apart. Each try records the event again, so the last
+ * try is the one used. */
 static int take_anchor(struct dt_device *d) {
   int next = !d->cur;
   int64_t host;
-  uint64_t window;
-  for (int tries = 0;; tries++) {
+  uint64_t window, tightest = UINT64_MAX;
+  for (int tries = 1;; tries++) {
     if (measure(d, d->anchor[next], &host, &window) != 0)
       return -1;
-    if (window <= DT_GOOD_WINDOW_NS || d->have_ref || tries == 4)
+    if (window < tightest)
+      tightest = window;
+    if (d->have_ref || tries == DT_ANCHOR_TRIES_MAX ||
+        (tries >= DT_ANCHOR_TRIES && window <= tightest + DT_ANCHOR_SLACK_NS))
       break;
   }
   if (d->have_ref) {

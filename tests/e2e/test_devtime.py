@@ -223,6 +223,24 @@ def test_device_reset():
         at_least(d["dur_ns"], kernel_ns(1000, 256), "kernel after reset", 2 * MS)
 
 
+def test_a_stalled_anchor_try_is_not_used():
+    # A double stalls the resolver's first cudaEventRecord of every anchor
+    # measurement by 40 us, as a preemption would. Kept, that try maps the
+    # device clock ~20 us early, and a kernel on an idle stream (its start
+    # raised to when it was queued) was cut to ~7.6 of its 27.6 us: what the
+    # reset scenario's first anchor after cudaDeviceReset met on a loaded
+    # CI machine.
+    out = os.path.join(TMP, "slowanchor.gtrace")
+    cmd = 'LD_PRELOAD="$LD_PRELOAD:%s" exec %s reset' % (prog("libslowanchor.so"),
+                                                         prog("devtime"))
+    record(["sh", "-c", cmd], out=out, **dict(KNOBS, GPUTRACE_GPU_TIMING="events"))
+    dev = device(dump(out))
+    eq(len(dev), 2, "launches after the reset, timed")
+    for d in dev:
+        at_least(d["dur_ns"], kernel_ns(1000, 256), "kernel after reset, anchor try stalled",
+                 2 * MS)
+
+
 def test_fork():
     stdout, events = trace("fork")
     eq(stdout, "devtime fork: child status 0\n", "output")
@@ -330,6 +348,6 @@ main([test_kernel_durations_and_order, test_no_event_call_of_the_shim_is_traced,
       test_copy_durations_by_direction, test_sampling_every_fourth_launch_per_thread,
       test_event_pool_exhaustion_is_counted, test_graph_launch_spans,
       test_destroyed_stream_still_resolves, test_default_streams,
-      test_capturing_stream_goes_untimed, test_device_reset, test_fork,
-      test_errors_and_errno_unchanged, test_results_unchanged, test_off_keeps_corr,
+      test_capturing_stream_goes_untimed, test_device_reset,
+      test_a_stalled_anchor_try_is_not_used, test_fork, test_errors_and_errno_unchanged, test_results_unchanged, test_off_keeps_corr,
       test_auto_uses_events_cupti_on_request, test_default_sampling_keeps_kernel_totals])
