@@ -78,8 +78,11 @@ static void print_leak(const struct gt_leaks *l, const struct gt_group *g) {
     printf("    held by %s: %s\n", h->name, h->meaning);
   print_stack(l, g->pid, g->stack_id, "    ");
   if (g->growing) {
-    printf("    growing: %s/min",
-           gt_fmt_bytes(b, sizeof b, (uint64_t)(g->bytes_per_min + 0.5)));
+    char span[32]; /* the rate is a fit over the run: say how long it was */
+    printf("    growing: %s/min over %s",
+           gt_fmt_bytes(b, sizeof b, (uint64_t)(g->bytes_per_min + 0.5)),
+           gt_fmt_ns(span, sizeof span,
+                     l->last_ns > l->first_ns ? l->last_ns - l->first_ns : 0));
     if (g->range_name && l->range_counts[g->range_name - 1])
       printf(
           "; %s per \"%s\" range (%" PRIu64 " ranges)",

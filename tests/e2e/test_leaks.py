@@ -3,6 +3,7 @@ exact bytes, blocks, functions and lines (native and Python), nothing freed
 reported, invalid frees, the peak, growth in a program killed mid-run, a
 forked child's leak under its pid, suppressions, --fail-on-leak."""
 import json
+import re
 import os
 import signal
 import subprocess
@@ -56,6 +57,10 @@ def test_leaky_exact():
                  "Invalid frees: 2"]:
         if line not in text.splitlines():
             raise AssertionError("missing line %r in:\n%s" % (line, text))
+    # the rate is a fit over the run, and says over how long
+    if not re.search(r'^    growing: [0-9.]+ [KMGT]?i?B/min over [0-9.]+ (ns|µs|ms|s); 1\.00 MiB per "request"'
+                     r' range \(25 ranges\)$', text, re.M):
+        raise AssertionError("no growth line in:\n" + text)
     if "scratch" in text.split("Peak device memory")[0]:
         raise AssertionError("a freed allocation was reported as leaked")
 
