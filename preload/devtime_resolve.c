@@ -16,13 +16,14 @@
  *    anchor's host time is the midpoint of the window from before its
  *    cudaEventRecord to the cudaEventQuery that saw it complete
  *    (CLOCK_MONOTONIC; a window within 1 us of the tightest of 5 tries or
- *    more); later anchors (every 10
- * ms of sweeping) are chained on the device clock, host(A') = host(A) + elapsed(A, A'),
- * and re-based on their own measurement only when the two disagree by more than 50 us
- * (clock drift). An op's end = host(A) + elapsed(A, end), its start = end -
- * elapsed(start, end), clamped to no earlier than the host time just after its start
- * event was recorded (work cannot start before it was queued), and nudged by at most 64
- * ns to keep each stream's records in order despite float rounding.
+ *    more); later anchors (every 10 ms of sweeping) are chained on the
+ *    device clock, host(A') = host(A) + elapsed(A, A'), and re-based on
+ *    their own measurement only when the two disagree by more than 50 us
+ *    (clock drift). An op's end = host(A) + elapsed(A, end), its start =
+ *    end - elapsed(start, end), clamped to no earlier than the host time
+ *    just after its start event was recorded (work cannot start before it
+ *    was queued), and nudged by at most 64 ns to keep each stream's
+ *    records in order despite float rounding.
  *  - DEVICE records carry CLOCK_MONOTONIC ns in ts_ns and dur_ns whatever
  *    the ring's clock: the collector does not convert them.
  *  - An op whose events fail (not NotReady) goes untimed and is counted.

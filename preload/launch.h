@@ -17,10 +17,10 @@
  *    cannot hold) and writes all but the times and the result into the
  *    next slot (the result as 0); gt_launch_post, after it, writes the
  *    times and commits (one release store of the sub-ring's head) when the
- *    call succeeded. So only the slot's address and
- *    t0 live across the call. Kernels are recorded as the hook got them (a
- *    stub, a cudaKernel_t or a CUfunction): their names come from
- *    KERNEL_NAME records keyed by each (registry.c), never looked up here.
+ *    call succeeded. So only the slot's address and t0 live across the
+ *    call. Kernels are recorded as the hook got them (a stub, a cudaKernel_t
+ *    or a CUfunction): their names come from KERNEL_NAME records keyed by
+ *    each (registry.c), never looked up here.
  *  - While the slot waits, the thread is at GT_DEPTH_LAUNCH (shim.h):
  *    nested hooks forward untraced as always, and any record the thread
  *    writes meanwhile (a kernel registered inside the call) goes to the
