@@ -41,18 +41,35 @@ extern int gt_dt_adaptive;
 /* gt_tls_dt_n, gt_tls_dt_calls, gt_tls_dt_skip[GT_DT_KEYS]: shim.h. */
 void gt_dt_adapt(void);
 
+/* The sampling countdown of `key`. */
+static inline uint32_t *gt_dt_skip_of(const void *key) {
+  return &gt_tls_dt_skip[((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull) >> 57];
+}
+
 static inline int gt_dt_sampled(unsigned what, const void *key) {
   if (what != GT_DT_LAUNCH && gt_dt_adaptive)
     return 1;
   if (__builtin_expect(++gt_tls_dt_calls >= GT_DT_WINDOW, 0))
     gt_dt_adapt();
-  uint32_t *skip =
-      &gt_tls_dt_skip[((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull) >> 57];
+  uint32_t *skip = gt_dt_skip_of(key);
   if (*skip != 0) {
     --*skip;
     return 0;
   }
   *skip = gt_tls_dt_n - 1;
+  return 1;
+}
+
+/* gt_dt_sampled(GT_DT_LAUNCH, key) for the launch fast path (launch.h),
+ * when it needs no call: 1 (the counters moved as gt_dt_sampled moves them)
+ * when the launch is not timed; 0, nothing moved, when gt_dt_sampled must
+ * decide (a timed launch, or the window's end). */
+static inline int gt_dt_untimed_launch(const void *key) {
+  uint32_t *skip = gt_dt_skip_of(key);
+  if (gt_tls_dt_calls + 1 >= GT_DT_WINDOW || *skip == 0)
+    return 0;
+  ++gt_tls_dt_calls;
+  --*skip;
   return 1;
 }
 /* The correlation id of the calling thread's current (or last) call. */
@@ -84,13 +101,10 @@ static inline void gt_dt_commit(const struct gt_record *rec) {
 /* A timed hook's start: its correlation id, and dt_token, the device-timing
  * decision (gt_dt_before's CUDA calls must not change the caller's errno). */
 #define GT_DT_START(what, key, stream, ptsz)                                             \
-  GT_DT_START_IF(gt_mode_now() & GT_MODE_DT, what, key, stream, ptsz)
-
-/* GT_DT_START with device timing's state known: `enabled`. */
-#define GT_DT_START_IF(enabled, what, key, stream, ptsz)                                 \
   gt_corr_next();                                                                        \
   int dt_token = 0;                                                                      \
-  if ((what) != GT_DT_NONE && (enabled) && gt_dt_sampled((what), (key))) {               \
+  if ((what) != GT_DT_NONE && (gt_mode_now() & GT_MODE_DT) &&                            \
+      gt_dt_sampled((what), (key))) {                                                    \
     int dt_errno = errno;                                                                \
     dt_token = gt_dt_before((what), (key), (stream), (ptsz));                            \
     errno = dt_errno;                                                                    \

@@ -416,53 +416,41 @@ DRV_SET(cuMemsetD32Async_ptsz, 1, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A,
 /* ---- launches ---- */
 
 #define DRV_LAUNCH(name, pt)                                                             \
-  GT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,           \
-                          unsigned bx, unsigned by, unsigned bz, unsigned shmem,         \
-                          CUstream hStream, void **params, void **extra) {               \
-    DRV_REAL(name, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,        \
-                    unsigned, unsigned, CUstream, void **, void **));                    \
-    GT_TRACE_LAUNCH_PRE(                                                                 \
-        GT_DT_LAUNCH,                                                                    \
-        real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra),           \
-        GT_API_##name, f, GT_XY(gx, gy), gz, GT_XY(bx, by), bz, shmem, hStream, pt);     \
-  }
+  GT_LAUNCH_HOOK(                                                                        \
+      CUresult, CUDA_ERROR_NOT_FOUND, name,                                              \
+      (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,    \
+       unsigned bz, unsigned shmem, CUstream hStream, void **params, void **extra),      \
+      (f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra), GT_DT_LAUNCH, f,       \
+      GT_XY(gx, gy), gz, GT_XY(bx, by), bz, shmem, hStream, pt)
 DRV_LAUNCH(cuLaunchKernel, 0)
 DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
 
 #define DRV_LAUNCH_COOP(name, pt)                                                        \
-  GT_EXPORT CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,           \
-                          unsigned bx, unsigned by, unsigned bz, unsigned shmem,         \
-                          CUstream hStream, void **params) {                             \
-    DRV_REAL(name, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,        \
-                    unsigned, unsigned, CUstream, void **));                             \
-    GT_TRACE_LAUNCH_PRE(                                                                 \
-        GT_DT_LAUNCH, real_##name(f, gx, gy, gz, bx, by, bz, shmem, hStream, params),    \
-        GT_API_##name, f, GT_XY(gx, gy), gz, GT_XY(bx, by), bz, shmem, hStream, pt);     \
-  }
+  GT_LAUNCH_HOOK(CUresult, CUDA_ERROR_NOT_FOUND, name,                                   \
+                 (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,      \
+                  unsigned by, unsigned bz, unsigned shmem, CUstream hStream,            \
+                  void **params),                                                        \
+                 (f, gx, gy, gz, bx, by, bz, shmem, hStream, params), GT_DT_LAUNCH, f,   \
+                 GT_XY(gx, gy), gz, GT_XY(bx, by), bz, shmem, hStream, pt)
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel, 0)
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz, 1)
 
 #define DRV_LAUNCH_EX(name, pt)                                                          \
-  GT_EXPORT CUresult name(const CUlaunchConfig *config, CUfunction f, void **params,     \
-                          void **extra) {                                                \
-    DRV_REAL(name, (const CUlaunchConfig *, CUfunction, void **, void **));              \
-    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH, real_##name(config, f, params, extra),             \
-                        GT_API_##name, f,                                                \
-                        GT_XY(GT_LAUNCH_CFG(gridDimX), GT_LAUNCH_CFG(gridDimY)),         \
-                        GT_LAUNCH_CFG(gridDimZ),                                         \
-                        GT_XY(GT_LAUNCH_CFG(blockDimX), GT_LAUNCH_CFG(blockDimY)),       \
-                        GT_LAUNCH_CFG(blockDimZ), GT_LAUNCH_CFG(sharedMemBytes),         \
-                        config ? config->hStream : NULL, pt);                            \
-  }
+  GT_LAUNCH_HOOK(                                                                        \
+      CUresult, CUDA_ERROR_NOT_FOUND, name,                                              \
+      (const CUlaunchConfig *config, CUfunction f, void **params, void **extra),         \
+      (config, f, params, extra), GT_DT_LAUNCH, f,                                       \
+      GT_XY(GT_LAUNCH_CFG(gridDimX), GT_LAUNCH_CFG(gridDimY)), GT_LAUNCH_CFG(gridDimZ),  \
+      GT_XY(GT_LAUNCH_CFG(blockDimX), GT_LAUNCH_CFG(blockDimY)),                         \
+      GT_LAUNCH_CFG(blockDimZ), GT_LAUNCH_CFG(sharedMemBytes),                           \
+      config ? config->hStream : NULL, pt)
 DRV_LAUNCH_EX(cuLaunchKernelEx, 0)
 DRV_LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)
 
 #define DRV_GRAPH_LAUNCH(name, pt)                                                       \
-  GT_EXPORT CUresult name(CUgraphExec g, CUstream hStream) {                             \
-    DRV_REAL(name, (CUgraphExec, CUstream));                                             \
-    GT_TRACE_LAUNCH_PRE(GT_DT_LAUNCH, real_##name(g, hStream), GT_API_##name, g, 0, 0,   \
-                        0, 0, 0, hStream, pt);                                           \
-  }
+  GT_LAUNCH_HOOK(CUresult, CUDA_ERROR_NOT_FOUND, name,                                   \
+                 (CUgraphExec g, CUstream hStream), (g, hStream), GT_DT_LAUNCH, g, 0, 0, \
+                 0, 0, 0, hStream, pt)
 DRV_GRAPH_LAUNCH(cuGraphLaunch, 0)
 DRV_GRAPH_LAUNCH(cuGraphLaunch_ptsz, 1)
 

@@ -269,20 +269,17 @@ DRV_PREFETCH(cuMemPrefetchAsync_v2_ptsz, 1)
 /* ---- host functions ---- */
 
 #define DRV_HOST_FUNC(name)                                                              \
-  GT_EXPORT CUresult name(CUstream hStream, CUhostFn fn, void *userData) {               \
-    DRV_REAL(name, (CUstream, CUhostFn, void *));                                        \
-    GT_TRACE_LAUNCH_PRE(GT_DT_NONE, real_##name(hStream, fn, userData), GT_API_##name,   \
-                        fn, 0, 0, 0, 0, 0, hStream, 0);                                  \
-  }
+  GT_LAUNCH_HOOK(CUresult, CUDA_ERROR_NOT_FOUND, name,                                   \
+                 (CUstream hStream, CUhostFn fn, void *userData),                        \
+                 (hStream, fn, userData), GT_DT_NONE, fn, 0, 0, 0, 0, 0, hStream, 0)
 DRV_HOST_FUNC(cuLaunchHostFunc)
 DRV_HOST_FUNC(cuLaunchHostFunc_ptsz)
 
 #define DRV_STREAM_CALLBACK(name)                                                        \
-  GT_EXPORT CUresult name(CUstream hStream, CUstreamCallback callback, void *userData,   \
-                          unsigned int flags) {                                          \
-    DRV_REAL(name, (CUstream, CUstreamCallback, void *, unsigned int));                  \
-    GT_TRACE_LAUNCH_PRE(GT_DT_NONE, real_##name(hStream, callback, userData, flags),     \
-                        GT_API_##name, callback, 0, 0, 0, 0, 0, hStream, 0);             \
-  }
+  GT_LAUNCH_HOOK(                                                                        \
+      CUresult, CUDA_ERROR_NOT_FOUND, name,                                              \
+      (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags), \
+      (hStream, callback, userData, flags), GT_DT_NONE, callback, 0, 0, 0, 0, 0,         \
+      hStream, 0)
 DRV_STREAM_CALLBACK(cuStreamAddCallback)
 DRV_STREAM_CALLBACK(cuStreamAddCallback_ptsz)

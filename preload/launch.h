@@ -2,14 +2,20 @@
  * functions, graphs; runtime and driver) is written here.
  *
  * Contract:
- *  - A launch hook's body is GT_TRACE_LAUNCH_PRE (below): no errno
- *    save/restore on the fast path, as nothing on it can change errno (no
- *    call, no syscall); every slow path saves and restores it. One load of
- *    gt_mode (shim.h) tells the usual cases (tracing on, rdtsc stamps,
- *    device timing off or on), each compiled on its own, from the rest.
+ *  - A launch hook is made by GT_LAUNCH_HOOK (below): two functions. The
+ *    exported one is the fast form (GT_TRACE_LAUNCH_FAST), for the usual
+ *    case: tracing on with rdtsc stamps, and device timing off or not
+ *    timing this launch. It makes no call before the real one, so the
+ *    arguments stay in their registers (a call would put them in
+ *    callee-saved ones: 12 more instructions a launch). Anything else goes
+ *    to the general form, a function of its own (GT_TRACE_LAUNCH_PRE),
+ *    which is given the call site. No errno save/restore on the fast path,
+ *    as nothing on it can change errno (no call, no syscall); every slow
+ *    path saves and restores it.
  *  - Grid and block travel as xy and z (GT_XY: a dim3's first 8 bytes are
  *    x | y << 32), so that the width checks and the frame's stores take
- *    them in 64-bit words.
+ *    them in 64-bit words; hooks taking a dim3 by value take it so
+ *    (cuda_abi.h GT_DIM3_PARAM).
  *  - The record is a one-slot compact frame (ring.h struct gt_frame_launch)
  *    in the calling thread's sub-ring, written around the real call:
  *    gt_launch_pre, before it, checks everything unusual it can (no room,
@@ -242,58 +248,94 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
 
 /* Before the call (the thread at GT_DEPTH_LAUNCH): the frame, through the
  * slow path when device timing times the launch. */
-#define GT_LAUNCH_FRAME(dt_on, what, api, kernel, gxy, gz, bxy, bz, shmem, stream, ptsz) \
-  GT_DT_START_IF(dt_on, what, kernel, stream, ptsz);                                     \
-  frame_ =                                                                               \
-      __builtin_expect(dt_token != 0, 0)                                                 \
-          ? gt_launch_timed(dt_token, (api), (const void *)(kernel), (gxy), (gz), (bxy), \
-                            (bz), (shmem), (const void *)(stream),                       \
-                            __builtin_return_address(0))                                 \
-          : gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz),       \
-                          (shmem), (const void *)(stream), __builtin_return_address(0))
+#define GT_LAUNCH_FRAME(what, api, kernel, gxy, gz, bxy, bz, shmem, stream, ptsz, site)  \
+  GT_DT_START(what, kernel, stream, ptsz);                                               \
+  frame_ = __builtin_expect(dt_token != 0, 0)                                            \
+               ? gt_launch_timed(dt_token, (api), (const void *)(kernel), (gxy), (gz),   \
+                                 (bxy), (bz), (shmem), (const void *)(stream), (site))   \
+               : gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz),  \
+                               (shmem), (const void *)(stream), (site))
 
-/* The call, between two clock reads, and what goes before it. */
-#define GT_LAUNCH_AROUND(dt_on, now, what, call, api, kernel, gxy, gz, bxy, bz, shmem,   \
-                         stream, ptsz)                                                   \
-  gt_tls_depth = GT_DEPTH_LAUNCH;                                                        \
-  GT_LAUNCH_FRAME(dt_on, what, api, kernel, gxy, gz, bxy, bz, shmem, stream, ptsz);      \
-  t0 = now();                                                                            \
-  r = call;                                                                              \
-  t1 = now()
-
-/* A launch hook's body: `call` is the real call, the rest the values to
- * record (kernel: a stub, cudaKernel_t, CUfunction, host function or
- * graph; grid and block as xy and z, GT_XY; the call site is the hook's
- * return address). Only the frame's address and t0 live across the call.
- * The usual cases (tracing on, rdtsc stamps, device timing off or on) are
- * told apart by one load of gt_mode and get code of their own (device
- * timing's tests compile away when it is off); anything else (not
- * connected yet, clock_gettime stamps) takes the general form. */
+/* A launch hook's general form (any state of the shim): `call` is the real
+ * call, the rest the values to record, `site` the hook's return address.
+ * Only the frame's address and t0 live across the call. */
 #define GT_TRACE_LAUNCH_PRE(what, call, api, kernel, gxy, gz, bxy, bz, shmem, stream,    \
-                            ptsz)                                                        \
+                            ptsz, site)                                                  \
   do {                                                                                   \
-    if (gt_tls_depth != 0)                                                               \
+    if (gt_tls_depth != 0 ||                                                             \
+        (!(gt_mode_now() & GT_MODE_ACTIVE) && !gt_hook_enter_slow()))                    \
       return call;                                                                       \
-    int mode_ = gt_mode_now();                                                           \
+    gt_tls_depth = GT_DEPTH_LAUNCH;                                                      \
     struct gt_frame_launch *frame_;                                                      \
-    uint64_t t0, t1;                                                                     \
-    cudaError_t r;                                                                       \
-    if (__builtin_expect(mode_ == GT_MODE_ACTIVE + GT_MODE_TSC, 1)) {                    \
-      GT_LAUNCH_AROUND(0, gt_now_tsc, what, call, api, kernel, gxy, gz, bxy, bz, shmem,  \
-                       stream, ptsz);                                                    \
-    } else if (__builtin_expect(mode_ == GT_MODE_ACTIVE + GT_MODE_TSC + GT_MODE_DT,      \
-                                1)) {                                                    \
-      GT_LAUNCH_AROUND(1, gt_now_tsc, what, call, api, kernel, gxy, gz, bxy, bz, shmem,  \
-                       stream, ptsz);                                                    \
-    } else {                                                                             \
-      if (!(mode_ & GT_MODE_ACTIVE) && !gt_hook_enter_slow())                            \
-        return call;                                                                     \
-      GT_LAUNCH_AROUND(gt_mode_now() & GT_MODE_DT, gt_now, what, call, api, kernel, gxy, \
-                       gz, bxy, bz, shmem, stream, ptsz);                                \
-    }                                                                                    \
+    GT_LAUNCH_FRAME(what, api, kernel, gxy, gz, bxy, bz, shmem, stream, ptsz, site);     \
+    uint64_t t0 = gt_now();                                                              \
+    int r = call;                                                                        \
+    uint64_t t1 = gt_now();                                                              \
     gt_launch_post(frame_, t0, t1, r); /* and gt_dt_after, when timed */                 \
     gt_hook_leave();                                                                     \
     return r;                                                                            \
   } while (0)
+
+/* 1 when a launch can take the fast form: tracing on with rdtsc stamps,
+ * and device timing off, or on and not timing this launch (the sampling
+ * counters then moved as gt_dt_sampled would have moved them). */
+static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned what,
+                                                                     const void *key) {
+  int mode = gt_mode_now();
+  if (__builtin_expect(mode == GT_MODE_ACTIVE + GT_MODE_TSC, 1))
+    return 1;
+  return mode == GT_MODE_ACTIVE + GT_MODE_TSC + GT_MODE_DT &&
+         (what == GT_DT_NONE || gt_dt_untimed_launch(key));
+}
+
+/* A launch hook's fast form, the usual case: the real function known, the
+ * thread outside any hook, no corr wrap, and gt_launch_fast_mode. Anything
+ * else goes to `general` (GT_TRACE_LAUNCH_PRE in a function of its own), so
+ * that no call before the real one holds the arguments in callee-saved
+ * registers. `fn_t` is the real function's type, `args` its arguments in
+ * parentheses. */
+#define GT_TRACE_LAUNCH_FAST(what, general, fn_t, args, api, kernel, gxy, gz, bxy, bz,   \
+                             shmem, stream)                                              \
+  do {                                                                                   \
+    fn_t real_ = (fn_t)__atomic_load_n(&gt_slot[api], __ATOMIC_ACQUIRE);                 \
+    if (__builtin_expect(real_ == NULL || gt_tls_depth != 0 || gt_tls_corr + 1 == 0 ||   \
+                             !gt_launch_fast_mode((what), (const void *)(kernel)),       \
+                         0))                                                             \
+      return general;                                                                    \
+    ++gt_tls_corr;                                                                       \
+    gt_tls_depth = GT_DEPTH_LAUNCH;                                                      \
+    struct gt_frame_launch *frame_ =                                                     \
+        gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz), (shmem),  \
+                      (const void *)(stream), __builtin_return_address(0));              \
+    uint64_t t0 = gt_now_tsc();                                                          \
+    int r = real_ args;                                                                  \
+    uint64_t t1 = gt_now_tsc();                                                          \
+    gt_launch_post(frame_, t0, t1, r);                                                   \
+    gt_hook_leave();                                                                     \
+    return r;                                                                            \
+  } while (0)
+
+#define GT_UNPAREN(...) __VA_ARGS__
+
+/* A launch hook `name` (an apis.h entry) taking `params`, whose names in
+ * order are `args`, and returning `fail` when its real function cannot be
+ * found; the rest as GT_TRACE_LAUNCH_PRE. Two functions: the exported fast
+ * form and `name`_general, which also gets the call site. */
+#define GT_LAUNCH_HOOK(ret, fail, name, params, args, what, kernel, gxy, gz, bxy, bz,    \
+                       shmem, stream, ptsz)                                              \
+  typedef ret(*gt_fn_##name##_t) params;                                                 \
+  static __attribute__((noinline))                                                       \
+  ret name##_general(GT_UNPAREN params, const void *site) {                              \
+    gt_fn_##name##_t real_ = (gt_fn_##name##_t)gt_real_fn(GT_API_##name);                \
+    if (real_ == NULL)                                                                   \
+      return (fail);                                                                     \
+    GT_TRACE_LAUNCH_PRE(what, real_ args, GT_API_##name, kernel, gxy, gz, bxy, bz,       \
+                        shmem, stream, ptsz, site);                                      \
+  }                                                                                      \
+  GT_EXPORT ret name params {                                                            \
+    GT_TRACE_LAUNCH_FAST(                                                                \
+        what, name##_general(GT_UNPAREN args, __builtin_return_address(0)),              \
+        gt_fn_##name##_t, args, GT_API_##name, kernel, gxy, gz, bxy, bz, shmem, stream); \
+  }
 
 #endif

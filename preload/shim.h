@@ -28,6 +28,12 @@
 #include "gputrace/ring.h"
 #include "gputrace/schema.h"
 
+/* Everything declared from here on is defined in this library (the hooks
+ * say GT_EXPORT): hidden, GCC addresses its globals directly, where an
+ * -fPIC extern costs a GOT load (a lea once the linker relaxes it) each
+ * time the launch path reads gt_mode or gt_slot. */
+#pragma GCC visibility push(hidden)
+
 #define GT_EXPORT __attribute__((visibility("default")))
 #define GT_ERR_NOT_SUPPORTED 801 /* cudaErrorNotSupported */
 
@@ -266,5 +272,7 @@ void gt_pinned_remove(const void *ptr);
 /* 1: inside a known page-locked range; 0: not; -1: unknown (the range table
  * overflowed and some page-locked ranges could not be recorded). */
 int gt_pinned_contains(const void *ptr);
+
+#pragma GCC visibility pop
 
 #endif
