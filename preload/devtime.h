@@ -3,14 +3,15 @@
  *
  * Contract for hooks:
  *  - Every copy and memset hook body is GT_TRACE_TIMED (launch hooks:
- *    launch.h GT_TRACE_LAUNCH_PRE, the same steps around a record written
- *    in place): it gives the call its correlation id (gt_tls_corr, per
- *    thread, never 0), asks gt_dt_before() whether to time it — which, when
- *    timing, records a start event on the call's stream — runs the real
- *    call, then gt_dt_after() records the end event. The statements that
- *    build the host record must store gt_tls_corr in its corr field and,
- *    after gt_emit(), pass the record to gt_dt_commit(), which queues the op
- *    for resolution with the record's metadata (api, tid, stream, kernel,
+ *    launch.h GT_TRACE_LAUNCH_GENERAL, the same steps around a record
+ *    written in place; GT_TRACE_LAUNCH_FAST takes the untimed ones): it
+ *    gives the call its correlation id (gt_tls_corr, per thread, never 0),
+ *    asks gt_dt_before() whether to time it — which, when timing, records a
+ *    start event on the call's stream — runs the real call, then
+ *    gt_dt_after() records the end event. The statements that build the
+ *    host record must store gt_tls_corr in its corr field and, after
+ *    gt_emit(), pass the record to gt_dt_commit(), which queues the op for
+ *    resolution with the record's metadata (api, tid, stream, kernel,
  *    bytes, dir, flags).
  *  - `what` is GT_DT_NONE for calls that get a corr but are never timed
  *    (host functions). `key` selects the sampling counter (the kernel, the
@@ -72,6 +73,7 @@ static inline int gt_dt_untimed_launch(const void *key) {
   --*skip;
   return 1;
 }
+
 /* The correlation id of the calling thread's current (or last) call. */
 /* A timed op waiting for its host record (0 = none); see gt_dt_commit. */
 
@@ -111,7 +113,7 @@ static inline void gt_dt_commit(const struct gt_record *rec) {
   }
 
 /* GT_TRACE_CALL (shim.h) for copies and memsets (launches: launch.h
- * GT_TRACE_LAUNCH_PRE). The events are recorded outside [t0, t1]: the host
+ * GT_LAUNCH_HOOK). The events are recorded outside [t0, t1]: the host
  * record's duration stays the call's. */
 #define GT_TRACE_TIMED(what, key, stream, ptsz, call, ...)                               \
   do {                                                                                   \

@@ -8,8 +8,8 @@
  *    timing this launch. It makes no call before the real one, so the
  *    arguments stay in their registers (a call would put them in
  *    callee-saved ones: 12 more instructions a launch). Anything else goes
- *    to the general form, a function of its own (GT_TRACE_LAUNCH_PRE),
- *    which is given the call site. No errno save/restore on the fast path,
+ *    to the general form (GT_TRACE_LAUNCH_GENERAL), a function of its own
+ *    that is given the call site. No errno save/restore on the fast path,
  *    as nothing on it can change errno (no call, no syscall); every slow
  *    path saves and restores it.
  *  - Grid and block travel as xy and z (GT_XY: a dim3's first 8 bytes are
@@ -259,8 +259,8 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
 /* A launch hook's general form (any state of the shim): `call` is the real
  * call, the rest the values to record, `site` the hook's return address.
  * Only the frame's address and t0 live across the call. */
-#define GT_TRACE_LAUNCH_PRE(what, call, api, kernel, gxy, gz, bxy, bz, shmem, stream,    \
-                            ptsz, site)                                                  \
+#define GT_TRACE_LAUNCH_GENERAL(what, call, api, kernel, gxy, gz, bxy, bz, shmem,        \
+                                stream, ptsz, site)                                      \
   do {                                                                                   \
     if (gt_tls_depth != 0 ||                                                             \
         (!(gt_mode_now() & GT_MODE_ACTIVE) && !gt_hook_enter_slow()))                    \
@@ -290,10 +290,10 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
 
 /* A launch hook's fast form, the usual case: the real function known, the
  * thread outside any hook, no corr wrap, and gt_launch_fast_mode. Anything
- * else goes to `general` (GT_TRACE_LAUNCH_PRE in a function of its own), so
- * that no call before the real one holds the arguments in callee-saved
- * registers. `fn_t` is the real function's type, `args` its arguments in
- * parentheses. */
+ * else goes to `general` (GT_TRACE_LAUNCH_GENERAL in a function of its
+ * own), so that no call before the real one holds the arguments in
+ * callee-saved registers. `fn_t` is the real function's type, `args` its
+ * arguments in parentheses. */
 #define GT_TRACE_LAUNCH_FAST(what, general, fn_t, args, api, kernel, gxy, gz, bxy, bz,   \
                              shmem, stream)                                              \
   do {                                                                                   \
@@ -319,8 +319,8 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
 
 /* A launch hook `name` (an apis.h entry) taking `params`, whose names in
  * order are `args`, and returning `fail` when its real function cannot be
- * found; the rest as GT_TRACE_LAUNCH_PRE. Two functions: the exported fast
- * form and `name`_general, which also gets the call site. */
+ * found; the rest as GT_TRACE_LAUNCH_GENERAL. Two functions: the exported
+ * fast form and `name`_general, which also gets the call site. */
 #define GT_LAUNCH_HOOK(ret, fail, name, params, args, what, kernel, gxy, gz, bxy, bz,    \
                        shmem, stream, ptsz)                                              \
   typedef ret(*gt_fn_##name##_t) params;                                                 \
@@ -329,8 +329,8 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
     gt_fn_##name##_t real_ = (gt_fn_##name##_t)gt_real_fn(GT_API_##name);                \
     if (real_ == NULL)                                                                   \
       return (fail);                                                                     \
-    GT_TRACE_LAUNCH_PRE(what, real_ args, GT_API_##name, kernel, gxy, gz, bxy, bz,       \
-                        shmem, stream, ptsz, site);                                      \
+    GT_TRACE_LAUNCH_GENERAL(what, real_ args, GT_API_##name, kernel, gxy, gz, bxy, bz,   \
+                            shmem, stream, ptsz, site);                                  \
   }                                                                                      \
   GT_EXPORT ret name params {                                                            \
     GT_TRACE_LAUNCH_FAST(                                                                \
