@@ -292,12 +292,20 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
  * thread outside any hook, no corr wrap, and gt_launch_fast_mode. Anything
  * else goes to `general` (GT_TRACE_LAUNCH_GENERAL in a function of its
  * own), so that no call before the real one holds the arguments in
- * callee-saved registers. `fn_t` is the real function's type, `args` its
- * arguments in parentheses. */
+ * callee-saved registers; but a launch nested in a hook (libcudart's calls
+ * to the driver on a real GPU: every runtime launch) is forwarded here, by
+ * a call kept a call by the empty asm: as a sibling call GCC would stage
+ * the stack arguments on entry, on every launch's path. `fn_t` is the real
+ * function's type, `args` its arguments in parentheses. */
 #define GT_TRACE_LAUNCH_FAST(what, general, fn_t, args, api, kernel, gxy, gz, bxy, bz,   \
                              shmem, stream)                                              \
   do {                                                                                   \
     fn_t real_ = (fn_t)__atomic_load_n(&gt_slot[api], __ATOMIC_ACQUIRE);                 \
+    if (__builtin_expect(gt_tls_depth != 0, 0) && real_ != NULL) {                       \
+      int nested_ = real_ args;                                                          \
+      __asm__("" : "+r"(nested_));                                                       \
+      return nested_;                                                                    \
+    }                                                                                    \
     if (__builtin_expect(real_ == NULL || gt_tls_depth != 0 || gt_tls_corr + 1 == 0 ||   \
                              !gt_launch_fast_mode((what), (const void *)(kernel)),       \
                          0))                                                             \

@@ -5,7 +5,10 @@
   through the global scope to the shim's own hooks (the stand-in libcuda built
   without -Bsymbolic, loaded RTLD_LOCAL) gives the program the same results
   traced and untraced, and every call is recorded;
-- the API table (include/gputrace/apis.h) and the shim's exports agree."""
+- the API table (include/gputrace/apis.h) and the shim's exports agree;
+- a launch hook entered inside another's call (libcudart reaching the driver
+  through the shim's hooks, as on a real GPU) forwards untraced, and its
+  result comes back through the outer hook into that hook's record."""
 import json
 import os
 import re
@@ -62,6 +65,29 @@ def test_driver_handing_out_interposable_addresses():
            name + ": kernel names")
 
 
+def test_launch_nested_in_a_launch_hook():
+    """tests/cuda/nested_launch.c, preloaded after the shim, answers each
+    <<<>>> launch of two_sites (1000) through the global cuLaunchKernel (the
+    shim's driver hook, nested) and has every third refused (400). Under each
+    state the hooks take (device timing off: the fast form; default: timed
+    launches take the general form; clock_gettime stamps: the general form
+    always), the program's output is the untraced run's, the nested driver
+    launches are not recorded, and each outer record has its own result."""
+    nested = os.path.join(PROGS, "nested_launch.so")
+    plain = run([prog("two_sites")], base_env(LD_PRELOAD=nested))
+    eq(plain.stdout, "two_sites: 1103 launches\nnested: 1000 launches, 334 refused\n",
+       "untraced output")
+    for setting in ({"GPUTRACE_GPU_TIMING": "off"}, {}, {"GPUTRACE_CLOCK": "monotonic"}):
+        p, out = record([prog("two_sites")], LD_PRELOAD=nested, **setting)
+        eq((p.stdout, p.stderr), (plain.stdout, plain.stderr), "%r: same output" % setting)
+        launches = select(dump(out), kind="launch")
+        eq(by(launches, "api"), {"__cudaLaunchKernel": 1000, "cudaLaunchKernel": 103},
+           "%r: launches by API (the nested cuLaunchKernel untraced)" % setting)
+        outer = sorted(select(launches, api="__cudaLaunchKernel"), key=lambda e: e["corr"])
+        eq([e["result"] for e in outer], [400 if i % 3 == 0 else 0 for i in range(1000)],
+           "%r: each outer launch's result, in order" % setting)
+
+
 def api_table():
     src = open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "include", "gputrace",
                             "apis.h")).read()
@@ -96,4 +122,4 @@ def test_api_table_and_exports_agree():
 
 
 main([test_runtime_through_a_ctypes_handle, test_driver_handing_out_interposable_addresses,
-      test_api_table_and_exports_agree])
+      test_launch_nested_in_a_launch_hook, test_api_table_and_exports_agree])
