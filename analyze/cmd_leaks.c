@@ -132,11 +132,28 @@ static void print_peak(const struct gt_leaks *l, const struct gt_proc_summary *p
   putchar('\n');
 }
 
+/* A process's leaks (suppressed ones aside), by memory kind: what its LEAK
+ * SUMMARY line and its JSON totals say. */
+struct leak_totals {
+  uint64_t bytes[4], blocks[4];
+};
+
+static struct leak_totals proc_leak_totals(const struct gt_leaks *l, uint32_t pid) {
+  struct leak_totals t = {{0}, {0}};
+  for (size_t i = 0; i < l->nleaks; i++) {
+    const struct gt_group *g = &l->leaks[i];
+    if (g->pid == pid && !g->suppressed) {
+      t.bytes[g->memory & 3] += g->bytes;
+      t.blocks[g->memory & 3] += g->blocks;
+    }
+  }
+  return t;
+}
+
 static void print_text(const struct gt_leaks *l, const char *path) {
   char b[32];
   for (size_t p = 0; p < l->nprocs; p++) {
     const struct gt_proc_summary *ps = &l->procs[p];
-    uint64_t bytes[4] = {0}, blocks[4] = {0};
     printf("== pid %u: %s ==\n", ps->pid,
            ps->exited  ? "exited"
            : ps->ended ? "ended without exit(): killed, crashed, _exit or exec"
@@ -146,15 +163,14 @@ static void print_text(const struct gt_leaks *l, const char *path) {
       if (g->pid != ps->pid || g->suppressed)
         continue;
       print_leak(l, g);
-      bytes[g->memory & 3] += g->bytes;
-      blocks[g->memory & 3] += g->blocks;
     }
     print_peak(l, ps);
+    struct leak_totals t = proc_leak_totals(l, ps->pid);
     printf("LEAK SUMMARY (pid %u):", ps->pid);
     for (unsigned m = GT_MEM_DEVICE; m <= GT_MEM_MANAGED; m++)
       printf("%s %s %s in %" PRIu64 " block%s", m == GT_MEM_DEVICE ? "" : ",",
-             gt_memory_name(m), gt_fmt_bytes(b, sizeof b, bytes[m]), blocks[m],
-             blocks[m] == 1 ? "" : "s");
+             gt_memory_name(m), gt_fmt_bytes(b, sizeof b, t.bytes[m]), t.blocks[m],
+             t.blocks[m] == 1 ? "" : "s");
     printf("\n\n");
   }
   print_invalid(l);
@@ -228,17 +244,12 @@ static void json_peak(const struct gt_leaks *l, const struct gt_proc_summary *p)
 
 static void json_totals(const struct gt_leaks *l) {
   for (size_t p = 0; p < l->nprocs; p++) {
-    uint64_t bytes[4] = {0}, blocks[4] = {0};
-    for (size_t i = 0; i < l->nleaks; i++)
-      if (l->leaks[i].pid == l->procs[p].pid && !l->leaks[i].suppressed) {
-        bytes[l->leaks[i].memory & 3] += l->leaks[i].bytes;
-        blocks[l->leaks[i].memory & 3] += l->leaks[i].blocks;
-      }
+    struct leak_totals t = proc_leak_totals(l, l->procs[p].pid);
     printf("%s{\"pid\":%u,\"ended\":%s,\"exited\":%s", p ? "," : "", l->procs[p].pid,
            l->procs[p].ended ? "true" : "false", l->procs[p].exited ? "true" : "false");
     for (unsigned m = GT_MEM_DEVICE; m <= GT_MEM_MANAGED; m++)
       printf(",\"%s\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 "}", gt_memory_name(m),
-             bytes[m], blocks[m]);
+             t.bytes[m], t.blocks[m]);
     putchar('}');
   }
 }
