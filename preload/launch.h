@@ -306,7 +306,7 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
       __asm__("" : "+r"(nested_));                                                       \
       return nested_;                                                                    \
     }                                                                                    \
-    if (__builtin_expect(real_ == NULL || gt_tls_depth != 0 || gt_tls_corr + 1 == 0 ||   \
+    if (__builtin_expect(real_ == NULL || gt_tls_corr + 1 == 0 ||                        \
                              !gt_launch_fast_mode((what), (const void *)(kernel)),       \
                          0))                                                             \
       return general;                                                                    \
