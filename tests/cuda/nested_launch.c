@@ -9,34 +9,34 @@
  * (tests/e2e/test_interception.py). */
 #include <dlfcn.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 
-typedef int (*proc_fn)(const char *, void **, int, unsigned long long, int *);
-typedef int (*init_fn)(unsigned);
-typedef int (*load_fn)(void **, const void *);
-typedef int (*getfn_fn)(void **, void *, const char *);
-typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
-                         unsigned, unsigned, void *, void **, void **);
 typedef struct {
   unsigned x, y, z;
 } dim3;
+typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
+                         unsigned, unsigned, void *, void **, void **);
 
 static launch_fn launch;
 static void *function;
 static unsigned launches, refused;
 
+/* The stand-in driver's entry point `name`, or NULL. */
+static void *driver_entry(void *driver, const char *name) {
+  int (*proc)(const char *, void **, int, unsigned long long, int *);
+  void *entry = NULL;
+  *(void **)&proc = driver ? dlsym(driver, "cuGetProcAddress_v2") : NULL;
+  return proc && proc(name, &entry, 12000, 0, NULL) == 0 ? entry : NULL;
+}
+
 __attribute__((constructor)) static void load_driver(void) {
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-  proc_fn proc = lib ? (proc_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
-  init_fn init = NULL;
-  load_fn load = NULL;
-  getfn_fn getfn = NULL;
+  void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  int (*init)(unsigned) = driver_entry(driver, "cuInit");
+  int (*load)(void **, const void *) = driver_entry(driver, "cuModuleLoadData");
+  int (*get)(void **, void *, const char *) = driver_entry(driver, "cuModuleGetFunction");
   void *module = NULL;
-  if (!proc || proc("cuInit", (void **)&init, 12000, 0, NULL) ||
-      proc("cuModuleLoadData", (void **)&load, 12000, 0, NULL) ||
-      proc("cuModuleGetFunction", (void **)&getfn, 12000, 0, NULL) || init(0) ||
-      load(&module, "nested module") || getfn(&function, module, "nested_kernel"))
+  if (!init || !load || !get || init(0) || load(&module, "nested module") ||
+      get(&function, module, "nested_kernel"))
     fprintf(stderr, "nested_launch: no stand-in driver\n");
   /* the global scope's: with the shim preloaded first, its hook */
   launch = (launch_fn)dlsym(RTLD_DEFAULT, "cuLaunchKernel");
