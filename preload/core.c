@@ -252,7 +252,7 @@ static int hook_enter_slow(void) {
   uint64_t waited = 0;
   for (;;) {
     int st = atomic_load(&g_state);
-    if (st == ST_ON && (__atomic_load_n(&gt_mode, __ATOMIC_SEQ_CST) & GT_MODE_ACTIVE))
+    if (st == ST_ON && gt_mode_active_ordered())
       break; /* (ON without ACTIVE: the starting thread writes names) */
     if (st == ST_DISABLED)
       return 0;

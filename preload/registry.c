@@ -148,7 +148,7 @@ void gt_kernels_register(const void *stub, const char *device_name) {
                                                 memory_order_relaxed));
   index_name(k);
   atomic_thread_fence(memory_order_seq_cst);
-  if (__atomic_load_n(&gt_mode, __ATOMIC_SEQ_CST) & GT_MODE_ACTIVE)
+  if (gt_mode_active_ordered())
     emit_kname(k);
 }
 
@@ -184,8 +184,7 @@ void gt_kernels_map_handle(const void *handle, const void *stub) {
   uintptr_t old =
       atomic_exchange_explicit(&s->value, (uintptr_t)stub, memory_order_seq_cst);
   atomic_thread_fence(memory_order_seq_cst);
-  if (old != (uintptr_t)stub &&
-      (__atomic_load_n(&gt_mode, __ATOMIC_SEQ_CST) & GT_MODE_ACTIVE))
+  if (old != (uintptr_t)stub && gt_mode_active_ordered())
     emit_handle_name((uintptr_t)handle, stub);
 }
 

@@ -122,6 +122,12 @@ static inline int gt_mode_now(void) {
   return __atomic_load_n(&gt_mode, __ATOMIC_RELAXED);
 }
 
+/* ACTIVE, read in order with gt_mode_set (sequentially consistent): for
+ * registry.c's ordering argument and the start-up wait (core.c). */
+static inline int gt_mode_active_ordered(void) {
+  return __atomic_load_n(&gt_mode, __ATOMIC_SEQ_CST) & GT_MODE_ACTIVE;
+}
+
 static inline void gt_mode_set(int bit, int on) {
   if (on)
     __atomic_fetch_or(&gt_mode, bit, __ATOMIC_SEQ_CST);
