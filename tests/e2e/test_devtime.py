@@ -349,5 +349,6 @@ main([test_kernel_durations_and_order, test_no_event_call_of_the_shim_is_traced,
       test_event_pool_exhaustion_is_counted, test_graph_launch_spans,
       test_destroyed_stream_still_resolves, test_default_streams,
       test_capturing_stream_goes_untimed, test_device_reset,
-      test_a_stalled_anchor_try_is_not_used, test_fork, test_errors_and_errno_unchanged, test_results_unchanged, test_off_keeps_corr,
+      test_a_stalled_anchor_try_is_not_used, test_fork, test_errors_and_errno_unchanged,
+      test_results_unchanged, test_off_keeps_corr,
       test_auto_uses_events_cupti_on_request, test_default_sampling_keeps_kernel_totals])
