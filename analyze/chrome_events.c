@@ -555,7 +555,9 @@ void ch_record(struct chrome *ch, const struct gt_record *r, const struct gt_ran
   case GT_KIND_SYNC:
   case GT_KIND_STREAM:
   case GT_KIND_EVENT:
-    host_call(ch, r);
+  case GT_KIND_GRAPH:
+    if (!(r->flags & GT_F_GRAPH_RUN)) /* a graph's node: drawn on the device only */
+      host_call(ch, r);
     break;
   case GT_KIND_NVTX:
     nvtx(ch, r, rng);

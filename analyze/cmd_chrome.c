@@ -188,7 +188,7 @@ static void before(void *ctx, const struct gt_event *ev) {
   struct chrome *ch = ctx;
   const struct gt_record *r = ev->rec;
   ch->base_ns = gt_session_origin(ch->session);
-  if (ch->from > 0 && (!ch->has_pid || r->pid == ch->pid) && r->kind < GT_KIND_PROCESS &&
+  if (ch->from > 0 && (!ch->has_pid || r->pid == ch->pid) && gt_kind_is_call(r->kind) &&
       r->ts_ns >= ch->base_ns &&
       (int64_t)(r->ts_ns - ch->base_ns + r->dur_ns) >= ch->from)
     ch_prime(ch, r);
@@ -245,7 +245,7 @@ int cmd_chrome(int argc, char **argv) {
     return finish(&op, rc);
   char err[512];
   struct gt_session_opts so = {.path = op.in,
-                               .layers = GT_LAYER_HEAP | GT_LAYER_NVTX,
+                               .layers = GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_GRAPHS,
                                .ordered = GT_ORDER_ALL,
                                .threads = -1};
   struct gt_session *s = gt_session_open(&so, err, sizeof err);

@@ -36,7 +36,7 @@ static void print_json(struct dump *d, const struct gt_record *r) {
           ",\"kind\":\"%s\",\"api\":\"%s\",\"result\":%d",
           r->pid, r->tid, r->ts_ns, r->dur_ns, gt_kind_name(r->kind), gt_api_name(r->api),
           r->result);
-  if (r->result != 0 && r->kind < GT_KIND_PROCESS)
+  if (r->result != 0 && gt_kind_is_call(r->kind))
     fprintf(d->out, ",\"error\":\"%s\"", gt_cuda_error_name(r->result));
   gt_fields_json(d->out, r, d->model);
   if (r->stack_id)
@@ -48,7 +48,7 @@ static void print_text(struct dump *d, const struct gt_record *r) {
   int64_t rel = (int64_t)(r->ts_ns - gt_session_origin(d->session));
   fprintf(d->out, "%+.9f pid=%u tid=%u %-7s %s dur=%.3fus", (double)rel / 1e9, r->pid,
           r->tid, gt_kind_name(r->kind), gt_api_name(r->api), (double)r->dur_ns / 1e3);
-  if (r->result != 0 && r->kind < GT_KIND_PROCESS)
+  if (r->result != 0 && gt_kind_is_call(r->kind))
     fprintf(d->out, " result=%d(%s)", r->result, gt_cuda_error_name(r->result));
   gt_fields_text(d->out, r, d->model);
   if (r->stack_id)

@@ -58,7 +58,8 @@ static void on_gpu_record(void *ctx, const struct gt_event *ev) {
 /* --gpu: one line per (launch stack, kernel), in ns of GPU time. */
 static int fold_gpu(const char *path) {
   char err[512];
-  struct gt_session_opts so = {.path = path, .layers = GT_LAYER_SYMBOLS, .threads = -1};
+  struct gt_session_opts so = {
+      .path = path, .layers = GT_LAYER_SYMBOLS | GT_LAYER_GRAPHS, .threads = -1};
   struct gt_session *s = gt_session_open(&so, err, sizeof err);
   if (!s) {
     fprintf(stderr, "gputrace flame: %s\n", err);

@@ -186,8 +186,10 @@ int cmd_pprof(int argc, char **argv) {
             op.force ? "" : " (--force overwrites a profile of yours)");
     return 2;
   }
-  struct gt_session_opts so = {
-      .path = op.in, .layers = GT_LAYER_HEAP | GT_LAYER_SYMBOLS, .threads = -1};
+  struct gt_session_opts so = {.path = op.in,
+                               .layers =
+                                   GT_LAYER_HEAP | GT_LAYER_SYMBOLS | GT_LAYER_GRAPHS,
+                               .threads = -1};
   struct gt_session *s = gt_session_open(&so, err, sizeof err);
   if (!s) {
     fprintf(stderr, "gputrace pprof: %s\n", err);

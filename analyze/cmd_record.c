@@ -39,6 +39,7 @@
 
 #define SYNOPSIS                                                                         \
   "record [-o FILE] [--force] [--ring-kb N] [--prometheus ADDR:PORT]\n"                  \
+  "         [--capture-range cudaProfilerApi|nvtx:NAME]\n"                               \
   "         [--max-size SIZE] [--keep DURATION] [--roll-size SIZE]\n"                    \
   "         [--pprof-dir DIR [--pprof-every DURATION] [--pprof-keep N]] [-q] -- CMD "    \
   "[ARGS...]"
@@ -49,8 +50,9 @@ struct record_opts {
   int rolling;   /* --max-size or --keep: the collector names the files */
   int output_fd; /* the single-file output, opened here; -1 when rolling */
   const char *ring_kb;
-  const char *prometheus; /* serve live metrics (docs/monitoring/README.md) */
-  const char *pass[14];   /* collector options given through: name, value, ... */
+  const char *capture_range; /* GPUTRACE_CAPTURE_RANGE for the program */
+  const char *prometheus;    /* serve live metrics (docs/monitoring/README.md) */
+  const char *pass[14];      /* collector options given through: name, value, ... */
   int npass;
   int quiet;
   char **cmd;
@@ -121,6 +123,15 @@ static int parse(int argc, char **argv, struct record_opts *o) {
         return 2;
       }
       o->ring_kb = argv[++i];
+    } else if (!strcmp(a, "--capture-range") && i + 1 < argc) {
+      uint64_t v;
+      char want[160];
+      if (gt_knob_parse(GT_KNOB_CAPTURE_RANGE, argv[i + 1], &v, want, sizeof want) != 0) {
+        fprintf(stderr, "gputrace record: bad --capture-range '%s' (want %s)\n",
+                argv[i + 1], want);
+        return 2;
+      }
+      o->capture_range = argv[++i];
     } else if (!strcmp(a, "--prometheus") && i + 1 < argc)
       o->prometheus = argv[++i];
     else if ((!strcmp(a, "--max-size") || !strcmp(a, "--roll-size") ||
@@ -278,7 +289,7 @@ static void prepend_preload(const char *shim) {
 }
 
 static pid_t start_command(char **cmd, const char *shim, const char *socket_path,
-                           const char *ring_kb) {
+                           const struct record_opts *o) {
   pid_t pid = fork();
   if (pid != 0)
     return pid;
@@ -286,8 +297,10 @@ static pid_t start_command(char **cmd, const char *shim, const char *socket_path
   prepend_preload(shim);
   setenv(GT_ENV_SOCKET, socket_path, 1);
   unsetenv(GT_ENV_OUTPUT); /* no second collector: this one serves all */
-  if (ring_kb)
-    setenv(GT_ENV_RING_KB, ring_kb, 1);
+  if (o->ring_kb)
+    setenv(GT_ENV_RING_KB, o->ring_kb, 1);
+  if (o->capture_range)
+    setenv("GPUTRACE_CAPTURE_RANGE", o->capture_range, 1);
   execvp(cmd[0], cmd);
   fprintf(stderr, "gputrace record: cannot run '%s': %s\n", cmd[0], strerror(errno));
   _exit(127);
@@ -392,7 +405,7 @@ int cmd_record(int argc, char **argv) {
   }
   if (o.output_fd >= 0)
     close(o.output_fd); /* the collector has its own */
-  pid_t child = start_command(o.cmd, shim, socket_path, o.ring_kb);
+  pid_t child = start_command(o.cmd, shim, socket_path, &o);
   int status = child <= 0 ? 127
                : sfd >= 0 ? wait_command(child, sfd)
                           : wait_status(child);

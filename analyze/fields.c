@@ -24,11 +24,28 @@ static const char *source_name(unsigned s) {
   { K("corr"), .type = GT_FT_UINT, AT(m), .out = GT_FO_CHROME | GT_FO_CHROME_NZ }
 
 // clang-format off
+/* Work that ran nothing: queued into a capturing stream (corr, or a mem
+ * record's capture, holds the capture's id), or a node added to a graph
+ * (the stream field holds the graph). Shown only when set. */
+#define GRAPH_FLAGS                                                                      \
+  {K("captured"), .text = "captured", .type = GT_FT_BOOL, .bit = GT_F_CAPTURED,          \
+   .when = GT_F_CAPTURED},                                                               \
+  {K("node"), .text = "node", .type = GT_FT_BOOL, .bit = GT_F_NODE, .when = GT_F_NODE}
+
+/* A GRAPH record's field: in JSON always, in the text and chrome's args
+ * when not 0. */
+#define GRAPH_FIELD(k, t, m)                                                             \
+  {K(k), .type = t, AT(graph.m), .out = GT_FO_CHROME | GT_FO_CHROME_NZ},                 \
+  {.text = k, .type = t, AT(graph.m), .out = GT_FO_NZ}
+
 static const struct gt_field mem[] = {
     {K("memory"), .text = "", .type = GT_FT_NAME, AT(mem.memory), .name = gt_memory_name, CH},
     {K("ptr"), .text = "ptr", .type = GT_FT_HEX, AT(mem.ptr), CH},
     {K("bytes"), .text = "bytes", .type = GT_FT_UINT, AT(mem.bytes), CH},
     {K("stream"), .type = GT_FT_HEX, AT(mem.stream), .when = GT_F_ASYNC, CH},
+    {K("stream"), .text = "graph", .type = GT_FT_HEX, AT(mem.stream), .when = GT_F_NODE, CH},
+    {K("capture"), .text = "capture", .type = GT_FT_UINT, AT(mem.capture), .when = GT_F_CAPTURED, CH},
+    GRAPH_FLAGS,
 };
 static const struct gt_field copy[] = {
     {K("dir"), .text = "", .type = GT_FT_NAME, AT(copy.dir), .name = gt_dir_name, CH},
@@ -39,6 +56,7 @@ static const struct gt_field copy[] = {
     {K("dst"), .type = GT_FT_HEX, AT(copy.dst)},
     {K("src"), .type = GT_FT_HEX, AT(copy.src)},
     CORR(copy.corr),
+    GRAPH_FLAGS,
 };
 static const struct gt_field set[] = {
     {K("ptr"), .text = "ptr", .type = GT_FT_HEX, AT(set.ptr), CH},
@@ -46,6 +64,7 @@ static const struct gt_field set[] = {
     {K("value"), .text = "value", .type = GT_FT_INT, AT(set.value)},
     {K("stream"), .type = GT_FT_HEX, AT(set.stream), CH},
     CORR(set.corr),
+    GRAPH_FLAGS,
 };
 static const struct gt_field launch[] = {
     {K("kernel"), .text = "", .type = GT_FT_KERNEL, AT(launch.kernel)},
@@ -56,6 +75,16 @@ static const struct gt_field launch[] = {
     CORR(launch.corr),
     {K("stack_sampled"), .text = "stack_sampled", .type = GT_FT_BOOL, .bit = GT_F_STACK_SAMPLED,
      .when = GT_F_STACK_SAMPLED},
+    GRAPH_FLAGS,
+};
+static const struct gt_field graph[] = {
+    GRAPH_FIELD("graph", GT_FT_HEX, graph),
+    GRAPH_FIELD("exec", GT_FT_HEX, exec),
+    GRAPH_FIELD("node", GT_FT_HEX, node),
+    GRAPH_FIELD("stream", GT_FT_HEX, stream),
+    GRAPH_FIELD("capture", GT_FT_UINT, capture),
+    GRAPH_FIELD("arg", GT_FT_HEX, arg),
+    GRAPH_FIELD("mode", GT_FT_UINT, mode),
 };
 static const struct gt_field handle[] = {
     {K("handle"), .text = "handle", .type = GT_FT_HEX, AT(handle.handle), CH},
@@ -169,6 +198,7 @@ const struct gt_field *gt_fields(const struct gt_record *r, size_t *n) {
       [GT_KIND_STACK] = LIST(stack),       [GT_KIND_MODULE] = LIST(module),
       [GT_KIND_PYFRAME] = LIST(pyframe),   [GT_KIND_FRAME] = LIST(frame),
       [GT_KIND_METRIC] = LIST(metric),     [GT_KIND_NOTE] = LIST(note),
+      [GT_KIND_GRAPH] = LIST(graph),
   };
   struct list l = r->kind < GT_KIND_COUNT ? by_kind[r->kind] : (struct list){NULL, 0};
   if (r->kind == GT_KIND_PROCESS && r->u.proc.phase != GT_PROC_START)

@@ -1,5 +1,6 @@
 /* gpu_attr.c — see gpu_attr.h. */
 #include "gpu_attr.h"
+#include "graphs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,8 +146,8 @@ void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
     forget_kernel(g, rec->pid, rec->u.kname.kernel);
     return;
   }
-  if (!in_window(g, rec))
-    return;
+  if (!in_window(g, rec) || (rec->flags & GT_F_EXPANDED))
+    return; /* an expanded graph launch: its nodes' records come instead */
   struct gt_gpu_group *x;
   if (rec->kind == GT_KIND_DEVICE) {
     const struct gt_device_args *d = &rec->u.device;

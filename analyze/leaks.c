@@ -280,7 +280,8 @@ static void run_session(struct gt_session *s, struct run *r) {
 
 /* The changes again, from a second session (the log was too long). */
 static int replay_from_file(struct run *r, const char *path, char *err, size_t errlen) {
-  struct gt_session *s = open_session(path, GT_LAYER_HEAP, 1, err, errlen);
+  struct gt_session *s =
+      open_session(path, GT_LAYER_HEAP | GT_LAYER_GRAPHS, 1, err, errlen);
   if (!s)
     return -1;
   struct gt_model *first = r->model;
@@ -389,7 +390,8 @@ int gt_leaks_run(const char *path, const struct gt_leaks_opts *opts, struct gt_l
                  char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   struct gt_session *s = open_session(
-      path, GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS, 0, err, errlen);
+      path, GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS | GT_LAYER_GRAPHS, 0, err,
+      errlen);
   if (!s)
     return -1;
   struct run r = {.out = out, .log_max = opts->log_max ? opts->log_max : LOG_MAX_DEFAULT};

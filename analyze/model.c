@@ -94,7 +94,7 @@ static void heap_layer(struct gt_model *m, const struct gt_record *r,
 
 static void count(struct gt_model_totals *t, const struct gt_record *r) {
   t->records++;
-  if (r->kind < GT_KIND_PROCESS && r->ts_ns) {
+  if (gt_kind_is_call(r->kind) && r->ts_ns) {
     if (!t->first_ns || r->ts_ns < t->first_ns)
       t->first_ns = r->ts_ns;
     if (r->ts_ns + r->dur_ns > t->last_ns)
@@ -109,6 +109,10 @@ static void count(struct gt_model_totals *t, const struct gt_record *r) {
   } else if (r->kind == GT_KIND_LOST) {
     t->lost += r->u.count.count;
   }
+}
+
+void gt_model_count(struct gt_model *m, const struct gt_record *r) {
+  count(&m->totals, r);
 }
 
 void gt_model_feed(struct gt_model *m, const struct gt_record *r, struct gt_event *ev) {

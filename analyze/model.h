@@ -27,6 +27,10 @@
 #define GT_LAYER_HEAP 1u
 #define GT_LAYER_NVTX 2u
 #define GT_LAYER_SYMBOLS 4u
+/* The session's CUDA graph layer (graphs.h): captured and added nodes are
+ * definitions, not work (hidden from the tool), and a graph launch runs its
+ * nodes (their records follow it). */
+#define GT_LAYER_GRAPHS 8u
 
 /* One record as the tool sees it: the record, read in place (valid during
  * the callback), and what the layers made of it. */
@@ -62,6 +66,9 @@ void gt_model_set_open_hook(struct gt_model *m, gt_range_open_fn hook, void *ctx
 
 /* Feed one record; fills *ev (rec included). */
 void gt_model_feed(struct gt_model *m, const struct gt_record *rec, struct gt_event *ev);
+/* A record the tool does not see (a graph's node, GT_LAYER_GRAPHS): in
+ * the run totals only. */
+void gt_model_count(struct gt_model *m, const struct gt_record *rec);
 
 /* The record as commands show it: a free matched to its allocation carries
  * the allocation's bytes and memory kind (a copy in *scratch); any other

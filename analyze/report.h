@@ -74,6 +74,8 @@ struct rp_api {
 
 struct rp_kernel {
   uint64_t launches, cpu_ns;
+  uint64_t graph_runs;    /* of launches: runs inside graph launches (graphs.h) */
+  uint64_t gpu_estimated; /* of gpu_timed: apportioned from graph launches */
   uint64_t gpu_timed, gpu_ns, gpu_scaled_ns, gpu_max_ns; /* DEVICE records */
   double gpu_sq;        /* sum of squared durations (ns^2): the spread */
   uint64_t gpu_ci95_ns; /* sampled: half-width of the 95 % interval of the total */
@@ -322,6 +324,11 @@ struct rp_site {
 int rp_top_sites(struct report *r, int which, struct rp_site out[3]); /* how many */
 /* GPU time by the line that launched it (report_sites.c), after the read. */
 void rp_gpu_lines(struct report *r);
+/* "function at file:line" of a stack's origin; "-" for stack 0. */
+void rp_site_text(struct report *r, uint32_t pid, uint32_t stack, char *buf, size_t len);
+/* report_graphs.c: the graphs section (one row per executable graph). */
+void rp_graphs_text(FILE *o, struct report *r);
+void rp_graphs_json(FILE *o, struct report *r);
 /* "name ×N; name ×N" (or "name 1.2 ms; ..."), or NULL when no stacks. */
 const char *rp_stack_sites(struct report *r, int which, char *buf, size_t len);
 

@@ -23,6 +23,7 @@
 
 #include <stdio.h>
 
+#include "graphs.h"
 #include "report.h"
 #include "session.h"
 #include "util.h"
@@ -247,10 +248,12 @@ static size_t kernel_index(struct report *r, uint32_t pid, uint64_t stub,
 
 static void on_launch(struct report *r, struct rp_thread *t, struct rp_proc *p,
                       const struct gt_record *rec) {
-  size_t ki = kernel_index(r, rec->pid, rec->u.launch.kernel, rec); /* may move r->kern */
-  struct rp_kernel *k = &r->kern[ki];
-  k->launches++;
-  k->cpu_ns += rec->dur_ns;
+  if (!(rec->flags & GT_F_EXPANDED)) { /* an expanded graph's kernels count */
+    size_t ki = kernel_index(r, rec->pid, rec->u.launch.kernel, rec); /* moves r->kern */
+    struct rp_kernel *k = &r->kern[ki];
+    k->launches++;
+    k->cpu_ns += rec->dur_ns;
+  }
   r->sh.launch += rec->dur_ns;
   t->c.launches++;
   p->c.launches++;
@@ -502,6 +505,24 @@ static void on_api(struct report *r, const struct gt_record *rec) {
   r->cur = NULL; /* threads may move before the next record */
 }
 
+/* A kernel, copy or memset node run by a graph launch (graphs.h): work, not
+ * a call — the graph launch was the call. */
+static void on_graph_run(struct report *r, const struct gt_record *rec) {
+  if (rec->kind == GT_KIND_LAUNCH) {
+    size_t ki = kernel_index(r, rec->pid, rec->u.launch.kernel, rec);
+    r->kern[ki].launches++;
+    r->kern[ki].graph_runs++;
+  } else if (rec->kind == GT_KIND_MEMCPY || rec->kind == GT_KIND_MEMSET) {
+    unsigned row = rec->kind == GT_KIND_MEMSET        ? RP_XFER_MEMSET
+                   : rec->u.copy.dir < RP_XFER_MEMSET ? rec->u.copy.dir
+                                                      : GT_DIR_DEFAULT;
+    r->xfer[row].count++;
+    r->xfer[row].bytes +=
+        rec->kind == GT_KIND_MEMSET ? rec->u.set.bytes : rec->u.copy.bytes;
+  }
+  gt_gpu_attr_feed(&r->gattr, r->model, rec);
+}
+
 static void on_device(struct report *r, const struct gt_record *rec) {
   const struct gt_device_args *d = &rec->u.device;
   struct rp_proc *p = rp_proc_of(r, rec->pid);
@@ -518,6 +539,7 @@ static void on_device(struct report *r, const struct gt_record *rec) {
     size_t ki = kernel_index(r, rec->pid, d->kernel, NULL); /* may move r->kern */
     struct rp_kernel *k = &r->kern[ki];
     k->gpu_timed++;
+    k->gpu_estimated += (rec->flags & GT_F_ESTIMATED) != 0;
     k->gpu_ns += rec->dur_ns;
     k->gpu_sq += (double)rec->dur_ns * (double)rec->dur_ns;
     k->gpu_scaled_ns += rec->dur_ns * sample;
@@ -673,15 +695,23 @@ static void feed(struct report *r, const struct gt_record *rec,
     return;
   case GT_KIND_DEVICE:
     if (in_window(r, rec->ts_ns)) {
-      r->events++;
+      r->events += !(rec->flags & GT_F_GRAPH_RUN);
+      r->device_active = 1;
+      if (rec->flags & GT_F_EXPANDED)
+        return; /* its nodes' shares follow */
       on_device(r, rec);
       gt_gpu_attr_feed(&r->gattr, r->model, rec);
     }
     return;
   default:
-    if (rec->kind > GT_KIND_DEVICE) { /* stacks, modules, frames: for call sites */
+    if (rec->flags & GT_F_GRAPH_RUN) { /* a node's run in a graph launch */
+      if (in_window(r, rec->ts_ns))
+        on_graph_run(r, rec);
+      return;
+    }
+    if (gt_kind_is_def(rec->kind)) { /* stacks, modules, frames: for call sites */
       r->events++;
-    } else if (rec->kind < GT_KIND_PROCESS && in_window(r, rec->ts_ns)) {
+    } else if (gt_kind_is_call(rec->kind) && in_window(r, rec->ts_ns)) {
       r->events++;
       on_api(r, rec);
       if (rec->kind == GT_KIND_LAUNCH || rec->kind == GT_KIND_MEMCPY ||
@@ -700,7 +730,8 @@ static void feed_cb(void *ctx, const struct gt_event *ev) {
 int rp_read(struct report *r, const char *path, const char *cmd) {
   char err[512];
   struct gt_session_opts o = {.path = path,
-                              .layers = GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS,
+                              .layers = GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS |
+                                        GT_LAYER_GRAPHS,
                               .threads = -1};
   if (!(r->session = gt_session_open(&o, err, sizeof err))) {
     fprintf(stderr, "gputrace %s: %s\n", cmd, err);

@@ -308,6 +308,8 @@ static void text_kernels(FILE *o, const struct report *r) {
     if (k->gpu_timed) {
       ns_cell(o, k->gpu_scaled_ns, 12);
       ns_cell(o, k->gpu_ns / k->gpu_timed, 12);
+      if (k->gpu_estimated) /* apportioned from graph launches (graphs.h) */
+        fputs(" est.", o);
       if (k->sample > 1) /* an estimate: how many were timed, and how sure it is */
         fprintf(o, " %6" PRIu64 " %6.1f%%", k->gpu_timed,
                 k->gpu_scaled_ns
@@ -445,6 +447,7 @@ void rp_print_text(FILE *o, struct report *r, const char *path) {
   text_findings(o, r);
   text_api(o, r);
   text_kernels(o, r);
+  rp_graphs_text(o, r);
   text_gpu_lines(o, r);
   text_transfers(o, r);
   text_sync(o, r);
@@ -557,6 +560,9 @@ static void json_kernels(FILE *o, const struct report *r) {
             ",\"launches\":%" PRIu64 ",\"cpu_total_ns\":%" PRIu64
             ",\"cpu_mean_ns\":%" PRIu64,
             k->launches, k->cpu_ns, k->launches ? k->cpu_ns / k->launches : 0);
+    fprintf(o, ",\"graph_launches\":%" PRIu64, k->graph_runs);
+    if (k->gpu_timed && k->gpu_estimated)
+      fprintf(o, ",\"gpu_estimated\":%" PRIu64, k->gpu_estimated);
     if (k->gpu_timed)
       fprintf(o,
               ",\"gpu_total_ns\":%" PRIu64 ",\"gpu_mean_ns\":%" PRIu64
@@ -676,6 +682,7 @@ void rp_print_json(FILE *o, struct report *r) {
   json_head(o, r);
   json_api(o, r);
   json_kernels(o, r);
+  rp_graphs_json(o, r);
   json_gpu_lines(o, r);
   json_transfers(o, r);
   json_ranges(o, r);

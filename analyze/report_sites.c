@@ -44,6 +44,13 @@ static void site_name(struct report *r, uint64_t key, char *buf, size_t len) {
     snprintf(buf, len, "%s", o->function);
 }
 
+void rp_site_text(struct report *r, uint32_t pid, uint32_t stack, char *buf, size_t len) {
+  if (!stack)
+    snprintf(buf, len, "-");
+  else
+    site_name(r, (uint64_t)pid << 32 | stack, buf, len);
+}
+
 int rp_top_sites(struct report *r, int which, struct rp_site out[3]) {
   const struct gt_map *m = which == RP_SITES ? &r->sync_site_ns : &r->sites[which];
   struct gt_strtab names = {0};

@@ -91,6 +91,8 @@ void gt_session_run(struct gt_session *s, const struct gt_tool *t);
 void gt_session_close(struct gt_session *s);
 
 struct gt_model *gt_session_model(struct gt_session *s);
+/* GT_LAYER_GRAPHS: the graphs seen (graphs.h); NULL without the layer. */
+struct gt_graphs *gt_session_graphs(struct gt_session *s);
 uint64_t gt_session_origin(const struct gt_session *s);
 int gt_session_damaged(const struct gt_session *s);
 uint64_t gt_session_late(const struct gt_session *s);

@@ -72,7 +72,7 @@ static int pid_slot(struct prom_counters *c, uint32_t pid, int create) {
 void gt_prom_observe(void *ctx, const struct gt_record *r) {
   struct gt_prom *p = ctx;
   struct prom_counters *c = &p->live;
-  if (r->kind < GT_KIND_PROCESS && r->kind != GT_KIND_NONE && r->api < GT_API_COUNT) {
+  if (gt_kind_is_call(r->kind) && r->api < GT_API_COUNT) {
     c->api_calls[r->api]++;
     c->api_ns[r->api] += r->dur_ns;
   }

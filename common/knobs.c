@@ -62,6 +62,14 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
         {"GPUTRACE_PPROF_KEEP", NUMBER, 60, 0, 1000000, "files", {NULL}},
     [GT_KNOB_LAUNCH_STACKS] =
         {"GPUTRACE_LAUNCH_STACKS", AUTO_NUMBER, 0, 1, 1000000000, "launches", {NULL}},
+    /* a choice ending in ":NAME" takes any non-empty name after its prefix */
+    [GT_KNOB_CAPTURE_RANGE] = {"GPUTRACE_CAPTURE_RANGE",
+                               CHOICE,
+                               0,
+                               0,
+                               0,
+                               NULL,
+                               {"none", "cudaProfilerApi", "nvtx:NAME"}},
 };
 
 /* Variables that are no knob of this table but are ours all the same. */
@@ -103,9 +111,12 @@ static int parse_number(const char *v, uint64_t lo, uint64_t hi, uint64_t *out) 
 }
 
 static int parse_choice(const struct knob *k, const char *v, uint64_t *out) {
-  for (uint64_t i = 0; i < 5 && k->choices[i]; i++)
-    if (!strcmp(v, k->choices[i]))
+  for (uint64_t i = 0; i < 5 && k->choices[i]; i++) {
+    const char *arg = strstr(k->choices[i], ":NAME");
+    size_t prefix = arg ? (size_t)(arg - k->choices[i]) + 1 : 0;
+    if (arg ? !strncmp(v, k->choices[i], prefix) && v[prefix] : !strcmp(v, k->choices[i]))
       return *out = i, 0;
+  }
   return -1;
 }
 

@@ -14,9 +14,9 @@ const struct gt_api_info gt_apis[GT_API_COUNT] = {
 #undef GT_VAR_PT
 
 static const char *const kind_names[GT_KIND_COUNT] = {
-    "none",   "alloc", "free",   "memcpy",  "memset",      "launch", "sync",
-    "stream", "event", "nvtx",   "process", "kernel_name", "drop",   "lost",
-    "device", "stack", "module", "pyframe", "frame",       "metric", "note",
+#define GT_X_KIND_NAME(name, value, class, text) [value] = text,
+    GT_KIND_LIST(GT_X_KIND_NAME)
+#undef GT_X_KIND_NAME
 };
 
 const char *gt_api_name(unsigned api) {

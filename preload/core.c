@@ -39,10 +39,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "devtime.h"
 #include "gputrace/knobs.h"
 #include "gputrace/protocol.h"
 #include "gputrace/ring.h"
+#include "range.h"
 #include "shim.h"
 #include "transport.h"
 
@@ -104,6 +106,7 @@ static void atfork_child(void) {
   memset(&g_dev_prod, 0, sizeof g_dev_prod);
   pthread_mutex_init(&g_dev_mu, NULL);
   g_pid = (uint32_t)getpid();
+  gt_capture_after_fork(); /* a capture does not survive fork */
   if (was == ST_ON || was == ST_STARTING) {
     gt_mode_set(GT_MODE_ACTIVE, 0);
     gt_transport_forget();
@@ -193,6 +196,7 @@ static void construct(void) {
   gt_transport_prepare_env();
   pthread_atfork(NULL, NULL, atfork_child);
   gt_dt_configure();
+  gt_range_configure();
 }
 
 __attribute__((constructor)) static void gt_constructor(void) {
@@ -384,6 +388,8 @@ static void on_drop(void) {
 void gt_emit(struct gt_record *rec) {
   if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
     return;
+  if (__builtin_expect(gt_mode_now() & GT_MODE_PAUSED, 0) && gt_range_drops(rec))
+    return;
   rec->nslots = 1;
   write_guarded(rec);
 }
@@ -411,6 +417,8 @@ void gt_count_dropped(unsigned kind, uint64_t n) {
 
 void gt_emit_text(struct gt_record *rec, const char *text, size_t len) {
   if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
+    return;
+  if (__builtin_expect(gt_mode_now() & GT_MODE_PAUSED, 0) && gt_range_drops(rec))
     return;
   struct {
     struct gt_record rec;

@@ -44,6 +44,13 @@ _Static_assert(sizeof(dim3) == 12, "dim3 is three 32-bit words");
 #define cudaEventDefault 0x00u
 enum { cudaErrorNotReady = 600 };
 enum { cudaStreamCaptureStatusNone = 0, cudaStreamCaptureStatusActive = 1 };
+enum { /* cudaStreamCaptureMode */
+       cudaStreamCaptureModeGlobal = 0,
+       cudaStreamCaptureModeThreadLocal = 1,
+       cudaStreamCaptureModeRelaxed = 2
+};
+typedef void *cudaGraph_t;
+typedef void *cudaGraphNode_t;
 
 typedef struct {
   unsigned int x, y, z;
@@ -190,6 +197,64 @@ struct cudaMemcpy3DBatchOp {
 typedef struct cudaIpcMemHandle_st {
   char reserved[64]; /* CUDA_IPC_HANDLE_SIZE */
 } cudaIpcMemHandle_t;
+
+/* Graph building (driver_types.h), for hooks_graph.c: the node parameters
+ * the hooks read. */
+struct cudaKernelNodeParams {
+  void *func; /* a kernel stub or a cudaKernel_t */
+  dim3 gridDim;
+  dim3 blockDim;
+  unsigned int sharedMemBytes;
+  void **kernelParams;
+  void **extra;
+};
+
+struct cudaHostNodeParams {
+  cudaHostFn_t fn;
+  void *userData;
+};
+
+struct cudaMemsetParams {
+  void *dst;
+  size_t pitch;
+  unsigned int value;
+  unsigned int elementSize; /* 1, 2 or 4 */
+  size_t width;             /* elements */
+  size_t height;
+};
+
+struct cudaMemPoolProps { /* 88 bytes in CUDA 12 and 13 */
+  int allocType;          /* enum cudaMemAllocationType */
+  int handleTypes;        /* enum cudaMemAllocationHandleType */
+  struct cudaMemLocation location;
+  void *win32SecurityAttributes;
+  size_t maxSize;
+  unsigned short usage;
+  unsigned char reserved[54];
+};
+
+struct cudaMemAllocNodeParams {
+  struct cudaMemPoolProps poolProps;
+  const void *accessDescs; /* const struct cudaMemAccessDesc * */
+  size_t accessDescCount;
+  size_t bytesize;
+  void *dptr; /* out: the allocation's address */
+};
+
+typedef struct cudaGraphInstantiateParams_st {
+  unsigned long long flags;
+  cudaStream_t uploadStream;
+  cudaGraphNode_t errNode_out;
+  int result_out; /* cudaGraphInstantiateResult */
+} cudaGraphInstantiateParams;
+
+typedef struct cudaGraphExecUpdateResultInfo_st {
+  int result; /* enum cudaGraphExecUpdateResult */
+  cudaGraphNode_t errorNode;
+  cudaGraphNode_t errorFromNode;
+} cudaGraphExecUpdateResultInfo;
+
+enum { cudaErrorGraphExecUpdateFailure = 910 };
 
 /* NVTX (nvtx3/nvToolsExt.h, nvtxDetail/nvtxTypes.h) */
 enum {
@@ -377,5 +442,27 @@ typedef struct CUlaunchConfig_st {
   void *attrs;
   unsigned int numAttrs;
 } CUlaunchConfig;
+
+/* Graphs (cuda.h), for hooks_graph.c's driver hooks. */
+typedef void *CUgraph;
+typedef void *CUgraphNode;
+
+typedef struct CUDA_KERNEL_NODE_PARAMS_v2_st { /* CUDA_KERNEL_NODE_PARAMS (12.0+) */
+  CUfunction func;
+  unsigned int gridDimX, gridDimY, gridDimZ;
+  unsigned int blockDimX, blockDimY, blockDimZ;
+  unsigned int sharedMemBytes;
+  void **kernelParams;
+  void **extra;
+  CUkernel kern; /* launched when func is NULL */
+  CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS;
+
+typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+  cuuint64_t flags;
+  CUstream hUploadStream;
+  CUgraphNode hErrNode_out;
+  int result_out; /* CUgraphInstantiateResult */
+} CUDA_GRAPH_INSTANTIATE_PARAMS;
 
 #endif

@@ -47,6 +47,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "devtime_int.h"
 #include "gputrace/knobs.h"
 #include "transport.h"
@@ -227,7 +228,7 @@ static void release(int32_t i) {
   pthread_mutex_unlock(&gt_dt.mu);
 }
 
-static int create_events(struct dt_slot *s) {
+static int create_events_now(struct dt_slot *s) {
   if (gt_dt_cu.event_create(&s->ev[0], cudaEventDefault) != 0)
     return -1;
   if (gt_dt_cu.event_create(&s->ev[1], cudaEventDefault) != 0) {
@@ -235,6 +236,17 @@ static int create_events(struct dt_slot *s) {
     return -1;
   }
   return 0;
+}
+
+/* Event creation is not a call CUDA lets a global-mode thread make while
+ * another thread captures in global mode: the thread relaxed around it. */
+static int create_events(struct dt_slot *s) {
+  if (!(gt_mode_now() & GT_MODE_CAPTURE))
+    return create_events_now(s);
+  int prev = gt_capture_relax();
+  int rc = create_events_now(s);
+  gt_capture_restore(prev);
+  return rc;
 }
 
 /* A slot with two live events of device `dev`, or -R_* . */
@@ -328,6 +340,13 @@ static int events_before(const void *stream, int ptsz) {
   if (gt_dt_cu.peek() != 0)
     return -R_ERROR_STATE;
   cudaStream_t s = stream_for(stream, ptsz);
+  /* While a capture is open: no event from a capturing thread (CUDA
+   * forbids its queries, and its events would join the capture), and the
+   * legacy stream is not even asked (using it then can invalidate a
+   * capture). */
+  if ((gt_mode_now() & GT_MODE_CAPTURE) &&
+      (s == NULL || s == cudaStreamLegacy || gt_capture_thread_captures()))
+    return -R_CAPTURE;
   if (capturing(s))
     return -R_CAPTURE;
   int dev = 0;
@@ -502,11 +521,13 @@ static void dt_atexit(void) {
   pthread_mutex_unlock(&gt_dt.mu);
   pthread_mutex_lock(&gt_dt.resolve_mu); /* the resolver is between sweeps */
   if (!gt_dt.dead) {
-    gt_tls_depth++; /* our CUDA calls stay untraced on this thread too */
+    gt_tls_depth++;                /* our CUDA calls stay untraced on this thread too */
+    int prev = gt_capture_relax(); /* legal during another thread's capture */
     if (__atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE) == DT_SRC_CUPTI)
       gt_cupti_flush(1);
     else
       gt_dt_sweep(1);
+    gt_capture_restore(prev);
     gt_tls_depth--;
     __atomic_store_n(&gt_dt.dead, 1, __ATOMIC_RELEASE);
   }

@@ -100,13 +100,23 @@ static inline void gt_dt_commit(const struct gt_record *rec) {
     gt_dt_commit_slow(rec);
 }
 
-/* A timed hook's start: its correlation id, and dt_token, the device-timing
- * decision (gt_dt_before's CUDA calls must not change the caller's errno). */
+/* capture.c: the id of the capture `stream` is in, 0 when none. */
+uint32_t gt_capture_of(const void *stream, int ptsz);
+
+/* A timed hook's start: its correlation id; while a capture is open
+ * anywhere, gt_tls_cap, the capture the call's stream is in (work queued
+ * into a capture runs nothing: never timed); and dt_token, the
+ * device-timing decision (gt_dt_before's CUDA calls must not change the
+ * caller's errno). */
 #define GT_DT_START(what, key, stream, ptsz)                                             \
   gt_corr_next();                                                                        \
   int dt_token = 0;                                                                      \
-  if ((what) != GT_DT_NONE && (gt_mode_now() & GT_MODE_DT) &&                            \
-      gt_dt_sampled((what), (key))) {                                                    \
+  gt_tls_cap = __builtin_expect(gt_mode_now() & GT_MODE_CAPTURE, 0)                      \
+                   ? gt_capture_of((const void *)(stream), (ptsz))                       \
+                   : 0;                                                                  \
+  if ((what) != GT_DT_NONE &&                                                            \
+      (gt_mode_now() & (GT_MODE_DT | GT_MODE_PAUSED)) == GT_MODE_DT &&                   \
+      gt_tls_cap == 0 && gt_dt_sampled((what), (key))) {                                 \
     int dt_errno = errno;                                                                \
     dt_token = gt_dt_before((what), (key), (stream), (ptsz));                            \
     errno = dt_errno;                                                                    \

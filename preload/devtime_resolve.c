@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "devtime_int.h"
 #include "transport.h"
 
@@ -346,6 +347,13 @@ static void cupti_cycle(void) {
 static void *resolver_main(void *arg) {
   (void)arg;
   gt_tls_depth = 1; /* nothing this thread calls is traced */
+  /* Its event queries, syncs and records are "potentially unsafe" calls,
+   * which a thread in the default (global) capture mode may not make while
+   * any other thread captures in global mode (PyTorch's default): the call
+   * would fail and invalidate the application's capture. Relaxed, they are
+   * legal whenever; the private stream and the timed events never belong
+   * to a capture (capture.h). */
+  gt_capture_relax();
   pthread_mutex_lock(&gt_dt.mu);
   while (!gt_dt.stopping) {
     int cupti = __atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE) == DT_SRC_CUPTI;

@@ -25,9 +25,12 @@
  *  - Every copy and memset gets a correlation id (corr) and is timed on the
  *    device when device timing is on (devtime.h): the synchronous ones on
  *    the legacy stream, or the per-thread stream for the _ptds twins.
+ *    Graph nodes recorded through gt_copy_emit / gt_set_emit (GT_F_NODE,
+ *    hooks_graph.c) get corr 0 and are never timed.
  */
 #include <string.h>
 
+#include "capture.h"
 #include "hooks_copy.h"
 
 /* ---- where a copy's sides live ---- */
@@ -153,7 +156,7 @@ void gt_copy_record(const struct gt_copy_desc *c, uint8_t dir, uint32_t host_fla
   rec.u.copy.dir = dir;
   rec.u.copy.dst_device = c->peer ? c->dst_device : -1;
   rec.u.copy.src_device = c->peer ? c->src_device : -1;
-  rec.u.copy.corr = gt_tls_corr;
+  rec.u.copy.corr = c->flags & GT_F_NODE ? 0 : gt_call_corr(&rec); /* nodes: none */
   gt_emit(&rec);
   gt_dt_commit(&rec);
 }
@@ -353,7 +356,7 @@ void gt_set_emit(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, cudaErr
   rec.u.set.width = (uint32_t)width;
   rec.u.set.height = (uint32_t)height;
   rec.u.set.value = value;
-  rec.u.set.corr = gt_tls_corr;
+  rec.u.set.corr = flags & GT_F_NODE ? 0 : gt_call_corr(&rec); /* nodes: none */
   gt_emit(&rec);
   gt_dt_commit(&rec);
 }

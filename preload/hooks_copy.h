@@ -12,6 +12,9 @@
  *    GT_DIR_PEER with both device ordinals.
  *  - gt_copy_record() emits with a direction the caller already knows
  *    (prefetches: the destination location says it).
+ *  - Graph nodes (flags GT_F_NODE, hooks_graph.c) are recorded the same
+ *    way with the graph as the stream and corr 0: a node runs nothing, and
+ *    its hook never starts device timing.
  *  - gt_array_elem_bytes(): the element size of a CUDA array, asked of the
  *    runtime (cudaArrayGetInfo) only when the thread's last error is clear,
  *    and cleared again if the query fails, so the program's error state is
@@ -46,6 +49,10 @@ void gt_set_emit(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, cudaErr
                  const void *ptr, int value, uint64_t width, uint64_t height,
                  uint64_t bytes, const void *stream);
 uint64_t gt_array_elem_bytes(cudaArray_const_t array);
+/* A cudaMemcpy3DParms copy as cudaMemcpy3D records it (hooks_copy3d.c);
+ * also cudaGraphAddMemcpyNode's (hooks_graph.c, GT_F_NODE). */
+void gt_memcpy3d_emit(unsigned api, uint32_t flags, const struct cudaMemcpy3DParms *p,
+                      const void *stream, uint64_t t0, uint64_t t1, cudaError_t r);
 
 /* A struct gt_copy_desc pointer for the common fields. */
 #define GT_COPY(name, fl, d, s, n, k, strm, devside)                                     \

@@ -189,8 +189,8 @@ static unsigned array_sides(const void *dst_array, const void *src_array) {
   return (dst_array ? GT_DEV_DST : 0) | (src_array ? GT_DEV_SRC : 0);
 }
 
-static void emit_memcpy3d(unsigned api, uint32_t flags, const struct cudaMemcpy3DParms *p,
-                          const void *stream, uint64_t t0, uint64_t t1, cudaError_t r) {
+void gt_memcpy3d_emit(unsigned api, uint32_t flags, const struct cudaMemcpy3DParms *p,
+                      const void *stream, uint64_t t0, uint64_t t1, cudaError_t r) {
   struct gt_copy_desc c = {
       .api = api, .flags = flags, .kind = cudaMemcpyDefault, .stream = stream};
   if (p == NULL) {
@@ -204,7 +204,7 @@ static void emit_memcpy3d(unsigned api, uint32_t flags, const struct cudaMemcpy3
   emit_3d(&c, p->srcArray, p->dstArray, p->extent, t0, t1, r);
 }
 
-#define GT_3D(name, fl, strm) emit_memcpy3d(GT_API_##name, fl, p, strm, t0, t1, r)
+#define GT_3D(name, fl, strm) gt_memcpy3d_emit(GT_API_##name, fl, p, strm, t0, t1, r)
 GT_HOOK_COPY4(cudaMemcpy3D, (const struct cudaMemcpy3DParms *p), (p), GT_3D)
 
 static void emit_peer3d(unsigned api, uint32_t flags,

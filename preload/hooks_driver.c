@@ -45,6 +45,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "capture.h"
 #include "hooks_driver.h"
 
 /* ---- the real dlsym ---- */
@@ -153,7 +154,7 @@ void gt_drv_emit_copy(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CU
   rec.u.copy.dir = c->dir;
   rec.u.copy.dst_device = -1;
   rec.u.copy.src_device = -1;
-  rec.u.copy.corr = gt_tls_corr;
+  rec.u.copy.corr = gt_call_corr(&rec);
   gt_emit(&rec);
   gt_dt_commit(&rec);
 }
@@ -167,7 +168,7 @@ static void emit_set(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, CUr
   rec.u.set.bytes = bytes;
   rec.u.set.stream = (uint64_t)(uintptr_t)stream;
   rec.u.set.value = value;
-  rec.u.set.corr = gt_tls_corr;
+  rec.u.set.corr = gt_call_corr(&rec);
   gt_emit(&rec);
   gt_dt_commit(&rec);
 }

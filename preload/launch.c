@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "capture.h"
 #include "gputrace/knobs.h"
 #include "launch.h"
 
@@ -125,7 +126,7 @@ static void emit_launch_slow(const struct gt_launch *l, int checked) {
   int saved_errno = errno;
   uint32_t stack = checked ? 0 : launch_stack(l);
   struct gt_ring_producer *p = &gt_tls_prod;
-  if (gt_launch_wide(l) == 0 && gt_tls_dt_token == 0) {
+  if (gt_launch_wide(l) == 0 && gt_tls_dt_token == 0 && gt_tls_cap == 0) {
     if (gt_ring_room(p) == 0)
       gt_ring_room_slow(1); /* claims a sub-ring at the thread's first record */
     if (gt_ring_room(p) > 0) {
@@ -159,7 +160,7 @@ static void emit_launch_slow(const struct gt_launch *l, int checked) {
   memcpy(rec.u.launch.block, l->block, sizeof rec.u.launch.block);
   rec.u.launch.shared_mem = l->shmem;
   rec.u.launch.stream = (uint64_t)(uintptr_t)l->stream;
-  rec.u.launch.corr = gt_tls_corr;
+  rec.u.launch.corr = gt_call_corr(&rec);
   gt_emit(&rec);
   gt_dt_commit(&rec);
   errno = saved_errno;
@@ -171,6 +172,8 @@ __thread int gt_tls_pend_dt __attribute__((tls_model("initial-exec")));
 void gt_launch_post_slow(struct gt_frame_launch *f, uint64_t t0, uint64_t t1,
                          int result) {
   gt_tls_depth = 1; /* the call is over: records go to the sub-ring again */
+  if (f != GT_LAUNCH_PENDING)
+    gt_tls_cap = 0; /* a compact frame: the launch went into no capture */
   if (f == GT_LAUNCH_PENDING) {
     f = NULL;
     if (gt_tls_pend_dt != 0) { /* a timed launch: its end event */

@@ -58,6 +58,7 @@
 
 #include "devtime.h"
 #include "gputrace/ring.h"
+#include "range.h"
 
 /* gt_tls_prod, gt_tls_st_site (a thread's cache of the call sites it has
  * seen) and gt_tls_st_left: struct gt_tls (shim.h). */
@@ -247,10 +248,11 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
 #define GT_LAUNCH_CFG_XY(field) (config ? gt_dim3_xy(config->field) : 0)
 
 /* Before the call (the thread at GT_DEPTH_LAUNCH): the frame, through the
- * slow path when device timing times the launch. */
+ * slow path when device timing times the launch or it goes into a capture
+ * (a full record: GT_F_CAPTURED, capture.h). */
 #define GT_LAUNCH_FRAME(what, api, kernel, gxy, gz, bxy, bz, shmem, stream, ptsz, site)  \
   GT_DT_START(what, kernel, stream, ptsz);                                               \
-  frame_ = __builtin_expect(dt_token != 0, 0)                                            \
+  frame_ = __builtin_expect((dt_token | gt_tls_cap) != 0, 0)                             \
                ? gt_launch_timed(dt_token, (api), (const void *)(kernel), (gxy), (gz),   \
                                  (bxy), (bz), (shmem), (const void *)(stream), (site))   \
                : gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz),  \
@@ -263,7 +265,9 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
                                 stream, ptsz, site)                                      \
   do {                                                                                   \
     if (gt_tls_depth != 0 ||                                                             \
-        (!(gt_mode_now() & GT_MODE_ACTIVE) && !gt_hook_enter_slow()))                    \
+        (!(gt_mode_now() & GT_MODE_ACTIVE) && !gt_hook_enter_slow()) ||                  \
+        ((gt_mode_now() & GT_MODE_PAUSED) &&                                             \
+         gt_range_skips_launch((const void *)(stream), (ptsz))))                         \
       return call;                                                                       \
     gt_tls_depth = GT_DEPTH_LAUNCH;                                                      \
     struct gt_frame_launch *frame_;                                                      \

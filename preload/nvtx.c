@@ -30,6 +30,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "range.h"
 #include "shim.h"
 
 #define GT_NVTX_STACKS 64 /* per-thread push levels: default + 63 domains */
@@ -37,6 +38,12 @@
 #define GT_NVTX_MAGIC_DOM 0x4d4f445854564e47ull /* "GNVTXDOM" */
 
 static __thread int tls_levels[GT_NVTX_STACKS] __attribute__((tls_model("initial-exec")));
+/* Capture range by NVTX name (range.h): which push levels of which stack
+ * opened one (levels past 63 are not tracked), and which start ids did. */
+static __thread uint64_t tls_range_levels[GT_NVTX_STACKS]
+    __attribute__((tls_model("initial-exec")));
+#define GT_NVTX_RANGE_IDS 64
+static _Atomic uint64_t g_range_ids[GT_NVTX_RANGE_IDS];
 static _Atomic uint64_t g_next_range_id = 1;
 
 /* ---- interned strings and domains ---- */
@@ -170,6 +177,53 @@ struct nvtx_event {
   const void *msg; /* char *, wchar_t * or nvtxEventAttributes_t * */
 };
 
+static uint64_t *range_levels_of(uint32_t domain) {
+  return &tls_range_levels[domain < GT_NVTX_STACKS ? domain : GT_NVTX_STACKS - 1];
+}
+
+/* A capture range by NVTX name: a push or start of the name opens one
+ * (before its record is written); 1 when this pop or end closes one (after
+ * its record is). */
+static int range_opens_or_closes(const struct nvtx_event *e, const struct nvtx_msg *m) {
+  uint64_t *levels = range_levels_of(e->domain);
+  uint64_t bit = e->depth >= 0 && e->depth < 64 ? 1ull << e->depth : 0;
+  switch (e->op) {
+  case GT_NVTX_PUSH:
+  case GT_NVTX_START:
+    if (!gt_range_nvtx_matches(m->text, m->len))
+      return 0;
+    if (e->op == GT_NVTX_PUSH) {
+      if (!bit)
+        return 0;
+      *levels |= bit;
+    } else {
+      size_t i = 0;
+      uint64_t none = 0;
+      while (i < GT_NVTX_RANGE_IDS &&
+             !atomic_compare_exchange_strong(&g_range_ids[i], &none, e->range_id))
+        i++, none = 0;
+      if (i == GT_NVTX_RANGE_IDS)
+        return 0; /* too many open at once: this one is not a range */
+    }
+    gt_range_open();
+    return 0;
+  case GT_NVTX_POP:
+    if (!(*levels & bit))
+      return 0;
+    *levels &= ~bit;
+    return 1;
+  case GT_NVTX_END:
+    for (size_t i = 0; i < GT_NVTX_RANGE_IDS; i++) {
+      uint64_t id = e->range_id;
+      if (id && atomic_compare_exchange_strong(&g_range_ids[i], &id, 0))
+        return 1;
+    }
+    return 0;
+  default:
+    return 0;
+  }
+}
+
 /* Record one NVTX event when tracing; errno is preserved. */
 static void trace(const struct nvtx_event *e) {
   if (!gt_hook_enter())
@@ -192,6 +246,7 @@ static void trace(const struct nvtx_event *e) {
   case MSG_NONE:
     break;
   }
+  int closes = gt_range_mode == GT_RANGE_NVTX && range_opens_or_closes(e, &m);
   struct gt_record rec;
   gt_record_begin(&rec, e->api, now, now, 0);
   rec.u.nvtx.op = e->op;
@@ -203,6 +258,8 @@ static void trace(const struct nvtx_event *e) {
     gt_emit_text(&rec, m.text, m.len);
   else
     gt_emit(&rec);
+  if (closes)
+    gt_range_close(); /* after its record: the range holds its own end */
   gt_hook_leave();
   errno = saved_errno;
 }

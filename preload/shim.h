@@ -94,6 +94,7 @@ struct gt_tls {
   struct gt_ring_producer prod; /* launch.h, core.c: the sub-ring */
   uintptr_t st_site[1u << GT_ST_SITE_BITS]; /* launch.h: call sites seen */
   uint32_t dt_skip[GT_DT_KEYS];             /* devtime.h: per-key countdown */
+  uint32_t cap; /* capture.h: the current call's capture id; 0: none */
 };
 extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 #define gt_tls_depth (gt_tls.depth)
@@ -105,17 +106,23 @@ extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 #define gt_tls_st_left (gt_tls.st_left)
 #define gt_tls_st_site (gt_tls.st_site)
 #define gt_tls_prod (gt_tls.prod)
+#define gt_tls_cap (gt_tls.cap)
 
 int gt_hook_enter_slow(void);
 
 /* The shim's state in one word, so that a launch tests one load (launch.h):
  * a ring is connected and hooks record (set by core.c), records are stamped
- * with rdtsc (core.c, at start-up), device timing is on (devtime.c). Bits
- * are set and cleared with gt_mode_set, a full barrier (registry.c's
+ * with rdtsc (core.c, at start-up), device timing is on (devtime.c), a
+ * stream capture is open somewhere in the process (capture.c: every launch
+ * then takes the general form, which asks whether its stream captures),
+ * the process is outside its capture range (range.c).
+ * Bits are set and cleared with gt_mode_set, a full barrier (registry.c's
  * ordering argument needs one for ACTIVE). */
 #define GT_MODE_ACTIVE 1
 #define GT_MODE_TSC 2
 #define GT_MODE_DT 4
+#define GT_MODE_CAPTURE 8
+#define GT_MODE_PAUSED 16 /* outside a capture range (range.h) */
 extern int gt_mode;
 
 static inline int gt_mode_now(void) {

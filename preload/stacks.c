@@ -89,7 +89,7 @@ int gt_stacks_wanted(unsigned kind) {
   if (gt_stacks_mode == STACKS_ALLOC)
     return kind == GT_KIND_ALLOC || kind == GT_KIND_FREE;
   /* API calls only: the trace's own records (stacks, modules) have none */
-  return gt_stacks_mode == STACKS_ALL && kind >= GT_KIND_ALLOC && kind <= GT_KIND_NVTX;
+  return gt_stacks_mode == STACKS_ALL && gt_kind_is_call(kind);
 }
 
 /* ---- modules ---- */

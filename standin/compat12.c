@@ -14,6 +14,10 @@
  *    cudaMemcpyBatchAsync / cudaMemcpy3DBatchAsync (and _ptsz) take a
  *    failIdx, set to the failing copy's index (SIZE_MAX: none or not one).
  *    Same behaviour as the .13 forms (copy3d.c).
+ *  - cudaStreamGetCaptureInfo(_ptsz) takes (stream, status, id); its _v2
+ *    adds the graph and dependencies, its _v3 the edge data (CUDA 13's
+ *    form); cudaGraphAddDependencies takes no edge data, its _v2 does.
+ *    Same behaviour as the .13 forms (capture.c, graph.c).
  */
 #include <string.h>
 
@@ -225,4 +229,59 @@ SI_API cudaError_t si_batch3d12_ptsz(size_t, struct cudaMemcpy3DBatchOp *, size_
 cudaError_t si_batch3d12_ptsz(size_t n, struct cudaMemcpy3DBatchOp *ops, size_t *failIdx,
                               unsigned long long flags, cudaStream_t s) {
   return batch3d12(n, ops, failIdx, flags, s, 1);
+}
+
+/* cudaStreamGetCaptureInfo(stream, status, id) and its _v2 (graph and
+ * dependencies) and _v3 (edge data too: CUDA 13's cudaStreamGetCaptureInfo). */
+#define SI_CAPTURE_INFO12(fn, sym, pt)                                                   \
+  SI_API cudaError_t fn(cudaStream_t, enum cudaStreamCaptureStatus *,                    \
+                        unsigned long long *) SI_EXPORT_AS(sym);                         \
+  cudaError_t fn(cudaStream_t s, enum cudaStreamCaptureStatus *status,                   \
+                 unsigned long long *id) {                                               \
+    return si_ret(si_capture_info(s, status, id, NULL, NULL, NULL, NULL, pt));           \
+  }
+SI_CAPTURE_INFO12(si_capinfo12, "cudaStreamGetCaptureInfo", 0)
+SI_CAPTURE_INFO12(si_capinfo12_ptsz, "cudaStreamGetCaptureInfo_ptsz", 1)
+
+#define SI_CAPTURE_INFO12_V2(fn, sym, pt)                                                \
+  SI_API cudaError_t fn(cudaStream_t, enum cudaStreamCaptureStatus *,                    \
+                        unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **,   \
+                        size_t *) SI_EXPORT_AS(sym);                                     \
+  cudaError_t fn(cudaStream_t s, enum cudaStreamCaptureStatus *status,                   \
+                 unsigned long long *id, cudaGraph_t *graph,                             \
+                 const cudaGraphNode_t **deps, size_t *ndeps) {                          \
+    return si_ret(si_capture_info(s, status, id, graph, deps, NULL, ndeps, pt));         \
+  }
+SI_CAPTURE_INFO12_V2(si_capinfo12_v2, "cudaStreamGetCaptureInfo_v2", 0)
+SI_CAPTURE_INFO12_V2(si_capinfo12_v2_ptsz, "cudaStreamGetCaptureInfo_v2_ptsz", 1)
+
+#define SI_CAPTURE_INFO12_V3(fn, sym, pt)                                                \
+  SI_API cudaError_t fn(cudaStream_t, enum cudaStreamCaptureStatus *,                    \
+                        unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **,   \
+                        const cudaGraphEdgeData **, size_t *) SI_EXPORT_AS(sym);         \
+  cudaError_t fn(cudaStream_t s, enum cudaStreamCaptureStatus *status,                   \
+                 unsigned long long *id, cudaGraph_t *graph,                             \
+                 const cudaGraphNode_t **deps, const cudaGraphEdgeData **edata,          \
+                 size_t *ndeps) {                                                        \
+    return si_ret(si_capture_info(s, status, id, graph, deps, edata, ndeps, pt));        \
+  }
+SI_CAPTURE_INFO12_V3(si_capinfo12_v3, "cudaStreamGetCaptureInfo_v3", 0)
+SI_CAPTURE_INFO12_V3(si_capinfo12_v3_ptsz, "cudaStreamGetCaptureInfo_v3_ptsz", 1)
+
+/* cudaGraphAddDependencies(graph, from, to, n) and its _v2 with edge data. */
+SI_API cudaError_t si_add_deps12(cudaGraph_t, const cudaGraphNode_t *,
+                                 const cudaGraphNode_t *, size_t)
+    SI_EXPORT_AS("cudaGraphAddDependencies");
+cudaError_t si_add_deps12(cudaGraph_t g, const cudaGraphNode_t *from,
+                          const cudaGraphNode_t *to, size_t n) {
+  return si_ret(si_graph_add_deps(g, from, to, NULL, n));
+}
+
+SI_API cudaError_t si_add_deps12_v2(cudaGraph_t, const cudaGraphNode_t *,
+                                    const cudaGraphNode_t *, const cudaGraphEdgeData *,
+                                    size_t) SI_EXPORT_AS("cudaGraphAddDependencies_v2");
+cudaError_t si_add_deps12_v2(cudaGraph_t g, const cudaGraphNode_t *from,
+                             const cudaGraphNode_t *to, const cudaGraphEdgeData *edata,
+                             size_t n) {
+  return si_ret(si_graph_add_deps(g, from, to, edata, n));
 }

@@ -25,6 +25,12 @@
  *    regions; copy3d.c builds on it for CUDA arrays, 3D copies and batches.
  *    An address in an IPC mapping is resolved to the memory it maps
  *    (si_locate), so copies through either pointer reach the same bytes.
+ *  - Stream capture (capture.c): synchronous copies and memsets are
+ *    potentially unsafe (checked before anything else); an asynchronous copy
+ *    or memset into a capturing stream is checked as above and becomes a
+ *    memcpy / memset node instead (no bytes move, no time passes; the node
+ *    moves them when its graph is launched, graph.c); a synchronous one
+ *    into a capturing stream is refused (cudaErrorStreamCaptureUnsupported).
  */
 #include <string.h>
 
@@ -99,7 +105,7 @@ static cudaError_t resolve_kind(struct si_copy *c, enum cudaMemcpyKind *kind,
   return si_copy_kind(d, s, kind, host);
 }
 
-static void move_bytes(const struct si_copy *c) {
+void si_copy_move(const struct si_copy *c) {
   if (c->height == 1 && c->depth == 1) {
     memmove(c->dst, c->src, c->width);
     return;
@@ -144,8 +150,25 @@ cudaError_t si_copy_check(struct si_copy *c, enum cudaMemcpyKind *kind, enum si_
   return cudaSuccess;
 }
 
+/* A copy while captures exist: a synchronous one may be prohibited; an
+ * asynchronous one into a capturing stream becomes a memcpy node (checked
+ * as the eager copy is; nothing moves); a synchronous one there cannot be
+ * captured. */
+static cudaError_t capture_copy(struct si_copy *c, enum cudaMemcpyKind kind,
+                                enum si_loc host, struct si_stream *s,
+                                enum si_copy_mode mode, int *captured) {
+  struct si_node_desc d = {.type = cudaGraphNodeTypeMemcpy, .u.cp = {*c, kind, host}};
+  int async = mode == SI_COPY_ASYNC || mode == SI_COPY_PEER_ASYNC;
+  return si_cap_op(s, async ? &d : NULL, cudaErrorStreamCaptureUnsupported, captured);
+}
+
 cudaError_t si_copy_run(struct si_copy *c, enum cudaMemcpyKind kind, cudaStream_t stream,
                         int per_thread, enum si_copy_mode mode) {
+  if (SI_UNLIKELY(si_cap_any()) && (mode == SI_COPY_SYNC || mode == SI_COPY_PEER)) {
+    cudaError_t e = si_cap_unsafe();
+    if (e != cudaSuccess)
+      return e;
+  }
   struct si_stream *s = si_stream_resolve(stream, per_thread);
   if (s == NULL)
     return cudaErrorInvalidResourceHandle;
@@ -155,6 +178,12 @@ cudaError_t si_copy_run(struct si_copy *c, enum cudaMemcpyKind kind, cudaStream_
   cudaError_t e = si_copy_check(c, &kind, &host, mode);
   if (e != cudaSuccess)
     return e;
+  if (SI_UNLIKELY(si_cap_any())) {
+    int captured;
+    e = capture_copy(c, kind, host, s, mode, &captured);
+    if (e != cudaSuccess || captured)
+      return e;
+  }
   uint64_t end = 0, bytes = (uint64_t)c->width * c->height * c->depth;
   int wait = kind != cudaMemcpyHostToHost && si_config()->timeline &&
              si_copy_schedule(bytes, kind, host, s, mode, &end);
@@ -162,7 +191,7 @@ cudaError_t si_copy_run(struct si_copy *c, enum cudaMemcpyKind kind, cudaStream_
    * returns at max(simulated end, host copy done), so the host copy's own
    * cost (page faults of fresh buffers) overlaps the simulated transfer
    * instead of being added to it. */
-  move_bytes(c);
+  si_copy_move(c);
   if (wait)
     si_sleep_until(end);
   return cudaSuccess;
@@ -336,6 +365,11 @@ SI_API cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol,
 cudaError_t si_memset3d(void *p, size_t pitch, size_t slice, int value, size_t width,
                         size_t height, size_t depth, cudaStream_t stream, int per_thread,
                         int async) {
+  if (SI_UNLIKELY(si_cap_any()) && !async) {
+    cudaError_t e = si_cap_unsafe();
+    if (e != cudaSuccess)
+      return e;
+  }
   struct si_stream *s = si_stream_resolve(stream, per_thread);
   if (s == NULL)
     return cudaErrorInvalidResourceHandle;
@@ -351,6 +385,15 @@ cudaError_t si_memset3d(void *p, size_t pitch, size_t slice, int value, size_t w
   if (l == SI_LOC_PAGEABLE)
     return cudaErrorInvalidValue;
   p = (void *)(uintptr_t)at;
+  if (SI_UNLIKELY(si_cap_any())) { /* a memset node of bytes, or refused */
+    struct si_node_desc d = {
+        .type = cudaGraphNodeTypeMemset,
+        .u.ms = {p, pitch, slice, width, height, depth, (unsigned)value & 0xffu, 1}};
+    int captured;
+    e = si_cap_op(s, async ? &d : NULL, cudaErrorStreamCaptureUnsupported, &captured);
+    if (e != cudaSuccess || captured)
+      return e;
+  }
   const struct si_config *cfg = si_config();
   uint64_t end = 0;
   if (cfg->timeline) {

@@ -33,6 +33,10 @@
  *    moves its bytes.
  *  - cudaMemset3D(Async): slices pitch x ysize apart; device memory is set
  *    asynchronously to the host as cudaMemset is.
+ *  - In a capturing stream the copies are memcpy nodes (through copy.c's
+ *    core; a batch is one node per copy) and a prefetch is refused
+ *    (cudaErrorStreamCaptureUnsupported: not modelled as a node).
+ *    si_copy3d_build gives graph.c a cudaMemcpy3DParms's pitched copy.
  *  - The .12 build exports CUDA 12's forms where the ABI differs
  *    (compat12.c: cudaMemPrefetchAsync with a device ordinal, the 12.8
  *    batches with failIdx) and no cudaMemPrefetchBatchAsync (13 only).
@@ -377,6 +381,11 @@ static cudaError_t run3d(const struct side3 *dst, const struct side3 *src,
   return err ? err : si_copy_run(&c, kind, stream, pt, mode);
 }
 
+cudaError_t si_copy3d_build(const struct cudaMemcpy3DParms *p, struct si_copy *c) {
+  return build3d(&(struct side3){p->dstArray, p->dstPos, p->dstPtr},
+                 &(struct side3){p->srcArray, p->srcPos, p->srcPtr}, p->extent, c);
+}
+
 static cudaError_t memcpy3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream,
                             int pt, int async) {
   if (p == NULL)
@@ -606,8 +615,10 @@ cudaError_t si_prefetch(const void *p, size_t count, struct cudaMemLocation loc,
   struct si_stream *s = si_stream_resolve(stream, pt);
   if (s == NULL)
     return cudaErrorInvalidResourceHandle;
-  int engine;
+  int engine, captured;
   cudaError_t e = prefetch_check(p, count, &loc, &engine);
+  if (e == cudaSuccess && SI_UNLIKELY(si_cap_any())) /* not capturable here */
+    e = si_cap_op(s, NULL, cudaErrorStreamCaptureUnsupported, &captured);
   if (e == cudaSuccess)
     migrate(s, engine, count);
   return e;
@@ -649,6 +660,12 @@ static cudaError_t prefetch_batch(void **dptrs, const size_t *sizes, size_t coun
   for (size_t i = 0; i < count; i++) { /* all or nothing */
     cudaError_t e =
         prefetch_check(dptrs[i], sizes[i], location_of(locs, idx, nlocs, i), &engine);
+    if (e != cudaSuccess)
+      return e;
+  }
+  int captured;
+  if (SI_UNLIKELY(si_cap_any())) { /* not capturable here */
+    cudaError_t e = si_cap_op(s, NULL, cudaErrorStreamCaptureUnsupported, &captured);
     if (e != cudaSuccess)
       return e;
   }

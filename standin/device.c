@@ -14,7 +14,9 @@
  *    function and cudaDriverEntryPointSymbolNotFound, which is what the
  *    header documents for a symbol the driver does not provide.
  *  - cudaDeviceReset waits for all simulated work, then frees the program's
- *    allocations and invalidates its streams, events and graphs.
+ *    allocations and invalidates its streams, events, graphs and capture
+ *    sequences; during stream capture it is potentially unsafe (capture.c).
+ *  - cudaProfilerStart / cudaProfilerStop succeed and do nothing.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -252,6 +254,9 @@ SI_API cudaError_t cudaGetDeviceFlags(unsigned int *flags) {
 }
 
 SI_API cudaError_t cudaDeviceReset(void) {
+  cudaError_t e = si_cap_prohibited(); /* it synchronizes the device */
+  if (e != cudaSuccess)
+    return si_ret(e);
   if (si_config()->timeline)
     si_sleep_until(si_tl_device_tail());
   si_mem_reset();
@@ -260,6 +265,19 @@ SI_API cudaError_t cudaDeviceReset(void) {
   si_arrays_reset();
   __atomic_store_n(&device_flags, 0, __ATOMIC_RELAXED);
   return cudaSuccess;
+}
+
+/* ---- profiler control (cuda_profiler_api.h) ----------------------------------------
+ */
+
+/* There is no profiler of the device to start or stop; a tool that traces
+ * the program (gputrace) sees the calls themselves. */
+SI_API cudaError_t cudaProfilerStart(void) {
+  return si_ret(cudaSuccess);
+}
+
+SI_API cudaError_t cudaProfilerStop(void) {
+  return si_ret(cudaSuccess);
 }
 
 /* ---- versions ------------------------------------------------------------------------

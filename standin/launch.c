@@ -1,4 +1,4 @@
-/* launch.c — kernel launches, host functions and (minimal) graphs.
+/* launch.c — kernel launches and host functions.
  *
  * Contract:
  *  - Kernels do not execute (device code cannot run here): a launch is
@@ -11,14 +11,20 @@
  *    exported function: __cudaLaunchKernel does not call cudaLaunchKernel,
  *    exactly like the real libcudart 13, so an interposer sees one call.
  *  - With the timeline off a launch is validation only: no lock, no clock,
- *    no syscall.
+ *    no syscall. While no capture sequence exists (capture.c) a launch pays
+ *    one relaxed atomic load for capture and allocates nothing.
+ *  - In a capturing stream a launch (any entry point) is validated as above
+ *    and becomes a kernel node of the capture's graph: no simulated time; on
+ *    the legacy stream while a blocking stream captures it fails with
+ *    cudaErrorStreamCaptureImplicit (capture.c's si_cap_op).
  *  - cudaLaunchHostFunc and cudaStreamAddCallback: wait (on the calling
  *    thread) until the stream's queued work completes, call fn(userData) —
  *    the callback(stream, cudaSuccess, userData) — on the calling thread,
  *    then the stream's later work starts no earlier than its return. A
- *    callback's flags must be 0.
- *  - Graphs carry no nodes; launching an executable graph occupies the
- *    compute engine for GPUTRACE_STANDIN_GRAPH_NS.
+ *    callback's flags must be 0. In a capturing stream a host function
+ *    becomes a host node (not called); a stream callback is refused with
+ *    cudaErrorNotSupported, as documented, and invalidates the capture.
+ *  - Graphs are in graph.c.
  */
 #include <stdlib.h>
 
@@ -46,6 +52,21 @@ static cudaError_t check_config(dim3 g, dim3 b, size_t shmem) {
   return cudaSuccess;
 }
 
+cudaError_t si_launch_check(const struct si_func *f, dim3 g, dim3 b, size_t shmem) {
+  return f == NULL ? cudaErrorInvalidDeviceFunction : check_config(g, b, shmem);
+}
+
+/* A launch while captures exist (capture.c): a kernel node when s captures. */
+static __attribute__((noinline)) cudaError_t capture_launch(const struct si_func *f,
+                                                            dim3 g, dim3 b, size_t shmem,
+                                                            struct si_stream *s,
+                                                            int *captured) {
+  struct si_node_desc d = {
+      .type = cudaGraphNodeTypeKernel,
+      .u.k = {f, si_func_stub(f), g, b, (unsigned)shmem, NULL, NULL}};
+  return si_cap_op(s, &d, cudaErrorStreamCaptureUnsupported, captured);
+}
+
 static inline cudaError_t launch_common(const struct si_func *f, dim3 g, dim3 b,
                                         size_t shmem, cudaStream_t stream,
                                         int per_thread) {
@@ -57,6 +78,12 @@ static inline cudaError_t launch_common(const struct si_func *f, dim3 g, dim3 b,
   struct si_stream *s = si_stream_resolve(stream, per_thread);
   if (SI_UNLIKELY(s == NULL))
     return cudaErrorInvalidResourceHandle;
+  if (SI_UNLIKELY(si_cap_any())) {
+    int captured;
+    e = capture_launch(f, g, b, shmem, s, &captured);
+    if (e != cudaSuccess || captured)
+      return e;
+  }
   if (!si_config()->timeline)
     return cudaSuccess;
   si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_kernel(g, b), 0);
@@ -162,11 +189,20 @@ static cudaError_t host_call(cudaStream_t stream, cudaHostFn_t fn,
   struct si_stream *s = si_stream_resolve(stream, per_thread);
   if (s == NULL)
     return cudaErrorInvalidResourceHandle;
+  if (SI_UNLIKELY(si_cap_any())) {
+    /* A host node; a stream callback cannot be captured (documented). */
+    struct si_node_desc d = {.type = cudaGraphNodeTypeHost, .u.host = {fn, data}};
+    int captured;
+    cudaError_t e =
+        si_cap_op(s, fn != NULL ? &d : NULL, cudaErrorNotSupported, &captured);
+    if (e != cudaSuccess || captured)
+      return e;
+  }
   int timeline = si_config()->timeline;
   if (timeline) { /* a zero-length op marks where fn starts; no lock is held while it runs
                    */
     uint64_t start = si_tl_enqueue(s, SI_ENG_NONE, 0, 0);
-    si_sleep_until(start);
+    si_wait_until_precise(start);
   }
   if (fn != NULL)
     fn(data);
@@ -209,91 +245,4 @@ SI_API cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream,
                                               cudaStreamCallback_t callback,
                                               void *userData, unsigned int flags) {
   return si_ret(stream_callback(stream, callback, userData, flags, 1));
-}
-
-/* ---- graphs
- * ---------------------------------------------------------------------------- */
-
-struct si_graph_obj {
-  uint32_t magic;
-  uint32_t pad;
-  void *unused; /* room for the pool's free-list link */
-};
-
-static struct si_pool graph_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
-                                    .obj_size = sizeof(struct si_graph_obj)};
-static struct si_pool exec_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
-                                   .obj_size = sizeof(struct si_graph_obj)};
-
-static struct si_graph_obj *graph_resolve(const void *h, uint32_t magic) {
-  struct si_graph_obj *g = (struct si_graph_obj *)h;
-  if (g == NULL || __atomic_load_n(&g->magic, __ATOMIC_ACQUIRE) != magic)
-    return NULL;
-  return g;
-}
-
-void si_graphs_reset(void) {
-  si_pool_reset(&graph_pool);
-  si_pool_reset(&exec_pool);
-}
-
-static cudaError_t graph_new(struct si_pool *pool, uint32_t magic, void **out) {
-  struct si_graph_obj *g = si_pool_get(pool);
-  if (g == NULL)
-    return cudaErrorMemoryAllocation;
-  __atomic_store_n(&g->magic, magic, __ATOMIC_RELEASE);
-  *out = g;
-  return cudaSuccess;
-}
-
-SI_API cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags) {
-  if (pGraph == NULL || flags != 0)
-    return si_ret(cudaErrorInvalidValue);
-  return si_ret(graph_new(&graph_pool, SI_MAGIC_GRAPH, (void **)pGraph));
-}
-
-SI_API cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-                                        unsigned long long flags) {
-  (void)flags;
-  if (pGraphExec == NULL)
-    return si_ret(cudaErrorInvalidValue);
-  if (graph_resolve(graph, SI_MAGIC_GRAPH) == NULL)
-    return si_ret(cudaErrorInvalidValue);
-  return si_ret(graph_new(&exec_pool, SI_MAGIC_GEXEC, (void **)pGraphExec));
-}
-
-static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream,
-                                int per_thread) {
-  if (graph_resolve(exec, SI_MAGIC_GEXEC) == NULL)
-    return cudaErrorInvalidValue;
-  struct si_stream *s = si_stream_resolve(stream, per_thread);
-  if (s == NULL)
-    return cudaErrorInvalidResourceHandle;
-  if (si_config()->timeline)
-    si_tl_enqueue(s, SI_ENG_COMPUTE, si_config()->graph_ns, 0);
-  return cudaSuccess;
-}
-
-SI_API cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
-  return si_ret(graph_launch(graphExec, stream, 0));
-}
-
-SI_API cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
-  return si_ret(graph_launch(graphExec, stream, 1));
-}
-
-SI_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
-  struct si_graph_obj *g = graph_resolve(graphExec, SI_MAGIC_GEXEC);
-  if (g == NULL)
-    return si_ret(cudaErrorInvalidValue);
-  si_pool_put(&exec_pool, g);
-  return cudaSuccess;
-}
-
-SI_API cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
-  struct si_graph_obj *g = graph_resolve(graph, SI_MAGIC_GRAPH);
-  if (g == NULL)
-    return si_ret(cudaErrorInvalidValue);
-  si_pool_put(&graph_pool, g);
-  return cudaSuccess;
 }

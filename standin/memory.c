@@ -33,12 +33,30 @@
  *    mapping; close removes it. The mapping is not counted against the
  *    capacity (it is the exporter's memory). A handle of another process
  *    or of a freed allocation fails with cudaErrorMapBufferObjectFailed.
+ *  - Graph memory (graph.c's alloc and free nodes): an alloc node reserves
+ *    a unique address range when it is created (mmap'd address space, in
+ *    the table as device memory with .graph set) that stays reserved while
+ *    a graph references it. The memory is allocated (counted against the
+ *    capacity; its pages zero) when the node runs and freed by a free node,
+ *    cudaFree or cudaFreeAsync (its pages dropped); freeing it when it is
+ *    not allocated is cudaErrorInvalidValue, as is a free node for an
+ *    address no alloc node returned, or one freed by its owning graph and
+ *    another graph. Accesses between a free and the next allocation are not
+ *    caught (the range stays mapped).
+ *  - Stream capture (capture.c): cudaMalloc, cudaMallocManaged,
+ *    cudaMallocPitch, cudaMalloc3D, cudaMallocHost, cudaHostAlloc, cudaFree
+ *    and cudaFreeHost are potentially unsafe (checked first). In a capturing
+ *    stream cudaMallocAsync / cudaMallocFromPoolAsync add an alloc node
+ *    (the address reserved at once) and cudaFreeAsync a free node, which
+ *    must name a graph allocation. cudaMemPoolSetAttribute stores the
+ *    default pool's settable attributes (nothing reads them).
  *  - GPUTRACE_STANDIN_LEAK_CHECK=1: at exit, the allocations the program
  *    still owns (device, managed, pinned, arrays; not IPC mappings) are
  *    summed on stderr in
  *    compute-sanitizer's words, "========= LEAK SUMMARY: N bytes leaked in
  *    M allocations", so tools check a profiler against the runtime's own
- *    bookkeeping as they would against compute-sanitizer on a GPU.
+ *    bookkeeping as they would against compute-sanitizer on a GPU. Graph
+ *    memory counts while it is allocated.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,8 +187,10 @@ static cudaError_t alloc_range(void **out, size_t size, int kind, int owned) {
   size_t align = kind == SI_MEM_PINNED ? PINNED_ALIGN : DEVICE_ALIGN;
   int rc = posix_memalign(&p, align, size);
   pthread_mutex_lock(&mem_mu);
-  if (rc == 0 && table_insert((struct si_range){(uintptr_t)p, size, (uint8_t)kind,
-                                                (uint8_t)owned, 0, 0}) != 0) {
+  if (rc == 0 && table_insert((struct si_range){.base = (uintptr_t)p,
+                                                .size = size,
+                                                .kind = (uint8_t)kind,
+                                                .owned = (uint8_t)owned}) != 0) {
     free(p);
     rc = -1;
   }
@@ -183,16 +203,42 @@ static cudaError_t alloc_range(void **out, size_t size, int kind, int owned) {
   return cudaSuccess;
 }
 
-/* Free the allocation based at p if its kind is in kinds_mask (1 << kind). */
+static size_t page_round(size_t n) {
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  return (n + pg - 1) / pg * pg;
+}
+
+/* Graph memory at table[i] is freed (caller holds mem_mu): its pages are
+ * dropped (the next allocation reads zeroes, not the old bytes) and, when
+ * no graph references it any more, its address range is released. */
+static void graph_unmap_locked(long i) {
+  struct si_range r = table[i];
+  table[i].live = 0;
+  used_bytes -= r.size;
+  madvise((void *)r.base, page_round(r.size), MADV_DONTNEED);
+  if (r.refs == 0) {
+    table_remove(i);
+    munmap((void *)r.base, page_round(r.size));
+  }
+}
+
+/* Free the allocation based at p if its kind is in kinds_mask (1 << kind).
+ * Graph memory must be allocated (between its alloc node's run and a
+ * free), as on hardware. */
 static cudaError_t free_range(void *p, unsigned kinds_mask) {
   if (p == NULL)
     return cudaSuccess;
   pthread_mutex_lock(&mem_mu);
   long i = find_index((uintptr_t)p);
   if (i < 0 || table[i].base != (uintptr_t)p || !table[i].owned ||
-      !(kinds_mask & (1u << table[i].kind))) {
+      !(kinds_mask & (1u << table[i].kind)) || (table[i].graph && !table[i].live)) {
     pthread_mutex_unlock(&mem_mu);
     return cudaErrorInvalidValue;
+  }
+  if (table[i].graph) {
+    graph_unmap_locked(i);
+    pthread_mutex_unlock(&mem_mu);
+    return cudaSuccess;
   }
   if (counted(table[i].kind))
     used_bytes -= table[i].size;
@@ -200,6 +246,114 @@ static cudaError_t free_range(void *p, unsigned kinds_mask) {
   pthread_mutex_unlock(&mem_mu);
   free(p);
   return cudaSuccess;
+}
+
+/* ---- graph memory (graph.c's alloc and free nodes) ------------------------------ */
+
+cudaError_t si_mem_graph_reserve(void **out, size_t size, uint64_t graph_id) {
+  if (size == 0 || size > si_config()->mem_bytes)
+    return size == 0 ? cudaErrorInvalidValue : cudaErrorMemoryAllocation;
+  /* Address space only: untouched pages cost nothing. */
+  void *va = mmap(NULL, page_round(size), PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (va == MAP_FAILED)
+    return cudaErrorMemoryAllocation;
+  pthread_mutex_lock(&mem_mu);
+  int rc = table_insert((struct si_range){.base = (uintptr_t)va,
+                                          .size = size,
+                                          .kind = SI_MEM_DEVICE,
+                                          .owned = 1,
+                                          .graph = 1,
+                                          .gowner = graph_id});
+  pthread_mutex_unlock(&mem_mu);
+  if (rc != 0) {
+    munmap(va, page_round(size));
+    return cudaErrorMemoryAllocation;
+  }
+  *out = va;
+  return cudaSuccess;
+}
+
+/* The graph memory range based at p (caller holds mem_mu), or -1. */
+static long graph_index(const void *p) {
+  long i = find_index((uintptr_t)p);
+  return (i >= 0 && table[i].base == (uintptr_t)p && table[i].graph) ? i : -1;
+}
+
+void si_mem_graph_ref(void *p, int delta) {
+  pthread_mutex_lock(&mem_mu);
+  long i = graph_index(p);
+  if (i >= 0) {
+    table[i].refs = (uint32_t)((int)table[i].refs + delta);
+    if (table[i].refs == 0 && !table[i].live) {
+      size_t size = table[i].size;
+      table_remove(i);
+      munmap(p, page_round(size));
+    }
+  }
+  pthread_mutex_unlock(&mem_mu);
+}
+
+cudaError_t si_mem_graph_free_check(void *p, uint64_t graph_id) {
+  cudaError_t e = cudaErrorInvalidValue;
+  pthread_mutex_lock(&mem_mu);
+  long i = graph_index(p);
+  if (i >= 0) {
+    int owner = table[i].gowner == graph_id;
+    /* Freed in the owning graph: no other graph may free it, and the
+     * reverse. */
+    if (!(table[i].gfree & (owner ? 2 : 1))) {
+      table[i].gfree |= owner ? 1 : 2;
+      e = cudaSuccess;
+    }
+  }
+  pthread_mutex_unlock(&mem_mu);
+  return e;
+}
+
+cudaError_t si_mem_graph_map(void *p) {
+  cudaError_t e = cudaErrorInvalidValue;
+  pthread_mutex_lock(&mem_mu);
+  long i = graph_index(p);
+  uint64_t cap = si_config()->mem_bytes;
+  if (i >= 0 && !table[i].live) {
+    e = cudaErrorMemoryAllocation;
+    if (table[i].size <= cap && used_bytes <= cap - table[i].size) {
+      table[i].live = 1;
+      used_bytes += table[i].size;
+      e = cudaSuccess;
+    }
+  }
+  pthread_mutex_unlock(&mem_mu);
+  return e;
+}
+
+cudaError_t si_mem_graph_unmap(void *p) {
+  cudaError_t e = cudaErrorInvalidValue;
+  pthread_mutex_lock(&mem_mu);
+  long i = graph_index(p);
+  if (i >= 0 && table[i].live) {
+    graph_unmap_locked(i);
+    e = cudaSuccess;
+  }
+  pthread_mutex_unlock(&mem_mu);
+  return e;
+}
+
+int si_mem_graph_live(const void *p) {
+  pthread_mutex_lock(&mem_mu);
+  long i = graph_index(p);
+  int live = i >= 0 && table[i].live;
+  pthread_mutex_unlock(&mem_mu);
+  return live;
+}
+
+int si_mem_fits(uint64_t bytes) {
+  pthread_mutex_lock(&mem_mu);
+  uint64_t cap = si_config()->mem_bytes;
+  int fits = bytes <= cap && used_bytes <= cap - bytes;
+  pthread_mutex_unlock(&mem_mu);
+  return fits;
 }
 
 #define DEVICE_KINDS ((1u << SI_MEM_DEVICE) | (1u << SI_MEM_MANAGED))
@@ -243,7 +397,7 @@ __attribute__((destructor)) static void leak_summary(void) {
   pthread_mutex_lock(&mem_mu);
   for (size_t i = 0; i < table_n; i++)
     if (table[i].owned && table[i].kind != SI_MEM_REGISTERED &&
-        table[i].kind != SI_MEM_IPC) {
+        table[i].kind != SI_MEM_IPC && (!table[i].graph || table[i].live)) {
       bytes += table[i].size;
       blocks++;
     }
@@ -258,8 +412,8 @@ void si_mem_reset(void) {
   for (size_t i = 0; i < table_n; i++) {
     if (!table[i].owned && table[i].kind != SI_MEM_REGISTERED)
       table[kept++] = table[i]; /* symbols survive a reset */
-    else if (table[i].kind == SI_MEM_IPC)
-      munmap((void *)table[i].base, table[i].size ? table[i].size : 1);
+    else if (table[i].kind == SI_MEM_IPC || table[i].graph)
+      munmap((void *)table[i].base, page_round(table[i].size ? table[i].size : 1));
     else if (table[i].owned)
       free((void *)table[i].base);
   }
@@ -268,11 +422,17 @@ void si_mem_reset(void) {
   pthread_mutex_unlock(&mem_mu);
 }
 
+/* cudaMalloc and its kin, cudaFree and cudaFreeHost are potentially unsafe
+ * during stream capture (capture.c): prohibited calls fail first. */
 SI_API cudaError_t cudaMalloc(void **devPtr, size_t size) {
-  return si_ret(alloc_range(devPtr, size, SI_MEM_DEVICE, 1));
+  cudaError_t e = si_cap_prohibited();
+  return si_ret(e ? e : alloc_range(devPtr, size, SI_MEM_DEVICE, 1));
 }
 
 SI_API cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
+  cudaError_t e = si_cap_prohibited();
+  if (e != cudaSuccess)
+    return si_ret(e);
   if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)
     return si_ret(cudaErrorInvalidValue);
   return si_ret(alloc_range(devPtr, size, SI_MEM_MANAGED, 1));
@@ -280,12 +440,15 @@ SI_API cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int fl
 
 SI_API cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
                                    size_t height) {
+  cudaError_t e = si_cap_prohibited();
+  if (e != cudaSuccess)
+    return si_ret(e);
   if (devPtr == NULL || pitch == NULL)
     return si_ret(cudaErrorInvalidValue);
   size_t p = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
   if (p < width || (height != 0 && p > SIZE_MAX / height))
     return si_ret(cudaErrorMemoryAllocation);
-  cudaError_t e = alloc_range(devPtr, p * height, SI_MEM_DEVICE, 1);
+  e = alloc_range(devPtr, p * height, SI_MEM_DEVICE, 1);
   if (e == cudaSuccess)
     *pitch = p;
   return si_ret(e);
@@ -294,6 +457,9 @@ SI_API cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
 /* Rows padded to the pitch alignment, height x depth of them. */
 SI_API cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr,
                                 struct cudaExtent extent) {
+  cudaError_t e = si_cap_prohibited();
+  if (e != cudaSuccess)
+    return si_ret(e);
   if (pitchedDevPtr == NULL)
     return si_ret(cudaErrorInvalidValue);
   size_t w = extent.width, rows = extent.height * extent.depth;
@@ -302,17 +468,21 @@ SI_API cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr,
       (rows != 0 && p > SIZE_MAX / rows))
     return si_ret(cudaErrorMemoryAllocation);
   void *ptr = NULL;
-  cudaError_t e = alloc_range(&ptr, p * rows, SI_MEM_DEVICE, 1);
+  e = alloc_range(&ptr, p * rows, SI_MEM_DEVICE, 1);
   if (e == cudaSuccess)
     *pitchedDevPtr = (struct cudaPitchedPtr){ptr, p, w, extent.height};
   return si_ret(e);
 }
 
 SI_API cudaError_t cudaMallocHost(void **ptr, size_t size) {
-  return si_ret(alloc_range(ptr, size, SI_MEM_PINNED, 1));
+  cudaError_t e = si_cap_prohibited();
+  return si_ret(e ? e : alloc_range(ptr, size, SI_MEM_PINNED, 1));
 }
 
 SI_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
+  cudaError_t e = si_cap_prohibited();
+  if (e != cudaSuccess)
+    return si_ret(e);
   if (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
                           cudaHostAllocWriteCombined))
     return si_ret(cudaErrorInvalidValue);
@@ -320,11 +490,13 @@ SI_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) 
 }
 
 SI_API cudaError_t cudaFree(void *devPtr) {
-  return si_ret(free_range(devPtr, DEVICE_KINDS));
+  cudaError_t e = si_cap_prohibited();
+  return si_ret(e ? e : free_range(devPtr, DEVICE_KINDS));
 }
 
 SI_API cudaError_t cudaFreeHost(void *ptr) {
-  return si_ret(free_range(ptr, 1u << SI_MEM_PINNED));
+  cudaError_t e = si_cap_prohibited();
+  return si_ret(e ? e : free_range(ptr, 1u << SI_MEM_PINNED));
 }
 
 /* ---- registration of program memory ------------------------------------------- */
@@ -335,7 +507,7 @@ SI_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) 
   if (ptr == NULL || size == 0 || (flags & ~valid) || (uintptr_t)ptr + size < size)
     return si_ret(cudaErrorInvalidValue);
   pthread_mutex_lock(&mem_mu);
-  struct si_range r = {(uintptr_t)ptr, size, SI_MEM_REGISTERED, 0, 0, 0};
+  struct si_range r = {.base = (uintptr_t)ptr, .size = size, .kind = SI_MEM_REGISTERED};
   int rc = table_insert(r);
   cudaError_t e = cudaSuccess;
   if (rc == 1) {
@@ -369,12 +541,25 @@ SI_API cudaError_t cudaHostUnregister(void *ptr) {
 
 /* ---- stream-ordered allocation ------------------------------------------------ */
 
+/* In a capturing stream the allocation is a graph allocation: an alloc
+ * node whose address is reserved now (graph memory, above); a free must
+ * then name a graph allocation (a free node). */
 static cudaError_t malloc_async(void **ptr, size_t size, cudaMemPool_t pool,
                                 cudaStream_t stream, int per_thread) {
   if (pool != NULL && pool != (cudaMemPool_t)&default_pool)
     return cudaErrorInvalidValue;
-  if (si_stream_resolve(stream, per_thread) == NULL)
+  struct si_stream *s = si_stream_resolve(stream, per_thread);
+  if (s == NULL)
     return cudaErrorInvalidResourceHandle;
+  if (SI_UNLIKELY(si_cap_any()) && ptr != NULL && size != 0) {
+    struct si_node_desc d = {.type = cudaGraphNodeTypeMemAlloc, .u.mem = {NULL, size}};
+    int captured;
+    cudaError_t e = si_cap_op(s, &d, cudaErrorStreamCaptureUnsupported, &captured);
+    if (e == cudaSuccess && captured)
+      *ptr = d.u.mem.ptr;
+    if (e != cudaSuccess || captured)
+      return e;
+  }
   return alloc_range(ptr, size, SI_MEM_DEVICE, 1);
 }
 
@@ -403,8 +588,16 @@ SI_API cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size,
 }
 
 static cudaError_t free_async(void *p, cudaStream_t stream, int per_thread) {
-  if (si_stream_resolve(stream, per_thread) == NULL)
+  struct si_stream *s = si_stream_resolve(stream, per_thread);
+  if (s == NULL)
     return cudaErrorInvalidResourceHandle;
+  if (SI_UNLIKELY(si_cap_any()) && p != NULL) {
+    struct si_node_desc d = {.type = cudaGraphNodeTypeMemFree, .u.mem = {p, 0}};
+    int captured;
+    cudaError_t e = si_cap_op(s, &d, cudaErrorStreamCaptureUnsupported, &captured);
+    if (e != cudaSuccess || captured)
+      return e;
+  }
   return free_range(p, 1u << SI_MEM_DEVICE);
 }
 
@@ -423,6 +616,39 @@ SI_API cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int devic
     return si_ret(cudaErrorInvalidDevice);
   *memPool = (cudaMemPool_t)&default_pool;
   return cudaSuccess;
+}
+
+/* The default pool's settable attributes are stored (mem_mu); nothing reads
+ * them: stream-ordered allocations take effect at the call and no memory
+ * is cached, so there is nothing to release or reuse. */
+static int pool_reuse[3] = {1, 1, 1}; /* the three cudaMemPoolReuse* flags */
+static uint64_t pool_release_threshold;
+
+SI_API cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool,
+                                           enum cudaMemPoolAttr attr, void *value) {
+  if (memPool != (cudaMemPool_t)&default_pool || value == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  cudaError_t e = cudaSuccess;
+  pthread_mutex_lock(&mem_mu);
+  switch (attr) {
+  case cudaMemPoolReuseFollowEventDependencies:
+  case cudaMemPoolReuseAllowOpportunistic:
+  case cudaMemPoolReuseAllowInternalDependencies:
+    pool_reuse[attr - cudaMemPoolReuseFollowEventDependencies] = *(int *)value != 0;
+    break;
+  case cudaMemPoolAttrReleaseThreshold:
+    pool_release_threshold = *(uint64_t *)value;
+    break;
+  case cudaMemPoolAttrReservedMemHigh: /* high watermarks: only reset to 0 */
+  case cudaMemPoolAttrUsedMemHigh:
+    e = *(uint64_t *)value == 0 ? cudaSuccess : cudaErrorInvalidValue;
+    break;
+  default:
+    e = cudaErrorInvalidValue;
+    break;
+  }
+  pthread_mutex_unlock(&mem_mu);
+  return si_ret(e);
 }
 
 /* ---- queries ---------------------------------------------------------------------- */
@@ -486,7 +712,7 @@ SI_API cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
   pthread_mutex_lock(&mem_mu);
   long i = find_index((uintptr_t)devPtr);
   int ok = i >= 0 && table[i].base == (uintptr_t)devPtr && table[i].owned &&
-           table[i].kind == SI_MEM_DEVICE;
+           table[i].kind == SI_MEM_DEVICE && !table[i].graph;
   struct ipc_handle h = {IPC_MAGIC, (uint32_t)getpid(), 0, 0, 0};
   if (ok) {
     h.base = table[i].base;
@@ -499,11 +725,6 @@ SI_API cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
   memset(handle, 0, sizeof *handle);
   memcpy(handle, &h, sizeof h);
   return cudaSuccess;
-}
-
-static size_t page_round(size_t n) {
-  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-  return (n + pg - 1) / pg * pg;
 }
 
 SI_API cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle,
@@ -523,8 +744,12 @@ SI_API cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle
   cudaError_t e = cudaSuccess;
   if (i < 0 || table[i].base != h.base || table[i].id != h.id)
     e = cudaErrorMapBufferObjectFailed; /* freed since the handle was made */
-  else if (table_insert((struct si_range){(uintptr_t)va, (size_t)h.size, SI_MEM_IPC, 1,
-                                          (uintptr_t)h.base, h.id}) != 0)
+  else if (table_insert((struct si_range){.base = (uintptr_t)va,
+                                          .size = (size_t)h.size,
+                                          .kind = SI_MEM_IPC,
+                                          .owned = 1,
+                                          .target = (uintptr_t)h.base,
+                                          .id = h.id}) != 0)
     e = cudaErrorMemoryAllocation;
   pthread_mutex_unlock(&mem_mu);
   if (e != cudaSuccess) {

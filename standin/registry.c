@@ -264,6 +264,10 @@ const struct si_func *si_func_lookup(const void *func) {
   return si_func_from_handle(func);
 }
 
+const void *si_func_stub(const struct si_func *f) {
+  return f->stub;
+}
+
 static cudaError_t get_kernel(cudaKernel_t *kernel, const void *stub) {
   if (kernel == NULL)
     return cudaErrorInvalidValue;

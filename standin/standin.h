@@ -26,6 +26,7 @@
 /* We implement the deprecated entry points too; defining them must not warn. */
 #define CUDA_ENABLE_DEPRECATED 1
 #pragma GCC visibility push(default)
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #pragma GCC visibility pop
 
@@ -95,6 +96,15 @@ extern __typeof__(cudaMemPrefetchBatchAsync) cudaMemPrefetchBatchAsync_ptsz;
 extern __typeof__(cudaMemset3D) cudaMemset3D_ptds;
 extern __typeof__(cudaMemset3DAsync) cudaMemset3DAsync_ptsz;
 extern __typeof__(cudaStreamAddCallback) cudaStreamAddCallback_ptsz;
+extern __typeof__(cudaGraphUpload) cudaGraphUpload_ptsz;
+extern __typeof__(cudaGraphInstantiateWithParams) cudaGraphInstantiateWithParams_ptsz;
+extern __typeof__(cudaStreamBeginCapture) cudaStreamBeginCapture_ptsz;
+extern __typeof__(cudaStreamBeginCaptureToGraph) cudaStreamBeginCaptureToGraph_ptsz;
+extern __typeof__(cudaStreamEndCapture) cudaStreamEndCapture_ptsz;
+extern __typeof__(cudaStreamIsCapturing) cudaStreamIsCapturing_ptsz;
+#if SI_CUDART_MAJOR >= 13 /* CUDA 12's take fewer arguments (compat12.c) */
+extern __typeof__(cudaStreamGetCaptureInfo) cudaStreamGetCaptureInfo_ptsz;
+#endif
 
 /* Registration ABI used by nvcc-generated host code (crt/host_runtime.h and
  * crt/device_functions.h declare these only for C++). */
@@ -158,9 +168,14 @@ enum si_stream_kind { SI_STREAM_LEGACY, SI_STREAM_PER_THREAD, SI_STREAM_USER };
 #define SI_MAGIC_EVENT 0x45564e54u  /* "EVNT" */
 #define SI_MAGIC_GRAPH 0x47524148u  /* "GRAH" */
 #define SI_MAGIC_GEXEC 0x47455845u  /* "GEXE" */
+#define SI_MAGIC_NODE 0x474e4f44u   /* "GNOD" */
+
+struct si_node;  /* graph.c */
+struct si_graph; /* graph.c */
 
 /* A stream. tail_ns is guarded by the timeline lock. Objects are never
- * returned to malloc (see pool.c), so a stale handle reads a cleared magic. */
+ * returned to malloc (see pool.c), so a stale handle reads a cleared magic.
+ * The capture fields are guarded by the graph lock (si_graph_lock). */
 struct si_stream {
   uint32_t magic;
   uint8_t kind;     /* enum si_stream_kind */
@@ -168,6 +183,25 @@ struct si_stream {
   unsigned flags;
   int priority;
   uint64_t tail_ns; /* when the work queued so far completes */
+  /* Stream capture (capture.c): the id of the capture sequence the stream
+   * takes part in (it captures only while that sequence is active, so
+   * ending a capture ends it on every stream that joined it), and its
+   * dependency set: the nodes the next captured operation depends on. */
+  uint64_t cap_id;
+  struct si_node **deps;
+  size_t ndeps, deps_cap;
+  cudaGraphEdgeData *edata; /* ndeps zeroed entries (cudaStreamGetCaptureInfo) */
+  size_t edata_cap;
+};
+
+/* An event. ts and cap_id are atomic; cap_deps is guarded by the graph lock. */
+struct si_event {
+  uint32_t magic;
+  unsigned flags;
+  uint64_t ts;               /* simulated time of the last record, 0 = never */
+  uint64_t cap_id;           /* the capture its last record was in, 0 = none */
+  struct si_node **cap_deps; /* the recording stream's dependency set then */
+  size_t cap_ndeps;
 };
 
 enum si_engine { SI_ENG_NONE = -1, SI_ENG_COMPUTE = 0, SI_ENG_H2D, SI_ENG_D2H, SI_ENG_N };
@@ -175,6 +209,9 @@ enum si_engine { SI_ENG_NONE = -1, SI_ENG_COMPUTE = 0, SI_ENG_H2D, SI_ENG_D2H, S
 
 uint64_t si_now(void);
 void si_sleep_until(uint64_t t_ns);
+/* Wait until t_ns without a sleep's slack: sleep, then spin the last 200 us
+ * (host functions and host nodes: their return is the stream's time). */
+void si_wait_until_precise(uint64_t t_ns);
 /* Queue an op of dur_ns on stream s (and engine e unless SI_ENG_NONE) and
  * return its simulated end (its start is end - dur_ns). Only call with the
  * timeline on. */
@@ -190,6 +227,9 @@ uint64_t si_dur_bytes(uint64_t bytes, double gbps);
  * per_thread is set (a _ptsz/_ptds entry point), else the legacy stream.
  * Returns NULL for an invalid handle. */
 struct si_stream *si_stream_resolve(cudaStream_t h, int per_thread);
+struct si_event *si_event_resolve(cudaEvent_t h); /* NULL: invalid */
+/* Record ts as the event's time, outside any capture (graph event nodes). */
+void si_event_stamp(struct si_event *e, uint64_t ts);
 void si_streams_events_reset(void); /* cudaDeviceReset */
 cudaError_t si_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t end);
 
@@ -208,6 +248,11 @@ struct si_range {
   size_t size;
   uint8_t kind;     /* enum si_mem_kind */
   uint8_t owned;    /* freeable by cudaFree/cudaFreeHost (not a symbol) */
+  uint8_t graph;    /* graph memory: reserved by an alloc node (mmap'd) */
+  uint8_t live;     /* graph memory: allocated (between alloc and free) */
+  uint8_t gfree;    /* graph memory: freed by a node of 1: its owner, 2: another graph */
+  uint32_t refs;    /* graph memory: graphs referencing it */
+  uint64_t gowner;  /* graph memory: the graph of its alloc node */
   uintptr_t target; /* SI_MEM_IPC: base of the allocation it maps */
   uint64_t id;      /* unique per allocation; an IPC mapping: its target's */
 };
@@ -226,6 +271,23 @@ void si_mem_array_free(void *p);
 void *si_mem_symbol_alloc(size_t size, int managed);
 void si_mem_symbol_free(void *p);
 void si_mem_reset(void); /* cudaDeviceReset: free program allocations */
+/* Graph memory (alloc and free nodes, graph.c). An allocation node reserves
+ * its address when it is created: a device range in the table, kind
+ * SI_MEM_DEVICE with .graph set, that stays reserved while a graph holds a
+ * reference to it (si_mem_graph_ref) or the memory is allocated. The memory
+ * is allocated (counted against the capacity, freeable by cudaFree,
+ * cudaFreeAsync or a free node) from the run of its alloc node until it is
+ * freed. graph_id names the graph that owns the alloc node. */
+cudaError_t si_mem_graph_reserve(void **out, size_t size, uint64_t graph_id);
+void si_mem_graph_ref(void *p, int delta);
+/* A free node for p in graph graph_id: p must be a reserved base; an
+ * allocation freed in its owning graph cannot be freed by another graph,
+ * nor the reverse (cudaErrorInvalidValue). */
+cudaError_t si_mem_graph_free_check(void *p, uint64_t graph_id);
+cudaError_t si_mem_graph_map(void *p);   /* alloc node runs */
+cudaError_t si_mem_graph_unmap(void *p); /* free node runs */
+int si_mem_graph_live(const void *p);    /* allocated now */
+int si_mem_fits(uint64_t bytes);         /* bytes more fit the capacity */
 
 /* ---- copy.c: copies and memsets of pitched 3D regions -------------------- */
 enum si_loc { SI_LOC_PAGEABLE, SI_LOC_PINNED, SI_LOC_DEVICE, SI_LOC_MANAGED };
@@ -263,6 +325,8 @@ cudaError_t si_copy_check(struct si_copy *c, enum cudaMemcpyKind *kind, enum si_
 /* Validate, schedule and perform a copy (the bytes move at the call). */
 cudaError_t si_copy_run(struct si_copy *c, enum cudaMemcpyKind kind, cudaStream_t stream,
                         int per_thread, enum si_copy_mode mode);
+/* Move the bytes of a checked copy. */
+void si_copy_move(const struct si_copy *c);
 /* si_copy_run of count contiguous bytes. */
 cudaError_t si_copy1d(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                       cudaStream_t stream, int per_thread, enum si_copy_mode mode);
@@ -273,6 +337,9 @@ cudaError_t si_memset3d(void *p, size_t pitch, size_t slice, int value, size_t w
                         int async);
 
 /* ---- copy3d.c: what compat12.c's CUDA 12 forms share ---------------------- */
+/* The pitched copy a cudaMemcpy3DParms describes (arrays resolved to their
+ * storage; nothing is checked against the memory table, nothing runs). */
+cudaError_t si_copy3d_build(const struct cudaMemcpy3DParms *p, struct si_copy *c);
 /* *fail: the index of the copy that failed, SIZE_MAX when none or not one. */
 cudaError_t si_batch(void *const *dsts, const void *const *srcs, const size_t *sizes,
                      size_t count, const struct cudaMemcpyAttributes *attrs,
@@ -304,9 +371,121 @@ const struct si_func *si_func_lookup(const void *func_or_kernel);
 const struct si_func *si_func_from_handle(const void *kernel);
 /* The backing store of the symbol whose host shadow is `symbol`. */
 cudaError_t si_symbol_lookup(const void *symbol, void **dev, size_t *size);
+const void *si_func_stub(const struct si_func *f); /* its host stub */
 
 /* ---- launch.c ------------------------------------------------------------ */
+/* What a launch checks before its stream: function, grid, block, shared
+ * memory (the errors of an eager launch). */
+cudaError_t si_launch_check(const struct si_func *f, dim3 g, dim3 b, size_t shmem);
+
+/* ---- graph.c: graphs and executable graphs --------------------------------- */
+/* One lock guards every graph, node and capture sequence (capture.c) and
+ * the capture fields of streams and events. It is a leaf but for the
+ * memory table's and handle pools' locks; never held while the timeline
+ * sleeps or a host function runs. */
+void si_graph_lock(void);
+void si_graph_unlock(void);
+
+/* What a node does, as an operation of a stream would. */
+struct si_node_desc {
+  enum cudaGraphNodeType type;
+  union {
+    struct { /* cudaGraphNodeTypeKernel */
+      const struct si_func *f;
+      const void *func; /* as given (cudaGraphKernelNodeGetParams) */
+      dim3 grid, block;
+      unsigned shmem;
+      void **args, **extra; /* the caller's arrays (not copied) */
+    } k;
+    struct { /* cudaGraphNodeTypeMemcpy: a checked copy */
+      struct si_copy c;
+      enum cudaMemcpyKind kind; /* resolved */
+      enum si_loc host;         /* the host side's location */
+    } cp;
+    struct { /* cudaGraphNodeTypeMemset: depth slices of height rows of
+                width elements of elem bytes set to value */
+      char *dst;
+      size_t pitch, slice, width, height, depth;
+      unsigned value, elem;
+    } ms;
+    struct { /* cudaGraphNodeTypeHost */
+      cudaHostFn_t fn;
+      void *data;
+    } host;
+    struct si_graph *child; /* cudaGraphNodeTypeGraph: adding clones it */
+    cudaEvent_t ev;         /* cudaGraphNodeTypeEventRecord / WaitEvent */
+    struct {                /* cudaGraphNodeTypeMemAlloc / MemFree */
+      void *ptr;
+      size_t bytes;
+    } mem;
+  } u;
+};
+
+struct si_graph *si_graph_new_locked(void); /* NULL: out of memory */
+struct si_graph *si_graph_resolve(cudaGraph_t h);
+uint64_t si_graph_id(const struct si_graph *g);
+void si_graph_set_capturing(struct si_graph *g, int on);
+int si_graph_capturing(const struct si_graph *g);
+void si_graph_free_locked(struct si_graph *g);
+/* Add a node depending on deps[0..n) (which must be nodes of g): its
+ * child graph (if any) is cloned, its graph memory referenced. NULL: out
+ * of memory. */
+struct si_node *si_graph_add_locked(struct si_graph *g, const struct si_node_desc *d,
+                                    struct si_node *const *deps, size_t n);
+/* A node of g (graph lock held); 0 otherwise. */
+int si_node_in_graph(const struct si_node *n, const struct si_graph *g);
+void si_node_set_capture(struct si_node *n, uint64_t cap_id);
+/* Every node of g that capture cap_id added is an ancestor of, or one of,
+ * the nodes tips[0..n) (cudaErrorStreamCaptureUnjoined otherwise). */
+int si_graph_joined_locked(struct si_graph *g, uint64_t cap_id,
+                           struct si_node *const *tips, size_t n);
+/* Whether graph g already frees ptr (a free node). */
+int si_graph_frees_locked(const struct si_graph *g, const void *ptr);
+/* cudaGraphAddDependencies (compat12.c: CUDA 12's forms). */
+cudaError_t si_graph_add_deps(cudaGraph_t graph, const cudaGraphNode_t *from,
+                              const cudaGraphNode_t *to,
+                              const cudaGraphEdgeData *edgeData, size_t numDependencies);
 void si_graphs_reset(void); /* cudaDeviceReset */
+
+/* ---- capture.c: stream capture ---------------------------------------------- */
+extern int si_cap_count; /* capture sequences begun and not ended (atomic) */
+/* Whether any capture sequence exists: the one relaxed load the plain
+ * (non-capturing) paths pay. */
+static inline int si_cap_any(void) {
+  return __atomic_load_n(&si_cap_count, __ATOMIC_RELAXED) != 0;
+}
+/* A potentially unsafe call (synchronization, cudaMalloc, synchronous copies):
+ * cudaErrorStreamCaptureUnsupported, invalidating the capture sequences that
+ * prohibit it, when the calling thread may not make it. */
+cudaError_t si_cap_unsafe(void);
+static inline cudaError_t si_cap_prohibited(void) {
+  return SI_UNLIKELY(si_cap_any()) ? si_cap_unsafe() : cudaSuccess;
+}
+/* An operation on stream s while captures exist (only call when
+ * si_cap_any()): on the legacy stream while a blocking stream captures,
+ * cudaErrorStreamCaptureImplicit (the capture invalidated); on a capturing
+ * stream, d becomes a node of its capture's graph (*captured = 1) or, when
+ * d is NULL (the operation cannot be captured), `refuse` is returned and the
+ * capture invalidated; on an invalidated capture,
+ * cudaErrorStreamCaptureInvalidated. Otherwise cudaSuccess with
+ * *captured = 0: run it. A MemAlloc node reserves its address into
+ * d->u.mem.ptr. */
+cudaError_t si_cap_op(struct si_stream *s, struct si_node_desc *d, cudaError_t refuse,
+                      int *captured);
+/* cudaEventRecord / cudaStreamWaitEvent where a capture may be involved;
+ * *handled = 0: do the eager operation. */
+cudaError_t si_cap_event_record(struct si_event *e, struct si_stream *s, unsigned flags,
+                                int *handled);
+cudaError_t si_cap_wait_event(struct si_stream *s, struct si_event *e, unsigned flags,
+                              int *handled);
+void si_cap_stream_destroy(struct si_stream *s); /* before it returns to its pool */
+void si_cap_event_destroy(struct si_event *e);
+void si_cap_reset(void); /* cudaDeviceReset: end every capture */
+/* cudaStreamGetCaptureInfo (compat12.c: CUDA 12's forms). */
+cudaError_t si_capture_info(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                            unsigned long long *id, cudaGraph_t *graph,
+                            const cudaGraphNode_t **deps, const cudaGraphEdgeData **edata,
+                            size_t *ndeps, int pt);
 
 /* ---- device.c ------------------------------------------------------------ */
 #define SI_SM_COUNT 132

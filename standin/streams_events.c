@@ -15,6 +15,16 @@
  *    return cudaErrorNotReady before it. With the timeline off nothing ever
  *    waits and every query is ready.
  *  - Stream priorities are stored and reported but do not affect scheduling.
+ *  - Stream capture (capture.c): the synchronize and query calls are
+ *    potentially unsafe (cudaErrorStreamCaptureUnsupported when the capture
+ *    rules prohibit them for the calling thread) and refuse a capturing
+ *    stream; an event whose last record was in a capture was never recorded
+ *    on the timeline: cudaEventQuery / cudaEventSynchronize /
+ *    cudaEventElapsedTime on it give cudaErrorCapturedEvent until it is
+ *    recorded again outside a capture. Records into and waits from
+ *    capturing streams go to capture.c (si_cap_event_record /
+ *    si_cap_wait_event); destroying a stream leaves or ends its capture.
+ *    Without any capture the paths cost one relaxed load more.
  */
 #include "standin.h"
 
@@ -25,12 +35,6 @@ struct si_stream si_legacy_stream = {.magic = SI_MAGIC_STREAM, .kind = SI_STREAM
 
 static _Thread_local struct si_stream pt_stream = {
     .magic = SI_MAGIC_STREAM, .kind = SI_STREAM_PER_THREAD, .blocking = 1};
-
-struct si_event {
-  uint32_t magic;
-  unsigned flags;
-  uint64_t ts; /* atomic; simulated time of the last record, 0 = never */
-};
 
 static struct si_pool stream_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
                                      .obj_size = sizeof(struct si_stream)};
@@ -48,11 +52,22 @@ struct si_stream *si_stream_resolve(cudaStream_t h, int per_thread) {
   return __atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) == SI_MAGIC_STREAM ? s : NULL;
 }
 
-static struct si_event *event_resolve(cudaEvent_t h) {
+struct si_event *si_event_resolve(cudaEvent_t h) {
   struct si_event *e = (struct si_event *)h;
   if (e == NULL || __atomic_load_n(&e->magic, __ATOMIC_ACQUIRE) != SI_MAGIC_EVENT)
     return NULL;
   return e;
+}
+
+void si_event_stamp(struct si_event *e, uint64_t ts) {
+  __atomic_store_n(&e->ts, ts, __ATOMIC_RELEASE);
+  __atomic_store_n(&e->cap_id, 0, __ATOMIC_RELEASE);
+}
+
+/* Whether the event's last record was in a capture sequence: it was never
+ * recorded on the timeline, so it cannot be waited for or timed. */
+static int captured_event(const struct si_event *e) {
+  return __atomic_load_n(&e->cap_id, __ATOMIC_ACQUIRE) != 0;
 }
 
 void si_streams_events_reset(void) {
@@ -100,6 +115,7 @@ SI_API cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   /* Queued work still completes at its simulated time; nothing to wait for. */
   if (s == NULL || s->kind != SI_STREAM_USER)
     return si_ret(cudaErrorInvalidResourceHandle);
+  si_cap_stream_destroy(s);
   si_pool_put(&stream_pool, s);
   return cudaSuccess;
 }
@@ -133,10 +149,23 @@ SI_API cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority,
 
 /* ---- synchronization ------------------------------------------------------------ */
 
+/* A synchronize or query of stream s while captures exist: potentially
+ * unsafe, and a capturing stream (or the legacy one while a blocking stream
+ * captures) cannot be synchronized. */
+static cudaError_t capture_sync(struct si_stream *s) {
+  int captured;
+  return si_cap_op(s, NULL, cudaErrorStreamCaptureUnsupported, &captured);
+}
+
 static cudaError_t stream_sync(cudaStream_t h, int per_thread) {
+  cudaError_t e = si_cap_prohibited();
+  if (e != cudaSuccess)
+    return e;
   struct si_stream *s = si_stream_resolve(h, per_thread);
   if (s == NULL)
     return cudaErrorInvalidResourceHandle;
+  if (SI_UNLIKELY(si_cap_any()) && (e = capture_sync(s)) != cudaSuccess)
+    return e;
   if (si_config()->timeline)
     si_sleep_until(si_tl_tail(s));
   return cudaSuccess;
@@ -151,9 +180,14 @@ SI_API cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
 }
 
 static cudaError_t stream_query(cudaStream_t h, int per_thread) {
+  cudaError_t e = si_cap_prohibited();
+  if (e != cudaSuccess)
+    return e;
   struct si_stream *s = si_stream_resolve(h, per_thread);
   if (s == NULL)
     return cudaErrorInvalidResourceHandle;
+  if (SI_UNLIKELY(si_cap_any()) && (e = capture_sync(s)) != cudaSuccess)
+    return e;
   if (si_config()->timeline && si_now() < si_tl_tail(s))
     return cudaErrorNotReady;
   return cudaSuccess;
@@ -170,11 +204,17 @@ SI_API cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) {
 static cudaError_t stream_wait_event(cudaStream_t h, cudaEvent_t ev, unsigned flags,
                                      int per_thread) {
   struct si_stream *s = si_stream_resolve(h, per_thread);
-  struct si_event *e = event_resolve(ev);
+  struct si_event *e = si_event_resolve(ev);
   if (flags & ~(unsigned)cudaEventWaitExternal)
     return cudaErrorInvalidValue;
   if (s == NULL || e == NULL)
     return cudaErrorInvalidResourceHandle;
+  if (SI_UNLIKELY(si_cap_any() || captured_event(e))) {
+    int handled;
+    cudaError_t err = si_cap_wait_event(s, e, flags, &handled);
+    if (err != cudaSuccess || handled)
+      return err;
+  }
   uint64_t ts = __atomic_load_n(&e->ts, __ATOMIC_ACQUIRE);
   /* Waiting on a never-recorded event is a no-op, as documented. */
   if (ts != 0 && si_config()->timeline)
@@ -193,6 +233,9 @@ SI_API cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t eve
 }
 
 SI_API cudaError_t cudaDeviceSynchronize(void) {
+  cudaError_t e = si_cap_prohibited();
+  if (e != cudaSuccess)
+    return si_ret(e);
   if (si_config()->timeline)
     si_sleep_until(si_tl_device_tail());
   return cudaSuccess;
@@ -225,23 +268,30 @@ SI_API cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int fla
 }
 
 SI_API cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  struct si_event *e = event_resolve(event);
+  struct si_event *e = si_event_resolve(event);
   if (e == NULL)
     return si_ret(cudaErrorInvalidResourceHandle);
+  si_cap_event_destroy(e);
   si_pool_put(&event_pool, e);
   return cudaSuccess;
 }
 
 static cudaError_t event_record(cudaEvent_t ev, cudaStream_t h, unsigned flags,
                                 int per_thread) {
-  struct si_event *e = event_resolve(ev);
+  struct si_event *e = si_event_resolve(ev);
   struct si_stream *s = si_stream_resolve(h, per_thread);
   if (flags & ~(unsigned)cudaEventRecordExternal)
     return cudaErrorInvalidValue;
   if (e == NULL || s == NULL)
     return cudaErrorInvalidResourceHandle;
+  if (SI_UNLIKELY(si_cap_any())) {
+    int handled;
+    cudaError_t err = si_cap_event_record(e, s, flags, &handled);
+    if (err != cudaSuccess || handled)
+      return err;
+  }
   uint64_t ts = si_config()->timeline ? si_tl_enqueue(s, SI_ENG_NONE, 0, 0) : si_now();
-  __atomic_store_n(&e->ts, ts, __ATOMIC_RELEASE);
+  si_event_stamp(e, ts);
   return cudaSuccess;
 }
 
@@ -263,32 +313,52 @@ SI_API cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t
   return si_ret(event_record(event, stream, flags, 1));
 }
 
-SI_API cudaError_t cudaEventQuery(cudaEvent_t event) {
-  struct si_event *e = event_resolve(event);
+static cudaError_t event_query(cudaEvent_t event) {
+  cudaError_t err = si_cap_prohibited();
+  if (err != cudaSuccess)
+    return err;
+  struct si_event *e = si_event_resolve(event);
   if (e == NULL)
-    return si_ret(cudaErrorInvalidResourceHandle);
+    return cudaErrorInvalidResourceHandle;
+  if (captured_event(e))
+    return cudaErrorCapturedEvent;
   uint64_t ts = __atomic_load_n(&e->ts, __ATOMIC_ACQUIRE);
   if (ts != 0 && si_config()->timeline && si_now() < ts)
     return cudaErrorNotReady;
   return cudaSuccess;
 }
 
-SI_API cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  struct si_event *e = event_resolve(event);
+SI_API cudaError_t cudaEventQuery(cudaEvent_t event) {
+  return si_ret(event_query(event));
+}
+
+static cudaError_t event_sync(cudaEvent_t event) {
+  cudaError_t err = si_cap_prohibited();
+  if (err != cudaSuccess)
+    return err;
+  struct si_event *e = si_event_resolve(event);
   if (e == NULL)
-    return si_ret(cudaErrorInvalidResourceHandle);
+    return cudaErrorInvalidResourceHandle;
+  if (captured_event(e))
+    return cudaErrorCapturedEvent;
   uint64_t ts = __atomic_load_n(&e->ts, __ATOMIC_ACQUIRE);
   if (ts != 0 && si_config()->timeline)
     si_sleep_until(ts);
   return cudaSuccess;
 }
 
+SI_API cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  return si_ret(event_sync(event));
+}
+
 cudaError_t si_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t end) {
   if (ms == NULL)
     return cudaErrorInvalidValue;
-  struct si_event *a = event_resolve(start), *b = event_resolve(end);
+  struct si_event *a = si_event_resolve(start), *b = si_event_resolve(end);
   if (a == NULL || b == NULL)
     return cudaErrorInvalidResourceHandle;
+  if (captured_event(a) || captured_event(b))
+    return cudaErrorCapturedEvent;
   if ((a->flags | b->flags) & cudaEventDisableTiming)
     return cudaErrorInvalidResourceHandle;
   uint64_t ta = __atomic_load_n(&a->ts, __ATOMIC_ACQUIRE);

@@ -142,6 +142,24 @@ void si_sleep_until(uint64_t t_ns) {
   errno = saved;
 }
 
+/* Host functions run on the simulated timeline: a sleep's slack (tens of us)
+ * would delay the stream's later work by as much, every time. Sleep until
+ * shortly before t, then spin (the wait of a host function or host node). */
+#define SI_SPIN_NS 200000ull
+
+void si_wait_until_precise(uint64_t t_ns) {
+  uint64_t now = si_now();
+  if (t_ns <= now)
+    return;
+  if (t_ns - now > SI_SPIN_NS)
+    si_sleep_until(t_ns - SI_SPIN_NS);
+  while (si_now() < t_ns) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
 /* ---- durations ------------------------------------------------------------- */
 
 /* base + floor(threads * ps_per_thread / 1000) ns. threads < 2^74 and the

@@ -38,6 +38,7 @@ enum gt_knob_id {
   GT_KNOB_PPROF_EVERY,       /* ns between live profiles, 1 s..24 h, 60 s (collector) */
   GT_KNOB_PPROF_KEEP,        /* live profiles kept per process and kind, 0..1e6, 60 */
   GT_KNOB_LAUNCH_STACKS,     /* auto (0) | 1..1000000000 launches, auto */
+  GT_KNOB_CAPTURE_RANGE,     /* none | cudaProfilerApi | nvtx:NAME (the name: getenv) */
   GT_KNOB_COUNT
 };
 
@@ -45,6 +46,7 @@ enum gt_knob_id {
 enum { GT_CLOCK_AUTO = 0, GT_CLOCK_FORCE_MONOTONIC = 1 };
 enum { GT_STACKS_ALLOC = 0, GT_STACKS_ALL = 1, GT_STACKS_NONE = 2 };
 enum { GT_TIMING_AUTO = 0, GT_TIMING_EVENTS = 1, GT_TIMING_CUPTI = 2, GT_TIMING_OFF = 3 };
+enum { GT_RANGE_NONE = 0, GT_RANGE_PROFILER = 1, GT_RANGE_NVTX = 2 };
 
 uint64_t gt_knob(enum gt_knob_id id);
 void gt_knobs_check_names(void);

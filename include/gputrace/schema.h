@@ -24,30 +24,73 @@
 #define GT_TEXT_MAX (GT_TEXT_PER_SLOT * (GT_MAX_SLOTS - 1u)) /* 1320 bytes */
 #define GT_TEXT_MAGIC 0x54585447u                            /* "GTXT" */
 
+/* The record kinds, one table: X(name, value, class). The enum, the names
+ * (gt_kind_name) and the class tests (gt_kind_is_call, ...) all come from
+ * it; a new kind is one line here (append: values are on-disk). Classes:
+ *   CALL     an API call of the traced process (ts_ns, dur_ns, result)
+ *   DEVICE   work as it ran on the device (DEVICE)
+ *   DEF      a definition later records refer to (names, stacks, frames)
+ *   MACHINE  about the machine or the trace, written by the collector
+ *   LOSS     a count of records lost or dropped */
+/* clang-format off */
+#define GT_KIND_LIST(X) \
+  X(NONE, 0, NONE, "none") \
+  X(ALLOC, 1, CALL, "alloc") \
+  X(FREE, 2, CALL, "free") \
+  X(MEMCPY, 3, CALL, "memcpy") \
+  X(MEMSET, 4, CALL, "memset") \
+  X(LAUNCH, 5, CALL, "launch") \
+  X(SYNC, 6, CALL, "sync") \
+  X(STREAM, 7, CALL, "stream") \
+  X(EVENT, 8, CALL, "event") \
+  X(NVTX, 9, CALL, "nvtx") \
+  X(PROCESS, 10, MACHINE, "process")         /* process start/end (collector) */ \
+  X(KERNEL_NAME, 11, DEF, "kernel_name")     /* kernel id -> mangled name */ \
+  X(DROP, 12, LOSS, "drop")                 /* records the ring had no room for */ \
+  X(LOST, 13, LOSS, "lost")                 /* slots the collector had to skip */ \
+  X(DEVICE, 14, DEVICE, "device")            /* when work ran on the device */ \
+  X(STACK, 15, DEF, "stack")                 /* an interned call stack (shim) */ \
+  X(MODULE, 16, DEF, "module")               /* a loaded object's address range */ \
+  X(PYFRAME, 17, DEF, "pyframe")             /* an interned Python frame (shim) */ \
+  X(FRAME, 18, DEF, "frame")                 /* a symbolized address (collector) */ \
+  X(METRIC, 19, MACHINE, "metric")           /* a hardware reading (collector, NVML) */ \
+  X(NOTE, 20, MACHINE, "note")               /* a note about the trace (collector) */ \
+  X(GRAPH, 21, CALL, "graph")                /* stream capture and graph building */
+/* clang-format on */
+
 enum gt_kind {
-  GT_KIND_NONE = 0,
-  GT_KIND_ALLOC = 1,
-  GT_KIND_FREE = 2,
-  GT_KIND_MEMCPY = 3,
-  GT_KIND_MEMSET = 4,
-  GT_KIND_LAUNCH = 5,
-  GT_KIND_SYNC = 6,
-  GT_KIND_STREAM = 7,
-  GT_KIND_EVENT = 8,
-  GT_KIND_NVTX = 9,
-  GT_KIND_PROCESS = 10,     /* process start/end, written by the collector */
-  GT_KIND_KERNEL_NAME = 11, /* kernel id -> mangled name */
-  GT_KIND_DROP = 12,        /* records the ring had no room for */
-  GT_KIND_LOST = 13,        /* slots the collector had to skip */
-  GT_KIND_DEVICE = 14,      /* when a launch, copy or memset ran on the device */
-  GT_KIND_STACK = 15,       /* an interned call stack (shim) */
-  GT_KIND_MODULE = 16,      /* a loaded object's address range (shim) */
-  GT_KIND_PYFRAME = 17,     /* an interned Python frame (shim) */
-  GT_KIND_FRAME = 18,       /* a symbolized instruction address (collector) */
-  GT_KIND_METRIC = 19,      /* a hardware counter reading (collector, NVML) */
-  GT_KIND_NOTE = 20, /* a note about the trace (collector), e.g. "nvml unavailable" */
-  GT_KIND_COUNT
+#define GT_X_KIND_ENUM(name, value, class, text) GT_KIND_##name = value,
+  GT_KIND_LIST(GT_X_KIND_ENUM)
+#undef GT_X_KIND_ENUM
+      GT_KIND_COUNT
 };
+
+enum gt_kind_class {
+  GT_KCLASS_NONE = 0,
+  GT_KCLASS_CALL,
+  GT_KCLASS_DEVICE,
+  GT_KCLASS_DEF,
+  GT_KCLASS_MACHINE,
+  GT_KCLASS_LOSS,
+};
+
+/* The class of a kind (GT_KCLASS_NONE for an unknown one). */
+static inline unsigned gt_kind_class(unsigned kind) {
+  static const unsigned char classes[] = {
+#define GT_X_KIND_CLASS(name, value, class, text) [value] = GT_KCLASS_##class,
+      GT_KIND_LIST(GT_X_KIND_CLASS)
+#undef GT_X_KIND_CLASS
+  };
+  return kind < sizeof classes ? classes[kind] : GT_KCLASS_NONE;
+}
+/* An API call of the traced process: it has a start, a duration, a result. */
+static inline int gt_kind_is_call(unsigned kind) {
+  return gt_kind_class(kind) == GT_KCLASS_CALL;
+}
+/* A definition later records refer to (never held back for time order). */
+static inline int gt_kind_is_def(unsigned kind) {
+  return gt_kind_class(kind) == GT_KCLASS_DEF;
+}
 
 /* Memory kinds of alloc/free records. */
 enum gt_memory {
@@ -102,6 +145,22 @@ enum gt_proc_phase {
   0x400u /* launch: its stack was taken as one launch in N of its thread (a sample       \
             standing for others), not as its call site's first launch (itself alone) */
 
+#define GT_F_CAPTURED                                                                    \
+  0x800u /* launch, memcpy, memset, alloc, free: queued into a capturing stream, so      \
+            a node of that capture that ran nothing; corr (mem: capture) holds the       \
+            capture's id (its low 32 bits), not a correlation id */
+#define GT_F_NODE                                                                        \
+  0x1000u /* launch, memcpy, memset, alloc, free: a node added to a graph                \
+             (cudaGraphAdd*Node): ran nothing; the stream field holds the graph */
+#define GT_F_GRAPH_RUN                                                                   \
+  0x2000u /* made by the analyzer, never in a trace: a node's run inside a graph launch  \
+             (LAUNCH), its share of the launch's device time (DEVICE) */
+#define GT_F_ESTIMATED                                                                   \
+  0x4000u /* DEVICE: apportioned from a graph launch's measured time, not measured */
+#define GT_F_EXPANDED                                                                    \
+  0x8000u /* made by the analyzer, never in a trace: a graph launch (or its DEVICE       \
+             record) whose nodes' records follow it: a call, not work */
+
 struct gt_mem_args { /* ALLOC, FREE */
   uint64_t ptr;
   uint64_t bytes;      /* 0 for frees: the analyzer matches them to allocations */
@@ -111,6 +170,7 @@ struct gt_mem_args { /* ALLOC, FREE */
   uint32_t host_flags; /* cudaHostAlloc / cudaHostRegister / managed flags */
   uint8_t memory;      /* enum gt_memory */
   uint8_t pad[3];
+  uint64_t capture; /* GT_F_CAPTURED: the capture's id (graph memory) */
 };
 
 struct gt_copy_args { /* MEMCPY */
@@ -177,6 +237,26 @@ struct gt_handle_args { /* SYNC, STREAM, EVENT */
   uint64_t handle2;     /* cudaStreamWaitEvent's event; cudaEventRecord's stream */
   uint32_t flags;
   int32_t priority;
+};
+
+/* GRAPH records: api says what happened. Captures: BeginCapture (stream,
+ * capture, mode), EndCapture (stream, capture, graph: the graph made, 0 when
+ * it failed). Graphs: Instantiate/ExecUpdate (graph -> exec), Clone (graph ->
+ * arg: the clone), AddChildGraphNode (graph, node, arg: the child),
+ * AddEmptyNode (graph, node), Upload (exec, stream), ExecDestroy (exec),
+ * Destroy (graph), ExecKernelNodeSetParams (exec, node, arg: the kernel),
+ * profiler start and stop (no fields). Kernel, copy, memset and host nodes
+ * are LAUNCH, MEMCPY and MEMSET records, memory nodes ALLOC and FREE
+ * records, with GT_F_NODE (added) or GT_F_CAPTURED (captured). */
+struct gt_graph_args { /* GRAPH */
+  uint64_t graph;
+  uint64_t exec;
+  uint64_t node;
+  uint64_t stream;
+  uint64_t capture; /* the capture's id (cudaStreamGetCaptureInfo) */
+  uint64_t arg;
+  uint32_t mode; /* BeginCapture: the cudaStreamCaptureMode; Instantiate: flags */
+  uint32_t pad;
 };
 
 struct gt_nvtx_args { /* NVTX; text: the message */
@@ -307,6 +387,7 @@ struct gt_record {
     struct gt_frame_args frame;
     struct gt_metric_args metric;
     struct gt_note_args note;
+    struct gt_graph_args graph;
     uint8_t raw[56];
   } u;
 };
@@ -318,7 +399,8 @@ struct gt_text_slot {
 };
 
 _Static_assert(sizeof(struct gt_record) == GT_SLOT_SIZE, "record is one slot");
-_Static_assert(sizeof(struct gt_copy_args) <= 56 && sizeof(struct gt_device_args) <= 56,
+_Static_assert(sizeof(struct gt_copy_args) <= 56 && sizeof(struct gt_device_args) <= 56 &&
+                   sizeof(struct gt_graph_args) <= 56 && sizeof(struct gt_mem_args) <= 56,
                "payloads fit the union");
 _Static_assert(sizeof(struct gt_text_slot) == GT_SLOT_SIZE, "text is one slot");
 

@@ -153,7 +153,7 @@ def test_exact_device_attribution():
        [("cudaDeviceSynchronize", 10, 10 * BLOCK, 10 * 386000, 10 * 44000, 10 * 70000)],
        "sync attribution")
     eq(rep["kernels"], [{"kernel": "kernel(float*)", "launches": 10, "cpu_total_ns": 10 * LAUNCH,
-                         "cpu_mean_ns": LAUNCH, "gpu_total_ns": 10 * KDUR, "gpu_mean_ns": KDUR,
+                         "cpu_mean_ns": LAUNCH, "graph_launches": 0, "gpu_total_ns": 10 * KDUR, "gpu_mean_ns": KDUR,
                          "gpu_max_ns": KDUR, "gpu_timed": 10, "gpu_sample": 1,
                          "gpu_total_ci95_ns": 0}], "kernels")
     x = rep["transfers"][0]

@@ -59,7 +59,31 @@
   F(CUDA_ARRAY3D_DESCRIPTOR, Format) F(CUDA_ARRAY3D_DESCRIPTOR, NumChannels) \
   F(CUDA_ARRAY3D_DESCRIPTOR, Flags) \
   S(CUmemLocation) F(CUmemLocation, id) \
-  S(CUipcMemHandle)
+  S(CUipcMemHandle) \
+  S(struct cudaKernelNodeParams) F(struct cudaKernelNodeParams, gridDim) \
+  F(struct cudaKernelNodeParams, blockDim) F(struct cudaKernelNodeParams, sharedMemBytes) \
+  F(struct cudaKernelNodeParams, kernelParams) F(struct cudaKernelNodeParams, extra) \
+  S(struct cudaHostNodeParams) F(struct cudaHostNodeParams, userData) \
+  S(struct cudaMemsetParams) F(struct cudaMemsetParams, pitch) \
+  F(struct cudaMemsetParams, value) F(struct cudaMemsetParams, elementSize) \
+  F(struct cudaMemsetParams, width) F(struct cudaMemsetParams, height) \
+  S(struct cudaMemPoolProps) F(struct cudaMemPoolProps, handleTypes) \
+  F(struct cudaMemPoolProps, location) F(struct cudaMemPoolProps, win32SecurityAttributes) \
+  F(struct cudaMemPoolProps, maxSize) F(struct cudaMemPoolProps, usage) \
+  S(struct cudaMemAllocNodeParams) F(struct cudaMemAllocNodeParams, accessDescs) \
+  F(struct cudaMemAllocNodeParams, accessDescCount) \
+  F(struct cudaMemAllocNodeParams, bytesize) F(struct cudaMemAllocNodeParams, dptr) \
+  S(cudaGraphInstantiateParams) F(cudaGraphInstantiateParams, uploadStream) \
+  F(cudaGraphInstantiateParams, errNode_out) F(cudaGraphInstantiateParams, result_out) \
+  S(cudaGraphExecUpdateResultInfo) F(cudaGraphExecUpdateResultInfo, errorNode) \
+  F(cudaGraphExecUpdateResultInfo, errorFromNode) \
+  S(CUDA_KERNEL_NODE_PARAMS) F(CUDA_KERNEL_NODE_PARAMS, gridDimX) \
+  F(CUDA_KERNEL_NODE_PARAMS, gridDimZ) F(CUDA_KERNEL_NODE_PARAMS, blockDimX) \
+  F(CUDA_KERNEL_NODE_PARAMS, blockDimZ) F(CUDA_KERNEL_NODE_PARAMS, sharedMemBytes) \
+  F(CUDA_KERNEL_NODE_PARAMS, kernelParams) F(CUDA_KERNEL_NODE_PARAMS, extra) \
+  F(CUDA_KERNEL_NODE_PARAMS, kern) F(CUDA_KERNEL_NODE_PARAMS, ctx) \
+  S(CUDA_GRAPH_INSTANTIATE_PARAMS) F(CUDA_GRAPH_INSTANTIATE_PARAMS, hUploadStream) \
+  F(CUDA_GRAPH_INSTANTIATE_PARAMS, hErrNode_out) F(CUDA_GRAPH_INSTANTIATE_PARAMS, result_out)
 /* clang-format on */
 
 /* One table entry per S and F, in list order. */

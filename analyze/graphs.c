@@ -1,0 +1,510 @@
+/* graphs.c — see graphs.h. */
+#include "graphs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct node_list {
+  struct gt_graph_node *v;
+  size_t n, cap;
+};
+
+struct graph_ent { /* a cudaGraph_t of a process */
+  struct node_list nodes;
+  uint32_t capture_stack, instantiations;
+  int captured;
+};
+
+struct capture_ent { /* an open capture sequence */
+  struct node_list nodes;
+  uint32_t stack;
+};
+
+struct eager { /* device time outside graphs: a kernel's, or per byte */
+  double ns, bytes;
+  uint64_t n;
+};
+
+enum api_class {
+  AC_OTHER,
+  AC_BEGIN,
+  AC_END,
+  AC_INSTANTIATE,
+  AC_UPDATE,
+  AC_CLONE,
+  AC_CHILD,
+  AC_EXEC_DESTROY,
+  AC_GRAPH_DESTROY
+};
+
+struct gt_graphs {
+  /* key -> position (gt_find_or_add); exec_idx: key -> position + 1 */
+  struct gt_map graph_idx, capture_idx, exec_idx, eager_idx;
+  struct graph_ent *graphs;
+  size_t ngraphs, cgraphs;
+  struct capture_ent *caps;
+  size_t ncaps, ccaps;
+  struct gt_graph_exec *execs;
+  size_t nexecs, cexecs;
+  struct eager *eager;
+  size_t neager, ceager;
+  struct gt_map open_per_pid; /* pid -> captures open */
+  uint64_t during_capture;
+  struct gt_record *out;
+  size_t nout, cout;
+  double *weights;
+  size_t cweights;
+  unsigned char api_class[GT_API_COUNT];
+};
+
+/* What a GRAPH record's api does, from its base name (apis.h). */
+static unsigned char classify(const char *base) {
+  static const struct {
+    const char *needle;
+    unsigned char cls;
+  } rules[] = {
+      {"BeginCapture", AC_BEGIN},
+      {"EndCapture", AC_END},
+      {"Instantiate", AC_INSTANTIATE},
+      {"ExecUpdate", AC_UPDATE},
+      {"GraphClone", AC_CLONE},
+      {"ChildGraphNode", AC_CHILD},
+      {"GraphExecDestroy", AC_EXEC_DESTROY},
+      {"GraphDestroy", AC_GRAPH_DESTROY},
+  };
+  for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+    if (strstr(base, rules[i].needle))
+      return rules[i].cls;
+  return AC_OTHER;
+}
+
+struct gt_graphs *gt_graphs_new(void) {
+  struct gt_graphs *g = gt_xcalloc(1, sizeof *g);
+  for (unsigned a = 0; a < GT_API_COUNT; a++)
+    g->api_class[a] = gt_apis[a].kind == GT_KIND_GRAPH ? classify(gt_apis[a].base) : 0;
+  return g;
+}
+
+void gt_graphs_free(struct gt_graphs *g) {
+  if (!g)
+    return;
+  for (size_t i = 0; i < g->ngraphs; i++)
+    free(g->graphs[i].nodes.v);
+  for (size_t i = 0; i < g->ncaps; i++)
+    free(g->caps[i].nodes.v);
+  for (size_t i = 0; i < g->nexecs; i++) {
+    free(g->execs[i].nodes);
+    gt_durs_free(&g->execs[i].durs);
+  }
+  free(g->graphs);
+  free(g->caps);
+  free(g->execs);
+  free(g->eager);
+  free(g->out);
+  free(g->weights);
+  gt_map_free(&g->graph_idx);
+  gt_map_free(&g->capture_idx);
+  gt_map_free(&g->exec_idx);
+  gt_map_free(&g->eager_idx);
+  gt_map_free(&g->open_per_pid);
+  free(g);
+}
+
+/* ---- tables ---- */
+
+static struct graph_ent *graph_of(struct gt_graphs *g, uint32_t pid, uint64_t handle) {
+  size_t at;
+  int added;
+  g->graphs = gt_find_or_add(&g->graph_idx, gt_pid_key(pid, handle), g->graphs,
+                             &g->ngraphs, &g->cgraphs, sizeof *g->graphs, &at, &added);
+  return &g->graphs[at];
+}
+
+static uint64_t capture_key(uint32_t pid, uint64_t id) {
+  uint32_t low = (uint32_t)id; /* records carry the low 32 bits (never 0) */
+  return gt_pid_key(pid, (uint64_t)(low ? low : UINT32_MAX) | 1ull << 40);
+}
+
+static struct capture_ent *capture_of(struct gt_graphs *g, uint32_t pid, uint64_t id) {
+  size_t at;
+  int added;
+  g->caps = gt_find_or_add(&g->capture_idx, capture_key(pid, id), g->caps, &g->ncaps,
+                           &g->ccaps, sizeof *g->caps, &at, &added);
+  return &g->caps[at];
+}
+
+static struct gt_graph_exec *exec_of(struct gt_graphs *g, uint32_t pid, uint64_t handle) {
+  uint64_t at;
+  return gt_map_get(&g->exec_idx, gt_pid_key(pid, handle), &at) ? &g->execs[at - 1]
+                                                                : NULL;
+}
+
+static struct eager *eager_of(struct gt_graphs *g, uint64_t key) {
+  size_t at;
+  int added;
+  g->eager = gt_find_or_add(&g->eager_idx, key, g->eager, &g->neager, &g->ceager,
+                            sizeof *g->eager, &at, &added);
+  return &g->eager[at];
+}
+
+static uint64_t eager_key(uint32_t pid, unsigned kind, unsigned dir, uint64_t kernel) {
+  return gt_pid_key(pid, kind == GT_KIND_LAUNCH ? kernel : (uint64_t)(kind << 8 | dir)) ^
+         (uint64_t)kind << 56;
+}
+
+static void list_append(struct node_list *l, const struct gt_graph_node *src, size_t n) {
+  if (n == 0)
+    return;
+  l->v = gt_grow(l->v, &l->cap, l->n + n, sizeof *l->v);
+  memcpy(l->v + l->n, src, n * sizeof *src);
+  l->n += n;
+}
+
+static void list_set(struct node_list *l, const struct node_list *src) {
+  l->n = 0;
+  list_append(l, src->v, src->n);
+}
+
+static void open_delta(struct gt_graphs *g, uint32_t pid, int delta) {
+  uint64_t n = 0;
+  gt_map_get(&g->open_per_pid, pid, &n);
+  n = delta < 0 && n == 0 ? 0 : n + (uint64_t)(int64_t)delta;
+  gt_map_put(&g->open_per_pid, pid, n);
+}
+
+/* ---- nodes ---- */
+
+static struct gt_graph_node node_from(const struct gt_record *r) {
+  struct gt_graph_node n = {.kind = r->kind, .api = r->api, .stack_id = r->stack_id};
+  n.flags = r->flags & (GT_F_HOST_FN | GT_F_KERNEL_HANDLE);
+  if (r->kind == GT_KIND_LAUNCH) {
+    n.kernel = r->u.launch.kernel;
+    memcpy(n.grid, r->u.launch.grid, sizeof n.grid);
+    memcpy(n.block, r->u.launch.block, sizeof n.block);
+    n.shmem = r->u.launch.shared_mem;
+  } else if (r->kind == GT_KIND_MEMCPY) {
+    n.bytes = r->u.copy.bytes;
+    n.dir = r->u.copy.dir;
+  } else {
+    n.bytes = r->u.set.bytes;
+  }
+  return n;
+}
+
+static uint32_t node_capture(const struct gt_record *r) {
+  return r->kind == GT_KIND_LAUNCH   ? r->u.launch.corr
+         : r->kind == GT_KIND_MEMCPY ? r->u.copy.corr
+                                     : r->u.set.corr;
+}
+
+/* An added node's graph: the record's stream field. */
+static uint64_t node_graph(const struct gt_record *r) {
+  return r->kind == GT_KIND_LAUNCH   ? r->u.launch.stream
+         : r->kind == GT_KIND_MEMCPY ? r->u.copy.stream
+                                     : r->u.set.stream;
+}
+
+/* A captured or added node: kept in its capture or graph. */
+static void take_node(struct gt_graphs *g, const struct gt_record *r) {
+  struct node_list *to;
+  if (r->flags & GT_F_CAPTURED)
+    to = &capture_of(g, r->pid, node_capture(r))->nodes;
+  else
+    to = &graph_of(g, r->pid, node_graph(r))->nodes;
+  if (r->kind == GT_KIND_LAUNCH && (r->flags & GT_F_GRAPH)) {
+    /* an executable launched into a capture: a child graph node */
+    struct gt_graph_exec *x = exec_of(g, r->pid, r->u.launch.kernel);
+    if (x)
+      list_append(to, x->nodes, x->nnodes);
+    return;
+  }
+  struct gt_graph_node n = node_from(r);
+  list_append(to, &n, 1);
+}
+
+/* ---- GRAPH records ---- */
+
+static void instantiated(struct gt_graphs *g, const struct gt_record *r, int update) {
+  struct graph_ent *src = graph_of(g, r->pid, r->u.graph.graph);
+  struct gt_graph_exec *x = update ? exec_of(g, r->pid, r->u.graph.exec) : NULL;
+  if (!x) {
+    g->execs = gt_grow(g->execs, &g->cexecs, g->nexecs + 1, sizeof *g->execs);
+    x = &g->execs[g->nexecs++];
+    memset(x, 0, sizeof *x);
+    gt_map_put(&g->exec_idx, gt_pid_key(r->pid, r->u.graph.exec), g->nexecs);
+    x->pid = r->pid;
+    x->handle = r->u.graph.exec;
+    x->instance_stack = r->stack_id;
+    x->instance_ns = r->dur_ns;
+    x->instance_ts = r->ts_ns;
+    x->instantiations = ++src->instantiations;
+  }
+  x->graph = r->u.graph.graph;
+  x->captured = src->captured;
+  x->capture_stack = src->capture_stack;
+  x->nodes = gt_xrealloc(x->nodes, (src->nodes.n ? src->nodes.n : 1) * sizeof *x->nodes);
+  memcpy(x->nodes, src->nodes.v, src->nodes.n * sizeof *x->nodes);
+  x->nnodes = src->nodes.n;
+}
+
+static void end_capture(struct gt_graphs *g, const struct gt_record *r) {
+  open_delta(g, r->pid, -1);
+  if (r->u.graph.capture == 0)
+    return;
+  struct capture_ent *c = capture_of(g, r->pid, r->u.graph.capture);
+  if (r->result == 0 && r->u.graph.graph) {
+    struct graph_ent *to = graph_of(g, r->pid, r->u.graph.graph);
+    list_set(&to->nodes, &c->nodes);
+    to->captured = 1;
+    to->capture_stack = c->stack;
+    to->instantiations = 0;
+  }
+  c->nodes.n = 0; /* the id is never reused: the entry stays empty */
+}
+
+static void graph_record(struct gt_graphs *g, const struct gt_record *r) {
+  const struct gt_graph_args *a = &r->u.graph;
+  switch (g->api_class[r->api]) {
+  case AC_BEGIN:
+    if (r->result == 0) {
+      open_delta(g, r->pid, 1);
+      capture_of(g, r->pid, a->capture)->stack = r->stack_id;
+    }
+    break;
+  case AC_END:
+    end_capture(g, r);
+    break;
+  case AC_INSTANTIATE:
+  case AC_UPDATE:
+    if (r->result == 0 && a->exec)
+      instantiated(g, r, g->api_class[r->api] == AC_UPDATE);
+    break;
+  case AC_CLONE:
+    if (r->result == 0 && a->arg) {
+      struct graph_ent src = *graph_of(g, r->pid, a->graph);
+      struct graph_ent *to = graph_of(g, r->pid, a->arg);
+      list_set(&to->nodes, &src.nodes);
+      to->captured = src.captured;
+      to->capture_stack = src.capture_stack;
+    }
+    break;
+  case AC_CHILD:
+    if (r->result == 0 && a->arg) {
+      struct node_list child = graph_of(g, r->pid, a->arg)->nodes;
+      struct node_list copy = {0};
+      list_append(&copy, child.v, child.n); /* graph_of may move the table */
+      list_append(&graph_of(g, r->pid, a->graph)->nodes, copy.v, copy.n);
+      free(copy.v);
+    }
+    break;
+  case AC_EXEC_DESTROY: {
+    /* kept findable: its last launches' DEVICE records, resolved after
+     * the program moved on, can reach a time-ordered session after this */
+    struct gt_graph_exec *x = exec_of(g, r->pid, a->exec);
+    if (x && r->result == 0)
+      x->destroyed = 1;
+    break;
+  }
+  case AC_GRAPH_DESTROY:
+    if (r->result == 0) {
+      struct graph_ent *e = graph_of(g, r->pid, a->graph);
+      e->nodes.n = 0;
+      e->captured = 0;
+      e->instantiations = 0;
+    }
+    break;
+  }
+}
+
+/* ---- expansion ---- */
+
+static struct gt_record *out_next(struct gt_graphs *g) {
+  g->out = gt_grow(g->out, &g->cout, g->nout + 1, sizeof *g->out);
+  struct gt_record *o = &g->out[g->nout++];
+  memset(o, 0, sizeof *o);
+  return o;
+}
+
+static void expand_launch(struct gt_graphs *g, const struct gt_record *l,
+                          const struct gt_graph_exec *x) {
+  for (size_t i = 0; i < x->nnodes; i++) {
+    const struct gt_graph_node *n = &x->nodes[i];
+    struct gt_record *o = out_next(g);
+    o->ts_ns = l->ts_ns;
+    o->pid = l->pid;
+    o->tid = l->tid;
+    o->api = n->api;
+    o->kind = n->kind;
+    o->nslots = 1;
+    o->flags = GT_F_GRAPH_RUN | n->flags;
+    o->stack_id = n->stack_id;
+    if (n->kind == GT_KIND_LAUNCH) {
+      o->u.launch.kernel = n->kernel;
+      memcpy(o->u.launch.grid, n->grid, sizeof n->grid);
+      memcpy(o->u.launch.block, n->block, sizeof n->block);
+      o->u.launch.shared_mem = n->shmem;
+      o->u.launch.stream = l->u.launch.stream;
+      o->u.launch.corr = l->u.launch.corr;
+    } else if (n->kind == GT_KIND_MEMCPY) {
+      o->u.copy.bytes = n->bytes;
+      o->u.copy.dir = n->dir;
+      o->u.copy.stream = l->u.launch.stream;
+      o->u.copy.corr = l->u.launch.corr;
+      o->u.copy.dst_device = o->u.copy.src_device = -1;
+    } else {
+      o->u.set.bytes = n->bytes;
+      o->u.set.stream = l->u.launch.stream;
+      o->u.set.corr = l->u.launch.corr;
+    }
+  }
+}
+
+/* A node's eager reference (0: none); host functions take no device time. */
+static double node_weight(struct gt_graphs *g, uint32_t pid,
+                          const struct gt_graph_node *n) {
+  uint64_t at;
+  if (!gt_map_get(&g->eager_idx, eager_key(pid, n->kind, n->dir, n->kernel), &at))
+    return 0;
+  const struct eager *e = &g->eager[at]; /* gt_find_or_add's positions */
+  if (n->kind == GT_KIND_LAUNCH)
+    return e->n ? e->ns / (double)e->n : 0;
+  return e->bytes > 0 ? e->ns / e->bytes * (double)n->bytes : 0;
+}
+
+static int timed_node(const struct gt_graph_node *n) {
+  return !(n->flags & GT_F_HOST_FN);
+}
+
+/* Each timed node's device time within a launch's span of `span` ns
+ * (graphs.h): its eager reference, all of them scaled down when they add
+ * up to more than the span; nodes without one share what the others leave
+ * (the span itself when none has one). Whatever is left is the graph's own
+ * time (host nodes, waits between nodes). */
+static void shares(struct gt_graphs *g, uint32_t pid, const struct gt_graph_exec *x,
+                   double span) {
+  double known = 0;
+  size_t unknown = 0;
+  for (size_t i = 0; i < x->nnodes; i++) {
+    double w = timed_node(&x->nodes[i]) ? node_weight(g, pid, &x->nodes[i]) : 0;
+    g->weights[i] = w;
+    known += w;
+    unknown += timed_node(&x->nodes[i]) && w <= 0;
+  }
+  double scale = known > span ? span / known : 1.0;
+  double rest = unknown ? (span - known * scale) / (double)unknown : 0;
+  for (size_t i = 0; i < x->nnodes; i++)
+    if (timed_node(&x->nodes[i]))
+      g->weights[i] = g->weights[i] > 0 ? g->weights[i] * scale : rest;
+}
+
+/* The graph launch's device span over its nodes, in node order. */
+static void expand_device(struct gt_graphs *g, const struct gt_record *d,
+                          const struct gt_graph_exec *x) {
+  g->weights = gt_grow(g->weights, &g->cweights, x->nnodes + 1, sizeof *g->weights);
+  shares(g, d->pid, x, (double)d->dur_ns);
+  double at = 0;
+  for (size_t i = 0; i < x->nnodes; i++) {
+    const struct gt_graph_node *n = &x->nodes[i];
+    if (!timed_node(n))
+      continue;
+    uint64_t start = d->ts_ns + (uint64_t)(at + 0.5);
+    at += g->weights[i];
+    uint64_t end = d->ts_ns + (uint64_t)(at + 0.5);
+    struct gt_record *o = out_next(g);
+    *o = *d;
+    o->ts_ns = start;
+    o->dur_ns = end - start;
+    o->api = n->api;
+    o->flags = GT_F_GRAPH_RUN | GT_F_ESTIMATED | n->flags;
+    o->u.device.of_kind = n->kind;
+    o->u.device.kernel = n->kind == GT_KIND_LAUNCH ? n->kernel : 0;
+    o->u.device.bytes = n->bytes;
+    o->u.device.dir = n->dir;
+  }
+}
+
+static void eager_device(struct gt_graphs *g, const struct gt_record *d) {
+  const struct gt_device_args *a = &d->u.device;
+  if (a->of_kind == GT_KIND_LAUNCH && (d->flags & GT_F_HOST_FN))
+    return;
+  struct eager *e = eager_of(g, eager_key(d->pid, a->of_kind, a->dir, a->kernel));
+  e->ns += (double)d->dur_ns;
+  e->bytes += (double)a->bytes;
+  e->n++;
+}
+
+static enum gt_graphs_verdict graph_launch(struct gt_graphs *g,
+                                           const struct gt_record *r) {
+  struct gt_graph_exec *x = exec_of(g, r->pid, r->u.launch.kernel);
+  if (!x || x->nnodes == 0)
+    return GT_GRAPHS_PASS; /* built where we could not see: a "graph" as before */
+  if (r->result != 0) {
+    x->failed++;
+    return GT_GRAPHS_EXPAND; /* ran nothing: no node records */
+  }
+  if (!x->launches++)
+    x->first_launch_ts = r->ts_ns;
+  uint64_t open = 0;
+  if (gt_map_get(&g->open_per_pid, r->pid, &open) && open)
+    g->during_capture++;
+  expand_launch(g, r, x);
+  return GT_GRAPHS_EXPAND;
+}
+
+static enum gt_graphs_verdict device(struct gt_graphs *g, const struct gt_record *d) {
+  if (d->u.device.of_kind == GT_KIND_LAUNCH && (d->flags & GT_F_GRAPH)) {
+    struct gt_graph_exec *x = exec_of(g, d->pid, d->u.device.kernel);
+    if (!x || x->nnodes == 0)
+      return GT_GRAPHS_PASS;
+    x->timed++;
+    x->gpu_ns += (double)d->dur_ns * (d->u.device.sample ? d->u.device.sample : 1);
+    gt_durs_add(&x->durs, d->dur_ns);
+    expand_device(g, d, x);
+    return GT_GRAPHS_EXPAND;
+  }
+  eager_device(g, d);
+  return GT_GRAPHS_PASS;
+}
+
+enum gt_graphs_verdict gt_graphs_feed(struct gt_graphs *g, const struct gt_record *r) {
+  g->nout = 0;
+  switch (r->kind) {
+  case GT_KIND_LAUNCH:
+  case GT_KIND_MEMCPY:
+  case GT_KIND_MEMSET:
+    if (r->flags & (GT_F_CAPTURED | GT_F_NODE)) {
+      if (r->result == 0)
+        take_node(g, r);
+      return GT_GRAPHS_HIDE;
+    }
+    return r->kind == GT_KIND_LAUNCH && (r->flags & GT_F_GRAPH) ? graph_launch(g, r)
+                                                                : GT_GRAPHS_PASS;
+  case GT_KIND_ALLOC:
+  case GT_KIND_FREE: /* graph memory: allocated when a graph runs */
+    return r->flags & (GT_F_CAPTURED | GT_F_NODE) ? GT_GRAPHS_HIDE : GT_GRAPHS_PASS;
+  case GT_KIND_DEVICE:
+    return device(g, r);
+  case GT_KIND_GRAPH:
+    if (r->api < GT_API_COUNT)
+      graph_record(g, r);
+    return GT_GRAPHS_PASS;
+  default:
+    return GT_GRAPHS_PASS;
+  }
+}
+
+const struct gt_record *gt_graphs_expansion(struct gt_graphs *g, size_t *n) {
+  *n = g->nout;
+  return g->out;
+}
+
+struct gt_graph_exec *gt_graphs_execs(struct gt_graphs *g, size_t *n) {
+  *n = g->nexecs;
+  return g->execs;
+}
+
+uint64_t gt_graphs_launched_during_capture(const struct gt_graphs *g) {
+  return g->during_capture;
+}

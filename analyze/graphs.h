@@ -1,0 +1,96 @@
+/* graphs.h — the CUDA graph layer of a session (GT_LAYER_GRAPHS, model.h):
+ * what each capture and graph holds, and the work a graph launch runs.
+ *
+ * Contract:
+ *  - Fed every record of a session in order (gt_graphs_feed). It learns:
+ *    the nodes of each open capture (records with GT_F_CAPTURED, by the
+ *    capture id in their corr field), the graph each capture became
+ *    (EndCapture), the nodes added to graphs (GT_F_NODE, the graph in the
+ *    stream field; child graphs, clones), what each executable was
+ *    instantiated (or updated) from, and the eager device time of each
+ *    kernel and of copies and memsets (per byte), by process.
+ *  - What the session does with each record (gt_graphs_feed's result):
+ *    GT_GRAPHS_HIDE for a captured or explicitly added node (it ran
+ *    nothing: not a launch, not work, not an allocation); GT_GRAPHS_EXPAND
+ *    for a graph launch, or its DEVICE record, whose executable's nodes are
+ *    known: the record goes on with GT_F_EXPANDED (a call, not work; the
+ *    work follows) and gt_graphs_expansion then gives the node records to
+ *    pass on after it; GT_GRAPHS_PASS for the rest.
+ *  - Node records of a launch (GT_F_GRAPH_RUN): one per kernel, copy,
+ *    memset and host node, with the launch's pid, tid, corr, stream and
+ *    start, the node's kernel, dims, bytes and stack (the line that
+ *    captured or added it). Node records of a DEVICE record: the launch's
+ *    measured span shared over its kernel, copy and memset nodes, in node
+ *    order from its start, flagged GT_F_ESTIMATED: each node gets its eager
+ *    reference (kernels: the kernel's mean device time outside graphs;
+ *    copies and memsets: their mean ns per byte times the node's bytes),
+ *    all scaled down when they add up to more than the span; nodes without
+ *    one share what is left (the whole span when none has one). What
+ *    remains is the graph's own time (host nodes, waits), in no node.
+ *  - An executable stays findable after cudaGraphExecDestroy until its
+ *    handle is instantiated again: DEVICE records of its last launches may
+ *    reach a time-ordered session after the destroy.
+ *  - Per executable: launches, device time (timed launches, their sample
+ *    weight, durations for percentiles), its kernels per launch, where it
+ *    was captured and instantiated and what instantiation cost, and how
+ *    often its graph was instantiated (gt_graphs_execs).
+ *  - Memory: bounded by the nodes of live graphs and executables and the
+ *    distinct kernels, never by the number of launches (durations for
+ *    percentiles excepted: 4 bytes per timed launch).
+ */
+#ifndef GPUTRACE_ANALYZE_GRAPHS_H
+#define GPUTRACE_ANALYZE_GRAPHS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gputrace/schema.h"
+#include "report_stats.h"
+
+enum gt_graphs_verdict { GT_GRAPHS_PASS = 0, GT_GRAPHS_HIDE, GT_GRAPHS_EXPAND };
+
+struct gt_graph_node {
+  uint8_t kind; /* GT_KIND_LAUNCH (kernel or host function), MEMCPY, MEMSET */
+  uint8_t dir;
+  uint16_t api;
+  uint32_t flags; /* GT_F_HOST_FN */
+  uint32_t stack_id;
+  uint32_t grid[3], block[3];
+  uint64_t kernel, shmem, bytes;
+};
+
+/* One executable graph (per process and handle; a handle reused after
+ * cudaGraphExecDestroy starts a new one). */
+struct gt_graph_exec {
+  uint32_t pid;
+  uint64_t handle, graph;
+  struct gt_graph_node *nodes;
+  size_t nnodes;
+  uint64_t launches, failed;
+  uint64_t timed;          /* launches with a DEVICE record */
+  double gpu_ns;           /* timed device time, each weighted by its sample */
+  struct gt_durs durs;     /* timed device durations */
+  uint32_t capture_stack;  /* the BeginCapture's stack (0: none / built) */
+  uint32_t instance_stack; /* the instantiation's stack */
+  uint64_t instance_ns;    /* what instantiation took (host) */
+  uint64_t instance_ts;
+  uint64_t first_launch_ts;
+  uint32_t instantiations; /* of its graph, this one included */
+  int captured;            /* its graph came from a stream capture */
+  int destroyed;
+};
+
+struct gt_graphs;
+
+struct gt_graphs *gt_graphs_new(void);
+void gt_graphs_free(struct gt_graphs *g);
+enum gt_graphs_verdict gt_graphs_feed(struct gt_graphs *g, const struct gt_record *rec);
+/* After GT_GRAPHS_EXPAND: *n records to pass on after the (flagged) one;
+ * valid until the next feed. */
+const struct gt_record *gt_graphs_expansion(struct gt_graphs *g, size_t *n);
+/* Every executable seen, destroyed ones included, in order of creation. */
+struct gt_graph_exec *gt_graphs_execs(struct gt_graphs *g, size_t *n);
+/* Launches made while a capture was open in the same process (findings). */
+uint64_t gt_graphs_launched_during_capture(const struct gt_graphs *g);
+
+#endif

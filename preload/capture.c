@@ -1,0 +1,247 @@
+/* capture.c — stream capture: the open captures, the capture hooks
+ * (cudaStreamBeginCapture*, cudaStreamEndCapture; the driver's and the
+ * graph hooks are in hooks_graph.c), and what capture.h promises the other
+ * hooks.
+ *
+ * Contract:
+ *  - A table of the captures begun through a hook and not yet ended (the
+ *    origin stream, the runtime's capture id, the beginning thread), under
+ *    a mutex taken only by the capture hooks and, while a capture is open,
+ *    by device timing's slow path. GT_MODE_CAPTURE is set from just before
+ *    a BeginCapture until the last open capture ends (its bit is cleared
+ *    when the table empties), so no launch into a new capture slips past
+ *    the general form.
+ *  - A capture ends at its EndCapture whatever the result (an invalidated
+ *    capture ends too). Captures beyond the table's room (64 open at once)
+ *    still keep the bit set; they are counted and forgotten one per
+ *    unmatched EndCapture.
+ *  - GRAPH records: BeginCapture (stream, capture id, mode; ToGraph: the
+ *    graph), EndCapture (stream, capture id, the graph it returned, or 0);
+ *    gt_capture_emit writes them (and range.c's profiler records).
+ *  - Queries (cudaStreamGetCaptureInfo, cudaPeekAtLastError,
+ *    cudaThreadExchangeStreamCaptureMode) are made through pointers from
+ *    gt_resolve, inside a hook or with the recursion guard held, so they are
+ *    never traced; an error they raise is cleared unless the thread had
+ *    one already.
+ *  - Fork: the child has no capture open (a capture does not survive
+ *    fork); its table and bit start empty.
+ */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "capture.h"
+
+#define CAP_MAX 64
+#define CAP_LEGACY 0x1u     /* cudaStreamLegacy */
+#define CAP_PER_THREAD 0x2u /* cudaStreamPerThread */
+
+struct cap_entry {
+  uint64_t stream; /* as normalized by gt_capture_stream */
+  uint64_t id;
+  uint32_t tid; /* the beginning thread (and, for the per-thread stream, its owner) */
+};
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct cap_entry g_open[CAP_MAX];
+static unsigned g_nopen, g_untracked, g_beginning;
+
+typedef cudaError_t (*info_fn)(cudaStream_t, int *, unsigned long long *, cudaGraph_t *,
+                               const void **, const void **, size_t *);
+typedef cudaError_t (*exchange_fn)(int *);
+typedef cudaError_t (*err_fn)(void);
+static info_fn g_info;
+static exchange_fn g_exchange;
+static err_fn g_peek, g_get_last;
+static int g_resolved;
+
+static void resolve_once(void) {
+  if (__atomic_load_n(&g_resolved, __ATOMIC_ACQUIRE))
+    return;
+  /* cudaStreamGetCaptureInfo keeps its first three parameters in every
+   * CUDA 12 and 13 form; the rest are NULL here. */
+  g_info = (info_fn)gt_resolve("cudaStreamGetCaptureInfo");
+  g_exchange = (exchange_fn)gt_resolve("cudaThreadExchangeStreamCaptureMode");
+  g_peek = (err_fn)gt_resolve("cudaPeekAtLastError");
+  g_get_last = (err_fn)gt_resolve("cudaGetLastError");
+  __atomic_store_n(&g_resolved, 1, __ATOMIC_RELEASE);
+}
+
+/* The stream a call names: stream 0 of a _ptsz entry point is the
+ * per-thread stream, of any other the legacy stream. */
+uint64_t gt_capture_stream(const void *stream, int ptsz) {
+  uintptr_t h = (uintptr_t)stream;
+  return h == 0 ? (ptsz ? CAP_PER_THREAD : CAP_LEGACY) : h;
+}
+
+/* ---- what other hooks ask ---- */
+
+uint32_t gt_capture_of(const void *stream, int ptsz) {
+  uint64_t h = gt_capture_stream(stream, ptsz);
+  if (h == CAP_LEGACY)
+    return 0;
+  resolve_once();
+  if (g_info == NULL)
+    return 0;
+  int saved_errno = errno;
+  cudaError_t before = g_peek ? g_peek() : 0;
+  int status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  cudaError_t r =
+      g_info((cudaStream_t)(uintptr_t)h, &status, &id, NULL, NULL, NULL, NULL);
+  if (r != 0 && before == 0 && g_get_last)
+    g_get_last();
+  errno = saved_errno;
+  if (r != 0 || status == cudaStreamCaptureStatusNone)
+    return 0;
+  return (uint32_t)id != 0 ? (uint32_t)id : UINT32_MAX; /* never 0: "none" */
+}
+
+int gt_capture_thread_captures(void) {
+  uint32_t tid = gt_current_tid();
+  int found = 0;
+  pthread_mutex_lock(&g_mu);
+  for (unsigned i = 0; i < g_nopen && !found; i++)
+    found = g_open[i].tid == tid;
+  pthread_mutex_unlock(&g_mu);
+  return found;
+}
+
+int gt_capture_relax(void) {
+  resolve_once();
+  if (g_exchange == NULL)
+    return -1;
+  int mode = cudaStreamCaptureModeRelaxed;
+  if (g_exchange(&mode) != 0) {
+    if (g_get_last)
+      g_get_last(); /* the runtime cannot (no driver): nothing to keep legal */
+    return -1;
+  }
+  return mode;
+}
+
+void gt_capture_restore(int prev) {
+  if (prev >= 0 && g_exchange != NULL)
+    g_exchange(&prev);
+}
+
+void gt_capture_after_fork(void) {
+  g_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+  g_nopen = g_untracked = g_beginning = 0;
+  gt_mode_set(GT_MODE_CAPTURE, 0);
+}
+
+/* ---- the table ---- */
+
+/* Caller holds g_mu: the bit follows what is open or about to be. */
+static void update_bit_locked(void) {
+  gt_mode_set(GT_MODE_CAPTURE, g_nopen + g_untracked + g_beginning != 0);
+}
+
+void gt_capture_begin_pending(void) {
+  pthread_mutex_lock(&g_mu);
+  g_beginning++;
+  update_bit_locked();
+  pthread_mutex_unlock(&g_mu);
+}
+
+/* After the real BeginCapture: the capture is open (ok) or not. */
+void gt_capture_begin_done(uint64_t stream, uint64_t id, int ok) {
+  pthread_mutex_lock(&g_mu);
+  g_beginning--;
+  if (ok && g_nopen < CAP_MAX)
+    g_open[g_nopen++] = (struct cap_entry){stream, id, gt_current_tid()};
+  else if (ok)
+    g_untracked++;
+  update_bit_locked();
+  pthread_mutex_unlock(&g_mu);
+}
+
+static int entry_matches(const struct cap_entry *e, uint64_t stream, uint32_t tid) {
+  return e->stream == stream && (stream != CAP_PER_THREAD || e->tid == tid);
+}
+
+/* The capture `stream` is the origin of, 0 if none we know. */
+uint64_t gt_capture_open_id(uint64_t stream) {
+  uint32_t tid = gt_current_tid();
+  uint64_t id = 0;
+  pthread_mutex_lock(&g_mu);
+  for (unsigned i = 0; i < g_nopen && id == 0; i++)
+    if (entry_matches(&g_open[i], stream, tid))
+      id = g_open[i].id;
+  pthread_mutex_unlock(&g_mu);
+  return id;
+}
+
+/* An EndCapture on `stream` returned: its capture (if open) is over. */
+void gt_capture_end(uint64_t stream) {
+  uint32_t tid = gt_current_tid();
+  pthread_mutex_lock(&g_mu);
+  unsigned i = 0;
+  while (i < g_nopen && !entry_matches(&g_open[i], stream, tid))
+    i++;
+  if (i < g_nopen)
+    g_open[i] = g_open[--g_nopen];
+  else if (g_untracked > 0)
+    g_untracked--;
+  update_bit_locked();
+  pthread_mutex_unlock(&g_mu);
+}
+
+/* ---- the hooks ---- */
+
+extern int gt_stacks_mode; /* stacks.c: 0 none */
+
+void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
+                     uint64_t stream, uint64_t id, uint64_t graph, uint32_t mode) {
+  struct gt_record rec;
+  gt_record_begin(&rec, api, t0, t1, r);
+  /* where a capture begins is where the user looks for a graph's code: a
+   * stack whenever stacks are on (captures are rare) */
+  if (gt_stacks_mode != 0 && rec.stack_id == 0 && (gt_api_flags(api) & GT_AF_CAPTURE))
+    rec.stack_id = gt_stack_id();
+  rec.u.graph.stream = stream;
+  rec.u.graph.capture = id;
+  rec.u.graph.graph = graph;
+  rec.u.graph.mode = mode;
+  gt_emit(&rec);
+}
+
+/* The id of the capture that `stream` now begins (0 when unknown). */
+uint64_t gt_capture_begun_id(uint64_t stream) {
+  resolve_once();
+  int status = 0;
+  unsigned long long id = 0;
+  if (g_info == NULL ||
+      g_info((cudaStream_t)(uintptr_t)stream, &status, &id, NULL, NULL, NULL, NULL) != 0)
+    return 0;
+  return status == cudaStreamCaptureStatusActive ? id : 0;
+}
+
+#define GT_HOOK_BEGIN_CAPTURE(name, ptsz)                                                \
+  GT_EXPORT cudaError_t name(cudaStream_t stream, int mode) {                            \
+    GT_REAL(name, cudaError_t, (cudaStream_t, int));                                     \
+    GT_BEGIN_CAPTURE(GT_API_##name, real_##name(stream, mode), stream, ptsz, 0, mode);   \
+  }
+GT_HOOK_BEGIN_CAPTURE(cudaStreamBeginCapture, 0)
+GT_HOOK_BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz, 1)
+
+#define GT_HOOK_BEGIN_CAPTURE_TO_GRAPH(name, ptsz)                                       \
+  GT_EXPORT cudaError_t name(cudaStream_t stream, cudaGraph_t graph,                     \
+                             const cudaGraphNode_t *deps, const void *edges, size_t n,   \
+                             int mode) {                                                 \
+    GT_REAL(name, cudaError_t,                                                           \
+            (cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const void *, size_t,   \
+             int));                                                                      \
+    GT_BEGIN_CAPTURE(GT_API_##name, real_##name(stream, graph, deps, edges, n, mode),    \
+                     stream, ptsz, graph, mode);                                         \
+  }
+GT_HOOK_BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph, 0)
+GT_HOOK_BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph_ptsz, 1)
+
+#define GT_HOOK_END_CAPTURE(name, ptsz)                                                  \
+  GT_EXPORT cudaError_t name(cudaStream_t stream, cudaGraph_t *graph) {                  \
+    GT_REAL(name, cudaError_t, (cudaStream_t, cudaGraph_t *));                           \
+    GT_END_CAPTURE(GT_API_##name, real_##name(stream, graph), stream, ptsz, graph);      \
+  }
+GT_HOOK_END_CAPTURE(cudaStreamEndCapture, 0)
+GT_HOOK_END_CAPTURE(cudaStreamEndCapture_ptsz, 1)

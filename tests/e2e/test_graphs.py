@@ -1,0 +1,123 @@
+"""CUDA graphs (issue 23) on the stand-in runtime, which enforces CUDA's
+stream-capture rules (docs/standin.md): tests/cuda/graph_decode.cu warms a
+decode step up eagerly, captures it in global mode while timed work is
+still running on another stream, replays it, builds a graph node by node
+and brackets launches with cudaProfilerStart/Stop.
+
+- Tracing never breaks the capture: the program's output is the same
+  traced (default settings, events, every launch timed) and untraced. The
+  device-timing thread polls its events during the capture; in global mode
+  that is a forbidden call unless the thread is relaxed.
+- Captured launches are nodes, not runs: report counts each kernel's runs
+  exactly (eager + one per node per graph launch), the graphs section has
+  both executables with their launches, kernels and GPU totals (within
+  10 % of the stand-in's kernel model), and nothing reads as dropped or
+  missing."""
+import json
+import subprocess
+from gtest import *
+
+REPLAYS = 40
+BUILT_LAUNCHES = 5
+KNOBS = dict(GPUTRACE_STANDIN_KERNEL_BASE_NS=2000, GPUTRACE_STANDIN_KERNEL_PS_PER_THREAD=100,
+             GPUTRACE_STANDIN_COPY_LATENCY_NS=2000, GPUTRACE_STANDIN_DTOD_GBPS=1000,
+             GPUTRACE_STANDIN_MEMSET_GBPS=1000)
+GRID, BLOCK, N = 256, 256, 1 << 16
+
+
+def kernel_ns(grid, block):
+    return 2000 + grid * block * 100 // 1000
+
+
+STEP = {"attn_block(float*, int)": (2, kernel_ns(GRID, BLOCK)),
+        "mlp_up(float*, int)": (1, kernel_ns(GRID * 2, BLOCK)),
+        "mlp_act(float*, int)": (1, kernel_ns(GRID, BLOCK)),
+        "mlp_down(float*, int)": (1, kernel_ns(GRID * 4, BLOCK))}
+
+
+def untraced():
+    p = run([prog("graph_decode")], base_env(**KNOBS), check_rc=0)
+    return p.stdout
+
+
+def traced(name, **env):
+    settings = dict(KNOBS)
+    settings.update(env)
+    out = os.path.join(TMP, "graphs_%s.gtrace" % name)
+    p, out = record([prog("graph_decode")], out=out, **settings)
+    return p.stdout, out
+
+
+def report(path, *args):
+    p = subprocess.run([GPUTRACE, "report", path, "--json"] + list(args),
+                       capture_output=True, text=True, timeout=120)
+    eq(p.returncode, 0, "report status (%s)" % p.stderr)
+    return json.loads(p.stdout)
+
+
+def test_capture_survives_tracing():
+    """Default settings, events and GPUTRACE_GPU_TIMING_SAMPLE=1: the capture
+    succeeds and the output is the untraced one."""
+    want = untraced()
+    if "capture: ok" not in want or "replays: %d, host function ran 41" % REPLAYS not in want:
+        raise AssertionError("the untraced program did not run as planned:\n" + want)
+    for name, env in (("default", {}), ("events", dict(GPUTRACE_GPU_TIMING="events")),
+                      ("sample1", dict(GPUTRACE_GPU_TIMING_SAMPLE=1))):
+        got, _ = traced(name, **env)
+        eq(got, want, "output traced with %s settings" % name)
+
+
+def test_report_counts_graph_runs():
+    _, path = traced("counts", GPUTRACE_GPU_TIMING="events", GPUTRACE_GPU_TIMING_SAMPLE=1)
+    rep = report(path)
+    kern = {k["kernel"]: k for k in rep["kernels"]}
+    if any(k.startswith("graph ") for k in kern):
+        raise AssertionError("a graph counted as a kernel: %s" % sorted(kern))
+    for name, (per_step, ns) in STEP.items():
+        runs = per_step * REPLAYS + (BUILT_LAUNCHES if name.startswith("mlp_up") else 0)
+        k = kern[name]
+        eq((k["launches"], k["graph_launches"]), (per_step + runs, runs), name + " runs")
+        eq(k["gpu_timed"], per_step + runs, name + " timed runs")
+        want = (per_step + runs) * ns
+        if abs(k["gpu_total_ns"] - want) > want * 0.10:
+            raise AssertionError("%s: GPU total %d ns, the model says %d" %
+                                 (name, k["gpu_total_ns"], want))
+        if k.get("gpu_estimated") != runs:
+            raise AssertionError("%s: %r estimated, expected %d" %
+                                 (name, k.get("gpu_estimated"), runs))
+    eq((kern["ranged(float*, int)"]["launches"], kern["busy(float*, int)"]["launches"]),
+       (5, 1), "eager launches")
+    text = subprocess.run([GPUTRACE, "report", path], capture_output=True, text=True).stdout
+    for word in ("dropped", "missing"):
+        if word in text:
+            raise AssertionError("report says %r on a run that lost nothing:\n%s" % (word, text))
+
+
+def test_graphs_section():
+    _, path = traced("section", GPUTRACE_GPU_TIMING="events", GPUTRACE_GPU_TIMING_SAMPLE=1)
+    graphs = report(path)["graphs"]
+    eq(len(graphs), 2, "executable graphs")
+    step, built = graphs
+    eq((step["launches"], step["captured"], step["nodes"]), (REPLAYS, True, 7),
+       "the captured step: launches, captured, nodes (5 kernels, a copy, a host function)")
+    eq({k["name"]: k["count"] for k in step["kernels"]},
+       {name: per_step for name, (per_step, _) in STEP.items()}, "the step's kernels")
+    eq(step["timed"], REPLAYS, "timed launches")
+    # measured: the graph launches' DEVICE records, every one timed
+    spans = [e["dur_ns"] for e in dump(path) if e["kind"] == "device"
+             and e["api"] == "cudaGraphLaunch" and e["kernel"] == "graph " + step["graph"]]
+    eq(len(spans), REPLAYS, "DEVICE records of the step's launches")
+    eq(step["gpu_total_ns"], sum(spans), "step GPU total")
+    eq(step["gpu_p99_ns"], sorted(spans)[-1], "p99 of 40 launches (the 40th)")
+    kernels = sum(c * ns for c, ns in STEP.values())
+    if step["gpu_mean_ns"] < kernels:
+        raise AssertionError("a launch took %d ns, less than its kernels' %d" %
+                             (step["gpu_mean_ns"], kernels))
+    if "graph_decode.cu" not in step["captured_at"]:
+        raise AssertionError("captured at: %r" % step["captured_at"])
+    eq((built["launches"], built["captured"], built["nodes"]), (BUILT_LAUNCHES, False, 3),
+       "the built graph")
+    eq(built["kernels"], [{"name": "mlp_up(float*, int)", "count": 1}], "its kernels")
+
+
+main([test_capture_survives_tracing, test_report_counts_graph_runs, test_graphs_section])
