@@ -15,6 +15,7 @@ struct graph_ent { /* a cudaGraph_t of a process */
   struct node_list nodes;
   uint32_t capture_stack, instantiations;
   int captured;
+  int known; /* made where the trace saw it (a capture, node adds, a clone) */
 };
 
 struct capture_ent { /* an open capture sequence */
@@ -22,8 +23,9 @@ struct capture_ent { /* an open capture sequence */
   uint32_t stack;
 };
 
-struct eager { /* device time outside graphs: a kernel's, or per byte */
-  double ns, bytes;
+struct eager { /* device time outside graphs: a kernel's shortest run, or the
+                  lowest ns per byte of copies or memsets of one direction */
+  double ns;   /* kernels: ns; copies, memsets: ns per byte */
   uint64_t n;
 };
 
@@ -40,6 +42,7 @@ enum api_class {
 };
 
 struct gt_graphs {
+  struct gt_model *model; /* kernel names, when the caller has them */
   /* key -> position (gt_find_or_add); exec_idx: key -> position + 1 */
   struct gt_map graph_idx, capture_idx, exec_idx, eager_idx;
   struct graph_ent *graphs;
@@ -50,10 +53,17 @@ struct gt_graphs {
   size_t nexecs, cexecs;
   struct eager *eager;
   size_t neager, ceager;
-  struct gt_map open_per_pid; /* pid -> captures open */
+  struct gt_map open_per_pid;     /* pid -> captures open */
+  struct gt_map launches_per_pid; /* pid -> graph launches so far */
   uint64_t during_capture;
   struct gt_record *out;
   size_t nout, cout;
+  /* DEVICE records of graph launches whose executable is not known yet
+   * (read before its instantiation: another source of the file), until
+   * their launch comes: (pid, tid, corr) -> position + 1 in `held` */
+  struct gt_map held_idx;
+  struct gt_record *held;
+  size_t nheld, cheld;
   double *weights;
   size_t cweights;
   unsigned char api_class[GT_API_COUNT];
@@ -80,8 +90,9 @@ static unsigned char classify(const char *base) {
   return AC_OTHER;
 }
 
-struct gt_graphs *gt_graphs_new(void) {
+struct gt_graphs *gt_graphs_new(struct gt_model *model) {
   struct gt_graphs *g = gt_xcalloc(1, sizeof *g);
+  g->model = model;
   for (unsigned a = 0; a < GT_API_COUNT; a++)
     g->api_class[a] = gt_apis[a].kind == GT_KIND_GRAPH ? classify(gt_apis[a].base) : 0;
   return g;
@@ -109,6 +120,9 @@ void gt_graphs_free(struct gt_graphs *g) {
   gt_map_free(&g->exec_idx);
   gt_map_free(&g->eager_idx);
   gt_map_free(&g->open_per_pid);
+  gt_map_free(&g->launches_per_pid);
+  gt_map_free(&g->held_idx);
+  free(g->held);
   free(g);
 }
 
@@ -149,9 +163,25 @@ static struct eager *eager_of(struct gt_graphs *g, uint64_t key) {
   return &g->eager[at];
 }
 
-static uint64_t eager_key(uint32_t pid, unsigned kind, unsigned dir, uint64_t kernel) {
-  return gt_pid_key(pid, kind == GT_KIND_LAUNCH ? kernel : (uint64_t)(kind << 8 | dir)) ^
-         (uint64_t)kind << 56;
+/* A kernel by name once the trace named it: launches name a kernel by its
+ * stub, a cudaKernel_t or a CUfunction, and a node added with
+ * cudaGraphAddKernelNode by its stub where the eager launches used a
+ * handle. */
+static uint64_t kernel_identity(const struct gt_graphs *g, uint32_t pid,
+                                uint64_t kernel) {
+  if (!g->model || !gt_model_kernel_known(g->model, pid, kernel))
+    return kernel;
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+  for (const char *c = gt_model_kernel_of(g->model, pid, kernel, 0); *c; c++)
+    h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+  return h | 1ull << 63;
+}
+
+static uint64_t eager_key(const struct gt_graphs *g, uint32_t pid, unsigned kind,
+                          unsigned dir, uint64_t kernel) {
+  uint64_t what = kind == GT_KIND_LAUNCH ? kernel_identity(g, pid, kernel)
+                                         : (uint64_t)(kind << 8 | dir);
+  return gt_pid_key(pid, what) ^ (uint64_t)kind << 56;
 }
 
 static void list_append(struct node_list *l, const struct gt_graph_node *src, size_t n) {
@@ -179,7 +209,10 @@ static void open_delta(struct gt_graphs *g, uint32_t pid, int delta) {
 static struct gt_graph_node node_from(const struct gt_record *r) {
   struct gt_graph_node n = {.kind = r->kind, .api = r->api, .stack_id = r->stack_id};
   n.flags = r->flags & (GT_F_HOST_FN | GT_F_KERNEL_HANDLE);
-  if (r->kind == GT_KIND_LAUNCH) {
+  if (r->kind == GT_KIND_ALLOC || r->kind == GT_KIND_FREE) {
+    n.ptr = r->u.mem.ptr;
+    n.bytes = r->u.mem.bytes;
+  } else if (r->kind == GT_KIND_LAUNCH) {
     n.kernel = r->u.launch.kernel;
     memcpy(n.grid, r->u.launch.grid, sizeof n.grid);
     memcpy(n.block, r->u.launch.block, sizeof n.block);
@@ -193,15 +226,21 @@ static struct gt_graph_node node_from(const struct gt_record *r) {
   return n;
 }
 
+static int mem_kind(unsigned kind) {
+  return kind == GT_KIND_ALLOC || kind == GT_KIND_FREE;
+}
+
 static uint32_t node_capture(const struct gt_record *r) {
-  return r->kind == GT_KIND_LAUNCH   ? r->u.launch.corr
+  return mem_kind(r->kind)           ? (uint32_t)r->u.mem.capture
+         : r->kind == GT_KIND_LAUNCH ? r->u.launch.corr
          : r->kind == GT_KIND_MEMCPY ? r->u.copy.corr
                                      : r->u.set.corr;
 }
 
 /* An added node's graph: the record's stream field. */
 static uint64_t node_graph(const struct gt_record *r) {
-  return r->kind == GT_KIND_LAUNCH   ? r->u.launch.stream
+  return mem_kind(r->kind)           ? r->u.mem.stream
+         : r->kind == GT_KIND_LAUNCH ? r->u.launch.stream
          : r->kind == GT_KIND_MEMCPY ? r->u.copy.stream
                                      : r->u.set.stream;
 }
@@ -209,10 +248,13 @@ static uint64_t node_graph(const struct gt_record *r) {
 /* A captured or added node: kept in its capture or graph. */
 static void take_node(struct gt_graphs *g, const struct gt_record *r) {
   struct node_list *to;
-  if (r->flags & GT_F_CAPTURED)
+  if (r->flags & GT_F_CAPTURED) {
     to = &capture_of(g, r->pid, node_capture(r))->nodes;
-  else
-    to = &graph_of(g, r->pid, node_graph(r))->nodes;
+  } else {
+    struct graph_ent *e = graph_of(g, r->pid, node_graph(r));
+    e->known = 1;
+    to = &e->nodes;
+  }
   if (r->kind == GT_KIND_LAUNCH && (r->flags & GT_F_GRAPH)) {
     /* an executable launched into a capture: a child graph node */
     struct gt_graph_exec *x = exec_of(g, r->pid, r->u.launch.kernel);
@@ -239,9 +281,11 @@ static void instantiated(struct gt_graphs *g, const struct gt_record *r, int upd
     x->instance_stack = r->stack_id;
     x->instance_ns = r->dur_ns;
     x->instance_ts = r->ts_ns;
+    gt_map_get(&g->launches_per_pid, r->pid, &x->launches_before);
     x->instantiations = ++src->instantiations;
   }
   x->graph = r->u.graph.graph;
+  x->known = src->known;
   x->captured = src->captured;
   x->capture_stack = src->capture_stack;
   x->nodes = gt_xrealloc(x->nodes, (src->nodes.n ? src->nodes.n : 1) * sizeof *x->nodes);
@@ -257,7 +301,7 @@ static void end_capture(struct gt_graphs *g, const struct gt_record *r) {
   if (r->result == 0 && r->u.graph.graph) {
     struct graph_ent *to = graph_of(g, r->pid, r->u.graph.graph);
     list_set(&to->nodes, &c->nodes);
-    to->captured = 1;
+    to->captured = to->known = 1;
     to->capture_stack = c->stack;
     to->instantiations = 0;
   }
@@ -287,6 +331,7 @@ static void graph_record(struct gt_graphs *g, const struct gt_record *r) {
       struct graph_ent *to = graph_of(g, r->pid, a->arg);
       list_set(&to->nodes, &src.nodes);
       to->captured = src.captured;
+      to->known = src.known;
       to->capture_stack = src.capture_stack;
     }
     break;
@@ -295,7 +340,9 @@ static void graph_record(struct gt_graphs *g, const struct gt_record *r) {
       struct node_list child = graph_of(g, r->pid, a->arg)->nodes;
       struct node_list copy = {0};
       list_append(&copy, child.v, child.n); /* graph_of may move the table */
-      list_append(&graph_of(g, r->pid, a->graph)->nodes, copy.v, copy.n);
+      struct graph_ent *parent = graph_of(g, r->pid, a->graph);
+      list_append(&parent->nodes, copy.v, copy.n);
+      parent->known = 1;
       free(copy.v);
     }
     break;
@@ -311,7 +358,7 @@ static void graph_record(struct gt_graphs *g, const struct gt_record *r) {
     if (r->result == 0) {
       struct graph_ent *e = graph_of(g, r->pid, a->graph);
       e->nodes.n = 0;
-      e->captured = 0;
+      e->captured = e->known = 0;
       e->instantiations = 0;
     }
     break;
@@ -340,7 +387,13 @@ static void expand_launch(struct gt_graphs *g, const struct gt_record *l,
     o->nslots = 1;
     o->flags = GT_F_GRAPH_RUN | n->flags;
     o->stack_id = n->stack_id;
-    if (n->kind == GT_KIND_LAUNCH) {
+    o->result = 0;
+    if (mem_kind(n->kind)) {
+      o->u.mem.ptr = n->ptr;
+      o->u.mem.bytes = n->bytes;
+      o->u.mem.memory = GT_MEM_DEVICE;
+      o->u.mem.stream = l->u.launch.stream;
+    } else if (n->kind == GT_KIND_LAUNCH) {
       o->u.launch.kernel = n->kernel;
       memcpy(o->u.launch.grid, n->grid, sizeof n->grid);
       memcpy(o->u.launch.block, n->block, sizeof n->block);
@@ -365,16 +418,16 @@ static void expand_launch(struct gt_graphs *g, const struct gt_record *l,
 static double node_weight(struct gt_graphs *g, uint32_t pid,
                           const struct gt_graph_node *n) {
   uint64_t at;
-  if (!gt_map_get(&g->eager_idx, eager_key(pid, n->kind, n->dir, n->kernel), &at))
+  if (!gt_map_get(&g->eager_idx, eager_key(g, pid, n->kind, n->dir, n->kernel), &at))
     return 0;
   const struct eager *e = &g->eager[at]; /* gt_find_or_add's positions */
-  if (n->kind == GT_KIND_LAUNCH)
-    return e->n ? e->ns / (double)e->n : 0;
-  return e->bytes > 0 ? e->ns / e->bytes * (double)n->bytes : 0;
+  if (!e->n)
+    return 0;
+  return n->kind == GT_KIND_LAUNCH ? e->ns : e->ns * (double)n->bytes;
 }
 
 static int timed_node(const struct gt_graph_node *n) {
-  return !(n->flags & GT_F_HOST_FN);
+  return !(n->flags & GT_F_HOST_FN) && !mem_kind(n->kind);
 }
 
 /* Each timed node's device time within a launch's span of `span` ns
@@ -429,23 +482,67 @@ static void eager_device(struct gt_graphs *g, const struct gt_record *d) {
   const struct gt_device_args *a = &d->u.device;
   if (a->of_kind == GT_KIND_LAUNCH && (d->flags & GT_F_HOST_FN))
     return;
-  struct eager *e = eager_of(g, eager_key(d->pid, a->of_kind, a->dir, a->kernel));
-  e->ns += (double)d->dur_ns;
-  e->bytes += (double)a->bytes;
-  e->n++;
+  if (a->of_kind != GT_KIND_LAUNCH && a->bytes == 0)
+    return;
+  /* The least, not the mean: an event-timed run is only ever lengthened (the
+   * host delayed between its start event and the work on an idle stream),
+   * and inside a graph nothing delays it so. */
+  double ns = a->of_kind == GT_KIND_LAUNCH ? (double)d->dur_ns
+                                           : (double)d->dur_ns / (double)a->bytes;
+  struct eager *e = eager_of(g, eager_key(g, d->pid, a->of_kind, a->dir, a->kernel));
+  if (!e->n++ || ns < e->ns)
+    e->ns = ns;
 }
+
+#define GR_HELD_MAX 4096u
+
+static uint64_t held_key(const struct gt_record *r, uint32_t corr) {
+  return gt_pid_key(r->pid, (uint64_t)r->tid << 32 | corr);
+}
+
+/* A graph launch's DEVICE record that came first, if it was held. */
+static int take_held(struct gt_graphs *g, const struct gt_record *l,
+                     struct gt_record *out) {
+  uint64_t at;
+  if (!gt_map_get(&g->held_idx, held_key(l, l->u.launch.corr), &at))
+    return 0;
+  gt_map_del(&g->held_idx, held_key(l, l->u.launch.corr));
+  *out = g->held[at - 1];
+  struct gt_record *last = &g->held[--g->nheld];
+  if (at - 1 != g->nheld) { /* the last one fills the hole */
+    g->held[at - 1] = *last;
+    gt_map_put(&g->held_idx, held_key(last, last->u.device.corr), at);
+  }
+  return 1;
+}
+
+static void timed_launch(struct gt_graphs *g, const struct gt_record *d,
+                         struct gt_graph_exec *x);
 
 static enum gt_graphs_verdict graph_launch(struct gt_graphs *g,
                                            const struct gt_record *r) {
   struct gt_graph_exec *x = exec_of(g, r->pid, r->u.launch.kernel);
-  if (!x || x->nnodes == 0)
-    return GT_GRAPHS_PASS; /* built where we could not see: a "graph" as before */
+  struct gt_record dev;
+  int held = take_held(g, r, &dev);
+  if (!x || !x->known) { /* built where we could not see: a "graph" as before */
+    if (held)
+      *out_next(g) = dev; /* its DEVICE record, as it came */
+    return GT_GRAPHS_PASS;
+  }
+  if (held) { /* the span on the device, then its nodes' shares */
+    dev.flags |= GT_F_EXPANDED;
+    *out_next(g) = dev;
+    timed_launch(g, &dev, x);
+  }
   if (r->result != 0) {
     x->failed++;
     return GT_GRAPHS_EXPAND; /* ran nothing: no node records */
   }
   if (!x->launches++)
     x->first_launch_ts = r->ts_ns;
+  uint64_t before = 0;
+  gt_map_get(&g->launches_per_pid, r->pid, &before);
+  gt_map_put(&g->launches_per_pid, r->pid, before + 1);
   uint64_t open = 0;
   if (gt_map_get(&g->open_per_pid, r->pid, &open) && open)
     g->during_capture++;
@@ -453,16 +550,27 @@ static enum gt_graphs_verdict graph_launch(struct gt_graphs *g,
   return GT_GRAPHS_EXPAND;
 }
 
+static void timed_launch(struct gt_graphs *g, const struct gt_record *d,
+                         struct gt_graph_exec *x) {
+  x->timed++;
+  x->gpu_ns += (double)d->dur_ns * (d->u.device.sample ? d->u.device.sample : 1);
+  gt_durs_add(&x->durs, d->dur_ns);
+  expand_device(g, d, x);
+}
+
 static enum gt_graphs_verdict device(struct gt_graphs *g, const struct gt_record *d) {
   if (d->u.device.of_kind == GT_KIND_LAUNCH && (d->flags & GT_F_GRAPH)) {
     struct gt_graph_exec *x = exec_of(g, d->pid, d->u.device.kernel);
-    if (!x || x->nnodes == 0)
+    if (x && x->known) {
+      timed_launch(g, d, x);
+      return GT_GRAPHS_EXPAND;
+    }
+    if (g->nheld >= GR_HELD_MAX)
       return GT_GRAPHS_PASS;
-    x->timed++;
-    x->gpu_ns += (double)d->dur_ns * (d->u.device.sample ? d->u.device.sample : 1);
-    gt_durs_add(&x->durs, d->dur_ns);
-    expand_device(g, d, x);
-    return GT_GRAPHS_EXPAND;
+    g->held = gt_grow(g->held, &g->cheld, g->nheld + 1, sizeof *g->held);
+    g->held[g->nheld++] = *d;
+    gt_map_put(&g->held_idx, held_key(d, d->u.device.corr), g->nheld);
+    return GT_GRAPHS_HIDE; /* until its launch says what the graph runs */
   }
   eager_device(g, d);
   return GT_GRAPHS_PASS;
@@ -483,7 +591,11 @@ enum gt_graphs_verdict gt_graphs_feed(struct gt_graphs *g, const struct gt_recor
                                                                 : GT_GRAPHS_PASS;
   case GT_KIND_ALLOC:
   case GT_KIND_FREE: /* graph memory: allocated when a graph runs */
-    return r->flags & (GT_F_CAPTURED | GT_F_NODE) ? GT_GRAPHS_HIDE : GT_GRAPHS_PASS;
+    if (!(r->flags & (GT_F_CAPTURED | GT_F_NODE)))
+      return GT_GRAPHS_PASS;
+    if (r->result == 0)
+      take_node(g, r);
+    return GT_GRAPHS_HIDE;
   case GT_KIND_DEVICE:
     return device(g, r);
   case GT_KIND_GRAPH:

@@ -19,17 +19,33 @@
  *  - Node records of a launch (GT_F_GRAPH_RUN): one per kernel, copy,
  *    memset and host node, with the launch's pid, tid, corr, stream and
  *    start, the node's kernel, dims, bytes and stack (the line that
- *    captured or added it). Node records of a DEVICE record: the launch's
- *    measured span shared over its kernel, copy and memset nodes, in node
- *    order from its start, flagged GT_F_ESTIMATED: each node gets its eager
- *    reference (kernels: the kernel's mean device time outside graphs;
- *    copies and memsets: their mean ns per byte times the node's bytes),
- *    all scaled down when they add up to more than the span; nodes without
- *    one share what is left (the whole span when none has one). What
- *    remains is the graph's own time (host nodes, waits), in no node.
+ *    captured or added it); and graph memory: an ALLOC per allocation node
+ *    and a FREE per free node (a captured cudaMallocAsync / cudaFreeAsync,
+ *    cudaGraphAddMemAllocNode / FreeNode), so memory is live while a
+ *    launched graph holds it, not at capture, and a cudaFree of it outside
+ *    the graph matches. The session feeds these to its layers.
+ *  - Node records of a DEVICE record: the launch's measured span shared
+ *    over its kernel, copy and memset nodes, in node order from its start,
+ *    flagged GT_F_ESTIMATED: each node gets its eager reference (kernels:
+ *    the kernel's shortest device time outside graphs; copies and
+ *    memsets: their lowest ns per byte times the node's bytes), all scaled
+ *    down when they add up to more than the span; nodes without one share
+ *    what is left (the whole span when none has one). What remains is the
+ *    graph's own time (host nodes, waits), in no node.
  *  - An executable stays findable after cudaGraphExecDestroy until its
  *    handle is instantiated again: DEVICE records of its last launches may
  *    reach a time-ordered session after the destroy.
+ *  - A graph launch's DEVICE record that comes before its executable is
+ *    known (the device records' source drained ahead of the launching
+ *    thread's, which holds the instantiation) is held (HIDE) until its
+ *    launch comes, then passed on after it: expanded when the executable is
+ *    known by then, as it came otherwise. At most 4096 are held (more pass
+ *    on as they are); one whose launch never comes (a dropped record) is
+ *    not shown.
+ *  - Order: the layer needs its kinds in one order. The session orders all
+ *    of LAUNCH, MEMCPY, MEMSET, ALLOC, FREE, GRAPH and DEVICE by time when
+ *    a command orders any of them (GT_ORDER_GRAPH_KINDS, session.c), or
+ *    none: per thread, file order is call order.
  *  - Per executable: launches, device time (timed launches, their sample
  *    weight, durations for percentiles), its kernels per launch, where it
  *    was captured and instantiated and what instantiation cost, and how
@@ -45,18 +61,21 @@
 #include <stdint.h>
 
 #include "gputrace/schema.h"
+#include "model.h"
 #include "report_stats.h"
 
 enum gt_graphs_verdict { GT_GRAPHS_PASS = 0, GT_GRAPHS_HIDE, GT_GRAPHS_EXPAND };
 
 struct gt_graph_node {
-  uint8_t kind; /* GT_KIND_LAUNCH (kernel or host function), MEMCPY, MEMSET */
+  uint8_t kind; /* GT_KIND_LAUNCH (kernel or host function), MEMCPY, MEMSET, ALLOC
+                   and FREE (graph memory) */
   uint8_t dir;
   uint16_t api;
   uint32_t flags; /* GT_F_HOST_FN */
   uint32_t stack_id;
   uint32_t grid[3], block[3];
   uint64_t kernel, shmem, bytes;
+  uint64_t ptr; /* memory nodes */
 };
 
 /* One executable graph (per process and handle; a handle reused after
@@ -74,15 +93,19 @@ struct gt_graph_exec {
   uint32_t instance_stack; /* the instantiation's stack */
   uint64_t instance_ns;    /* what instantiation took (host) */
   uint64_t instance_ts;
+  uint64_t launches_before; /* graph launches of the process before its instantiation */
   uint64_t first_launch_ts;
   uint32_t instantiations; /* of its graph, this one included */
   int captured;            /* its graph came from a stream capture */
+  int known;               /* its graph's making was in the trace */
   int destroyed;
 };
 
 struct gt_graphs;
 
-struct gt_graphs *gt_graphs_new(void);
+/* `model` (may be NULL) names kernels, so that a node added by its stub
+ * finds the eager time of launches made through a cudaKernel_t. */
+struct gt_graphs *gt_graphs_new(struct gt_model *model);
 void gt_graphs_free(struct gt_graphs *g);
 enum gt_graphs_verdict gt_graphs_feed(struct gt_graphs *g, const struct gt_record *rec);
 /* After GT_GRAPHS_EXPAND: *n records to pass on after the (flagged) one;

@@ -116,8 +116,13 @@ void gt_model_count(struct gt_model *m, const struct gt_record *r) {
 }
 
 void gt_model_feed(struct gt_model *m, const struct gt_record *r, struct gt_event *ev) {
-  *ev = (struct gt_event){.rec = r};
   count(&m->totals, r);
+  gt_model_feed_made(m, r, ev);
+}
+
+void gt_model_feed_made(struct gt_model *m, const struct gt_record *r,
+                        struct gt_event *ev) {
+  *ev = (struct gt_event){.rec = r};
   switch (r->kind) {
   case GT_KIND_KERNEL_NAME:
     put_string(&m->kernels, gt_pid_key(r->pid, r->u.kname.kernel),

@@ -69,6 +69,10 @@ void gt_model_feed(struct gt_model *m, const struct gt_record *rec, struct gt_ev
 /* A record the tool does not see (a graph's node, GT_LAYER_GRAPHS): in
  * the run totals only. */
 void gt_model_count(struct gt_model *m, const struct gt_record *rec);
+/* A record the analyzer made (a graph's memory as a launch allocates it,
+ * GT_LAYER_GRAPHS): the layers see it, the run totals do not. */
+void gt_model_feed_made(struct gt_model *m, const struct gt_record *rec,
+                        struct gt_event *ev);
 
 /* The record as commands show it: a free matched to its allocation carries
  * the allocation's bytes and memory kind (a copy in *scratch); any other

@@ -75,6 +75,8 @@ struct rp_api {
 struct rp_kernel {
   uint64_t launches, cpu_ns;
   uint64_t graph_runs;    /* of launches: runs inside graph launches (graphs.h) */
+  uint32_t fn_pid;        /* a host function's row: one of its (process, address) */
+  uint64_t fn_addr;       /* named by its symbol at output (rp_kernel_name) */
   uint64_t gpu_estimated; /* of gpu_timed: apportioned from graph launches */
   uint64_t gpu_timed, gpu_ns, gpu_scaled_ns, gpu_max_ns; /* DEVICE records */
   double gpu_sq;        /* sum of squared durations (ns^2): the spread */
@@ -324,11 +326,16 @@ struct rp_site {
 int rp_top_sites(struct report *r, int which, struct rp_site out[3]); /* how many */
 /* GPU time by the line that launched it (report_sites.c), after the read. */
 void rp_gpu_lines(struct report *r);
+/* A kernel row's name as shown: a host function by its symbol when the
+ * trace has it ("host function on_host"), else the name it was counted
+ * under. Valid until the next call. */
+const char *rp_kernel_name(const struct report *r, size_t idx);
 /* "function at file:line" of a stack's origin; "-" for stack 0. */
 void rp_site_text(struct report *r, uint32_t pid, uint32_t stack, char *buf, size_t len);
 /* report_graphs.c: the graphs section (one row per executable graph). */
 void rp_graphs_text(FILE *o, struct report *r);
 void rp_graphs_json(FILE *o, struct report *r);
+void rp_graph_findings(struct report *r); /* docs/report.md "Findings" */
 /* "name ×N; name ×N" (or "name 1.2 ms; ..."), or NULL when no stacks. */
 const char *rp_stack_sites(struct report *r, int which, char *buf, size_t len);
 

@@ -243,7 +243,22 @@ static size_t kernel_index(struct report *r, uint32_t pid, uint64_t stub,
     memset(r->kern + old, 0, (r->kcap - old) * sizeof *r->kern);
   }
   gt_map_put(&r->kcache, key, idx + 1);
+  if (launch && (launch->flags & GT_F_HOST_FN) && !r->kern[idx].fn_addr) {
+    r->kern[idx].fn_pid = pid;
+    r->kern[idx].fn_addr = stub;
+  }
   return idx;
+}
+
+const char *rp_kernel_name(const struct report *r, size_t idx) {
+  static char buf[300];
+  const struct rp_kernel *k = &r->kern[idx];
+  const char *fn =
+      k->fn_addr ? gt_symtab_function(r->symtab, k->fn_pid, k->fn_addr + 1) : NULL;
+  if (!fn)
+    return r->knames.strs[idx];
+  snprintf(buf, sizeof buf, "host function %s", fn); /* frames are demangled */
+  return buf;
 }
 
 static void on_launch(struct report *r, struct rp_thread *t, struct rp_proc *p,
@@ -448,7 +463,9 @@ static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
   }
 }
 
-static void on_api(struct report *r, const struct gt_record *rec) {
+/* A call: the API table and the thread's span; `work` also counts what it
+ * queued or waited for (a captured or added graph node ran nothing). */
+static void on_call(struct report *r, const struct gt_record *rec, int work) {
   struct rp_thread *t = r->cur = thread_of(r, rec->pid, rec->tid);
   struct rp_proc *p = &r->procs[t->proc];
   uint64_t end = rec->ts_ns + rec->dur_ns;
@@ -475,7 +492,7 @@ static void on_api(struct report *r, const struct gt_record *rec) {
   gt_durs_add(&a->durs, rec->dur_ns);
   t->busy += rec->dur_ns;
   p->calls++;
-  switch (rec->kind) {
+  switch (work ? rec->kind : GT_KIND_NONE) {
   case GT_KIND_LAUNCH:
     on_launch(r, t, p, rec);
     break;
@@ -503,6 +520,10 @@ static void on_api(struct report *r, const struct gt_record *rec) {
     break;
   }
   r->cur = NULL; /* threads may move before the next record */
+}
+
+static void on_api(struct report *r, const struct gt_record *rec) {
+  on_call(r, rec, 1);
 }
 
 /* A kernel, copy or memset node run by a graph launch (graphs.h): work, not
@@ -721,6 +742,17 @@ static void feed(struct report *r, const struct gt_record *rec,
   }
 }
 
+/* A captured or added graph node: a call (host time) that queued nothing. */
+static void graph_node_cb(void *ctx, const struct gt_event *ev) {
+  struct report *r = ctx;
+  const struct gt_record *rec = ev->rec;
+  r->records++;
+  if ((r->opt.has_pid && rec->pid != r->opt.pid) || !in_window(r, rec->ts_ns))
+    return;
+  r->events++;
+  on_call(r, rec, 0);
+}
+
 static void feed_cb(void *ctx, const struct gt_event *ev) {
   struct gt_record scratch; /* frees with the bytes they freed */
   feed(ctx, ev->rec->kind == GT_KIND_FREE ? gt_event_record(ev, &scratch) : ev->rec,
@@ -739,7 +771,7 @@ int rp_read(struct report *r, const char *path, const char *cmd) {
   }
   r->model = gt_session_model(r->session);
   r->symtab = gt_model_symtab(r->model);
-  struct gt_tool tool = {.ctx = r, .range_open = open_hook};
+  struct gt_tool tool = {.ctx = r, .range_open = open_hook, .graph_node = graph_node_cb};
   gt_tool_all(&tool, feed_cb);
   gt_session_run(r->session, &tool);
   r->damaged = gt_session_damaged(r->session);

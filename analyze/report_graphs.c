@@ -10,6 +10,12 @@
  * "-" for a graph built node by node) and where it was instantiated, what instantiation
  * took, and how many times its graph was instantiated.
  *  - The section is left out when no graph was instantiated.
+ *  - Findings (rp_graph_findings; docs/report.md states each rule):
+ *    graph_reinstantiated, a graph instantiated 3 times or more (capture
+ *    and instantiation every step); graph_capture_while_serving, graphs
+ *    instantiated after the process had launched 100 graphs; graph_launch_in_
+ *    capture, graph launches while a capture was open; graph_host_function,
+ *    host nodes in graphs launched 10 times or more.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -89,8 +95,10 @@ void rp_graphs_text(FILE *o, struct report *r) {
     for (size_t j = 0; j < nk; j++)
       fprintf(o, "    %3u x %s\n", k[j].count, k[j].name);
     rp_site_text(r, x[i].pid, x[i].capture_stack, site, sizeof site);
-    fprintf(o, "    %s %s\n", x[i].captured ? "captured at" : "built (not captured)",
-            x[i].captured ? site : "");
+    if (x[i].captured)
+      fprintf(o, "    captured at %s\n", site);
+    else
+      fprintf(o, "    built node by node (not captured)\n");
     rp_site_text(r, x[i].pid, x[i].instance_stack, site, sizeof site);
     fprintf(o, "    instantiated at %s in %s (instantiation %u of its graph)\n", site,
             gt_fmt_ns(d, sizeof d, x[i].instance_ns), x[i].instantiations);
@@ -132,4 +140,95 @@ void rp_graphs_json(FILE *o, struct report *r) {
   }
   fprintf(o, "],\n\"graph_launches_during_capture\":%" PRIu64 ",\n",
           gt_graphs_launched_during_capture(gt_session_graphs(r->session)));
+}
+
+/* ---- findings ---- */
+
+struct graph_tally {
+  uint64_t reinst_execs, reinst_max, reinst_ns;
+  uint64_t late_execs, late_ns, host_execs, host_launches;
+};
+
+static int has_host_node(const struct gt_graph_exec *x) {
+  for (size_t i = 0; i < x->nnodes; i++)
+    if (x->nodes[i].flags & GT_F_HOST_FN)
+      return 1;
+  return 0;
+}
+
+/* Instantiated once the process was serving: after GR_SERVING graph
+ * launches (a start-up capture loop may replay a graph or two). */
+#define GR_SERVING 100
+
+static void tally(struct graph_tally *t, const struct gt_graph_exec *x, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (x[i].instantiations >= 3) {
+      t->reinst_execs++;
+      t->reinst_ns += x[i].instance_ns;
+      if (x[i].instantiations > t->reinst_max)
+        t->reinst_max = x[i].instantiations;
+    }
+    if (x[i].launches_before >= GR_SERVING) {
+      t->late_execs++;
+      t->late_ns += x[i].instance_ns;
+    }
+    if (x[i].launches >= 10 && has_host_node(&x[i])) {
+      t->host_execs++;
+      t->host_launches += x[i].launches;
+    }
+  }
+}
+
+void rp_graph_findings(struct report *r) {
+  size_t n;
+  struct gt_graphs *g = gt_session_graphs(r->session);
+  struct gt_graph_exec *x = gt_graphs_execs(g, &n);
+  struct graph_tally t = {0};
+  tally(&t, x, n);
+  struct rp_finding *f;
+  if (t.reinst_execs) {
+    f = rp_add_finding(r, "graph_reinstantiated", "medium",
+                       "Capture and instantiate each graph once and replay it; for new "
+                       "arguments update the executable (cudaGraphExecUpdate, "
+                       "cudaGraphExecKernelNodeSetParams) instead of capturing again.",
+                       "%" PRIu64
+                       " graphs were instantiated again and again (up to %" PRIu64
+                       " times each): capture and instantiation on every step",
+                       t.reinst_execs, t.reinst_max);
+    rp_ev_u(f, "graphs", RP_EV_U64, t.reinst_execs);
+    rp_ev_u(f, "max_instantiations", RP_EV_U64, t.reinst_max);
+    rp_ev_u(f, "instantiate_ns", RP_EV_NS, t.reinst_ns);
+  }
+  if (t.late_execs) {
+    f = rp_add_finding(
+        r, "graph_capture_while_serving", "low",
+        "Capture every shape before serving (warm-up over the batch sizes, "
+        "or pad to a few fixed sizes): a capture while serving stalls that "
+        "request.",
+        "%" PRIu64 " graphs were captured or instantiated after graphs were "
+        "already being replayed",
+        t.late_execs);
+    rp_ev_u(f, "graphs", RP_EV_U64, t.late_execs);
+    rp_ev_u(f, "instantiate_ns", RP_EV_NS, t.late_ns);
+  }
+  uint64_t during = gt_graphs_launched_during_capture(g);
+  if (during) {
+    f = rp_add_finding(
+        r, "graph_launch_in_capture", "low",
+        "Launch graphs from one thread while no capture is open, or capture "
+        "in thread-local mode: a launch into or beside a global capture "
+        "can invalidate it.",
+        "%" PRIu64 " graph launches were made while a capture was open", during);
+    rp_ev_u(f, "launches", RP_EV_U64, during);
+  }
+  if (t.host_execs) {
+    f = rp_add_finding(
+        r, "graph_host_function", "low",
+        "Move host work out of the replayed graph: a host node makes the GPU "
+        "wait for a CPU thread on every replay.",
+        "%" PRIu64 " graphs run host functions (%" PRIu64 " launches)", t.host_execs,
+        t.host_launches);
+    rp_ev_u(f, "graphs", RP_EV_U64, t.host_execs);
+    rp_ev_u(f, "launches", RP_EV_U64, t.host_launches);
+  }
 }

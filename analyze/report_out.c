@@ -301,7 +301,7 @@ static void text_kernels(FILE *o, const struct report *r) {
     const struct rp_kernel *k = &r->kern[ord[i]];
     if (!k->launches && !k->gpu_timed)
       continue;
-    name_cell(o, r->knames.strs[ord[i]], 44);
+    name_cell(o, rp_kernel_name(r, ord[i]), 44);
     u_cell(o, k->launches, 10);
     ns_cell(o, k->cpu_ns, 13);
     ns_cell(o, k->launches ? k->cpu_ns / k->launches : 0, 12);
@@ -555,7 +555,7 @@ static void json_kernels(FILE *o, const struct report *r) {
       continue;
     fprintf(o, "%s\n {\"kernel\":", first ? "" : ",");
     first = 0;
-    gt_json_str(o, r->knames.strs[ord[i]]);
+    gt_json_str(o, rp_kernel_name(r, ord[i]));
     fprintf(o,
             ",\"launches\":%" PRIu64 ",\"cpu_total_ns\":%" PRIu64
             ",\"cpu_mean_ns\":%" PRIu64,

@@ -496,6 +496,7 @@ void rp_findings(struct report *r) {
   rule_memory(r);
   rule_cold_start(r);
   rp_hw_findings(r);
+  rp_graph_findings(r);
   /* Stable order: by severity, then in the order above. */
   for (size_t i = 1; i < r->nfindings; i++) {
     struct rp_finding f = r->findings[i];

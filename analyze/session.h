@@ -50,6 +50,8 @@ struct gt_tool {
   gt_handler on[GT_KIND_COUNT]; /* NULL: records of that kind only feed the layers */
   gt_handler before;            /* every record, before the layers (ev->rec only) */
   gt_range_open_fn range_open;  /* GT_LAYER_NVTX: tag of a range as it opens */
+  gt_handler graph_node; /* GT_LAYER_GRAPHS: a captured or added node (a call that ran
+                            nothing), which on[] does not see; NULL: nobody */
 };
 
 /* Every kind to one handler. */
@@ -68,6 +70,12 @@ void gt_tool_kinds(struct gt_tool *t, uint32_t kinds, gt_handler fn);
    GT_ORDER_KIND(GT_KIND_MODULE) | GT_ORDER_KIND(GT_KIND_PYFRAME) |                      \
    GT_ORDER_KIND(GT_KIND_FRAME))
 #define GT_ORDER_ALL (0xffffffffu & ~GT_ORDER_DEFINITIONS) /* the rest in time order */
+/* What GT_LAYER_GRAPHS reads, ordered all alike (graphs.h). */
+#define GT_ORDER_GRAPH_KINDS                                                             \
+  (GT_ORDER_KIND(GT_KIND_LAUNCH) | GT_ORDER_KIND(GT_KIND_MEMCPY) |                       \
+   GT_ORDER_KIND(GT_KIND_MEMSET) | GT_ORDER_KIND(GT_KIND_ALLOC) |                        \
+   GT_ORDER_KIND(GT_KIND_FREE) | GT_ORDER_KIND(GT_KIND_GRAPH) |                          \
+   GT_ORDER_KIND(GT_KIND_DEVICE))
 
 struct gt_session_opts {
   const char *path;

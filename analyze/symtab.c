@@ -228,6 +228,15 @@ static int expand(struct gt_symtab *t, uint32_t pid, uint64_t entry, struct gt_f
   return n;
 }
 
+const char *gt_symtab_function(struct gt_symtab *t, uint32_t pid, uint64_t ip) {
+  uint64_t v;
+  if (!t || !gt_map_get(&t->addrs, gt_pid_key(pid, ip), &v))
+    return NULL;
+  const struct addr *a = (const void *)(uintptr_t)v;
+  const char *f = a->count ? a->levels[a->count - 1].function : NULL;
+  return f && strcmp(f, "??") != 0 ? f : NULL;
+}
+
 int gt_symtab_stack(struct gt_symtab *t, uint32_t pid, uint32_t stack_id,
                     struct gt_frame *out, int max) {
   uint64_t v;

@@ -35,6 +35,11 @@ struct gt_module_range {
 };
 int gt_symtab_module_of(const struct gt_symtab *t, uint32_t pid, uint64_t ip,
                         struct gt_module_range *out);
+/* The function a code address is in (the outermost of its inline levels),
+ * from the FRAME records of `ip`; NULL when the trace has none or it is
+ * unknown ("??"). A host function's name: the collector symbolizes its
+ * address + 1 (collector/clients.c), so ask for fn + 1. */
+const char *gt_symtab_function(struct gt_symtab *t, uint32_t pid, uint64_t ip);
 /* Frames of a stack, innermost first; returns how many were written. */
 int gt_symtab_stack(struct gt_symtab *t, uint32_t pid, uint32_t stack_id,
                     struct gt_frame *out, int max);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "gputrace/map.h"
 #include "gputrace/protocol.h"
 #include "gputrace/trace_file.h"
 
@@ -64,7 +65,8 @@ struct gt_client {
   struct gt_symq *symq;
   uint64_t sym_seq; /* the last item it gave the symbolizer */
   struct gt_knames *knames;
-  int looking; /* inside a look-ahead for a kernel's name */
+  int looking;            /* inside a look-ahead for a kernel's name */
+  struct gt_map host_fns; /* host functions given to the symbolizer */
 };
 
 int gt_collector_quiet;
@@ -166,6 +168,7 @@ static void put_process_start(struct gt_sink *sink, const struct gt_client *c,
 
 void gt_client_free(struct gt_client *c) {
   gt_knames_free(c->knames);
+  gt_map_free(&c->host_fns);
   if (c->map)
     munmap(c->map, c->map_len);
   if (c->fd >= 0)
@@ -452,6 +455,33 @@ static struct gt_record *name_first(struct gt_client *c, struct gt_sink *sink,
   return rec;
 }
 
+/* A host function's first launch (or node): its address goes to the
+ * symbolizer as a one-entry stack of fn + 1 (the symbolizer looks up the
+ * byte before a return address: here, the function's own first byte), so
+ * a FRAME record names it and readers can show its symbol (symtab.h
+ * gt_symtab_function). Bounded: at most 4096 functions a process. */
+static void name_host_fn(struct gt_client *c, uint64_t fn) {
+  if (!c->symq || fn == 0 || gt_map_get(&c->host_fns, fn, NULL) ||
+      c->host_fns.count >= 4096 || gt_map_put(&c->host_fns, fn, 1) != 0)
+    return;
+  struct {
+    struct gt_record rec;
+    struct gt_text_slot slot;
+  } s;
+  memset(&s, 0, sizeof s);
+  uint64_t ip = fn + 1;
+  s.rec.kind = GT_KIND_STACK;
+  s.rec.pid = c->pid;
+  s.rec.nslots = 2;
+  s.rec.u.stack.depth = 1;
+  s.rec.u.stack.text_len = sizeof ip;
+  s.slot.magic = GT_TEXT_MAGIC;
+  s.slot.index = 1;
+  memcpy(s.slot.text, &ip, sizeof ip);
+  uint64_t seq = gt_symq_push(c->symq, c->pid, &s.rec);
+  c->sym_seq = seq ? seq : c->sym_seq;
+}
+
 /* One record read from the ring into the sink's space: fix it up and
  * commit it (or hold it: kernel names). */
 static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *rec) {
@@ -468,6 +498,8 @@ static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *re
   if (rec->kind == GT_KIND_LAUNCH ||
       (rec->kind == GT_KIND_DEVICE && rec->u.device.of_kind == GT_KIND_LAUNCH))
     rec = name_first(c, sink, rec);
+  if (rec->kind == GT_KIND_LAUNCH && (rec->flags & GT_F_HOST_FN))
+    name_host_fn(c, rec->u.launch.kernel);
   /* Stacks and modules feed the symbolizer, which gets its own copy. */
   if (rec->kind == GT_KIND_STACK || rec->kind == GT_KIND_MODULE) {
     uint64_t seq = gt_symq_push(c->symq, c->pid, rec);

@@ -34,6 +34,7 @@
 
 #include "collector.h"
 #include "gputrace/map.h"
+#include "graphs.h"
 #include "profiles.h"
 
 struct proc {
@@ -42,7 +43,8 @@ struct proc {
   uint64_t since_ns; /* this interval's start (CLOCK_MONOTONIC) */
   struct gt_model *model;
   struct gt_memprof *mem;
-  struct gt_gpu_attr gpu; /* this interval's */
+  struct gt_gpu_attr gpu;   /* this interval's */
+  struct gt_graphs *graphs; /* graph launches run their nodes (graphs.h) */
 };
 
 struct gt_liveprof {
@@ -91,6 +93,7 @@ static struct proc *proc_of(struct gt_liveprof *lp, uint32_t pid) {
   p->pid = pid;
   p->since_ns = clock_ns(CLOCK_MONOTONIC);
   p->model = gt_model_new(GT_LAYER_HEAP | GT_LAYER_SYMBOLS);
+  p->graphs = gt_graphs_new(p->model);
   p->mem = gt_memprof_new();
   gt_gpu_attr_init(&p->gpu);
   if (lp->nprocs == lp->cprocs) {
@@ -153,7 +156,16 @@ static void end_proc(struct gt_liveprof *lp, struct proc *p, uint64_t now_ns) {
   gt_model_free(p->model);
   gt_memprof_free(p->mem);
   gt_gpu_attr_free(&p->gpu);
+  gt_graphs_free(p->graphs);
   free(p);
+}
+
+/* An expanded graph launch or its DEVICE record: the work is its nodes'. */
+static void feed_graph_runs(struct proc *p) {
+  size_t n;
+  const struct gt_record *runs = gt_graphs_expansion(p->graphs, &n);
+  for (size_t i = 0; i < n; i++)
+    gt_gpu_attr_feed(&p->gpu, p->model, &runs[i]);
 }
 
 void gt_liveprof_observe(void *ctx, const struct gt_record *rec) {
@@ -165,6 +177,7 @@ void gt_liveprof_observe(void *ctx, const struct gt_record *rec) {
   case GT_KIND_MEMCPY:
   case GT_KIND_MEMSET:
   case GT_KIND_DEVICE:
+  case GT_KIND_GRAPH: /* captures and instantiations: what graph launches run */
   case GT_KIND_PROCESS:
   case GT_KIND_KERNEL_NAME:
   case GT_KIND_STACK:
@@ -178,10 +191,15 @@ void gt_liveprof_observe(void *ctx, const struct gt_record *rec) {
   struct proc *p = proc_of(lp, rec->pid);
   if (!p)
     return;
+  enum gt_graphs_verdict v = gt_graphs_feed(p->graphs, rec);
+  if (v == GT_GRAPHS_HIDE) /* a graph's node: no work, its memory the graph's */
+    return;
   struct gt_event ev;
   gt_model_feed(p->model, rec, &ev);
   if (rec->kind == GT_KIND_ALLOC || rec->kind == GT_KIND_FREE)
     gt_memprof_feed(p->mem, &ev);
+  else if (v == GT_GRAPHS_EXPAND)
+    feed_graph_runs(p);
   else if (GT_GPU_ATTR_KINDS >> rec->kind & 1)
     gt_gpu_attr_feed(&p->gpu, p->model, rec);
   else if (rec->kind == GT_KIND_PROCESS && rec->u.proc.phase == GT_PROC_END)

@@ -6,7 +6,10 @@
  * HTTP thread (libmicrohttpd's own) copies the published snapshot under the
  * same mutex and formats /metrics outside it, so a scrape never holds up
  * draining. Labels are bounded: APIs (the fixed table), copy directions,
- * up to GT_PROM_MAX_PIDS live processes and GT_PROM_MAX_GPUS devices. */
+ * up to GT_PROM_MAX_PIDS live processes and GT_PROM_MAX_GPUS devices.
+ * CUDA graphs as every analysis counts them (analyze/graphs.h): a captured
+ * or added node is a call, not a launch, and its memory is the graph's; a
+ * graph launch counts the kernels and copies it runs. */
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -17,6 +20,7 @@
 
 #include "collector.h"
 #include "gputrace/map.h"
+#include "graphs.h"
 
 #ifdef GT_HAVE_MHD
 #include <microhttpd.h>
@@ -46,6 +50,7 @@ struct prom_counters {
 struct gt_prom {
   struct prom_counters live; /* the drain loop's own */
   struct gt_map allocs;      /* (pid, ptr) -> bytes of live device allocations */
+  struct gt_graphs *graphs;  /* what each graph launch runs */
   uint64_t last_publish;
   pthread_mutex_t mu;
   struct prom_counters snap; /* published, under mu */
@@ -69,6 +74,8 @@ static int pid_slot(struct prom_counters *c, uint32_t pid, int create) {
   return free_slot;
 }
 
+static void observe_work(struct gt_prom *p, const struct gt_record *r);
+
 void gt_prom_observe(void *ctx, const struct gt_record *r) {
   struct gt_prom *p = ctx;
   struct prom_counters *c = &p->live;
@@ -76,6 +83,21 @@ void gt_prom_observe(void *ctx, const struct gt_record *r) {
     c->api_calls[r->api]++;
     c->api_ns[r->api] += r->dur_ns;
   }
+  enum gt_graphs_verdict v = gt_graphs_feed(p->graphs, r);
+  if (v == GT_GRAPHS_HIDE)
+    return; /* a graph's node: ran nothing */
+  if (v == GT_GRAPHS_PASS) {
+    observe_work(p, r);
+    return;
+  }
+  size_t n;
+  const struct gt_record *runs = gt_graphs_expansion(p->graphs, &n);
+  for (size_t i = 0; i < n; i++)
+    observe_work(p, &runs[i]);
+}
+
+static void observe_work(struct gt_prom *p, const struct gt_record *r) {
+  struct prom_counters *c = &p->live;
   switch (r->kind) {
   case GT_KIND_LAUNCH:
     c->launches++;
@@ -319,6 +341,7 @@ struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
     return NULL;
   }
   gt_map_init(&p->allocs);
+  p->graphs = gt_graphs_new(NULL); /* counts only: no device times */
   pthread_mutex_init(&p->mu, NULL);
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
   if (ai->ai_family == AF_INET6)
@@ -333,6 +356,7 @@ struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
   if (!p->daemon) {
     snprintf(err, errlen, "--prometheus %s: cannot listen there", addr_port);
     gt_map_free(&p->allocs);
+    gt_graphs_free(p->graphs);
     pthread_mutex_destroy(&p->mu);
     free(p);
     return NULL;
@@ -348,6 +372,7 @@ void gt_prom_stop(struct gt_prom *p) {
   MHD_stop_daemon(p->daemon);
 #endif
   gt_map_free(&p->allocs);
+  gt_graphs_free(p->graphs);
   pthread_mutex_destroy(&p->mu);
   free(p);
 }

@@ -189,16 +189,10 @@ void gt_capture_end(uint64_t stream) {
 
 /* ---- the hooks ---- */
 
-extern int gt_stacks_mode; /* stacks.c: 0 none */
-
 void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
                      uint64_t stream, uint64_t id, uint64_t graph, uint32_t mode) {
   struct gt_record rec;
-  gt_record_begin(&rec, api, t0, t1, r);
-  /* where a capture begins is where the user looks for a graph's code: a
-   * stack whenever stacks are on (captures are rare) */
-  if (gt_stacks_mode != 0 && rec.stack_id == 0 && (gt_api_flags(api) & GT_AF_CAPTURE))
-    rec.stack_id = gt_stack_id();
+  gt_record_begin(&rec, api, t0, t1, r); /* a BeginCapture's stack: GT_AF_STACK */
   rec.u.graph.stream = stream;
   rec.u.graph.capture = id;
   rec.u.graph.graph = graph;

@@ -365,7 +365,7 @@ void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t 
   rec->kind = (uint8_t)gt_api_kind(api);
   rec->nslots = 1;
   rec->result = result;
-  if (__builtin_expect(gt_stacks_wanted(rec->kind), 0))
+  if (__builtin_expect(gt_stacks_wanted(rec->kind, api), 0))
     rec->stack_id = gt_stack_id();
 }
 

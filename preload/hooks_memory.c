@@ -31,6 +31,7 @@
  *    unclosed mapping as a leak but do not count it in this process's live
  *    or peak bytes (analyze/heap.c).
  */
+#include "capture.h"
 #include "shim.h"
 
 /* ---- shared bodies ---- */
@@ -44,6 +45,18 @@ struct alloc_info {
   const void *pool;
 };
 
+/* A stream-ordered allocation or free queued into a capture is graph
+ * memory: allocated when the graph runs (capture.h). */
+static void mark_captured(struct gt_record *rec, unsigned api, const void *stream) {
+  if (!(gt_mode_now() & GT_MODE_CAPTURE) || !(gt_api_flags(api) & GT_AF_ASYNC))
+    return;
+  uint32_t cap = gt_capture_of(stream, gt_apis[api].per_thread);
+  if (cap) {
+    rec->flags |= GT_F_CAPTURED;
+    rec->u.mem.capture = cap;
+  }
+}
+
 static void emit_alloc(const struct alloc_info *a, uint64_t t0, uint64_t t1,
                        cudaError_t r, const void *ptr, uint64_t bytes, uint64_t pitch) {
   struct gt_record rec;
@@ -56,6 +69,7 @@ static void emit_alloc(const struct alloc_info *a, uint64_t t0, uint64_t t1,
   rec.u.mem.pool = (uint64_t)(uintptr_t)a->pool;
   rec.u.mem.host_flags = a->host_flags;
   rec.u.mem.memory = a->memory;
+  mark_captured(&rec, a->api, a->stream);
   gt_emit(&rec);
 }
 
@@ -67,6 +81,7 @@ static void emit_free(unsigned api, uint8_t memory, uint32_t flags, uint64_t t0,
   rec.u.mem.ptr = (uint64_t)(uintptr_t)ptr;
   rec.u.mem.stream = (uint64_t)(uintptr_t)stream;
   rec.u.mem.memory = memory;
+  mark_captured(&rec, api, stream);
   gt_emit(&rec);
 }
 

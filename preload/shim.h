@@ -245,7 +245,7 @@ const void *gt_kernels_stub_for(const void *handle);
  * gt_record_begin for the kinds GPUTRACE_STACKS asks for (launches: from
  * the launch path, sampled: launch.h), forget in a forked child. */
 void gt_stacks_configure(void);
-int gt_stacks_wanted(unsigned kind);
+int gt_stacks_wanted(unsigned kind, unsigned api);
 uint32_t gt_stack_id(void);
 void gt_stacks_after_fork(void);
 /* Launch stacks' sampling (launch.c): read the knobs (after

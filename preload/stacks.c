@@ -85,9 +85,10 @@ void gt_stacks_configure(void) {
   }
 }
 
-int gt_stacks_wanted(unsigned kind) {
+int gt_stacks_wanted(unsigned kind, unsigned api) {
   if (gt_stacks_mode == STACKS_ALLOC)
-    return kind == GT_KIND_ALLOC || kind == GT_KIND_FREE;
+    return kind == GT_KIND_ALLOC || kind == GT_KIND_FREE ||
+           (gt_api_flags(api) & GT_AF_STACK);
   /* API calls only: the trace's own records (stacks, modules) have none */
   return gt_stacks_mode == STACKS_ALL && gt_kind_is_call(kind);
 }

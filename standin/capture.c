@@ -23,7 +23,11 @@
  *    or queried and operations that cannot be captured are refused
  *    (cudaErrorStreamCaptureUnsupported); all of these invalidate the
  *    capture. Operations on a stream of an invalidated capture give
- *    cudaErrorStreamCaptureInvalidated.
+ *    cudaErrorStreamCaptureInvalidated. A call with wrong arguments fails
+ *    as the eager call does and leaves the capture alone.
+ *  - An event whose last record was in a capture never ran: querying,
+ *    synchronizing or timing it is cudaErrorCapturedEvent
+ *    (streams_events.c), as is a wait on it once its capture ended.
  *  - The legacy stream while a blocking stream takes part in a capture:
  *    every operation on it fails with cudaErrorStreamCaptureImplicit and
  *    invalidates those captures; cudaStreamIsCapturing and

@@ -116,17 +116,24 @@ void si_copy_move(const struct si_copy *c) {
               (const char *)c->src + z * c->sslice + r * c->spitch, c->width);
 }
 
-int si_copy_schedule(uint64_t bytes, enum cudaMemcpyKind kind, enum si_loc host,
-                     struct si_stream *s, enum si_copy_mode mode, uint64_t *end) {
+uint64_t si_copy_cost(uint64_t bytes, enum cudaMemcpyKind kind, enum si_loc host,
+                      int *engine) {
   const struct si_config *cfg = si_config();
-  int engine = SI_ENG_COMPUTE;
   double gbps = cfg->dtod_gbps;
+  *engine = SI_ENG_COMPUTE;
   if (kind != cudaMemcpyDeviceToDevice) {
-    engine = kind == cudaMemcpyHostToDevice ? SI_ENG_H2D : SI_ENG_D2H;
+    *engine = kind == cudaMemcpyHostToDevice ? SI_ENG_H2D : SI_ENG_D2H;
     gbps = host == SI_LOC_PINNED ? cfg->pinned_gbps : cfg->pageable_gbps;
   }
+  return si_dur_bytes(bytes, gbps);
+}
+
+int si_copy_schedule(uint64_t bytes, enum cudaMemcpyKind kind, enum si_loc host,
+                     struct si_stream *s, enum si_copy_mode mode, uint64_t *end) {
+  int engine;
+  uint64_t dur = si_copy_cost(bytes, kind, host, &engine);
   unsigned flags = (mode == SI_COPY_PEER) ? SI_OP_DEVICE_WIDE : 0;
-  *end = si_tl_enqueue(s, engine, si_dur_bytes(bytes, gbps), flags);
+  *end = si_tl_enqueue(s, engine, dur, flags);
   if (kind == cudaMemcpyDeviceToDevice)
     return 0;
   return mode == SI_COPY_SYNC || host != SI_LOC_PINNED;

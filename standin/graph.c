@@ -32,12 +32,15 @@
  *    launching thread (as cudaLaunchHostFunc does); a child graph runs its
  *    own nodes; event record / wait nodes record or wait as
  *    cudaEventRecord / cudaStreamWaitEvent do; alloc and free nodes take no
- *    time. An executable graph with no nodes occupies the compute engine
- *    for GPUTRACE_STANDIN_GRAPH_NS. Before anything runs the launch checks
- *    that every copy and memset still targets live memory
- *    (cudaErrorInvalidValue otherwise) and that no allocation of a previous
- *    launch is unfreed (cudaErrorInvalidValue, unless instantiated with
- *    cudaGraphInstantiateFlagAutoFreeOnLaunch, which frees them).
+ *    time. The nodes are one submission: each is queued as submitted at the
+ *    launch call (or the last host node's return), so the launching
+ *    thread's delays do not open gaps between them. An executable graph
+ *    with no nodes occupies the compute engine for GPUTRACE_STANDIN_GRAPH_NS.
+ *    Before anything runs the launch checks that every copy and memset
+ *    still targets live memory (cudaErrorInvalidValue otherwise) and that
+ *    no allocation of a previous launch is unfreed (cudaErrorInvalidValue,
+ *    unless instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch,
+ *    which frees them).
  *  - A graph launch into a capturing stream becomes a child graph node
  *    (a clone of the executable graph's snapshot).
  *  - Graph memory: an alloc node reserves a unique device address when it
@@ -272,8 +275,8 @@ fail:
 }
 
 /* Put g's nodes (and its child graphs') in a topological order: a node
- * after all its dependencies, ties in creation order. -1: a cycle; -2: out
- * of memory. */
+ * after all its dependencies, breadth-first from the roots taken in
+ * creation order (Kahn). -1: a cycle; -2: out of memory. */
 static int order_locked(struct si_graph *g) {
   size_t n = g->n, edges = 0;
   free(g->order);
@@ -1145,8 +1148,11 @@ static void memset_run(const struct si_node_desc *d) {
     }
 }
 
-/* Run g's nodes in order on s (graph_mu not held: host functions run). */
-static void run_graph(const struct si_graph *g, struct si_stream *s) {
+/* Run g's nodes in order on s (graph_mu not held: host functions run). A
+ * launch submits its nodes at once: each is queued as submitted at *sub,
+ * the launch's time, or the time the last host node returned (so the
+ * launching thread's own delays do not open gaps between them). */
+static void run_graph(const struct si_graph *g, struct si_stream *s, uint64_t *sub) {
   const struct si_config *cfg = si_config();
   int timeline = cfg->timeline;
   for (size_t i = 0; i < g->n; i++) {
@@ -1154,15 +1160,19 @@ static void run_graph(const struct si_graph *g, struct si_stream *s) {
     switch (d->type) {
     case cudaGraphNodeTypeKernel:
       if (timeline)
-        si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_kernel(d->u.k.grid, d->u.k.block), 0);
+        si_tl_enqueue_at(s, SI_ENG_COMPUTE, si_dur_kernel(d->u.k.grid, d->u.k.block), 0,
+                         *sub);
       break;
     case cudaGraphNodeTypeMemcpy: {
       const struct si_copy *c = &d->u.cp.c;
-      uint64_t bytes = (uint64_t)c->width * c->height * c->depth, end;
+      uint64_t bytes = (uint64_t)c->width * c->height * c->depth;
       if (bytes == 0)
         break;
-      if (timeline && d->u.cp.kind != cudaMemcpyHostToHost) /* the host does not wait */
-        (void)si_copy_schedule(bytes, d->u.cp.kind, d->u.cp.host, s, SI_COPY_ASYNC, &end);
+      if (timeline && d->u.cp.kind != cudaMemcpyHostToHost) { /* the host does not wait */
+        int engine;
+        uint64_t dur = si_copy_cost(bytes, d->u.cp.kind, d->u.cp.host, &engine);
+        si_tl_enqueue_at(s, engine, dur, 0, *sub);
+      }
       si_copy_move(c);
       break;
     }
@@ -1170,24 +1180,28 @@ static void run_graph(const struct si_graph *g, struct si_stream *s) {
       if (timeline) {
         uint64_t bytes =
             (uint64_t)d->u.ms.width * d->u.ms.elem * d->u.ms.height * d->u.ms.depth;
-        si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_bytes(bytes, cfg->memset_gbps), 0);
+        si_tl_enqueue_at(s, SI_ENG_COMPUTE, si_dur_bytes(bytes, cfg->memset_gbps), 0,
+                         *sub);
       }
       memset_run(d);
       break;
     case cudaGraphNodeTypeHost: /* as cudaLaunchHostFunc: after s's earlier work */
       if (timeline)
-        si_wait_until_precise(si_tl_enqueue(s, SI_ENG_NONE, 0, 0));
+        si_wait_until_precise(si_tl_enqueue_at(s, SI_ENG_NONE, 0, 0, *sub));
       d->u.host.fn(d->u.host.data);
-      if (timeline)
-        si_tl_extend(s, si_now());
+      if (timeline) {
+        *sub = si_now();
+        si_tl_extend(s, *sub);
+      }
       break;
     case cudaGraphNodeTypeGraph:
-      run_graph(d->u.child, s);
+      run_graph(d->u.child, s, sub);
       break;
     case cudaGraphNodeTypeEventRecord: {
       struct si_event *e = si_event_resolve(d->u.ev);
       if (e != NULL)
-        si_event_stamp(e, timeline ? si_tl_enqueue(s, SI_ENG_NONE, 0, 0) : si_now());
+        si_event_stamp(e, timeline ? si_tl_enqueue_at(s, SI_ENG_NONE, 0, 0, *sub)
+                                   : si_now());
       break;
     }
     case cudaGraphNodeTypeWaitEvent: {
@@ -1228,9 +1242,10 @@ static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream,
   cudaError_t e = launch_prepare(x);
   if (e != cudaSuccess)
     return e;
-  run_graph(x->g, s);
+  uint64_t sub = si_now();
+  run_graph(x->g, s, &sub);
   if (x->g->n == 0 && si_config()->timeline)
-    si_tl_enqueue(s, SI_ENG_COMPUTE, si_config()->graph_ns, 0);
+    si_tl_enqueue_at(s, SI_ENG_COMPUTE, si_config()->graph_ns, 0, sub);
   return cudaSuccess;
 }
 

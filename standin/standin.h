@@ -216,6 +216,9 @@ void si_wait_until_precise(uint64_t t_ns);
  * return its simulated end (its start is end - dur_ns). Only call with the
  * timeline on. */
 uint64_t si_tl_enqueue(struct si_stream *s, int engine, uint64_t dur_ns, unsigned flags);
+/* The same, submitted at `now` (a graph launch submits its nodes at once). */
+uint64_t si_tl_enqueue_at(struct si_stream *s, int engine, uint64_t dur_ns,
+                          unsigned flags, uint64_t now);
 uint64_t si_tl_tail(struct si_stream *s);              /* current tail of s */
 void si_tl_extend(struct si_stream *s, uint64_t t_ns); /* tail = max(tail,t) */
 uint64_t si_tl_device_tail(void);                      /* all streams */
@@ -313,6 +316,10 @@ cudaError_t si_locate(const void **p, size_t extent, enum si_loc *out);
  * against them; *host gets the host side's location. */
 cudaError_t si_copy_kind(enum si_loc dst, enum si_loc src, enum cudaMemcpyKind *kind,
                          enum si_loc *host);
+/* The duration of a copy of `bytes` and its *engine (from the kind and the
+ * host side's location). */
+uint64_t si_copy_cost(uint64_t bytes, enum cudaMemcpyKind kind, enum si_loc host,
+                      int *engine);
 /* Queue a copy of `bytes` on s (timeline on): its engine and bandwidth from
  * the kind and host side; returns whether the host waits until *end. */
 int si_copy_schedule(uint64_t bytes, enum cudaMemcpyKind kind, enum si_loc host,

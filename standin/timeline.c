@@ -13,6 +13,10 @@
  *    for the legacy stream's tail.
  *  - One mutex guards all tails; it is never held while sleeping or while
  *    calling back into the program.
+ *  - Waits sleep (si_sleep_until: no call at all for a time already past);
+ *    the wait before a host function or host node (si_wait_until_precise)
+ *    sleeps until 200 us before its time and spins the rest, so the
+ *    sleep's slack does not move the stream's later work.
  *  - Configuration is read once (first use or library load); invalid values
  *    are reported on stderr and ignored.
  */
@@ -197,7 +201,11 @@ static void set_tail(struct si_stream *s, uint64_t t) {
 }
 
 uint64_t si_tl_enqueue(struct si_stream *s, int engine, uint64_t dur_ns, unsigned flags) {
-  uint64_t now = si_now();
+  return si_tl_enqueue_at(s, engine, dur_ns, flags, si_now());
+}
+
+uint64_t si_tl_enqueue_at(struct si_stream *s, int engine, uint64_t dur_ns,
+                          unsigned flags, uint64_t now) {
   pthread_mutex_lock(&tl_mu);
   uint64_t start = max64(now, s->tail_ns);
   if (engine >= 0)

@@ -42,6 +42,8 @@
 #define GT_AF_PREFETCH (1u << 16) /* migrates managed memory (recorded as a copy) */
 #define GT_AF_NODE (1u << 17)     /* adds a node to a graph: runs nothing (GT_F_NODE) */
 #define GT_AF_CAPTURE (1u << 18)  /* begins or ends a stream capture */
+#define GT_AF_STACK (1u << 19)    /* rare and structural (a capture begins, a graph is
+                                     instantiated): its stack is taken whenever stacks are on */
 
 #define GT_API_LIST(X) \
   X(none, NONE, META, none, L, 0, 0) \
@@ -273,18 +275,18 @@
   X(cuLaunchHostFunc_ptsz, LAUNCH, DRV, cuLaunchHostFunc, PT, 0, GT_AF_HOST_FN) \
   X(cuStreamAddCallback, LAUNCH, DRV, cuStreamAddCallback, L, 0, GT_AF_HOST_FN) \
   X(cuStreamAddCallback_ptsz, LAUNCH, DRV, cuStreamAddCallback, PT, 0, GT_AF_HOST_FN) \
-  X(cudaStreamBeginCapture, GRAPH, RT, cudaStreamBeginCapture, L, 0, GT_AF_CAPTURE) \
-  X(cudaStreamBeginCapture_ptsz, GRAPH, RT, cudaStreamBeginCapture, PT, 0, GT_AF_CAPTURE) \
-  X(cudaStreamBeginCaptureToGraph, GRAPH, RT, cudaStreamBeginCaptureToGraph, L, 0, GT_AF_CAPTURE) \
-  X(cudaStreamBeginCaptureToGraph_ptsz, GRAPH, RT, cudaStreamBeginCaptureToGraph, PT, 0, GT_AF_CAPTURE) \
+  X(cudaStreamBeginCapture, GRAPH, RT, cudaStreamBeginCapture, L, 0, GT_AF_CAPTURE|GT_AF_STACK) \
+  X(cudaStreamBeginCapture_ptsz, GRAPH, RT, cudaStreamBeginCapture, PT, 0, GT_AF_CAPTURE|GT_AF_STACK) \
+  X(cudaStreamBeginCaptureToGraph, GRAPH, RT, cudaStreamBeginCaptureToGraph, L, 0, GT_AF_CAPTURE|GT_AF_STACK) \
+  X(cudaStreamBeginCaptureToGraph_ptsz, GRAPH, RT, cudaStreamBeginCaptureToGraph, PT, 0, GT_AF_CAPTURE|GT_AF_STACK) \
   X(cudaStreamEndCapture, GRAPH, RT, cudaStreamEndCapture, L, 0, GT_AF_CAPTURE) \
   X(cudaStreamEndCapture_ptsz, GRAPH, RT, cudaStreamEndCapture, PT, 0, GT_AF_CAPTURE) \
   X(cudaProfilerStart, GRAPH, RT, cudaProfilerStart, L, 0, 0) \
   X(cudaProfilerStop, GRAPH, RT, cudaProfilerStop, L, 0, 0) \
-  X(cudaGraphInstantiate, GRAPH, RT, cudaGraphInstantiate, L, 0, 0) \
-  X(cudaGraphInstantiateWithFlags, GRAPH, RT, cudaGraphInstantiateWithFlags, L, 0, 0) \
-  X(cudaGraphInstantiateWithParams, GRAPH, RT, cudaGraphInstantiateWithParams, L, 0, 0) \
-  X(cudaGraphInstantiateWithParams_ptsz, GRAPH, RT, cudaGraphInstantiateWithParams, PT, 0, 0) \
+  X(cudaGraphInstantiate, GRAPH, RT, cudaGraphInstantiate, L, 0, GT_AF_STACK) \
+  X(cudaGraphInstantiateWithFlags, GRAPH, RT, cudaGraphInstantiateWithFlags, L, 0, GT_AF_STACK) \
+  X(cudaGraphInstantiateWithParams, GRAPH, RT, cudaGraphInstantiateWithParams, L, 0, GT_AF_STACK) \
+  X(cudaGraphInstantiateWithParams_ptsz, GRAPH, RT, cudaGraphInstantiateWithParams, PT, 0, GT_AF_STACK) \
   X(cudaGraphExecUpdate, GRAPH, RT, cudaGraphExecUpdate, L, 0, 0) \
   X(cudaGraphClone, GRAPH, RT, cudaGraphClone, L, 0, 0) \
   X(cudaGraphExecDestroy, GRAPH, RT, cudaGraphExecDestroy, L, 0, 0) \
@@ -301,13 +303,13 @@
   X(cudaGraphAddMemsetNode, MEMSET, RT, cudaGraphAddMemsetNode, L, 0, GT_AF_NODE) \
   X(cudaGraphAddMemAllocNode, ALLOC, RT, cudaGraphAddMemAllocNode, L, 0, GT_AF_NODE) \
   X(cudaGraphAddMemFreeNode, FREE, RT, cudaGraphAddMemFreeNode, L, 0, GT_AF_NODE) \
-  X(cuStreamBeginCapture_v2, GRAPH, DRV, cuStreamBeginCapture, L, 10010, GT_AF_CAPTURE) \
-  X(cuStreamBeginCapture_v2_ptsz, GRAPH, DRV, cuStreamBeginCapture, PT, 10010, GT_AF_CAPTURE) \
+  X(cuStreamBeginCapture_v2, GRAPH, DRV, cuStreamBeginCapture, L, 10010, GT_AF_CAPTURE|GT_AF_STACK) \
+  X(cuStreamBeginCapture_v2_ptsz, GRAPH, DRV, cuStreamBeginCapture, PT, 10010, GT_AF_CAPTURE|GT_AF_STACK) \
   X(cuStreamEndCapture, GRAPH, DRV, cuStreamEndCapture, L, 0, GT_AF_CAPTURE) \
   X(cuStreamEndCapture_ptsz, GRAPH, DRV, cuStreamEndCapture, PT, 0, GT_AF_CAPTURE) \
-  X(cuGraphInstantiateWithFlags, GRAPH, DRV, cuGraphInstantiateWithFlags, L, 0, 0) \
-  X(cuGraphInstantiateWithParams, GRAPH, DRV, cuGraphInstantiateWithParams, L, 0, 0) \
-  X(cuGraphInstantiateWithParams_ptsz, GRAPH, DRV, cuGraphInstantiateWithParams, PT, 0, 0) \
+  X(cuGraphInstantiateWithFlags, GRAPH, DRV, cuGraphInstantiateWithFlags, L, 0, GT_AF_STACK) \
+  X(cuGraphInstantiateWithParams, GRAPH, DRV, cuGraphInstantiateWithParams, L, 0, GT_AF_STACK) \
+  X(cuGraphInstantiateWithParams_ptsz, GRAPH, DRV, cuGraphInstantiateWithParams, PT, 0, GT_AF_STACK) \
   X(cuGraphAddKernelNode_v2, LAUNCH, DRV, cuGraphAddKernelNode, L, 12000, GT_AF_NODE) \
   X(cuGraphExecDestroy, GRAPH, DRV, cuGraphExecDestroy, L, 0, 0) \
   X(cuGraphDestroy, GRAPH, DRV, cuGraphDestroy, L, 0, 0) \

@@ -61,9 +61,17 @@ static const cudaStreamCaptureMode kGlobal = cudaStreamCaptureModeGlobal;
 static const cudaStreamCaptureMode kThreadLocal = cudaStreamCaptureModeThreadLocal;
 static const cudaStreamCaptureMode kRelaxed = cudaStreamCaptureModeRelaxed;
 
-// Kernel duration at the default knobs: 2000 ns + 0.1 ns per thread.
+// Kernel duration by the stand-in's model: KERNEL_BASE_NS + threads *
+// KERNEL_PS_PER_THREAD / 1000 ns (the knobs as set, defaults otherwise).
+static double knob(const char *name, double dflt) {
+  const char *v = getenv(name);
+  return v != nullptr && *v != '\0' ? atof(v) : dflt;
+}
+
 static double kernel_ms(unsigned grid, unsigned block) {
-  return (2000.0 + (double)grid * block * 100 / 1000) / 1e6;
+  double base = knob("GPUTRACE_STANDIN_KERNEL_BASE_NS", 2000);
+  double ps = knob("GPUTRACE_STANDIN_KERNEL_PS_PER_THREAD", 100);
+  return (base + (double)(unsigned long long)((double)grid * block * ps / 1000)) / 1e6;
 }
 
 static double now_ms() {

@@ -19,6 +19,7 @@ from gtest import *
 
 REPLAYS = 40
 BUILT_LAUNCHES = 5
+WARM = 3  # eager warm-up steps
 KNOBS = dict(GPUTRACE_STANDIN_KERNEL_BASE_NS=2000, GPUTRACE_STANDIN_KERNEL_PS_PER_THREAD=100,
              GPUTRACE_STANDIN_COPY_LATENCY_NS=2000, GPUTRACE_STANDIN_DTOD_GBPS=1000,
              GPUTRACE_STANDIN_MEMSET_GBPS=1000)
@@ -59,7 +60,8 @@ def test_capture_survives_tracing():
     """Default settings, events and GPUTRACE_GPU_TIMING_SAMPLE=1: the capture
     succeeds and the output is the untraced one."""
     want = untraced()
-    if "capture: ok" not in want or "replays: %d, host function ran 41" % REPLAYS not in want:
+    if "capture: ok" not in want or "replays: %d, host function ran %d" % (
+            REPLAYS, WARM + REPLAYS) not in want:
         raise AssertionError("the untraced program did not run as planned:\n" + want)
     for name, env in (("default", {}), ("events", dict(GPUTRACE_GPU_TIMING="events")),
                       ("sample1", dict(GPUTRACE_GPU_TIMING_SAMPLE=1))):
@@ -76,9 +78,10 @@ def test_report_counts_graph_runs():
     for name, (per_step, ns) in STEP.items():
         runs = per_step * REPLAYS + (BUILT_LAUNCHES if name.startswith("mlp_up") else 0)
         k = kern[name]
-        eq((k["launches"], k["graph_launches"]), (per_step + runs, runs), name + " runs")
-        eq(k["gpu_timed"], per_step + runs, name + " timed runs")
-        want = (per_step + runs) * ns
+        eager = WARM * per_step
+        eq((k["launches"], k["graph_launches"]), (eager + runs, runs), name + " runs")
+        eq(k["gpu_timed"], eager + runs, name + " timed runs")
+        want = (eager + runs) * ns
         if abs(k["gpu_total_ns"] - want) > want * 0.10:
             raise AssertionError("%s: GPU total %d ns, the model says %d" %
                                  (name, k["gpu_total_ns"], want))
@@ -87,6 +90,9 @@ def test_report_counts_graph_runs():
                                  (name, k.get("gpu_estimated"), runs))
     eq((kern["ranged(float*, int)"]["launches"], kern["busy(float*, int)"]["launches"]),
        (5, 1), "eager launches")
+    host = kern["host function on_host(void*)"]  # named by its symbol
+    eq((host["launches"], host["graph_launches"]), (WARM + REPLAYS + BUILT_LAUNCHES,
+                                                    REPLAYS + BUILT_LAUNCHES), "host function runs")
     text = subprocess.run([GPUTRACE, "report", path], capture_output=True, text=True).stdout
     for word in ("dropped", "missing"):
         if word in text:
@@ -113,11 +119,51 @@ def test_graphs_section():
     if step["gpu_mean_ns"] < kernels:
         raise AssertionError("a launch took %d ns, less than its kernels' %d" %
                              (step["gpu_mean_ns"], kernels))
-    if "graph_decode.cu" not in step["captured_at"]:
-        raise AssertionError("captured at: %r" % step["captured_at"])
+    for key in ("captured_at", "instantiated_at"):
+        if "graph_decode.cu" not in step[key]:
+            raise AssertionError("%s: %r" % (key, step[key]))
     eq((built["launches"], built["captured"], built["nodes"]), (BUILT_LAUNCHES, False, 3),
        "the built graph")
     eq(built["kernels"], [{"name": "mlp_up(float*, int)", "count": 1}], "its kernels")
 
 
-main([test_capture_survives_tracing, test_report_counts_graph_runs, test_graphs_section])
+def test_graph_findings():
+    """The step's host function runs on every replay; nothing else is wrong
+    with how graph_decode uses graphs."""
+    _, path = traced("findings")
+    rules = {f["rule"]: f for f in report(path)["findings"]}
+    eq(rules["graph_host_function"]["evidence"], {"graphs": 1, "launches": REPLAYS},
+       "graph_host_function evidence")
+    for rule in ("graph_reinstantiated", "graph_capture_while_serving",
+                 "graph_launch_in_capture"):
+        if rule in rules:
+            raise AssertionError("unexpected finding %s: %s" % (rule, rules[rule]["message"]))
+
+
+def test_graph_memory():
+    """graph_memory.cu: graph allocations exist while a launched graph holds
+    them, not at capture: none leaked, none an invalid free (one is freed
+    by the application with cudaFree), the peak the 4 MiB allocation node."""
+    want = run([prog("graph_memory")], base_env(**KNOBS), check_rc=0).stdout
+    out = os.path.join(TMP, "graph_memory.gtrace")
+    p, out = record([prog("graph_memory")], out=out, **KNOBS)
+    eq(p.stdout, want, "output traced")
+    leaks = json.loads(subprocess.run([GPUTRACE, "leaks", "--json", out], capture_output=True,
+                                      text=True).stdout)
+    eq((leaks["leaks"], leaks["invalid_free_count"]), ([], 0), "graph memory: leaks, invalid frees")
+    peak = leaks["peak"]
+    eq((peak["device_bytes"], [st["bytes"] for st in peak["stacks"]]), (4 << 20, [4 << 20]),
+       "peak: the allocation node's 4 MiB while its graph ran")
+    if "graph_memory.cu" not in peak["stacks"][0]["stack"][0]["file"]:
+        raise AssertionError("peak held at %r" % peak["stacks"][0]["stack"][0])
+    rep = report(out)
+    eq([(g["launches"], g["nodes"], g["timed"]) for g in rep["graphs"]],
+       [(3, 3, 3), (1, 2, 1), (2, 3, 2)], "graphs: launches, nodes (memory nodes too), timed")
+    touch = {k["kernel"]: k for k in rep["kernels"]}["touch(float*, int)"]
+    eq((touch["launches"], touch["graph_launches"], touch["gpu_timed"]), (7, 6, 7),
+       "touch: 1 eager run, 6 in graphs, every one timed")
+    eq(len(rep["kernels"]), 1, "no graph counted as a kernel")
+
+
+main([test_capture_survives_tracing, test_report_counts_graph_runs, test_graphs_section,
+      test_graph_findings, test_graph_memory])

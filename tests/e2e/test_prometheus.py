@@ -56,6 +56,27 @@ def test_metrics_during_run():
     eq(count(events, kind="launch"), ITER, "launches in the trace")
 
 
+def test_graph_runs_live():
+    """graph_decode replays a captured step of 5 kernels and a host function:
+    in every snapshot, launches = the 19 eager ones (warm-up: 3 steps of 5
+    kernels and a host function; one busy kernel) + 6 per graph launch; the
+    6 captured calls ran nothing and are not launches."""
+    port = free_port()
+    out = os.path.join(TMP, "prom_graphs.gtrace")
+    proc = subprocess.Popen([GPUTRACE, "record", "-q", "--prometheus", "127.0.0.1:%d" % port,
+                             "-o", out, "--", prog("graph_decode"), "20000", "5"],
+                            env=base_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        _, m = scrape_until(port, proc, lambda m: (value(m, "gputrace_api_calls_total",
+                                                         api="cudaGraphLaunch") or 0) >= 10)
+        graphs = value(m, "gputrace_api_calls_total", api="cudaGraphLaunch")
+        eq(value(m, "gputrace_kernel_launches_total"), 19 + 6 * graphs,
+           "launches in a snapshot with %d graph launches" % graphs)
+    finally:
+        finish(proc)
+
+
 def test_bad_address():
     p = run([GPUTRACE, "record", "-q", "--prometheus", "nonsense", "-o", TMP + "/bad.gtrace", "--",
              prog("steady"), "1"], base_env())
@@ -63,4 +84,4 @@ def test_bad_address():
 
 
 if __name__ == "__main__":
-    main([test_metrics_during_run, test_bad_address])
+    main([test_graph_runs_live, test_metrics_during_run, test_bad_address])

@@ -21,6 +21,7 @@ a missing field fails it with the reason. What each compares, and with what:
                   bench/launch_loop, untraced vs traced (alternating, medians)
 """
 import collections
+import json
 import os
 import re
 import statistics
@@ -320,6 +321,80 @@ def standin_device_timing(ctx, mode):
                   "; ".join(problems + rows))
 
 
+# ---- 4b. CUDA graphs: captured in global mode under default settings ----------------
+
+def graph_rows(ctx, trace):
+    rep = json.loads(ctx.gt("report", "--json", trace))
+    return {k["kernel"]: k for k in rep["kernels"]}, rep
+
+
+def check_graphs(ctx):
+    """A CUDA graph captured in global mode (torch.cuda.graph's default) while
+    gputrace times device work with its default settings: the capture must
+    survive. Then each replayed kernel's runs and GPU time per run against
+    torch.profiler (GPU: CUPTI sees each node) or the stand-in's model:
+    runs exact, GPU time within 10 % (apportioned from events)."""
+    if ctx.mode == "standin":
+        return [standin_graphs(ctx)]
+    prof_dir = os.path.join(ctx.work, "profiler_graph")
+    os.makedirs(prof_dir, exist_ok=True)
+    args = [ctx.python, TORCH_LOOP, "serve", "--phases", "graph", "--iters", "30",
+            "--profile-dir", prof_dir]
+    p, trace = ctx.record(args, "torch_graph_default", timeout=540, check_rc=None,
+                          TORCHINDUCTOR_CACHE_DIR=os.path.join(ctx.work, "inductor"),
+                          PYTHONUNBUFFERED=1)
+    if p.returncode != 0:
+        return [result("graphs.torch", "fail", p.returncode, 0,
+                       "the traced run failed (capture broken?): " + p.stderr[-300:])]
+    ref = profiler_window(os.path.join(prof_dir, "graph.json"))
+    rows, rep = graph_rows(ctx, trace)
+    replays = sum(g["launches"] for g in rep["graphs"])
+    per_replay = {k: n / max(1, ref["graph_launches"]) for k, n in ref["kernels"].items()}
+    problems, detail = [], []
+    for name, n in per_replay.items():
+        got = rows.get(name, {})
+        if got.get("graph_launches") != round(n * replays):
+            problems.append("%s: %s graph runs, expected %d" % (
+                name[:40], got.get("graph_launches"), round(n * replays)))
+    worst = 0.0
+    for name, ns in ref["kernel_ns"].most_common(5):
+        want = ns / ref["kernels"][name]
+        got = rows.get(name, {}).get("gpu_mean_ns", 0)
+        worst = max(worst, abs(got - want) / want)
+        detail.append("%s: %.1f vs %.1f us" % (name[:40], got / 1e3, want / 1e3))
+    if worst > 0.10:
+        problems.append("a top kernel's GPU time per run off by %.1f %%" % (worst * 100))
+    return [result("graphs.torch", "fail" if problems else "pass", round(worst * 100, 2),
+                   "runs exact, <= 10 (% off torch.profiler per run)",
+                   "; ".join(problems + detail))]
+
+
+def standin_graphs(ctx):
+    prog = ctx.program("graph_decode", "tests/cuda/graph_decode.cu", "-cudart", "shared",
+                       "-g")
+    plain = ctx.run([prog], check_rc=0)
+    traced, trace = ctx.record([prog], "graph_decode_default")
+    rows, rep = graph_rows(ctx, trace)
+    kernel_ns = lambda grid: 2000 + grid * 256 * 100 // 1000
+    model = {"attn_block(float*, int)": (80, kernel_ns(256)),
+             "mlp_up(float*, int)": (45, kernel_ns(512)),
+             "mlp_act(float*, int)": (40, kernel_ns(256)),
+             "mlp_down(float*, int)": (40, kernel_ns(1024))}
+    problems, worst = [], 0.0
+    if traced.stdout != plain.stdout:
+        problems.append("output differs traced (the capture broke?)")
+    for name, (runs, ns) in model.items():
+        got = rows.get(name, {})
+        if got.get("graph_launches") != runs:
+            problems.append("%s: %s graph runs, expected %d" % (name, got.get("graph_launches"),
+                                                                runs))
+        worst = max(worst, abs(got.get("gpu_mean_ns", 0) - ns) / ns)
+    if worst > 0.10:
+        problems.append("GPU time per run off by %.1f %%" % (worst * 100))
+    return result("graphs.standin", "fail" if problems else "pass", round(worst * 100, 2),
+                  "runs exact, <= 10 (% off the stand-in's kernel model)", "; ".join(problems))
+
+
 # ---- 5. leaks -------------------------------------------------------------------------
 
 LEAK_SUMMARY = re.compile(r"LEAK SUMMARY: (\d+) bytes leaked in (\d+) allocations")
@@ -515,6 +590,7 @@ CHECKS = [
     Check("torch_counts", check_torch_counts, standin=False, needs="PyTorch and CUPTI"),
     Check("torch_memory", check_torch_memory, standin=False, needs="PyTorch"),
     Check("device_timing", check_device_timing),
+    Check("graphs", check_graphs),
     Check("leaks", check_leaks),
     Check("nvml", check_nvml),
     Check("overhead", check_overhead),
