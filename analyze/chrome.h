@@ -94,6 +94,9 @@ struct ch_devtrack { /* one stream of one device in one process */
   int32_t device;
   uint64_t stream;
   struct ch_lanes lanes; /* lane 0: the stream; others: overlapping work */
+  /* the last graph launch's span: its nodes' shares go on its lane, inside it */
+  uint32_t graph_lane;
+  int64_t graph_s, graph_e;
 };
 
 struct chrome {

@@ -244,9 +244,10 @@ static void call_slice(struct chrome *ch, const struct ch_thread *th,
   };
 #define CAT(k)                                                                           \
   { "{\"ph\":\"X\",\"cat\":\"" k "\"", sizeof("{\"ph\":\"X\",\"cat\":\"" k "\"") - 1 }
-  static const struct fixed cats[] = {CAT(""),       CAT("alloc"),  CAT("free"),
-                                      CAT("memcpy"), CAT("memset"), CAT("launch"),
-                                      CAT("sync"),   CAT("stream"), CAT("event")};
+  /* every kind's name from the kind table (schema.h); only calls come here */
+#define GT_X_CAT(name, value, class, text) [value] = CAT(text),
+  static const struct fixed cats[GT_KIND_COUNT] = {GT_KIND_LIST(GT_X_CAT)};
+#undef GT_X_CAT
 #undef CAT
   const struct ch_name *kernel =
       r->kind == GT_KIND_LAUNCH ? kernel_json(ch, r->pid, r->u.launch.kernel, r->flags)
@@ -430,10 +431,18 @@ static void device_work(struct chrome *ch, const struct gt_record *r) {
    * its host call does (the device clamp) would merge the two ends and lose
    * the arrow. 1 ns later, as it really is — only when it lasts longer than
    * that, so that its end, and so its lane, never moves. */
-  if (d->corr && e > s + 1 &&
+  int node = (r->flags & GT_F_GRAPH_RUN) != 0; /* a graph node's share (graphs.h) */
+  if (d->corr && !node && e > s + 1 &&
       ch_flow_host_ts(ch_thread(ch, r->pid, r->tid), d->corr) == s)
     s++;
-  uint32_t i = ch_lane_pick(ch, &dt->lanes, s, e);
+  uint32_t i = node && s >= dt->graph_s && e <= dt->graph_e
+                   ? dt->graph_lane /* nested in its graph's span */
+                   : ch_lane_pick(ch, &dt->lanes, s, e);
+  if (r->flags & GT_F_EXPANDED) {
+    dt->graph_lane = i;
+    dt->graph_s = s;
+    dt->graph_e = e;
+  }
   struct ch_lane *lane = &dt->lanes.v[i];
   int in = ch_in_window(ch, s, e);
   if (in) {
@@ -444,7 +453,7 @@ static void device_work(struct chrome *ch, const struct gt_record *r) {
     ch_name_lane(ch, r->pid, lane, name, 2000 + (lane->tid - CH_SYNTH_TID_BASE));
     device_slice(ch, r, lane->tid, s, e);
   }
-  if (d->corr)
+  if (d->corr && !node) /* the arrow goes to the graph's span */
     ch_flow_device(ch, ch_thread(ch, r->pid, r->tid), d->corr, d->of_kind, lane->tid, s,
                    in);
 }

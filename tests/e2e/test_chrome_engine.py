@@ -61,7 +61,8 @@ def exports():
         tc.chrome(trace, "-o", out, *args)
         files.append(out)
 
-    for program, args in (("basic", []), ("threads", ["200"]), ("nvtx", []), ("forked", [])):
+    for program, args in (("basic", []), ("threads", ["200"]), ("nvtx", []),
+                          ("graph_decode", []), ("forked", [])):
         _, trace = record([prog(program)] + args)
         add(trace, program + ".json")
     add(trace, "forked_window.json", "--from", "1ms", "--to", "1s")

@@ -165,5 +165,27 @@ def test_graph_memory():
     eq(len(rep["kernels"]), 1, "no graph counted as a kernel")
 
 
-main([test_capture_survives_tracing, test_report_counts_graph_runs, test_graphs_section,
+def test_chrome_graph_spans():
+    """chrome: each graph launch's span on its stream's device track holds its
+    nodes' shares, in node order (the copy last)."""
+    _, path = traced("chrome", GPUTRACE_GPU_TIMING_SAMPLE=1)
+    out = os.path.join(TMP, "graphs.json")
+    if os.path.lexists(out):
+        os.unlink(out)
+    run([GPUTRACE, "chrome", path, "-o", out], base_env(), check_rc=0)
+    with open(out) as f:
+        ev = json.load(f)["traceEvents"]
+    spans = [e for e in ev if e.get("ph") == "X" and e["name"].startswith("graph 0x")
+             and "host_tid" in e.get("args", {})]
+    eq(len(spans), REPLAYS + BUILT_LAUNCHES, "graph spans on device tracks")
+    g = spans[0]
+    inside = [e["name"] for e in ev if e.get("ph") == "X" and e is not g and
+              e["tid"] == g["tid"] and e["pid"] == g["pid"] and g["ts"] <= e["ts"] and
+              e["ts"] + e["dur"] <= g["ts"] + g["dur"]]
+    eq(inside, ["attn_block(float*, int)", "mlp_up(float*, int)", "attn_block(float*, int)",
+                "mlp_act(float*, int)", "mlp_down(float*, int)", "memcpy DtoD"],
+       "the first span's nodes")
+
+
+main([test_capture_survives_tracing, test_chrome_graph_spans, test_report_counts_graph_runs, test_graphs_section,
       test_graph_findings, test_graph_memory])
