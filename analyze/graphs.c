@@ -64,6 +64,9 @@ struct gt_graphs {
   struct gt_map held_idx;
   struct gt_record *held;
   size_t nheld, cheld;
+  /* CUPTI: a launch's node records taken so far, by (pid, tid, corr, kind);
+   * kind 0 their total (removed once every timed node has one) */
+  struct gt_map cupti_taken;
   double *weights;
   size_t cweights;
   unsigned char api_class[GT_API_COUNT];
@@ -122,6 +125,7 @@ void gt_graphs_free(struct gt_graphs *g) {
   gt_map_free(&g->open_per_pid);
   gt_map_free(&g->launches_per_pid);
   gt_map_free(&g->held_idx);
+  gt_map_free(&g->cupti_taken);
   free(g->held);
   free(g);
 }
@@ -518,6 +522,8 @@ static int take_held(struct gt_graphs *g, const struct gt_record *l,
 
 static void timed_launch(struct gt_graphs *g, const struct gt_record *d,
                          struct gt_graph_exec *x);
+static void cupti_node(struct gt_graphs *g, const struct gt_record *d,
+                       struct gt_graph_exec *x);
 
 static enum gt_graphs_verdict graph_launch(struct gt_graphs *g,
                                            const struct gt_record *r) {
@@ -529,7 +535,9 @@ static enum gt_graphs_verdict graph_launch(struct gt_graphs *g,
       *out_next(g) = dev; /* its DEVICE record, as it came */
     return GT_GRAPHS_PASS;
   }
-  if (held) { /* the span on the device, then its nodes' shares */
+  if (held && dev.u.device.source == GT_DEVTIME_CUPTI) {
+    cupti_node(g, &dev, x);
+  } else if (held) { /* the span on the device, then its nodes' shares */
     dev.flags |= GT_F_EXPANDED;
     *out_next(g) = dev;
     timed_launch(g, &dev, x);
@@ -558,9 +566,55 @@ static void timed_launch(struct gt_graphs *g, const struct gt_record *d,
   expand_device(g, d, x);
 }
 
+/* The k-th timed node of `kind`, or NULL. */
+static const struct gt_graph_node *nth_node(const struct gt_graph_exec *x, unsigned kind,
+                                            uint64_t k) {
+  for (size_t i = 0; i < x->nnodes; i++)
+    if (timed_node(&x->nodes[i]) && x->nodes[i].kind == kind && k-- == 0)
+      return &x->nodes[i];
+  return NULL;
+}
+
+/* CUPTI times each node of a graph launch itself: its records come one per
+ * node as they ran, each with the launch's metadata. The n-th of a kind is
+ * the n-th timed node of that kind (exact for a chain; branches running at
+ * once may swap same-kind nodes). The launch counts as timed once. */
+static void cupti_node(struct gt_graphs *g, const struct gt_record *d,
+                       struct gt_graph_exec *x) {
+  uint64_t key = held_key(d, d->u.device.corr) * 0x9E3779B97F4A7C15ull, k = 0, total = 0;
+  gt_map_get(&g->cupti_taken, key + d->u.device.of_kind, &k);
+  gt_map_get(&g->cupti_taken, key, &total);
+  size_t ntimed = 0;
+  for (size_t i = 0; i < x->nnodes; i++)
+    ntimed += timed_node(&x->nodes[i]);
+  if (total == 0)
+    x->timed++;
+  x->gpu_ns += (double)d->dur_ns * (d->u.device.sample ? d->u.device.sample : 1);
+  const struct gt_graph_node *n = nth_node(x, d->u.device.of_kind, k);
+  if (total + 1 >= ntimed) { /* the launch's last: forget it */
+    for (unsigned kind = 0; kind <= GT_KIND_MEMSET; kind++)
+      gt_map_del(&g->cupti_taken, key + kind);
+  } else {
+    gt_map_put(&g->cupti_taken, key + d->u.device.of_kind, k + 1);
+    gt_map_put(&g->cupti_taken, key, total + 1);
+  }
+  if (!n)
+    return; /* more activity than nodes of its kind: nothing to name it by */
+  struct gt_record *o = out_next(g);
+  *o = *d;
+  o->api = n->api;
+  o->flags = GT_F_GRAPH_RUN | n->flags;
+  o->u.device.kernel = n->kind == GT_KIND_LAUNCH ? n->kernel : 0;
+  o->u.device.bytes = n->bytes;
+}
+
 static enum gt_graphs_verdict device(struct gt_graphs *g, const struct gt_record *d) {
-  if (d->u.device.of_kind == GT_KIND_LAUNCH && (d->flags & GT_F_GRAPH)) {
+  if (d->flags & GT_F_GRAPH) {
     struct gt_graph_exec *x = exec_of(g, d->pid, d->u.device.kernel);
+    if (x && x->known && d->u.device.source == GT_DEVTIME_CUPTI) {
+      cupti_node(g, d, x);
+      return GT_GRAPHS_HIDE; /* the node's record stands for it */
+    }
     if (x && x->known) {
       timed_launch(g, d, x);
       return GT_GRAPHS_EXPAND;

@@ -15,7 +15,13 @@
  *    for a graph launch, or its DEVICE record, whose executable's nodes are
  *    known: the record goes on with GT_F_EXPANDED (a call, not work; the
  *    work follows) and gt_graphs_expansion then gives the node records to
- *    pass on after it; GT_GRAPHS_PASS for the rest.
+ *    pass on after it; GT_GRAPHS_PASS for the rest. After any verdict,
+ *    HIDE included, gt_graphs_expansion may hold records to pass on.
+ *  - With CUPTI (DEVICE source cupti) each node of a graph launch has its
+ *    own DEVICE record, exact: the n-th of a kind is given to the n-th
+ *    timed node of that kind (exact for a chain; branches that run at once
+ *    may swap nodes of one kind) and passed on as that node's (HIDE, its
+ *    node record follows), not apportioned.
  *  - Node records of a launch (GT_F_GRAPH_RUN): one per kernel, copy,
  *    memset and host node, with the launch's pid, tid, corr, stream and
  *    start, the node's kernel, dims, bytes and stack (the line that

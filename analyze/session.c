@@ -86,7 +86,8 @@ void gt_session_close(struct gt_session *s) {
 }
 
 /* GT_LAYER_GRAPHS (graphs.h): a node of a capture or graph is counted and
- * goes to tool.graph_node only; an expanded graph launch (or its DEVICE record) goes on
+ * goes to tool.graph_node only (a held or CUPTI DEVICE record: nowhere,
+ * what stands for it follows); an expanded graph launch (or its DEVICE record) goes on
  * flagged GT_F_EXPANDED, followed by its nodes' records, which feed no
  * layer (they are not in the trace). */
 static const struct gt_record *graph_layer(struct gt_session *s,
@@ -114,15 +115,15 @@ static void dispatch(struct gt_session *s, const struct gt_record *rec) {
     rec = graph_layer(s, rec, &scratch, &hide);
   if (hide) {
     gt_model_count(s->model, rec);
-    if (t->graph_node) {
+    if (t->graph_node && gt_kind_is_call(rec->kind)) {
       ev = (struct gt_event){.rec = rec};
       t->graph_node(t->ctx, &ev);
     }
-    return;
+  } else {
+    gt_model_feed(s->model, rec, &ev);
+    if (t->on[rec->kind])
+      t->on[rec->kind](t->ctx, &ev);
   }
-  gt_model_feed(s->model, rec, &ev);
-  if (t->on[rec->kind])
-    t->on[rec->kind](t->ctx, &ev);
   size_t n = 0;
   const struct gt_record *runs = s->graphs ? gt_graphs_expansion(s->graphs, &n) : NULL;
   for (size_t i = 0; i < n; i++) {

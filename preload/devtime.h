@@ -23,6 +23,7 @@
 #ifndef GPUTRACE_DEVTIME_H
 #define GPUTRACE_DEVTIME_H
 
+#include "capture.h" /* gt_capture_of: GT_DT_START */
 #include "shim.h"
 
 enum gt_dt_what { GT_DT_NONE = 0, GT_DT_LAUNCH = 1, GT_DT_COPY = 2, GT_DT_SET = 3 };
@@ -99,9 +100,6 @@ static inline void gt_dt_commit(const struct gt_record *rec) {
   if (__builtin_expect(gt_tls_dt_token != 0, 0))
     gt_dt_commit_slow(rec);
 }
-
-/* capture.c: the id of the capture `stream` is in, 0 when none. */
-uint32_t gt_capture_of(const void *stream, int ptsz);
 
 /* A timed hook's start: its correlation id; while a capture is open
  * anywhere, gt_tls_cap, the capture the call's stream is in (work queued

@@ -9,7 +9,11 @@
  *    arguments stay in their registers (a call would put them in
  *    callee-saved ones: 12 more instructions a launch). Anything else goes
  *    to the general form (GT_TRACE_LAUNCH_GENERAL), a function of its own
- *    that is given the call site. No errno save/restore on the fast path,
+ *    that is given the call site: among it, every launch while a stream
+ *    capture is open (GT_MODE_CAPTURE: the general form asks whether the
+ *    launch's stream captures, capture.h) or outside a capture range
+ *    (GT_MODE_PAUSED: forwarded untraced, range.h) — bits that make the
+ *    fast form's one mode comparison fail, so they cost it nothing. No errno save/restore on the fast path,
  *    as nothing on it can change errno (no call, no syscall); every slow
  *    path saves and restores it.
  *  - Grid and block travel as xy and z (GT_XY: a dim3's first 8 bytes are

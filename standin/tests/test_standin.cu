@@ -14,24 +14,7 @@
 #include <thread>
 #include <time.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                 \
-  do {                                                                                   \
-    bool ok_ = (cond);                                                                   \
-    printf("%s ", ok_ ? "ok  " : "FAIL");                                                \
-    printf(__VA_ARGS__);                                                                 \
-    printf("\n");                                                                        \
-    if (!ok_)                                                                            \
-      failures++;                                                                        \
-  } while (0)
-
-#define CHECK_ERR(expr, want)                                                            \
-  do {                                                                                   \
-    cudaError_t got_ = (expr);                                                           \
-    CHECK(got_ == (want), "%s -> %d (%s), want %d", #expr, (int)got_,                    \
-          cudaGetErrorName(got_), (int)(want));                                          \
-  } while (0)
+#include "check.h"
 
 #define CHECK_MS(got, want)                                                              \
   do {                                                                                   \

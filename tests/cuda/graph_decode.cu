@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "check_call.h"
+
 __global__ void attn_block(float *x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
@@ -55,14 +57,6 @@ static void on_host(void *p) {
   ++*(int *)p;
 }
 
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    cudaError_t e_ = (call);                                                             \
-    if (e_ != cudaSuccess) {                                                             \
-      printf("%s: %d (%s)\n", #call, (int)e_, cudaGetErrorName(e_));                     \
-      return 1;                                                                          \
-    }                                                                                    \
-  } while (0)
 
 enum { N = 1 << 16, GRID = 256, BLOCK = 256, COPY = 1024 };
 

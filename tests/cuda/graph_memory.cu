@@ -9,20 +9,14 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
+#include "check_call.h"
+
 __global__ void touch(float *x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
     x[i] = 1.0f;
 }
 
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    cudaError_t e_ = (call);                                                             \
-    if (e_ != cudaSuccess) {                                                             \
-      printf("%s: %d (%s)\n", #call, (int)e_, cudaGetErrorName(e_));                     \
-      return 1;                                                                          \
-    }                                                                                    \
-  } while (0)
 
 enum { MiB = 1 << 20 };
 
