@@ -38,7 +38,6 @@ __global__ void work(int *p) {
   if (p != nullptr)
     p[threadIdx.x] = 1;
 }
-__global__ void busy() {}
 
 static const cudaStreamCaptureMode kGlobal = cudaStreamCaptureModeGlobal;
 static const cudaStreamCaptureMode kThreadLocal = cudaStreamCaptureModeThreadLocal;
@@ -57,24 +56,6 @@ static double kernel_ms(unsigned grid, unsigned block) {
   return (base + (double)(unsigned long long)((double)grid * block * ps / 1000)) / 1e6;
 }
 
-static double now_ms() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-// Keep `s` busy for about `ms` (10^7 threads per ms at 0.1 ns/thread).
-static void keep_busy(cudaStream_t s, int ms) {
-  busy<<<ms * 10000, 1000, 0, s>>>();
-}
-
-static float elapsed(cudaEvent_t a, cudaEvent_t b) {
-  float ms = -1;
-  cudaError_t e = cudaEventElapsedTime(&ms, a, b);
-  if (e != cudaSuccess)
-    printf("     cudaEventElapsedTime -> %s\n", cudaGetErrorName(e));
-  return ms;
-}
 
 static cudaStream_t new_stream(unsigned flags) {
   cudaStream_t s = nullptr;

@@ -37,26 +37,7 @@ __global__ void kern(int *p, int n) {
   if (threadIdx.x < n)
     p[threadIdx.x] = n;
 }
-__global__ void busy() {}
 
-static double now_ms() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-// Keep `s` busy for about `ms` (10^7 threads per ms at 0.1 ns/thread).
-static void keep_busy(cudaStream_t s, int ms) {
-  busy<<<ms * 10000, 1000, 0, s>>>();
-}
-
-static float elapsed(cudaEvent_t a, cudaEvent_t b) {
-  float ms = -1;
-  cudaError_t e = cudaEventElapsedTime(&ms, a, b);
-  if (e != cudaSuccess)
-    printf("     cudaEventElapsedTime -> %s\n", cudaGetErrorName(e));
-  return ms;
-}
 
 static void test_device() {
   int n = -1, v = -1;

@@ -19,6 +19,18 @@ static int check_count;
     }                                                                                    \
   } while (0)
 
+/* CHECK with a message: printf's format and arguments after the condition. */
+#define CHECK_MSG(cond, ...)                                                             \
+  do {                                                                                   \
+    check_count++;                                                                       \
+    if (!(cond)) {                                                                       \
+      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                    \
+      fprintf(stderr, __VA_ARGS__);                                                      \
+      fputc('\n', stderr);                                                               \
+      check_failures++;                                                                  \
+    }                                                                                    \
+  } while (0)
+
 #define CHECK_EQ_U64(a, b)                                                               \
   do {                                                                                   \
     uint64_t va_ = (uint64_t)(a), vb_ = (uint64_t)(b);                                   \

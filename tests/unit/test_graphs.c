@@ -5,19 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
+
 #include "graphs.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                 \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                        \
-      printf(__VA_ARGS__);                                                               \
-      printf("\n");                                                                      \
-      failures++;                                                                        \
-    }                                                                                    \
-  } while (0)
 
 enum { PID = 7, TID = 8, CAPTURE = 5, GRAPH = 0x1000, EXEC = 0x2000 };
 enum { K1 = 0x100, K2 = 0x200 };
@@ -80,16 +70,16 @@ static struct gt_record graph_launch(uint64_t exec, uint32_t corr) {
 /* A capture of K1, K2 and a 1000-byte copy, instantiated as `exec`. */
 static void capture(struct gt_graphs *g, uint64_t graph, uint64_t exec) {
   struct gt_record r = graph_op(GT_API_cudaStreamBeginCapture, 0, 0);
-  CHECK(gt_graphs_feed(g, &r) == GT_GRAPHS_PASS, "begin capture");
+  CHECK_MSG(gt_graphs_feed(g, &r) == GT_GRAPHS_PASS, "begin capture");
   r = captured_launch(K1);
-  CHECK(gt_graphs_feed(g, &r) == GT_GRAPHS_HIDE, "a captured launch is hidden");
+  CHECK_MSG(gt_graphs_feed(g, &r) == GT_GRAPHS_HIDE, "a captured launch is hidden");
   r = captured_launch(K2);
   gt_graphs_feed(g, &r);
   r = rec(GT_KIND_MEMCPY, GT_API_cudaMemcpyAsync, GT_F_CAPTURED);
   r.u.copy.bytes = 1000;
   r.u.copy.dir = GT_DIR_DTOD;
   r.u.copy.corr = CAPTURE;
-  CHECK(gt_graphs_feed(g, &r) == GT_GRAPHS_HIDE, "a captured copy is hidden");
+  CHECK_MSG(gt_graphs_feed(g, &r) == GT_GRAPHS_HIDE, "a captured copy is hidden");
   r = graph_op(GT_API_cudaStreamEndCapture, graph, 0);
   gt_graphs_feed(g, &r);
   r = graph_op(GT_API_cudaGraphInstantiate, graph, exec);
@@ -102,15 +92,16 @@ static void check_shares(struct gt_graphs *g, uint64_t t0, const uint64_t want[]
   size_t n;
   const struct gt_record *o = gt_graphs_expansion(g, &n);
   size_t skip = n > 0 && (o[0].flags & GT_F_EXPANDED) ? 1 : 0; /* a held span first */
-  CHECK(n - skip == nwant, "%s: %zu records, want %zu", what, n - skip, nwant);
+  CHECK_MSG(n - skip == nwant, "%s: %zu records, want %zu", what, n - skip, nwant);
   for (size_t i = 0; i < nwant && i + skip < n; i++) {
     const struct gt_record *r = &o[i + skip];
-    CHECK(r->kind == GT_KIND_DEVICE && r->u.device.of_kind == want[i][0] &&
-              r->u.device.kernel == want[i][1] && r->ts_ns - t0 == want[i][2] &&
-              r->dur_ns == want[i][3] && r->flags == flags,
-          "%s %zu: of_kind %u kernel %#llx at +%llu for %llu flags %#x", what, i,
-          r->u.device.of_kind, (unsigned long long)r->u.device.kernel,
-          (unsigned long long)(r->ts_ns - t0), (unsigned long long)r->dur_ns, r->flags);
+    CHECK_MSG(r->kind == GT_KIND_DEVICE && r->u.device.of_kind == want[i][0] &&
+                  r->u.device.kernel == want[i][1] && r->ts_ns - t0 == want[i][2] &&
+                  r->dur_ns == want[i][3] && r->flags == flags,
+              "%s %zu: of_kind %u kernel %#llx at +%llu for %llu flags %#x", what, i,
+              r->u.device.of_kind, (unsigned long long)r->u.device.kernel,
+              (unsigned long long)(r->ts_ns - t0), (unsigned long long)r->dur_ns,
+              r->flags);
   }
 }
 
@@ -126,24 +117,24 @@ int main(void) {
   e = device(0, GT_KIND_MEMCPY, 10, 200, 4, GT_DEVTIME_EVENTS);
   e.u.device.bytes = 100;
   e.u.device.dir = GT_DIR_DTOD;
-  CHECK(gt_graphs_feed(g, &e) == GT_GRAPHS_PASS, "an eager copy passes");
+  CHECK_MSG(gt_graphs_feed(g, &e) == GT_GRAPHS_PASS, "an eager copy passes");
   capture(g, GRAPH, EXEC);
 
   /* the launch runs its three nodes */
   struct gt_record l = graph_launch(EXEC, 9);
   l.ts_ns = 999000;
-  CHECK(gt_graphs_feed(g, &l) == GT_GRAPHS_EXPAND, "a known graph launch expands");
+  CHECK_MSG(gt_graphs_feed(g, &l) == GT_GRAPHS_EXPAND, "a known graph launch expands");
   size_t n;
   const struct gt_record *o = gt_graphs_expansion(g, &n);
-  CHECK(n == 3 && o[0].kind == GT_KIND_LAUNCH && o[0].u.launch.kernel == K1 &&
-            o[1].u.launch.kernel == K2 && o[2].kind == GT_KIND_MEMCPY &&
-            o[2].u.copy.bytes == 1000 && o[0].flags == GT_F_GRAPH_RUN &&
-            o[0].u.launch.corr == 9 && o[0].ts_ns == 999000,
-        "node runs: %zu", n);
+  CHECK_MSG(n == 3 && o[0].kind == GT_KIND_LAUNCH && o[0].u.launch.kernel == K1 &&
+                o[1].u.launch.kernel == K2 && o[2].kind == GT_KIND_MEMCPY &&
+                o[2].u.copy.bytes == 1000 && o[0].flags == GT_F_GRAPH_RUN &&
+                o[0].u.launch.corr == 9 && o[0].ts_ns == 999000,
+            "node runs: %zu", n);
 
   /* events: a 10 us span; the nodes take their references, 4 us stay the graph's */
   struct gt_record d = graph_device(EXEC, GT_KIND_LAUNCH, 1000000, 10000, 9, 1);
-  CHECK(gt_graphs_feed(g, &d) == GT_GRAPHS_EXPAND, "its DEVICE record expands");
+  CHECK_MSG(gt_graphs_feed(g, &d) == GT_GRAPHS_EXPAND, "its DEVICE record expands");
   const uint64_t wide[][4] = {{GT_KIND_LAUNCH, K1, 0, 3000},
                               {GT_KIND_LAUNCH, K2, 3000, 1000},
                               {GT_KIND_MEMCPY, 0, 4000, 2000}};
@@ -164,36 +155,35 @@ int main(void) {
   for (int i = 0; i < 3; i++) {
     d = graph_device(EXEC, (unsigned)cupti[i][0], 3000000 + 10000 * (uint64_t)i,
                      cupti[i][1], 11, GT_DEVTIME_CUPTI);
-    CHECK(gt_graphs_feed(g, &d) == GT_GRAPHS_HIDE, "a CUPTI node record is hidden");
+    CHECK_MSG(gt_graphs_feed(g, &d) == GT_GRAPHS_HIDE, "a CUPTI node record is hidden");
     const uint64_t one[][4] = {{cupti[i][0], cupti[i][2], 0, cupti[i][1]}};
     check_shares(g, 3000000 + 10000 * (uint64_t)i, one, 1, GT_F_GRAPH_RUN, "cupti");
   }
   size_t nx;
   struct gt_graph_exec *x = gt_graphs_execs(g, &nx);
-  CHECK(nx == 1 && x[0].launches == 2 && x[0].timed == 3 && x[0].nnodes == 3 &&
-            x[0].captured && x[0].gpu_ns == 10000 + 3000 + 2900 + 900 + 1900,
-        "exec: %zu, launches %llu, timed %llu, gpu %.0f", nx,
-        (unsigned long long)(nx ? x[0].launches : 0),
-        (unsigned long long)(nx ? x[0].timed : 0), nx ? x[0].gpu_ns : 0.0);
+  CHECK_MSG(nx == 1 && x[0].launches == 2 && x[0].timed == 3 && x[0].nnodes == 3 &&
+                x[0].captured && x[0].gpu_ns == 10000 + 3000 + 2900 + 900 + 1900,
+            "exec: %zu, launches %llu, timed %llu, gpu %.0f", nx,
+            (unsigned long long)(nx ? x[0].launches : 0),
+            (unsigned long long)(nx ? x[0].timed : 0), nx ? x[0].gpu_ns : 0.0);
 
   /* a DEVICE record before its executable's instantiation: held, then
    * passed on after its launch, expanded */
   d = graph_device(0x3000, GT_KIND_LAUNCH, 5000000, 10000, 20, GT_DEVTIME_EVENTS);
-  CHECK(gt_graphs_feed(g, &d) == GT_GRAPHS_HIDE, "held");
+  CHECK_MSG(gt_graphs_feed(g, &d) == GT_GRAPHS_HIDE, "held");
   capture(g, 0x1001, 0x3000);
   l = graph_launch(0x3000, 20);
-  CHECK(gt_graphs_feed(g, &l) == GT_GRAPHS_EXPAND, "its launch");
+  CHECK_MSG(gt_graphs_feed(g, &l) == GT_GRAPHS_EXPAND, "its launch");
   o = gt_graphs_expansion(g, &n);
-  CHECK(n == 7 && o[0].kind == GT_KIND_DEVICE && (o[0].flags & GT_F_EXPANDED) &&
-            o[1].kind == GT_KIND_DEVICE && o[4].kind == GT_KIND_LAUNCH,
-        "held span, 3 shares, 3 runs: %zu", n);
+  CHECK_MSG(n == 7 && o[0].kind == GT_KIND_DEVICE && (o[0].flags & GT_F_EXPANDED) &&
+                o[1].kind == GT_KIND_DEVICE && o[4].kind == GT_KIND_LAUNCH,
+            "held span, 3 shares, 3 runs: %zu", n);
 
   /* an executable the trace never saw made: a "graph" as before */
   l = graph_launch(0x9999, 30);
-  CHECK(gt_graphs_feed(g, &l) == GT_GRAPHS_PASS, "an unknown graph passes");
+  CHECK_MSG(gt_graphs_feed(g, &l) == GT_GRAPHS_PASS, "an unknown graph passes");
   gt_graphs_expansion(g, &n);
-  CHECK(n == 0, "nothing follows it");
+  CHECK_MSG(n == 0, "nothing follows it");
   gt_graphs_free(g);
-  printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
-  return failures != 0;
+  return check_finish("test_graphs");
 }

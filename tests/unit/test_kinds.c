@@ -4,52 +4,43 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
+
 #include "gputrace/schema.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                 \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                        \
-      printf(__VA_ARGS__);                                                               \
-      printf("\n");                                                                      \
-      failures++;                                                                        \
-    }                                                                                    \
-  } while (0)
 
 int main(void) {
   /* on-disk values (docs/trace-format.md) */
-  CHECK(GT_KIND_LAUNCH == 5 && GT_KIND_DEVICE == 14 && GT_KIND_NOTE == 20 &&
-            GT_KIND_GRAPH == 21 && GT_KIND_COUNT == 22,
-        "kind values moved");
+  CHECK_MSG(GT_KIND_LAUNCH == 5 && GT_KIND_DEVICE == 14 && GT_KIND_NOTE == 20 &&
+                GT_KIND_GRAPH == 21 && GT_KIND_COUNT == 22,
+            "kind values moved");
   static const char *const calls[] = {"alloc", "free",   "memcpy", "memset", "launch",
                                       "sync",  "stream", "event",  "nvtx",   "graph"};
   unsigned ncalls = 0;
   for (unsigned k = 0; k < GT_KIND_COUNT; k++) {
     const char *name = gt_kind_name(k);
-    CHECK(name && strcmp(name, "?") != 0, "kind %u has no name", k);
+    CHECK_MSG(name && strcmp(name, "?") != 0, "kind %u has no name", k);
     for (unsigned j = 0; j < k; j++)
-      CHECK(strcmp(name, gt_kind_name(j)) != 0, "kinds %u and %u share %s", j, k, name);
+      CHECK_MSG(strcmp(name, gt_kind_name(j)) != 0, "kinds %u and %u share %s", j, k,
+                name);
     int is_call = 0;
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
       is_call |= strcmp(name, calls[i]) == 0;
-    CHECK(gt_kind_is_call(k) == is_call, "%s: is_call %d", name, gt_kind_is_call(k));
+    CHECK_MSG(gt_kind_is_call(k) == is_call, "%s: is_call %d", name, gt_kind_is_call(k));
     ncalls += gt_kind_is_call(k);
-    CHECK(gt_kind_class(k) != GT_KCLASS_NONE || k == GT_KIND_NONE, "%s: no class", name);
+    CHECK_MSG(gt_kind_class(k) != GT_KCLASS_NONE || k == GT_KIND_NONE, "%s: no class",
+              name);
   }
-  CHECK(ncalls == sizeof calls / sizeof calls[0], "%u call kinds", ncalls);
-  CHECK(gt_kind_is_def(GT_KIND_KERNEL_NAME) && gt_kind_is_def(GT_KIND_STACK) &&
-            gt_kind_is_def(GT_KIND_MODULE) && gt_kind_is_def(GT_KIND_PYFRAME) &&
-            gt_kind_is_def(GT_KIND_FRAME) && !gt_kind_is_def(GT_KIND_DEVICE),
-        "definitions");
-  CHECK(gt_kind_class(GT_KIND_DEVICE) == GT_KCLASS_DEVICE &&
-            gt_kind_class(GT_KIND_DROP) == GT_KCLASS_LOSS &&
-            gt_kind_class(GT_KIND_METRIC) == GT_KCLASS_MACHINE &&
-            gt_kind_class(GT_KIND_COUNT) == GT_KCLASS_NONE &&
-            gt_kind_class(255) == GT_KCLASS_NONE,
-        "classes");
-  CHECK(strcmp(gt_kind_name(GT_KIND_COUNT), "?") == 0, "past the table");
-  printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
-  return failures != 0;
+  CHECK_MSG(ncalls == sizeof calls / sizeof calls[0], "%u call kinds", ncalls);
+  CHECK_MSG(gt_kind_is_def(GT_KIND_KERNEL_NAME) && gt_kind_is_def(GT_KIND_STACK) &&
+                gt_kind_is_def(GT_KIND_MODULE) && gt_kind_is_def(GT_KIND_PYFRAME) &&
+                gt_kind_is_def(GT_KIND_FRAME) && !gt_kind_is_def(GT_KIND_DEVICE),
+            "definitions");
+  CHECK_MSG(gt_kind_class(GT_KIND_DEVICE) == GT_KCLASS_DEVICE &&
+                gt_kind_class(GT_KIND_DROP) == GT_KCLASS_LOSS &&
+                gt_kind_class(GT_KIND_METRIC) == GT_KCLASS_MACHINE &&
+                gt_kind_class(GT_KIND_COUNT) == GT_KCLASS_NONE &&
+                gt_kind_class(255) == GT_KCLASS_NONE,
+            "classes");
+  CHECK_MSG(strcmp(gt_kind_name(GT_KIND_COUNT), "?") == 0, "past the table");
+  return check_finish("test_kinds");
 }
