@@ -13,9 +13,9 @@
  *    capture is open (GT_MODE_CAPTURE: the general form asks whether the
  *    launch's stream captures, capture.h) or outside a capture range
  *    (GT_MODE_PAUSED: forwarded untraced, range.h) — bits that make the
- *    fast form's one mode comparison fail, so they cost it nothing. No errno save/restore on the fast path,
- *    as nothing on it can change errno (no call, no syscall); every slow
- *    path saves and restores it.
+ *    fast form's one mode comparison fail, so they cost it nothing. No
+ *    errno save/restore on the fast path, as nothing on it can change
+ *    errno (no call, no syscall); every slow path saves and restores it.
  *  - Grid and block travel as xy and z (GT_XY: a dim3's first 8 bytes are
  *    x | y << 32), so that the width checks and the frame's stores take
  *    them in 64-bit words; hooks taking a dim3 by value take it so
