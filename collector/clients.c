@@ -431,9 +431,15 @@ static void look_ahead(struct gt_client *c, struct gt_sink *sink, unsigned self)
 
 /* A launch (or its DEVICE record, one slot, in the sink's space): its
  * kernel's held name goes first. Returns where the record is now (the
- * sink's space again, after the name). */
+ * sink's space again, after the name). Graph launches and host functions
+ * name an executable or a function that has no KERNEL_NAME: no look-ahead
+ * for them (one drained the DEVICE records' source ahead of the launching
+ * thread's, whose later kernels' names then came after their DEVICE
+ * records). */
 static struct gt_record *name_first(struct gt_client *c, struct gt_sink *sink,
                                     struct gt_record *rec) {
+  if (rec->flags & (GT_F_GRAPH | GT_F_HOST_FN))
+    return rec;
   uint64_t kernel =
       rec->kind == GT_KIND_LAUNCH ? rec->u.launch.kernel : rec->u.device.kernel;
   int unknown = 0;
