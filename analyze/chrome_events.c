@@ -565,7 +565,9 @@ void ch_record(struct chrome *ch, const struct gt_record *r, const struct gt_ran
   case GT_KIND_STREAM:
   case GT_KIND_EVENT:
   case GT_KIND_GRAPH:
-    if (!(r->flags & GT_F_GRAPH_RUN)) /* a graph's node: drawn on the device only */
+    /* a graph's node: drawn on the device only; a graph's making replayed
+     * at a rolling file's start: from before the file */
+    if (!(r->flags & (GT_F_GRAPH_RUN | GT_F_REPLAYED)))
       host_call(ch, r);
     break;
   case GT_KIND_NVTX:

@@ -94,7 +94,8 @@ static void heap_layer(struct gt_model *m, const struct gt_record *r,
 
 static void count(struct gt_model_totals *t, const struct gt_record *r) {
   t->records++;
-  if (gt_kind_is_call(r->kind) && r->ts_ns) {
+  /* a graph's making replayed at a rolling file's start is from before it */
+  if (gt_kind_is_call(r->kind) && r->ts_ns && !(r->flags & GT_F_REPLAYED)) {
     if (!t->first_ns || r->ts_ns < t->first_ns)
       t->first_ns = r->ts_ns;
     if (r->ts_ns + r->dur_ns > t->last_ns)

@@ -466,6 +466,8 @@ static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
 /* A call: the API table and the thread's span; `work` also counts what it
  * queued or waited for (a captured or added graph node ran nothing). */
 static void on_call(struct report *r, const struct gt_record *rec, int work) {
+  if (rec->flags & GT_F_REPLAYED)
+    return; /* a graph's making, repeated from before this rolling file */
   struct rp_thread *t = r->cur = thread_of(r, rec->pid, rec->tid);
   struct rp_proc *p = &r->procs[t->proc];
   uint64_t end = rec->ts_ns + rec->dur_ns;

@@ -20,8 +20,12 @@
  *    never deleted.
  *  - Every file is a complete trace on its own: it starts with the records
  *    that give the later ones meaning (process starts, kernel names,
- *    modules, stacks, frames, Python frames), replayed from a cache that
- *    forgets a process when it ends.
+ *    modules, stacks, frames, Python frames, and how graphs were made:
+ *    captures, graph building and their nodes, so that a graph launched
+ *    days after start-up still runs its kernels), replayed from a cache
+ *    that forgets a process when it ends. A graph's making is cached up to
+ *    GT_GRAPH_CACHE_MAX bytes (a process that captures again and again
+ *    fills it; later files then show what it made after as bare graphs).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +37,8 @@
 #include "collector.h"
 #include "gputrace/outfile.h"
 #include "gputrace/trace_file.h"
+
+#define GT_GRAPH_CACHE_MAX (32u << 20)
 
 #define MIN_ROLL_BYTES (1u << 20)
 #define FREE_FLOOR_BYTES (1ull << 30)
@@ -59,6 +65,7 @@ struct gt_output {
   unsigned char *meta; /* cached metadata records */
   size_t meta_len, meta_cap;
   uint32_t meta_records;
+  size_t graph_bytes; /* of meta: how graphs were made (GT_GRAPH_CACHE_MAX) */
   uint64_t records, lost, bytes, deleted;
   char error[600];
 };
@@ -255,7 +262,11 @@ void gt_output_tick(struct gt_output *out, uint64_t now_ns) {
 }
 
 static int is_meta(const struct gt_record *r) {
+  if (r->flags & (GT_F_CAPTURED | GT_F_NODE))
+    return 1; /* a node of a capture or graph */
   switch (r->kind) {
+  case GT_KIND_GRAPH: /* captures, instantiations, graph building */
+    return 1;
   case GT_KIND_PROCESS:
     return r->u.proc.phase == GT_PROC_START;
   case GT_KIND_KERNEL_NAME:
@@ -280,6 +291,8 @@ static void forget_pid(struct gt_output *out, uint32_t pid) {
       memmove(out->meta + w, out->meta + r, len);
       w += len;
       kept++;
+    } else if (gt_kind_is_call(rec->kind)) {
+      out->graph_bytes -= len; /* a graph's making, cached */
     }
     r += len;
   }
@@ -297,6 +310,10 @@ void gt_output_remember(struct gt_output *out, const struct gt_record *rec) {
   if (!is_meta(rec))
     return;
   size_t len = (size_t)rec->nslots * GT_SLOT_SIZE;
+  int graph = gt_kind_is_call(rec->kind);
+  if (graph && out->graph_bytes + len > GT_GRAPH_CACHE_MAX)
+    return;
+  out->graph_bytes += graph ? len : 0;
   if (out->meta_len + len > out->meta_cap) {
     size_t cap = out->meta_cap ? out->meta_cap * 2 : 65536;
     while (cap < out->meta_len + len)

@@ -52,6 +52,35 @@ def test_set_equals_one_trace():
         raise AssertionError("no launches past the first file: %s" % fs)
 
 
+def test_graphs_in_a_later_file():
+    """A graph captured at start-up and replayed for long: a later file of
+    the set, read alone, still knows what the graph runs (the capture is
+    replayed at its start) and counts nothing of it as its own calls."""
+    import json
+    base = os.path.join(TMP, "graphs.gtrace")
+    run([GPUTRACE, "record", "-q", "-o", base, "--roll-size", "1MiB", "--max-size", "1GiB",
+         "--", prog("graph_decode"), "100000", "5"], base_env(GPUTRACE_GPU_TIMING_SAMPLE=1),
+        check_rc=0, timeout=300)
+    fs = files(base)
+    if len(fs) < 2:
+        raise AssertionError("no rolling happened: %s" % fs)
+    p = subprocess.run([GPUTRACE, "report", "--json", fs[-1]], capture_output=True, text=True)
+    eq(p.returncode, 0, "report of the last file alone (%s)" % p.stderr)
+    rep = json.loads(p.stdout)
+    kern = {k["kernel"]: k for k in rep["kernels"]}
+    if any(k.startswith("graph ") or k.startswith("0x") for k in kern):
+        raise AssertionError("a graph counted as a kernel: %s" % sorted(kern))
+    step = [g for g in rep["graphs"] if g["nodes"] == 7]
+    eq(len(step), 1, "the step's executable in the last file")
+    eq(step[0]["captured_at"].split(" at ")[-1].split(":")[0], "graph_decode.cu",
+       "where it was captured, from the replayed capture")
+    eq(kern["attn_block(float*, int)"]["graph_launches"], 2 * step[0]["launches"],
+       "attn_block runs: 2 per launch of the step in this file")
+    api = {a["api"]: a["calls"] for a in rep["api"]}
+    eq((api.get("cudaStreamBeginCapture"), api.get("cudaGraphInstantiateWithFlags")),
+       (None, None), "the replayed capture is not a call of this file")
+
+
 def test_max_size_deletes_oldest():
     base = os.path.join(TMP, "capped.gtrace")
     p = run([GPUTRACE, "record", "-o", base, "--roll-size", "1MiB", "--max-size", "2MiB", "--",
@@ -109,5 +138,5 @@ def test_keep_ages_out_files():
         raise AssertionError("launches kept: %d" % launches)
 
 
-main([test_set_equals_one_trace, test_max_size_deletes_oldest, test_sigusr1_closes_the_current_file,
+main([test_set_equals_one_trace, test_graphs_in_a_later_file, test_max_size_deletes_oldest, test_sigusr1_closes_the_current_file,
       test_keep_ages_out_files])
