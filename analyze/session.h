@@ -22,7 +22,12 @@
  *    event: frees matched to their allocation, completed NVTX ranges;
  *    gt_session_model answers questions about the state (kernel names,
  *    command lines, live memory, symbols). tool.before, when set, sees each
- *    record before the layers do.
+ *    record before the layers do. GT_LAYER_GRAPHS (graphs.h) changes what
+ *    the tool sees: a graph's nodes go to tool.graph_node only, a graph
+ *    launch and its DEVICE record come flagged GT_F_EXPANDED and followed
+ *    by the records of the work it ran (GT_F_GRAPH_RUN), which feed the
+ *    layers (graph memory) but not the run totals; with any of its kinds
+ *    in time order, all of them are (GT_ORDER_GRAPH_KINDS).
  *  - The origin, the zero of relative times in every command, is the
  *    timestamp of the first record in the file with one (0 until read).
  *  - Damage is reported on stderr as it is met, once per problem, and
