@@ -27,6 +27,8 @@ struct eager { /* device time outside graphs: a kernel's shortest run, or the
                   lowest ns per byte of copies or memsets of one direction */
   double ns;   /* kernels: ns; copies, memsets: ns per byte */
   uint64_t n;
+  uint64_t kernel; /* as the DEVICE records name it */
+  uint32_t pid;
 };
 
 enum api_class {
@@ -53,6 +55,7 @@ struct gt_graphs {
   size_t nexecs, cexecs;
   struct eager *eager;
   size_t neager, ceager;
+  struct gt_map alias;            /* (pid, node kernel) -> eager position + 1, 0 */
   struct gt_map open_per_pid;     /* pid -> captures open */
   struct gt_map launches_per_pid; /* pid -> graph launches so far */
   uint64_t during_capture;
@@ -124,6 +127,7 @@ void gt_graphs_free(struct gt_graphs *g) {
   gt_map_free(&g->eager_idx);
   gt_map_free(&g->open_per_pid);
   gt_map_free(&g->launches_per_pid);
+  gt_map_free(&g->alias);
   gt_map_free(&g->held_idx);
   gt_map_free(&g->cupti_taken);
   free(g->held);
@@ -181,11 +185,28 @@ static uint64_t kernel_identity(const struct gt_graphs *g, uint32_t pid,
   return h | 1ull << 63;
 }
 
-static uint64_t eager_key(const struct gt_graphs *g, uint32_t pid, unsigned kind,
-                          unsigned dir, uint64_t kernel) {
-  uint64_t what = kind == GT_KIND_LAUNCH ? kernel_identity(g, pid, kernel)
-                                         : (uint64_t)(kind << 8 | dir);
+static uint64_t eager_key(uint32_t pid, unsigned kind, unsigned dir, uint64_t kernel) {
+  uint64_t what = kind == GT_KIND_LAUNCH ? kernel : (uint64_t)(kind << 8 | dir);
   return gt_pid_key(pid, what) ^ (uint64_t)kind << 56;
+}
+
+/* A node's kernel's eager entry by name, when the handle it was added by is
+ * not the one the eager launches used (a stub and a cudaKernel_t): found
+ * once among the entries, then remembered (`alias`). */
+static const struct eager *eager_by_name(struct gt_graphs *g, uint32_t pid,
+                                         uint64_t kernel) {
+  uint64_t key = gt_pid_key(pid, kernel), at;
+  if (gt_map_get(&g->alias, key, &at))
+    return at ? &g->eager[at - 1] : NULL;
+  uint64_t want = kernel_identity(g, pid, kernel);
+  at = 0;
+  for (size_t i = 0; i < g->neager && want != kernel && !at; i++)
+    if (g->eager[i].pid == pid && g->eager[i].kernel &&
+        kernel_identity(g, pid, g->eager[i].kernel) == want)
+      at = i + 1;
+  if (gt_model_kernel_known(g->model, pid, kernel)) /* else: named later, ask again */
+    gt_map_put(&g->alias, key, at);
+  return at ? &g->eager[at - 1] : NULL;
 }
 
 static void list_append(struct node_list *l, const struct gt_graph_node *src, size_t n) {
@@ -422,10 +443,12 @@ static void expand_launch(struct gt_graphs *g, const struct gt_record *l,
 static double node_weight(struct gt_graphs *g, uint32_t pid,
                           const struct gt_graph_node *n) {
   uint64_t at;
-  if (!gt_map_get(&g->eager_idx, eager_key(g, pid, n->kind, n->dir, n->kernel), &at))
-    return 0;
-  const struct eager *e = &g->eager[at]; /* gt_find_or_add's positions */
-  if (!e->n)
+  const struct eager *e =
+      gt_map_get(&g->eager_idx, eager_key(pid, n->kind, n->dir, n->kernel), &at)
+          ? &g->eager[at] /* gt_find_or_add's positions */
+      : n->kind == GT_KIND_LAUNCH && g->model ? eager_by_name(g, pid, n->kernel)
+                                              : NULL;
+  if (!e || !e->n)
     return 0;
   return n->kind == GT_KIND_LAUNCH ? e->ns : e->ns * (double)n->bytes;
 }
@@ -493,9 +516,11 @@ static void eager_device(struct gt_graphs *g, const struct gt_record *d) {
    * and inside a graph nothing delays it so. */
   double ns = a->of_kind == GT_KIND_LAUNCH ? (double)d->dur_ns
                                            : (double)d->dur_ns / (double)a->bytes;
-  struct eager *e = eager_of(g, eager_key(g, d->pid, a->of_kind, a->dir, a->kernel));
+  struct eager *e = eager_of(g, eager_key(d->pid, a->of_kind, a->dir, a->kernel));
   if (!e->n++ || ns < e->ns)
     e->ns = ns;
+  e->kernel = a->of_kind == GT_KIND_LAUNCH ? a->kernel : 0;
+  e->pid = d->pid;
 }
 
 #define GR_HELD_MAX 4096u

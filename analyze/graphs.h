@@ -48,10 +48,12 @@
  *    known by then, as it came otherwise. At most 4096 are held (more pass
  *    on as they are); one whose launch never comes (a dropped record) is
  *    not shown.
- *  - Order: the layer needs its kinds in one order. The session orders all
- *    of LAUNCH, MEMCPY, MEMSET, ALLOC, FREE, GRAPH and DEVICE by time when
- *    a command orders any of them (GT_ORDER_GRAPH_KINDS, session.c), or
- *    none: per thread, file order is call order.
+ *  - Order: the layer needs a graph's records (gt_graph_record: captures,
+ *    nodes, graph launches and their DEVICE records) in one order with the
+ *    allocations. A session that orders any of LAUNCH, MEMCPY, MEMSET,
+ *    ALLOC, FREE, GRAPH or DEVICE (GT_ORDER_GRAPH_KINDS) orders every
+ *    graph record too (session.c); one that orders none reads the file's
+ *    order: per thread, call order.
  *  - Per executable: launches, device time (timed launches, their sample
  *    weight, durations for percentiles), its kernels per launch, where it
  *    was captured and instantiated and what instantiation cost, and how
@@ -71,6 +73,14 @@
 #include "report_stats.h"
 
 enum gt_graphs_verdict { GT_GRAPHS_PASS = 0, GT_GRAPHS_HIDE, GT_GRAPHS_EXPAND };
+
+/* A record of a graph's making or running: the ones the layer needs in one
+ * order with the allocations (a session orders them with its ordered
+ * kinds). */
+static inline int gt_graph_record(const struct gt_record *r) {
+  return r->kind == GT_KIND_GRAPH ||
+         (r->flags & (GT_F_GRAPH | GT_F_CAPTURED | GT_F_NODE)) != 0;
+}
 
 struct gt_graph_node {
   uint8_t kind; /* GT_KIND_LAUNCH (kernel or host function), MEMCPY, MEMSET, ALLOC

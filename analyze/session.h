@@ -27,7 +27,7 @@
  *    launch and its DEVICE record come flagged GT_F_EXPANDED and followed
  *    by the records of the work it ran (GT_F_GRAPH_RUN), which feed the
  *    layers (graph memory) but not the run totals; with any of its kinds
- *    in time order, all of them are (GT_ORDER_GRAPH_KINDS).
+ *    in time order, a graph's records are too (GT_ORDER_GRAPH_KINDS).
  *  - The origin, the zero of relative times in every command, is the
  *    timestamp of the first record in the file with one (0 until read).
  *  - Damage is reported on stderr as it is met, once per problem, and
