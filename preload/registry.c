@@ -28,7 +28,9 @@
  *    A lookup racing the insertion of the same handle may return NULL.
  *    Launches record handles as they are (issue 15: no lookup per launch),
  *    so a new or changed mapping emits KERNEL_NAME(handle, its stub's name)
- *    with the same ordering argument as registration; emit_names writes the
+ *    with the same ordering argument as registration, and so does a
+ *    mapping of the same handle by another thread before that name was
+ *    written (its launches would come first); emit_names writes the
  *    handles' names after the stubs'. The collector holds names back until
  *    a launch refers to them (collector/knames.c).
  *  - Pinned ranges (gt_pinned_*): a fixed array of GT_PINNED_SLOTS atomic
@@ -65,6 +67,7 @@ static _Atomic(struct kname *) g_knames;
 struct kv_slot {
   _Atomic uintptr_t key; /* 0 = free */
   _Atomic uintptr_t value;
+  _Atomic uintptr_t named; /* handles: the stub whose name a mapper has written */
 };
 
 static inline unsigned ptr_hash(uintptr_t key, unsigned bits) {
@@ -184,8 +187,18 @@ void gt_kernels_map_handle(const void *handle, const void *stub) {
   uintptr_t old =
       atomic_exchange_explicit(&s->value, (uintptr_t)stub, memory_order_seq_cst);
   atomic_thread_fence(memory_order_seq_cst);
-  if (old != (uintptr_t)stub && gt_mode_active_ordered())
+  if (!gt_mode_active_ordered())
+    return;
+  /* Threads racing to make the same handle (nvcc's stubs cache it in a
+   * static each thread may fill): the first writes the name; one that comes
+   * before that name is written writes it too, into its own ring ahead of
+   * its own launches (a duplicate, harmless), which otherwise could reach
+   * the trace before the name did. */
+  if (old != (uintptr_t)stub ||
+      atomic_load_explicit(&s->named, memory_order_acquire) != (uintptr_t)stub) {
     emit_handle_name((uintptr_t)handle, stub);
+    atomic_store_explicit(&s->named, (uintptr_t)stub, memory_order_release);
+  }
 }
 
 const void *gt_kernels_stub_for(const void *handle) {
