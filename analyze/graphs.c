@@ -39,7 +39,6 @@ enum api_class {
   AC_UPDATE,
   AC_CLONE,
   AC_CHILD,
-  AC_EXEC_DESTROY,
   AC_GRAPH_DESTROY
 };
 
@@ -81,13 +80,9 @@ static unsigned char classify(const char *base) {
     const char *needle;
     unsigned char cls;
   } rules[] = {
-      {"BeginCapture", AC_BEGIN},
-      {"EndCapture", AC_END},
-      {"Instantiate", AC_INSTANTIATE},
-      {"ExecUpdate", AC_UPDATE},
-      {"GraphClone", AC_CLONE},
-      {"ChildGraphNode", AC_CHILD},
-      {"GraphExecDestroy", AC_EXEC_DESTROY},
+      {"BeginCapture", AC_BEGIN},         {"EndCapture", AC_END},
+      {"Instantiate", AC_INSTANTIATE},    {"ExecUpdate", AC_UPDATE},
+      {"GraphClone", AC_CLONE},           {"ChildGraphNode", AC_CHILD},
       {"GraphDestroy", AC_GRAPH_DESTROY},
   };
   for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
@@ -305,7 +300,6 @@ static void instantiated(struct gt_graphs *g, const struct gt_record *r, int upd
     x->handle = r->u.graph.exec;
     x->instance_stack = r->stack_id;
     x->instance_ns = r->dur_ns;
-    x->instance_ts = r->ts_ns;
     gt_map_get(&g->launches_per_pid, r->pid, &x->launches_before);
     x->instantiations = ++src->instantiations;
   }
@@ -371,14 +365,6 @@ static void graph_record(struct gt_graphs *g, const struct gt_record *r) {
       free(copy.v);
     }
     break;
-  case AC_EXEC_DESTROY: {
-    /* kept findable: its last launches' DEVICE records, resolved after
-     * the program moved on, can reach a time-ordered session after this */
-    struct gt_graph_exec *x = exec_of(g, r->pid, a->exec);
-    if (x && r->result == 0)
-      x->destroyed = 1;
-    break;
-  }
   case AC_GRAPH_DESTROY:
     if (r->result == 0) {
       struct graph_ent *e = graph_of(g, r->pid, a->graph);
@@ -571,8 +557,7 @@ static enum gt_graphs_verdict graph_launch(struct gt_graphs *g,
     x->failed++;
     return GT_GRAPHS_EXPAND; /* ran nothing: no node records */
   }
-  if (!x->launches++)
-    x->first_launch_ts = r->ts_ns;
+  x->launches++;
   uint64_t before = 0;
   gt_map_get(&g->launches_per_pid, r->pid, &before);
   gt_map_put(&g->launches_per_pid, r->pid, before + 1);

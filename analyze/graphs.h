@@ -102,19 +102,16 @@ struct gt_graph_exec {
   struct gt_graph_node *nodes;
   size_t nnodes;
   uint64_t launches, failed;
-  uint64_t timed;          /* launches with a DEVICE record */
-  double gpu_ns;           /* timed device time, each weighted by its sample */
-  struct gt_durs durs;     /* timed device durations */
-  uint32_t capture_stack;  /* the BeginCapture's stack (0: none / built) */
-  uint32_t instance_stack; /* the instantiation's stack */
-  uint64_t instance_ns;    /* what instantiation took (host) */
-  uint64_t instance_ts;
+  uint64_t timed;           /* launches with a DEVICE record */
+  double gpu_ns;            /* timed device time, each weighted by its sample */
+  struct gt_durs durs;      /* timed device durations */
+  uint32_t capture_stack;   /* the BeginCapture's stack (0: none / built) */
+  uint32_t instance_stack;  /* the instantiation's stack */
+  uint64_t instance_ns;     /* what instantiation took (host) */
   uint64_t launches_before; /* graph launches of the process before its instantiation */
-  uint64_t first_launch_ts;
-  uint32_t instantiations; /* of its graph, this one included */
-  int captured;            /* its graph came from a stream capture */
-  int known;               /* its graph's making was in the trace */
-  int destroyed;
+  uint32_t instantiations;  /* of its graph, this one included */
+  int captured;             /* its graph came from a stream capture */
+  int known;                /* its graph's making was in the trace */
 };
 
 struct gt_graphs;

@@ -201,16 +201,6 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
 }
 
 /* The id of the capture that `stream` now begins (0 when unknown). */
-uint64_t gt_capture_begun_id(uint64_t stream) {
-  resolve_once();
-  int status = 0;
-  unsigned long long id = 0;
-  if (g_info == NULL ||
-      g_info((cudaStream_t)(uintptr_t)stream, &status, &id, NULL, NULL, NULL, NULL) != 0)
-    return 0;
-  return status == cudaStreamCaptureStatusActive ? id : 0;
-}
-
 #define GT_HOOK_BEGIN_CAPTURE(name, ptsz)                                                \
   GT_EXPORT cudaError_t name(cudaStream_t stream, int mode) {                            \
     GT_REAL(name, cudaError_t, (cudaStream_t, int));                                     \

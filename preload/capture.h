@@ -46,11 +46,10 @@ void gt_capture_after_fork(void);
  * the driver's CU_STREAM_LEGACY / CU_STREAM_PER_THREAD are the same. */
 uint64_t gt_capture_stream(const void *stream, int ptsz);
 /* Around a BeginCapture: pending before the real call (the bit goes up),
- * done after it with the capture's id (gt_capture_begun_id) and whether it
- * began. */
+ * done after it with the capture's id (gt_capture_of: its low 32 bits, as
+ * captured records' corr holds it) and whether it began. */
 void gt_capture_begin_pending(void);
 void gt_capture_begin_done(uint64_t stream, uint64_t id, int ok);
-uint64_t gt_capture_begun_id(uint64_t stream);
 /* Around an EndCapture: the id of the capture `stream` is the origin of
  * (asked before the call), and its end, whatever the result. */
 uint64_t gt_capture_open_id(uint64_t stream);
@@ -78,7 +77,8 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
     if (!gt_hook_enter()) {                                                              \
       GT_CAPTURE_UNTRACED(cudaError_t r_ = call);                                        \
       int e_ = errno;                                                                    \
-      gt_capture_begin_done(h_, r_ == 0 ? gt_capture_begun_id(h_) : 0, r_ == 0);         \
+      gt_capture_begin_done(                                                             \
+          h_, r_ == 0 ? gt_capture_of((const void *)(uintptr_t)h_, 0) : 0, r_ == 0);     \
       errno = e_;                                                                        \
       return r_;                                                                         \
     }                                                                                    \
@@ -86,7 +86,7 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
     cudaError_t r = call;                                                                \
     uint64_t t1 = gt_now();                                                              \
     int saved_errno = errno;                                                             \
-    uint64_t id_ = r == 0 ? gt_capture_begun_id(h_) : 0;                                 \
+    uint64_t id_ = r == 0 ? gt_capture_of((const void *)(uintptr_t)h_, 0) : 0;           \
     gt_capture_begin_done(h_, id_, r == 0);                                              \
     gt_capture_emit(api, t0, t1, r, h_, id_, (uint64_t)(uintptr_t)(graph),               \
                     (uint32_t)(mode));                                                   \

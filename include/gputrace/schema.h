@@ -253,7 +253,8 @@ struct gt_graph_args { /* GRAPH */
   uint64_t exec;
   uint64_t node;
   uint64_t stream;
-  uint64_t capture; /* the capture's id (cudaStreamGetCaptureInfo) */
+  uint64_t capture; /* the capture's id (cudaStreamGetCaptureInfo): its low 32 bits,
+                       never 0, as captured records' corr holds it */
   uint64_t arg;
   uint32_t mode; /* BeginCapture: the cudaStreamCaptureMode; Instantiate: flags */
   uint32_t pad;
