@@ -16,7 +16,7 @@
 #include "commands.h"
 #include "holders.h"
 #include "leaks.h"
-#include "report_stats.h"
+#include "stats.h"
 #include "util.h"
 
 #define SYNOPSIS "leaks FILE [--json] [--fail-on-leak] [--suppressions FILE]"

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "heap.h"
-#include "report_stats.h"
+#include "stats.h"
 #include "symtab.h"
 
 #define GT_GROWTH_BUCKETS 20

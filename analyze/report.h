@@ -21,7 +21,7 @@
  * Files: report_collect.c (the streaming pass), report_device.c (device intervals,
  * blocked-time attribution, gaps, utilization), report_rules.c (finishing, verdict and
  * findings), report_sites.c (call sites), report_out.c (text and JSON),
- * report_stats.c (durations, percentiles, strings, units).
+ * stats.c (durations, percentiles, strings, units).
  */
 #ifndef GPUTRACE_ANALYZE_REPORT_H
 #define GPUTRACE_ANALYZE_REPORT_H
@@ -33,7 +33,7 @@
 #include "gputrace/schema.h"
 #include "holders.h"
 #include "model.h"
-#include "report_stats.h"
+#include "stats.h"
 #include "session.h"
 #include "symtab.h"
 

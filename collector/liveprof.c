@@ -6,9 +6,9 @@
  * Contract (collector.h has the API):
  *  - It observes every record the sink takes (the drain loop's thread, so
  *    no lock) and keeps per process what `gputrace pprof` would compute
- *    from the trace so far: the heap and symbol layers (analyze/model.h),
+ *    from the trace so far: the heap and symbol layers (model/model.h),
  *    the memory profile's sites and live blocks, and this interval's GPU
- *    time by launch stack (analyze/gpu_attr.h).
+ *    time by launch stack (model/gpu_attr.h).
  *  - Every interval, and once more when the process ends, it writes
  *    DIR/gputrace-PID-SEQ.mem.pb.gz and DIR/gputrace-PID-SEQ.gpu.pb.gz
  *    (SEQ from 000001), each atomically (a temporary file renamed into

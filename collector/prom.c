@@ -7,7 +7,7 @@
  * same mutex and formats /metrics outside it, so a scrape never holds up
  * draining. Labels are bounded: APIs (the fixed table), copy directions,
  * up to GT_PROM_MAX_PIDS live processes and GT_PROM_MAX_GPUS devices.
- * CUDA graphs as every analysis counts them (analyze/graphs.h): a captured
+ * CUDA graphs as every analysis counts them (model/graphs.h): a captured
  * or added node is a call, not a launch, and its memory is the graph's; a
  * graph launch counts the kernels and copies it runs. */
 #include <arpa/inet.h>

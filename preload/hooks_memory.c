@@ -29,7 +29,7 @@
  *    (0 without a driver that knows the range); cudaIpcCloseMemHandle frees
  *    it. The memory belongs to the exporting process: the analyzers list an
  *    unclosed mapping as a leak but do not count it in this process's live
- *    or peak bytes (analyze/heap.c).
+ *    or peak bytes (model/heap.c).
  */
 #include "capture.h"
 #include "shim.h"

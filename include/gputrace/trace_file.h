@@ -129,7 +129,7 @@ struct gt_reader *gt_reader_open_flags(const char *path, unsigned flags, char *e
  * Damage is reported on stderr once per problem and counted. */
 int gt_reader_next(struct gt_reader *r, const struct gt_record **rec);
 
-/* Reading chunk by chunk (the analyzer's session, analyze/session.h):
+/* Reading chunk by chunk (the analyzer's session, model/session.h):
  * decompressed chunks in file order, each valid until released; several
  * may be held at once. Damage is reported (in file order, on the caller's
  * thread) and damaged chunks are skipped; gt_reader_next is built on this. */

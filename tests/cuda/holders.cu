@@ -1,5 +1,5 @@
 // holders.cu — memory a caching allocator holds vs memory the program
-// leaks (tests/e2e/test_leaks.py, analyze/holders.c): a 20 MiB "segment"
+// leaks (tests/e2e/test_leaks.py, model/holders.c): a 20 MiB "segment"
 // allocated inside a function named as PyTorch's caching allocator's, never
 // freed (as PyTorch keeps its cache), and 1 MiB the program itself leaks.
 #include <cstdio>

@@ -1,4 +1,4 @@
-/* test_gpu_attr.c — analyze/gpu_attr.c on a synthetic trace: launches go
+/* test_gpu_attr.c — model/gpu_attr.c on a synthetic trace: launches go
  * to their kernel's group by name, also after the handle is registered
  * again under another name (a module unloaded and another loaded at the
  * same address); copies and memsets to theirs by direction; GPU time is

@@ -1,4 +1,4 @@
-/* test_graphs.c — the graph layer (analyze/graphs.h) on records made here:
+/* test_graphs.c — the graph layer (model/graphs.h) on records made here:
  * what a capture holds, what a graph launch runs, how a launch's measured
  * span is shared over its nodes (events), CUPTI's per-node records, a
  * DEVICE record held until its launch, and an executable never seen. */
@@ -159,6 +159,8 @@ int main(void) {
     const uint64_t one[][4] = {{cupti[i][0], cupti[i][2], 0, cupti[i][1]}};
     check_shares(g, 3000000 + 10000 * (uint64_t)i, one, 1, GT_F_GRAPH_RUN, "cupti");
   }
+  CHECK_MSG(gt_graphs_in_flight(g) == 0, "a complete CUPTI launch leaves %zu entries",
+            gt_graphs_in_flight(g));
   size_t nx;
   struct gt_graph_exec *x = gt_graphs_execs(g, &nx);
   CHECK_MSG(nx == 1 && x[0].launches == 2 && x[0].timed == 3 && x[0].nnodes == 3 &&

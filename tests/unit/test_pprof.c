@@ -1,4 +1,4 @@
-/* test_pprof.c — analyze/pprof_build.c: interning, merging and the written
+/* test_pprof.c — model/pprof_build.c: interning, merging and the written
  * file, read back (gunzip, protobuf-c unpack) field by field. What go tool
  * pprof makes of real profiles is checked end to end (tests/e2e). */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* test_session.c — the session (analyze/session.h) on synthetic traces:
+/* test_session.c — the session (model/session.h) on synthetic traces:
  * time order across threads and chunks with each thread's order kept,
  * DEVICE records in their own stream (after host records of the same ns),
  * a thread inside a long call holding the others back, arrivals later than

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "report_stats.h"
+#include "stats.h"
 #include "util.h"
 
 static int cmp_u64(const void *a, const void *b) {

@@ -14,8 +14,8 @@
  *  - Memory is bounded by live allocations, open ranges, names, processes
  *    and distinct stacks, never by the number of records.
  */
-#ifndef GPUTRACE_ANALYZE_MODEL_H
-#define GPUTRACE_ANALYZE_MODEL_H
+#ifndef GPUTRACE_MODEL_MODEL_H
+#define GPUTRACE_MODEL_MODEL_H
 
 #include <stdint.h>
 

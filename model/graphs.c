@@ -602,8 +602,9 @@ static void cupti_node(struct gt_graphs *g, const struct gt_record *d,
   x->gpu_ns += (double)d->dur_ns * (d->u.device.sample ? d->u.device.sample : 1);
   const struct gt_graph_node *n = nth_node(x, d->u.device.of_kind, k);
   if (total + 1 >= ntimed) { /* the launch's last: forget it */
-    for (unsigned kind = 0; kind <= GT_KIND_MEMSET; kind++)
-      gt_map_del(&g->cupti_taken, key + kind);
+    static const unsigned counted[] = {0, GT_KIND_MEMCPY, GT_KIND_MEMSET, GT_KIND_LAUNCH};
+    for (size_t i = 0; i < sizeof counted / sizeof *counted; i++)
+      gt_map_del(&g->cupti_taken, key + counted[i]);
   } else {
     gt_map_put(&g->cupti_taken, key + d->u.device.of_kind, k + 1);
     gt_map_put(&g->cupti_taken, key, total + 1);
@@ -683,4 +684,8 @@ struct gt_graph_exec *gt_graphs_execs(struct gt_graphs *g, size_t *n) {
 
 uint64_t gt_graphs_launched_during_capture(const struct gt_graphs *g) {
   return g->during_capture;
+}
+
+size_t gt_graphs_in_flight(const struct gt_graphs *g) {
+  return g->held_idx.count + g->cupti_taken.count;
 }

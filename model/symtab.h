@@ -6,8 +6,8 @@
  * stay valid until gt_symtab_free. Records may come in any order: a stack
  * can be expanded once the whole trace has been fed. Memory is bounded by
  * the distinct stacks, addresses and Python frames. */
-#ifndef GPUTRACE_ANALYZE_SYMTAB_H
-#define GPUTRACE_ANALYZE_SYMTAB_H
+#ifndef GPUTRACE_MODEL_SYMTAB_H
+#define GPUTRACE_MODEL_SYMTAB_H
 
 #include <stdint.h>
 

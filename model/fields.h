@@ -13,8 +13,8 @@
  *  - The printers take the record as shown (gt_event_record: a matched free
  *    has its allocation's bytes); names come from the model.
  */
-#ifndef GPUTRACE_ANALYZE_FIELDS_H
-#define GPUTRACE_ANALYZE_FIELDS_H
+#ifndef GPUTRACE_MODEL_FIELDS_H
+#define GPUTRACE_MODEL_FIELDS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -14,8 +14,8 @@
  *    session attaches to allocations made inside it).
  *  - Memory: the ranges open, never the ranges seen.
  */
-#ifndef GPUTRACE_ANALYZE_NVTX_H
-#define GPUTRACE_ANALYZE_NVTX_H
+#ifndef GPUTRACE_MODEL_NVTX_H
+#define GPUTRACE_MODEL_NVTX_H
 
 #include <stdint.h>
 

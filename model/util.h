@@ -7,8 +7,8 @@
  *  - gt_demangle returns a malloc'd demangled C++ name, or a copy of the
  *    input when it is not a mangled name.
  */
-#ifndef GPUTRACE_ANALYZE_UTIL_H
-#define GPUTRACE_ANALYZE_UTIL_H
+#ifndef GPUTRACE_MODEL_UTIL_H
+#define GPUTRACE_MODEL_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,6 @@
-/* report_stats.h — building blocks of `gputrace report` and `gputrace diff`.
+/* stats.h — building blocks every reader shares (the graph layer, GPU
+ * attribution, pprof, report, diff, leaks): durations and their
+ * percentiles, interned strings, human units.
  *
  * Contract:
  *  - gt_durs: every duration added is kept, 4 bytes each while all of them
@@ -13,8 +15,8 @@
  *  - gt_fmt_*: human units for text output, into a caller's buffer.
  * Out of memory is fatal (message, exit 2), as everywhere in the CLI.
  */
-#ifndef GPUTRACE_ANALYZE_REPORT_STATS_H
-#define GPUTRACE_ANALYZE_REPORT_STATS_H
+#ifndef GPUTRACE_MODEL_STATS_H
+#define GPUTRACE_MODEL_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -16,8 +16,8 @@
  *    gt_pprof_write_fd into a descriptor the caller opened (gputrace pprof,
  *    through outfile.h's rules). 0 on success; -1 with a message.
  */
-#ifndef GPUTRACE_ANALYZE_PPROF_BUILD_H
-#define GPUTRACE_ANALYZE_PPROF_BUILD_H
+#ifndef GPUTRACE_MODEL_PPROF_BUILD_H
+#define GPUTRACE_MODEL_PPROF_BUILD_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -24,8 +24,8 @@
  *    mapping, inline levels of one address in one location, Python frames
  *    as locations of their own; a stack not (yet) known is "[no stack]".
  */
-#ifndef GPUTRACE_ANALYZE_PROFILES_H
-#define GPUTRACE_ANALYZE_PROFILES_H
+#ifndef GPUTRACE_MODEL_PROFILES_H
+#define GPUTRACE_MODEL_PROFILES_H
 
 #include "gpu_attr.h"
 #include "model.h"

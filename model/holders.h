@@ -9,8 +9,8 @@
  * per holder: an id (for JSON), a name and what it means for the reader.
  * A match is by frame, so it needs stacks (GPUTRACE_STACKS, default on for
  * allocations) and symbols (the collector's). */
-#ifndef GPUTRACE_ANALYZE_HOLDERS_H
-#define GPUTRACE_ANALYZE_HOLDERS_H
+#ifndef GPUTRACE_MODEL_HOLDERS_H
+#define GPUTRACE_MODEL_HOLDERS_H
 
 #include "symtab.h"
 

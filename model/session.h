@@ -37,8 +37,8 @@
  *    decompressed (two per thread), and the layers' state — independent of
  *    the length of the trace.
  */
-#ifndef GPUTRACE_ANALYZE_SESSION_H
-#define GPUTRACE_ANALYZE_SESSION_H
+#ifndef GPUTRACE_MODEL_SESSION_H
+#define GPUTRACE_MODEL_SESSION_H
 
 #include <stddef.h>
 #include <stdint.h>

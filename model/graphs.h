@@ -62,15 +62,15 @@
  *    distinct kernels, never by the number of launches (durations for
  *    percentiles excepted: 4 bytes per timed launch).
  */
-#ifndef GPUTRACE_ANALYZE_GRAPHS_H
-#define GPUTRACE_ANALYZE_GRAPHS_H
+#ifndef GPUTRACE_MODEL_GRAPHS_H
+#define GPUTRACE_MODEL_GRAPHS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gputrace/schema.h"
 #include "model.h"
-#include "report_stats.h"
+#include "stats.h"
 
 enum gt_graphs_verdict { GT_GRAPHS_PASS = 0, GT_GRAPHS_HIDE, GT_GRAPHS_EXPAND };
 
@@ -128,5 +128,10 @@ const struct gt_record *gt_graphs_expansion(struct gt_graphs *g, size_t *n);
 struct gt_graph_exec *gt_graphs_execs(struct gt_graphs *g, size_t *n);
 /* Launches made while a capture was open in the same process (findings). */
 uint64_t gt_graphs_launched_during_capture(const struct gt_graphs *g);
+/* Entries kept for graph launches in flight (DEVICE records held for an
+ * executable not known yet, CUPTI node counts of a launch not complete):
+ * 0 once every launch read has all its records, so a days-long reader
+ * (the collector's live metrics) holds nothing per launch. */
+size_t gt_graphs_in_flight(const struct gt_graphs *g);
 
 #endif

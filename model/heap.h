@@ -19,8 +19,8 @@
  * bytes are kept per process and memory kind. Memory is bounded by live
  * blocks plus a fixed window of recently freed pointers (for telling double
  * frees apart). */
-#ifndef GPUTRACE_ANALYZE_HEAP_H
-#define GPUTRACE_ANALYZE_HEAP_H
+#ifndef GPUTRACE_MODEL_HEAP_H
+#define GPUTRACE_MODEL_HEAP_H
 
 #include <stdint.h>
 

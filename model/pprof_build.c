@@ -11,7 +11,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
-#include "report_stats.h"
+#include "stats.h"
 #include "util.h"
 
 struct loc {

@@ -25,14 +25,14 @@
  *    estimates and their sums per group equal the group's totals.
  *  - Memory: bounded by distinct (process, name, stack) sites.
  */
-#ifndef GPUTRACE_ANALYZE_GPU_ATTR_H
-#define GPUTRACE_ANALYZE_GPU_ATTR_H
+#ifndef GPUTRACE_MODEL_GPU_ATTR_H
+#define GPUTRACE_MODEL_GPU_ATTR_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "model.h"
-#include "report_stats.h"
+#include "stats.h"
 
 struct gt_gpu_site {
   uint32_t pid, stack_id;      /* stack 0: none was taken */

@@ -28,8 +28,8 @@
  *    and comes out at the next pop that reaches its stream.
  *  - Memory: 24 bytes per buffered record plus one queue per stream.
  */
-#ifndef GPUTRACE_ANALYZE_ORDER_H
-#define GPUTRACE_ANALYZE_ORDER_H
+#ifndef GPUTRACE_MODEL_ORDER_H
+#define GPUTRACE_MODEL_ORDER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
-/* report_stats.c — see report_stats.h. */
-#include "report_stats.h"
+/* stats.c — see stats.h. */
+#include "stats.h"
 
 #include <inttypes.h>
 #include <pthread.h>
