@@ -33,8 +33,8 @@
 #include "gputrace/schema.h"
 #include "holders.h"
 #include "model.h"
-#include "stats.h"
 #include "session.h"
+#include "stats.h"
 #include "symtab.h"
 
 /* Transfer rows: enum gt_dir (0..5), then memsets. */
