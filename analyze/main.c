@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "gputrace/version.h"
 #include "session.h"
 
 struct command {
@@ -76,7 +77,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("gputrace 0.1.0\n");
+    printf("gputrace %s\n", GT_VERSION);
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
