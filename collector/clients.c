@@ -69,17 +69,8 @@ struct gt_client {
   struct gt_map host_fns; /* host functions given to the symbolizer */
 };
 
-int gt_collector_quiet;
-
-uint64_t gt_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void note(const char *what, unsigned pid) {
-  if (!gt_collector_quiet)
-    fprintf(stderr, "gputrace-collector: %s (pid %u)\n", what, pid);
+  gt_collector_say("%s (pid %u)", what, pid);
 }
 
 /* Receive the hello and the memfd without waiting. Returns the fd, -1 for

@@ -130,9 +130,6 @@ int gt_client_done(const struct gt_client *c, uint64_t now_ns);
 void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns);
 void gt_client_free(struct gt_client *c);
 
-uint64_t gt_now_ns(void);
-extern int gt_collector_quiet;
-
 /* ---- symbols.c: addresses -> FRAME records (libdwfl); worker thread only ---- */
 struct gt_symbolizer;
 typedef void (*gt_sym_put_fn)(void *ctx, const struct gt_record *frame);
@@ -197,11 +194,19 @@ void gt_liveprof_observe(void *lp, const struct gt_record *rec);
 void gt_liveprof_tick(struct gt_liveprof *lp, uint64_t now_ns);
 void gt_liveprof_stop(struct gt_liveprof *lp);
 
-/* ---- tsc.c: TSC ticks -> CLOCK_MONOTONIC ns ----
+/* ---- log.c: what the collector tells its user ----
+ * Messages go to stderr as "gputrace-collector: <message>", one line each,
+ * unless --quiet set gt_collector_quiet. */
+extern int gt_collector_quiet;
+__attribute__((format(printf, 1, 2))) void gt_collector_say(const char *fmt, ...);
+
+/* ---- tsc.c: the collector's clock, and TSC ticks -> CLOCK_MONOTONIC ns ----
+ * gt_now_ns is CLOCK_MONOTONIC, the clock of every record's ts_ns.
  * Rings stamped with GT_CLOCK_TSC are converted as they are drained, with a
  * tick length measured against CLOCK_MONOTONIC: first over a few ms at
  * start, then over the whole run (refreshed every 100 ms), so the error
  * shrinks from ~1e-5 to ~1e-8 as the run goes on. */
+uint64_t gt_now_ns(void);
 void gt_tsc_calibrate(void);
 void gt_tsc_refresh(uint64_t now_ns);
 uint64_t gt_tsc_to_ns(uint64_t ticks);

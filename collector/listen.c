@@ -30,9 +30,8 @@ static int take_lock(const char *lock) {
   for (int attempt = 0; attempt < 8; attempt++) {
     int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (!gt_collector_quiet && errno != EWOULDBLOCK)
-        fprintf(stderr, "gputrace-collector: cannot lock %s: %s\n", lock,
-                strerror(errno));
+      if (errno != EWOULDBLOCK)
+        gt_collector_say("cannot lock %s: %s", lock, strerror(errno));
       if (fd >= 0)
         close(fd);
       return -1;

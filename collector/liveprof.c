@@ -119,9 +119,8 @@ static void write_one(struct gt_liveprof *lp, struct proc *p, struct gt_pprof *p
   profile_name(lp, p->pid, p->seq, kind, path, sizeof path);
   if (gt_pprof_write(prof, path, wall_ns, dur_ns, err, sizeof err) == 0) {
     lp->written++;
-  } else if (lp->failed++ == 0 && !gt_collector_quiet) {
-    fprintf(stderr, "gputrace-collector: live profile: %s (later failures counted)\n",
-            err);
+  } else if (lp->failed++ == 0) {
+    gt_collector_say("live profile: %s (later failures counted)", err);
   }
   gt_pprof_free(prof);
   if (lp->keep && p->seq > lp->keep) {
@@ -220,10 +219,10 @@ void gt_liveprof_stop(struct gt_liveprof *lp) {
   uint64_t now = clock_ns(CLOCK_MONOTONIC);
   while (lp->nprocs) /* processes whose end did not come (a stop on a signal) */
     end_proc(lp, lp->procs[lp->nprocs - 1], now);
-  if (lp->failed && !gt_collector_quiet)
-    fprintf(
-        stderr, "gputrace-collector: %llu of %llu live profiles could not be written\n",
-        (unsigned long long)lp->failed, (unsigned long long)(lp->failed + lp->written));
+  if (lp->failed)
+    gt_collector_say("%llu of %llu live profiles could not be written",
+                     (unsigned long long)lp->failed,
+                     (unsigned long long)(lp->failed + lp->written));
   gt_map_free(&lp->index);
   free(lp->procs);
   free(lp);

@@ -134,9 +134,8 @@ static struct gt_writer *open_first(struct gt_output *out, char *err, size_t err
     char prefix[4200];
     snprintf(prefix, sizeof prefix, "%s-", out->base);
     fd = gt_out_pick(prefix, 1, ".gtrace", out->path, sizeof out->path, err, errlen);
-    if (fd >= 0 && !gt_collector_quiet)
-      fprintf(stderr, "gputrace-collector: %s exists; the trace goes to %s\n", o->path,
-              out->path);
+    if (fd >= 0)
+      gt_collector_say("%s exists; the trace goes to %s", o->path, out->path);
   }
   return fd < 0 ? NULL
                 : gt_writer_open_fd(fd, out->path,

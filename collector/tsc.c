@@ -1,4 +1,5 @@
-/* tsc.c — converting TSC ticks to CLOCK_MONOTONIC ns (see collector.h). */
+/* tsc.c — the collector's clock (CLOCK_MONOTONIC ns, the clock of every
+ * record's ts_ns) and converting TSC ticks to it (see collector.h). */
 #include <stdint.h>
 #include <time.h>
 
@@ -8,6 +9,12 @@ struct pair {
   uint64_t tsc;
   uint64_t mono;
 };
+
+uint64_t gt_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static struct pair first, latest;
 static double ns_per_tick;

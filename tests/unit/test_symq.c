@@ -12,13 +12,8 @@
 #include "check.h"
 #include "collector.h"
 
-/* What symworker.c links against in the collector (clients.c, sink.c). */
-uint64_t gt_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
+/* What symworker.c links against in the collector besides the clock
+ * (tsc.c): the sink (sink.c). */
 void gt_sink_put(struct gt_sink *s, const struct gt_record *rec) {
   (void)s;
   (void)rec;
