@@ -18,10 +18,20 @@
  *  - Times are CLOCK_MONOTONIC ns; --from/--to are relative to the session's
  *    origin, the first record in the file (where `gputrace dump` counts from).
  *
- * Files: report_collect.c (the streaming pass), report_device.c (device intervals,
- * blocked-time attribution, gaps, utilization), report_rules.c (finishing, verdict and
- * findings), report_sites.c (call sites), report_out.c (text and JSON),
- * stats.c (durations, percentiles, strings, units).
+ * Files, each using only those listed before it (no circles):
+ *   report_base.c     processes, the blocking-call rule, kernel row names,
+ *                     finding builders
+ *   report_runs.c     busy stretches (merged device intervals)
+ *   report_hw.c       NVML readings: section, findings, JSON
+ *   report_sites.c    call sites and GPU time by launching line
+ *   report_graphs.c   the graphs section and its findings
+ *   report_device.c   device intervals: blocked-time attribution, gaps,
+ *                     utilization
+ *   report_collect.c  the streaming pass (rp_init, rp_read, rp_free)
+ *   report_rules.c    finishing: percentiles, shares, verdict, findings
+ *   report_out.c      text and JSON
+ * Statistics (durations, percentiles, strings, units) are the model's
+ * (model/stats.h).
  */
 #ifndef GPUTRACE_ANALYZE_REPORT_H
 #define GPUTRACE_ANALYZE_REPORT_H
@@ -288,17 +298,41 @@ int rp_read(struct report *r, const char *path, const char *cmd);
 void rp_finish(struct report *r);
 void rp_free(struct report *r);
 
-/* report_collect.c, for the device pass */
-struct rp_proc *rp_proc_of(struct report *r, uint32_t pid);
+/* report_base.c */
+struct rp_proc *rp_proc_of(struct report *r, uint32_t pid); /* added if new */
+/* The CPU-side split of a blocking call (docs/report.md, "Attribution"). */
 void rp_cpu_split(uint64_t blocked, uint64_t copy_est, unsigned flags, uint64_t *kernel,
                   uint64_t *copy, uint64_t *sync);
 int rp_is_sync_api(unsigned api); /* blocks the host: apis.h GT_AF_BLOCKING */
+/* A kernel row's name as shown: a host function by its symbol when the
+ * trace has it ("host function on_host"), else the name it was counted
+ * under. Valid until the next call. */
+const char *rp_kernel_name(const struct report *r, size_t idx);
+/* Building findings: a new finding with its message, then evidence. */
+struct rp_finding *rp_add_finding(struct report *r, const char *rule, const char *sev,
+                                  const char *advice, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void rp_ev_u(struct rp_finding *f, const char *k, enum rp_ev_type t, uint64_t v);
+void rp_ev_frac(struct rp_finding *f, const char *k, double v);
+void rp_ev_str(struct rp_finding *f, const char *k, const char *v);
+double rp_frac(uint64_t part, uint64_t whole); /* 0 when whole is 0 */
 
-/* report_device.c */
+/* report_runs.c */
 void rp_runs_add(struct rp_runs *runs, uint64_t s, uint64_t e);
 uint64_t rp_runs_overlap(const struct rp_runs *runs, uint64_t s, uint64_t e);
 uint64_t rp_union_overlap(const struct rp_runs *a, const struct rp_runs *b, uint64_t s,
                           uint64_t e);
+/* Walks the union of two run lists as merged, sorted stretches: start with
+ * {.a = ..., .b = ...}; each call gives the next stretch, 0 at the end. */
+struct rp_uwalk {
+  const struct rp_runs *a, *b;
+  size_t i, j;
+  int has;
+  uint64_t cs, ce;
+};
+int rp_uwalk_next(struct rp_uwalk *w, uint64_t *s, uint64_t *e);
+
+/* report_device.c */
 void rp_device_finish(struct report *r);
 /* Split the blocking calls kept for p (exactly where p has DEVICE records,
  * else by the CPU-side rule) into r's shares, and forget them. */
@@ -307,14 +341,6 @@ void rp_attribute_blocked(struct report *r, struct rp_proc *p);
 /* report_rules.c */
 void rp_verdict(struct report *r);
 void rp_findings(struct report *r);
-/* Building findings (report_rules.c; also used by report_hw.c): a new
- * finding with its message, then evidence entries. */
-struct rp_finding *rp_add_finding(struct report *r, const char *rule, const char *sev,
-                                  const char *advice, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-void rp_ev_u(struct rp_finding *f, const char *k, enum rp_ev_type t, uint64_t v);
-void rp_ev_frac(struct rp_finding *f, const char *k, double v);
-double rp_frac(uint64_t part, uint64_t whole); /* 0 when whole is 0 */
 /* report_sites.c: the top call sites of a kind of call (RP_SITE_*: by
  * calls) or of the time blocked in syncs (RP_SITES: by ns), stacks with the
  * same user frame together. */
@@ -326,10 +352,6 @@ struct rp_site {
 int rp_top_sites(struct report *r, int which, struct rp_site out[3]); /* how many */
 /* GPU time by the line that launched it (report_sites.c), after the read. */
 void rp_gpu_lines(struct report *r);
-/* A kernel row's name as shown: a host function by its symbol when the
- * trace has it ("host function on_host"), else the name it was counted
- * under. Valid until the next call. */
-const char *rp_kernel_name(const struct report *r, size_t idx);
 /* "function at file:line" of a stack's origin; "-" for stack 0. */
 void rp_site_text(struct report *r, uint32_t pid, uint32_t stack, char *buf, size_t len);
 /* report_graphs.c: the graphs section (one row per executable graph). */

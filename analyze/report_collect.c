@@ -31,34 +31,7 @@
 #define PER_THREAD_STREAM (1ull << 63) /* stream key of a per-thread default stream */
 #define SCOPE_ALL UINT64_MAX           /* a call that waits for every stream */
 
-int rp_is_sync_api(unsigned api) {
-  return (gt_api_flags(api) & GT_AF_BLOCKING) != 0;
-}
-
-/* The CPU-side split of a blocking call (docs/report.md, "Attribution"). */
-void rp_cpu_split(uint64_t blocked, uint64_t copy_est, unsigned flags, uint64_t *kernel,
-                  uint64_t *copy, uint64_t *sync) {
-  uint64_t c = copy_est < blocked ? copy_est : blocked, rest = blocked - c;
-  *kernel = *sync = 0;
-  if (flags & RP_BL_PEND_KERNELS)
-    *kernel = rest;
-  else if (flags & (RP_BL_COPYCALL | RP_BL_PEND_COPIES))
-    c += rest;
-  else
-    *sync = rest;
-  *copy = c;
-}
-
 /* ---- processes, threads, streams ---- */
-
-struct rp_proc *rp_proc_of(struct report *r, uint32_t pid) {
-  size_t i;
-  int added;
-  r->procs = gt_find_or_add(&r->proc_idx, pid, r->procs, &r->nprocs, &r->cprocs,
-                            sizeof *r->procs, &i, &added);
-  r->procs[i].pid = pid;
-  return &r->procs[i];
-}
 
 static struct rp_thread *thread_add(struct report *r, uint32_t pid, uint32_t tid) {
   size_t proc = (size_t)(rp_proc_of(r, pid) - r->procs), i;
@@ -248,17 +221,6 @@ static size_t kernel_index(struct report *r, uint32_t pid, uint64_t stub,
     r->kern[idx].fn_addr = stub;
   }
   return idx;
-}
-
-const char *rp_kernel_name(const struct report *r, size_t idx) {
-  static char buf[300];
-  const struct rp_kernel *k = &r->kern[idx];
-  const char *fn =
-      k->fn_addr ? gt_symtab_function(r->symtab, k->fn_pid, k->fn_addr + 1) : NULL;
-  if (!fn)
-    return r->knames.strs[idx];
-  snprintf(buf, sizeof buf, "host function %s", fn); /* frames are demangled */
-  return buf;
 }
 
 static void on_launch(struct report *r, struct rp_thread *t, struct rp_proc *p,

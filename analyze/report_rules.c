@@ -127,44 +127,6 @@ void rp_verdict(struct report *r) {
 
 /* ---- findings ---- */
 
-struct rp_finding *rp_add_finding(struct report *r, const char *rule, const char *sev,
-                                  const char *advice, const char *fmt, ...) {
-  r->findings =
-      gt_grow(r->findings, &r->cfindings, r->nfindings + 1, sizeof *r->findings);
-  struct rp_finding *f = &r->findings[r->nfindings++];
-  memset(f, 0, sizeof *f);
-  f->rule = rule;
-  f->severity = sev;
-  f->advice = advice;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(f->message, sizeof f->message, fmt, ap);
-  va_end(ap);
-  return f;
-}
-
-static struct rp_ev *ev(struct rp_finding *f, const char *key, enum rp_ev_type type) {
-  if (f->nev >= RP_MAX_EV)
-    return &f->ev[RP_MAX_EV - 1]; /* never: each rule has fewer */
-  struct rp_ev *e = &f->ev[f->nev++];
-  e->key = key;
-  e->type = type;
-  return e;
-}
-void rp_ev_u(struct rp_finding *f, const char *k, enum rp_ev_type t, uint64_t v) {
-  ev(f, k, t)->u = v;
-}
-void rp_ev_frac(struct rp_finding *f, const char *k, double v) {
-  ev(f, k, RP_EV_FRAC)->d = v;
-}
-static void ev_str(struct rp_finding *f, const char *k, const char *v) {
-  snprintf(ev(f, k, RP_EV_STR)->s, sizeof f->ev[0].s, "%s", v);
-}
-
-double rp_frac(uint64_t part, uint64_t whole) {
-  return whole ? (double)part / (double)whole : 0;
-}
-
 static const char *by_share(double share, double high, double medium) {
   return share >= high ? "high" : share >= medium ? "medium" : "low";
 }
@@ -172,7 +134,7 @@ static const char *by_share(double share, double high, double medium) {
 static void sites(struct report *r, struct rp_finding *f, int which) {
   char buf[200];
   if (rp_stack_sites(r, which, buf, sizeof buf))
-    ev_str(f, "call_sites", buf);
+    rp_ev_str(f, "call_sites", buf);
 }
 
 static void rule_pageable(struct report *r) {
@@ -290,7 +252,7 @@ static void rule_small_kernels(struct report *r) {
         n, small_launches);
     rp_ev_u(f, "kernels", RP_EV_U64, n);
     rp_ev_u(f, "launches", RP_EV_U64, small_launches);
-    ev_str(f, "examples", names);
+    rp_ev_str(f, "examples", names);
     rp_ev_frac(f, "launch_share", launch_share);
   } else if (!measured && launches >= 100 && r->sh.kernel <= 2 * cpu) {
     /* No device timing: the kernels' time is what the host waited for them. */
@@ -370,10 +332,10 @@ static void rule_gaps(struct report *r) {
   rp_ev_u(f, "gaps", RP_EV_U64, g->count);
   rp_ev_u(f, "idle_ns", RP_EV_NS, g->total_ns);
   rp_ev_u(f, "longest_ns", RP_EV_NS, g->max_ns);
-  ev_str(f, "source",
-         r->gaps_measured ? "device timing"
-                          : "model: from a wait that drained all queued work "
-                            "to the next work queued");
+  rp_ev_str(f, "source",
+            r->gaps_measured ? "device timing"
+                             : "model: from a wait that drained all queued work "
+                               "to the next work queued");
 }
 
 static void rule_utilization(struct report *r) {
@@ -456,7 +418,7 @@ static void rule_errors(struct report *r) {
       "call did not do its work, and later results may be wrong.",
       "%" PRIu64 " CUDA calls returned an error (%s)", total, what);
   rp_ev_u(f, "failed_calls", RP_EV_U64, total);
-  ev_str(f, "top", what);
+  rp_ev_str(f, "top", what);
 }
 
 static void rule_cold_start(struct report *r) {
@@ -473,7 +435,7 @@ static void rule_cold_start(struct report *r) {
         "autotunes), or keep the first request out of latency objectives.",
         "the first \"%.80s\" range took %.1fx the median of the others",
         r->rnames.strs[i], (double)cold / (double)(rg->p50 ? rg->p50 : 1));
-    ev_str(f, "range", r->rnames.strs[i]);
+    rp_ev_str(f, "range", r->rnames.strs[i]);
     rp_ev_u(f, "cold_ns", RP_EV_NS, cold);
     rp_ev_u(f, "p50_ns", RP_EV_NS, rg->p50);
   }
