@@ -658,7 +658,7 @@ static void feed(struct report *r, const struct gt_record *rec,
   switch (rec->kind) {
   case GT_KIND_DROP:
     r->dropped += rec->u.count.count;
-    if (rec->u.count.of_kind < GT_KIND_COUNT)
+    if (gt_kind_in_table(rec->u.count.of_kind))
       r->dropped_by_kind[rec->u.count.of_kind] += rec->u.count.count;
     r->events++;
     return;

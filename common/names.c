@@ -28,7 +28,7 @@ unsigned gt_api_kind(unsigned api) {
 }
 
 const char *gt_kind_name(unsigned kind) {
-  return kind < GT_KIND_COUNT ? kind_names[kind] : "?";
+  return gt_kind_in_table(kind) ? kind_names[kind] : "?";
 }
 
 const char *gt_memory_name(unsigned memory) {

@@ -23,7 +23,7 @@ static const uint8_t text_len_at[GT_KIND_COUNT] = {
 #undef AT
 
 static size_t text_len_offset(unsigned kind) {
-  return kind < GT_KIND_COUNT ? text_len_at[kind] : 0;
+  return gt_kind_in_table(kind) ? text_len_at[kind] : 0;
 }
 
 size_t gt_record_attach_text(struct gt_record *rec, const char *text, size_t len) {

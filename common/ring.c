@@ -130,7 +130,7 @@ int gt_ring_attach(struct gt_ring *ring, void *mem, size_t bytes) {
 }
 
 void gt_ring_count_drop(struct gt_ring *ring, unsigned kind) {
-  if (kind >= GT_KIND_COUNT)
+  if (!gt_kind_in_table(kind))
     kind = GT_KIND_NONE;
   atomic_fetch_add_explicit(&ring->hdr->dropped[kind], 1, memory_order_relaxed);
 }

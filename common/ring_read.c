@@ -51,9 +51,8 @@ static inline unsigned decode_launch(const struct gt_frame_launch *f,
 static int full_valid(const struct gt_record *out, unsigned n) {
   const struct gt_text_slot *maybe_text = (const void *)out;
   unsigned k = out->nslots;
-  if (maybe_text->magic == GT_TEXT_MAGIC || out->kind == GT_KIND_NONE ||
-      out->kind >= GT_KIND_COUNT || k == 0 || k > GT_MAX_SLOTS ||
-      out->api >= GT_API_COUNT || gt_frame_slots(k) != n)
+  if (maybe_text->magic == GT_TEXT_MAGIC || !gt_kind_is_record(out->kind) || k == 0 ||
+      k > GT_MAX_SLOTS || out->api >= GT_API_COUNT || gt_frame_slots(k) != n)
     return 0;
   for (unsigned i = 1; i < k; i++) {
     const struct gt_text_slot *t = (const void *)&out[i];

@@ -557,8 +557,8 @@ void gt_reader_release(struct gt_reader *r, struct gt_chunk *c) {
 
 static int record_valid(const struct gt_record *rec, size_t room) {
   return rec->nslots >= 1 && rec->nslots <= GT_MAX_SLOTS &&
-         (size_t)rec->nslots * GT_SLOT_SIZE <= room && rec->kind > GT_KIND_NONE &&
-         rec->kind < GT_KIND_COUNT && rec->api < GT_API_COUNT;
+         (size_t)rec->nslots * GT_SLOT_SIZE <= room && gt_kind_is_record(rec->kind) &&
+         rec->api < GT_API_COUNT;
 }
 
 static void warn_incomplete(struct gt_reader *r, const struct gt_chunk *c,

@@ -200,7 +200,7 @@ const struct gt_field *gt_fields(const struct gt_record *r, size_t *n) {
       [GT_KIND_METRIC] = LIST(metric),     [GT_KIND_NOTE] = LIST(note),
       [GT_KIND_GRAPH] = LIST(graph),
   };
-  struct list l = r->kind < GT_KIND_COUNT ? by_kind[r->kind] : (struct list){NULL, 0};
+  struct list l = gt_kind_in_table(r->kind) ? by_kind[r->kind] : (struct list){NULL, 0};
   if (r->kind == GT_KIND_PROCESS && r->u.proc.phase != GT_PROC_START)
     l = (struct list)LIST(proc_end);
   else if (r->kind == GT_KIND_DEVICE && r->u.device.of_kind == GT_KIND_LAUNCH)

@@ -105,7 +105,7 @@ static void count(struct gt_model_totals *t, const struct gt_record *r) {
   }
   if (r->kind == GT_KIND_DROP) {
     t->dropped += r->u.count.count;
-    if (r->u.count.of_kind < GT_KIND_COUNT)
+    if (gt_kind_in_table(r->u.count.of_kind))
       t->dropped_by_kind[r->u.count.of_kind] += r->u.count.count;
   } else if (r->kind == GT_KIND_LOST) {
     t->lost += r->u.count.count;

@@ -410,7 +410,7 @@ void gt_emit_device(struct gt_record *rec) {
 
 void gt_count_dropped(unsigned kind, uint64_t n) {
   /* The collector turns the ring's per-kind counters into DROP records. */
-  if (kind < GT_KIND_COUNT &&
+  if (gt_kind_in_table(kind) &&
       atomic_load_explicit(&g_state, memory_order_relaxed) == ST_ON)
     atomic_fetch_add_explicit(&g_ring.hdr->dropped[kind], n, memory_order_relaxed);
 }

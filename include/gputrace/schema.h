@@ -91,6 +91,15 @@ static inline int gt_kind_is_call(unsigned kind) {
 static inline int gt_kind_is_def(unsigned kind) {
   return gt_kind_class(kind) == GT_KCLASS_DEF;
 }
+/* A kind the table has, NONE included: what may index a per-kind array. */
+static inline int gt_kind_in_table(unsigned kind) {
+  return kind < GT_KIND_COUNT;
+}
+/* A kind a record may have (in the table and not NONE): what readers of a
+ * ring or a file accept. */
+static inline int gt_kind_is_record(unsigned kind) {
+  return gt_kind_class(kind) != GT_KCLASS_NONE;
+}
 
 /* Memory kinds of alloc/free records. */
 enum gt_memory {

@@ -70,8 +70,8 @@ static void *mutate(void *p) {
 
 static void check_record(const struct gt_record *out) {
   unsigned n = out[0].nslots;
-  if (n == 0 || n > GT_MAX_SLOTS || out[0].kind == GT_KIND_NONE ||
-      out[0].kind >= GT_KIND_COUNT || out[0].api >= GT_API_COUNT)
+  if (n == 0 || n > GT_MAX_SLOTS || !gt_kind_is_record(out[0].kind) ||
+      out[0].api >= GT_API_COUNT)
     abort(); /* the consumer must never hand out an invalid record */
   for (unsigned i = 1; i < n; i++) {
     const struct gt_text_slot *t = (const void *)&out[i];

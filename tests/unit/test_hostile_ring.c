@@ -109,8 +109,8 @@ static void *mutator(void *p) {
 
 static int record_consistent(const struct gt_record *out) {
   unsigned n = out[0].nslots;
-  if (n == 0 || n > GT_MAX_SLOTS || out[0].kind == GT_KIND_NONE ||
-      out[0].kind >= GT_KIND_COUNT || out[0].api >= GT_API_COUNT)
+  if (n == 0 || n > GT_MAX_SLOTS || !gt_kind_is_record(out[0].kind) ||
+      out[0].api >= GT_API_COUNT)
     return 0;
   for (unsigned i = 1; i < n; i++) {
     const struct gt_text_slot *t = (const void *)&out[i];

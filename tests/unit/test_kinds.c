@@ -42,5 +42,14 @@ int main(void) {
                 gt_kind_class(255) == GT_KCLASS_NONE,
             "classes");
   CHECK_MSG(strcmp(gt_kind_name(GT_KIND_COUNT), "?") == 0, "past the table");
+  unsigned in_table = 0, records = 0;
+  for (unsigned k = 0; k < 256; k++) {
+    in_table += (unsigned)gt_kind_in_table(k);
+    records += (unsigned)gt_kind_is_record(k);
+  }
+  CHECK_MSG(in_table == GT_KIND_COUNT && records == GT_KIND_COUNT - 1 &&
+                gt_kind_in_table(GT_KIND_NONE) && !gt_kind_is_record(GT_KIND_NONE) &&
+                gt_kind_is_record(GT_KIND_GRAPH) && !gt_kind_is_record(GT_KIND_COUNT),
+            "in the table %u, record kinds %u", in_table, records);
   return check_finish("test_kinds");
 }
