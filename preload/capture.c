@@ -200,7 +200,8 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
   gt_emit(&rec);
 }
 
-/* The id of the capture that `stream` now begins (0 when unknown). */
+/* The capture hooks: GT_HOOK_* define the hooks they are given (macros:
+ * shim.h), one per twin. */
 #define GT_HOOK_BEGIN_CAPTURE(name, ptsz)                                                \
   GT_EXPORT cudaError_t name(cudaStream_t stream, int mode) {                            \
     GT_REAL(name, cudaError_t, (cudaStream_t, int));                                     \

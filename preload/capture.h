@@ -5,7 +5,7 @@
  * Contract:
  *  - GT_MODE_CAPTURE (shim.h) is set while a capture begun through a hook
  *    is open anywhere in the process: every launch then takes the general
- *    form, and GT_DT_START (devtime.h) asks gt_capture_of whether the
+ *    form, and gt_dt_start (devtime.h) asks gt_capture_of whether the
  *    call's stream captures. With no capture open, none of this costs the
  *    launch fast path anything (the bit fails its one mode comparison).
  *  - gt_capture_of: the id of the capture a stream is in (the runtime's
@@ -61,7 +61,8 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
 /* The real call of a capture hook that does not record (tracing is off, or
  * inside another hook), with the thread marked as inside a hook: the
  * driver's twins that libcudart's own call may reach forward untouched
- * (hooks_graph.c), so the capture is kept once, by the outer hook. */
+ * (hooks_graph.c), so the capture is kept once, by the outer hook. A
+ * macro: `stmt` declares the result the caller goes on with. */
 #define GT_CAPTURE_UNTRACED(stmt)                                                        \
   int d_ = gt_tls_depth;                                                                 \
   gt_tls_depth = d_ != 0 ? d_ : 1;                                                       \
@@ -69,7 +70,8 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
   gt_tls_depth = d_
 
 /* A BeginCapture hook's body around `call`: the bit is up before the
- * capture can exist, and stays up only if it does. */
+ * capture can exist, and stays up only if it does. A macro, as
+ * GT_TRACE_CALL (shim.h): it returns from the hook and `call` is code. */
 #define GT_BEGIN_CAPTURE(api, call, stream, ptsz, graph, mode)                           \
   do {                                                                                   \
     uint64_t h_ = gt_capture_stream(stream, ptsz);                                       \
@@ -96,7 +98,8 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
   } while (0)
 
 /* An EndCapture hook's body around `call` (graph: the cudaGraph_t * / CUgraph *
- * out-parameter): the capture ends whatever the result, traced or not. */
+ * out-parameter): the capture ends whatever the result, traced or not. A
+ * macro, as GT_BEGIN_CAPTURE. */
 #define GT_END_CAPTURE(api, call, stream, ptsz, graph)                                   \
   do {                                                                                   \
     uint64_t h_ = gt_capture_stream(stream, ptsz), id_ = gt_capture_open_id(h_);         \
@@ -120,7 +123,7 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
   } while (0)
 
 /* The corr field of a launch, copy or memset record: the thread's
- * correlation id, or, for a call queued into a capture (GT_DT_START set
+ * correlation id, or, for a call queued into a capture (gt_dt_start set
  * gt_tls_cap), the capture's id with GT_F_CAPTURED on the record. */
 static inline uint32_t gt_call_corr(struct gt_record *rec) {
   uint32_t cap = gt_tls_cap;

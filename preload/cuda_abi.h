@@ -28,13 +28,15 @@ typedef struct {
 /* A dim3 parameter as the calling convention passes it, in two integer
  * registers: its first 8 bytes (x | y << 32) and z (the second word's upper
  * half unspecified). The launch hooks take their dims so (launch.h): GCC
- * keeps a dim3 parameter in memory, which costs the hot path a dozen moves.
+ * keeps a dim3 parameter in memory, which costs the hot path moves
+ * (docs/PERFORMANCE.md, "Figures moved out of code comments").
  * True of x86-64 (System V) and AArch64 (AAPCS64), the two CUDA 13 hosts,
  * for a dim3 that gets registers, as in every launch signature hooked. */
 #if !defined(__x86_64__) && !defined(__aarch64__)
 #error "launch hooks take dim3 as two integer registers: x86-64 and AArch64 only"
 #endif
 _Static_assert(sizeof(dim3) == 12, "dim3 is three 32-bit words");
+/* A macro: it declares two parameters, name_xy and name_z. */
 #define GT_DIM3_PARAM(name) uint64_t name##_xy, uint32_t name##_z
 
 /* Streams and events (driver_types.h), for device timing (devtime.c). */

@@ -256,18 +256,24 @@ static void *open_cupti(void) {
   return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
-#define CUPTI_SYM(field, name) (*(void **)&api.field = dlsym(h, name))
+/* Look `name` up in libcupti (handle h) into *fn, a function pointer of
+ * `api`; 1 when found. */
+static int cupti_sym(void *h, void *fn, const char *name) {
+  void *p = dlsym(h, name);
+  memcpy(fn, &p, sizeof p);
+  return p != NULL;
+}
 
 int gt_cupti_start(void) {
   void *h = open_cupti();
-  if (h == NULL || !CUPTI_SYM(timestamp, "cuptiGetTimestamp") ||
-      !CUPTI_SYM(register_callbacks, "cuptiActivityRegisterCallbacks") ||
-      !CUPTI_SYM(enable, "cuptiActivityEnable") ||
-      !CUPTI_SYM(disable, "cuptiActivityDisable") ||
-      !CUPTI_SYM(flush_all, "cuptiActivityFlushAll") ||
-      !CUPTI_SYM(next_record, "cuptiActivityGetNextRecord") ||
-      !CUPTI_SYM(push, "cuptiActivityPushExternalCorrelationId") ||
-      !CUPTI_SYM(pop, "cuptiActivityPopExternalCorrelationId"))
+  if (h == NULL || !cupti_sym(h, &api.timestamp, "cuptiGetTimestamp") ||
+      !cupti_sym(h, &api.register_callbacks, "cuptiActivityRegisterCallbacks") ||
+      !cupti_sym(h, &api.enable, "cuptiActivityEnable") ||
+      !cupti_sym(h, &api.disable, "cuptiActivityDisable") ||
+      !cupti_sym(h, &api.flush_all, "cuptiActivityFlushAll") ||
+      !cupti_sym(h, &api.next_record, "cuptiActivityGetNextRecord") ||
+      !cupti_sym(h, &api.push, "cuptiActivityPushExternalCorrelationId") ||
+      !cupti_sym(h, &api.pop, "cuptiActivityPopExternalCorrelationId"))
     return -1; /* a library without the activity API: left loaded, unused */
   g_meta = calloc(META_SLOTS, sizeof *g_meta);
   g_corr = calloc(CORR_SLOTS, sizeof *g_corr);

@@ -165,22 +165,26 @@ void gt_dt_configure(void) {
 
 /* ---- choosing the source (first timed call) ---- */
 
-#define DT_RESOLVE(field, name)                                                          \
-  (gt_dt_cu.field = (__typeof__(gt_dt_cu.field))gt_resolve(name))
+/* Resolve `name` into *fn, a function pointer of gt_dt_cu; 1 when found. */
+static int dt_resolve(void *fn, const char *name) {
+  void *p = gt_resolve(name);
+  memcpy(fn, &p, sizeof p);
+  return p != NULL;
+}
 
 static int resolve_cuda(void) {
-  DT_RESOLVE(is_capturing, "cudaStreamIsCapturing"); /* not in every runtime */
-  return DT_RESOLVE(peek, "cudaPeekAtLastError") &&
-         DT_RESOLVE(get_last, "cudaGetLastError") &&
-         DT_RESOLVE(get_device, "cudaGetDevice") &&
-         DT_RESOLVE(set_device, "cudaSetDevice") &&
-         DT_RESOLVE(event_create, "cudaEventCreateWithFlags") &&
-         DT_RESOLVE(event_destroy, "cudaEventDestroy") &&
-         DT_RESOLVE(event_record, "cudaEventRecord") &&
-         DT_RESOLVE(event_query, "cudaEventQuery") &&
-         DT_RESOLVE(event_sync, "cudaEventSynchronize") &&
-         DT_RESOLVE(elapsed, "cudaEventElapsedTime") &&
-         DT_RESOLVE(stream_create, "cudaStreamCreateWithFlags");
+  dt_resolve(&gt_dt_cu.is_capturing, "cudaStreamIsCapturing"); /* not in every runtime */
+  return dt_resolve(&gt_dt_cu.peek, "cudaPeekAtLastError") &&
+         dt_resolve(&gt_dt_cu.get_last, "cudaGetLastError") &&
+         dt_resolve(&gt_dt_cu.get_device, "cudaGetDevice") &&
+         dt_resolve(&gt_dt_cu.set_device, "cudaSetDevice") &&
+         dt_resolve(&gt_dt_cu.event_create, "cudaEventCreateWithFlags") &&
+         dt_resolve(&gt_dt_cu.event_destroy, "cudaEventDestroy") &&
+         dt_resolve(&gt_dt_cu.event_record, "cudaEventRecord") &&
+         dt_resolve(&gt_dt_cu.event_query, "cudaEventQuery") &&
+         dt_resolve(&gt_dt_cu.event_sync, "cudaEventSynchronize") &&
+         dt_resolve(&gt_dt_cu.elapsed, "cudaEventElapsedTime") &&
+         dt_resolve(&gt_dt_cu.stream_create, "cudaStreamCreateWithFlags");
 }
 
 static int select_source_locked(void) {

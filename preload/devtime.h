@@ -4,12 +4,13 @@
  * Contract for hooks:
  *  - Every copy and memset hook body is GT_TRACE_TIMED (launch hooks:
  *    launch.h GT_TRACE_LAUNCH_GENERAL, the same steps around a record
- *    written in place; GT_TRACE_LAUNCH_FAST takes the untimed ones): it
- *    gives the call its correlation id (gt_tls_corr, per thread, never 0),
- *    asks gt_dt_before() whether to time it — which, when timing, records a
- *    start event on the call's stream — runs the real call, then
- *    gt_dt_after() records the end event. The statements that build the
- *    host record must store gt_tls_corr in its corr field and, after
+ *    written in place; GT_TRACE_LAUNCH_FAST takes the untimed ones): its
+ *    gt_dt_start gives the call its correlation id (gt_tls_corr, per
+ *    thread, never 0) and asks gt_dt_sampled() and gt_dt_before() whether
+ *    to time it — gt_dt_before, when timing, records a start event on the
+ *    call's stream — then it runs the real call, and gt_dt_after() records
+ *    the end event. The statements that build the host record must store
+ *    gt_call_corr() (capture.h) in its corr field and, after
  *    gt_emit(), pass the record to gt_dt_commit(), which queues the op for
  *    resolution with the record's metadata (api, tid, stream, kernel,
  *    bytes, dir, flags).
@@ -23,7 +24,7 @@
 #ifndef GPUTRACE_DEVTIME_H
 #define GPUTRACE_DEVTIME_H
 
-#include "capture.h" /* gt_capture_of: GT_DT_START */
+#include "capture.h" /* gt_capture_of: gt_dt_start */
 #include "shim.h"
 
 enum gt_dt_what { GT_DT_NONE = 0, GT_DT_LAUNCH = 1, GT_DT_COPY = 2, GT_DT_SET = 3 };
@@ -75,9 +76,6 @@ static inline int gt_dt_untimed_launch(const void *key) {
   return 1;
 }
 
-/* The correlation id of the calling thread's current (or last) call. */
-/* A timed op waiting for its host record (0 = none); see gt_dt_commit. */
-
 /* Read the environment; the shim's constructor calls it once. */
 void gt_dt_configure(void);
 
@@ -103,31 +101,34 @@ static inline void gt_dt_commit(const struct gt_record *rec) {
 
 /* A timed hook's start: its correlation id; while a capture is open
  * anywhere, gt_tls_cap, the capture the call's stream is in (work queued
- * into a capture runs nothing: never timed); and dt_token, the
- * device-timing decision (gt_dt_before's CUDA calls must not change the
- * caller's errno). */
-#define GT_DT_START(what, key, stream, ptsz)                                             \
-  gt_corr_next();                                                                        \
-  int dt_token = 0;                                                                      \
-  gt_tls_cap = __builtin_expect(gt_mode_now() & GT_MODE_CAPTURE, 0)                      \
-                   ? gt_capture_of((const void *)(stream), (ptsz))                       \
-                   : 0;                                                                  \
-  if ((what) != GT_DT_NONE &&                                                            \
-      (gt_mode_now() & (GT_MODE_DT | GT_MODE_PAUSED)) == GT_MODE_DT &&                   \
-      gt_tls_cap == 0 && gt_dt_sampled((what), (key))) {                                 \
-    int dt_errno = errno;                                                                \
-    dt_token = gt_dt_before((what), (key), (stream), (ptsz));                            \
-    errno = dt_errno;                                                                    \
+ * into a capture runs nothing: never timed); and the device-timing
+ * decision it returns, gt_dt_before's token (0: not timed; gt_dt_before's
+ * CUDA calls must not change the caller's errno). */
+static inline __attribute__((always_inline)) int
+gt_dt_start(unsigned what, const void *key, const void *stream, int ptsz) {
+  gt_corr_next();
+  int dt_token = 0;
+  gt_tls_cap = __builtin_expect(gt_mode_now() & GT_MODE_CAPTURE, 0)
+                   ? gt_capture_of(stream, ptsz)
+                   : 0;
+  if (what != GT_DT_NONE &&
+      (gt_mode_now() & (GT_MODE_DT | GT_MODE_PAUSED)) == GT_MODE_DT && gt_tls_cap == 0 &&
+      gt_dt_sampled(what, key)) {
+    int dt_errno = errno;
+    dt_token = gt_dt_before(what, key, stream, ptsz);
+    errno = dt_errno;
   }
+  return dt_token;
+}
 
 /* GT_TRACE_CALL (shim.h) for copies and memsets (launches: launch.h
  * GT_LAUNCH_HOOK). The events are recorded outside [t0, t1]: the host
- * record's duration stays the call's. */
+ * record's duration stays the call's. A macro, as GT_TRACE_CALL. */
 #define GT_TRACE_TIMED(what, key, stream, ptsz, call, ...)                               \
   do {                                                                                   \
     if (!gt_hook_enter())                                                                \
       return call;                                                                       \
-    GT_DT_START(what, key, stream, ptsz);                                                \
+    int dt_token = gt_dt_start((what), (key), (const void *)(stream), (ptsz));           \
     uint64_t t0 = gt_now();                                                              \
     cudaError_t r = call;                                                                \
     uint64_t t1 = gt_now();                                                              \

@@ -1,5 +1,5 @@
 /* devtime_resolve.c — the resolver thread: turns completed event pairs into
- * DEVICE records on the host clock (docs/devtime.md, "Clock conversion").
+ * DEVICE records on the host clock (docs/devtime.md, "The clock").
  *
  * Contract:
  *  - One detached thread per process ("gputrace-dt"), started by the first
@@ -124,10 +124,10 @@ static int measure(struct dt_device *d, cudaEvent_t ev, int64_t *mid, uint64_t *
  * as tightly as it can be (its error, up to half its window, stays in every
  * record of the device through the chain; a try preempted between reading
  * the clock and recording the event reads early by up to half its window,
- * which cut kernels on an idle stream short by 20 us under load), later
- * ones chained on the device clock and re-based on a good measurement only
- * when the two drift apart. Each try records the event again, so the last
- * try is the one used. */
+ * which cuts kernels on an idle stream short under load: docs/devtime.md,
+ * "The clock"), later ones chained on the device clock and re-based on a
+ * good measurement only when the two drift apart. Each try records the
+ * event again, so the last try is the one used. */
 static int take_anchor(struct dt_device *d) {
   int next = !d->cur;
   int64_t host;

@@ -195,13 +195,16 @@ uint64_t gt_array_elem_bytes(cudaArray_const_t array) {
 
 /* ---- cudaMemcpy, cudaMemcpyAsync ---- */
 
+/* The GT_HOOK_* macros below define the hooks they are given (macros:
+ * shim.h), one per twin. */
+
 #define GT_HOOK_MEMCPY(name, ptsz)                                                       \
   GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count, int kind) {       \
     GT_REAL(name, cudaError_t, (void *, const void *, size_t, int));                     \
     GT_TRACE_TIMED(                                                                      \
         GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
         real_##name(dst, src, count, kind),                                              \
-        gt_copy_emit(GT_COPY(name, 0, dst, src, count, kind, NULL, 0), t0, t1, r));      \
+        gt_copy_emit_1d(GT_API_##name, 0, dst, src, count, kind, NULL, 0, t0, t1, r));   \
   }
 GT_HOOK_MEMCPY(cudaMemcpy, 0)
 GT_HOOK_MEMCPY(cudaMemcpy_ptds, 1)
@@ -210,11 +213,10 @@ GT_HOOK_MEMCPY(cudaMemcpy_ptds, 1)
   GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count, int kind,         \
                              cudaStream_t stream) {                                      \
     GT_REAL(name, cudaError_t, (void *, const void *, size_t, int, cudaStream_t));       \
-    GT_TRACE_TIMED(                                                                      \
-        GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                           \
-        real_##name(dst, src, count, kind, stream),                                      \
-        gt_copy_emit(GT_COPY(name, GT_F_ASYNC, dst, src, count, kind, stream, 0), t0,    \
-                     t1, r));                                                            \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
+                   real_##name(dst, src, count, kind, stream),                           \
+                   gt_copy_emit_1d(GT_API_##name, GT_F_ASYNC, dst, src, count, kind,     \
+                                   stream, 0, t0, t1, r));                               \
   }
 GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync, 0)
 GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz, 1)
@@ -226,11 +228,10 @@ GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz, 1)
                              size_t width, size_t height, int kind) {                    \
     GT_REAL(name, cudaError_t,                                                           \
             (void *, size_t, const void *, size_t, size_t, size_t, int));                \
-    GT_TRACE_TIMED(                                                                      \
-        GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
-        real_##name(dst, dpitch, src, spitch, width, height, kind),                      \
-        gt_copy_emit(GT_COPY_2D(name, 0, dst, src, width, height, kind, NULL, 0), t0,    \
-                     t1, r));                                                            \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
+                   real_##name(dst, dpitch, src, spitch, width, height, kind),           \
+                   gt_copy_emit_2d(GT_API_##name, 0, dst, src, width, height, kind,      \
+                                   NULL, 0, t0, t1, r));                                 \
   }
 GT_HOOK_MEMCPY_2D(cudaMemcpy2D, 0)
 GT_HOOK_MEMCPY_2D(cudaMemcpy2D_ptds, 1)
@@ -243,35 +244,40 @@ GT_HOOK_MEMCPY_2D(cudaMemcpy2D_ptds, 1)
             (void *, size_t, const void *, size_t, size_t, size_t, int, cudaStream_t));  \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
                    real_##name(dst, dpitch, src, spitch, width, height, kind, stream),   \
-                   gt_copy_emit(GT_COPY_2D(name, GT_F_ASYNC, dst, src, width, height,    \
-                                           kind, stream, 0),                             \
-                                t0, t1, r));                                             \
+                   gt_copy_emit_2d(GT_API_##name, GT_F_ASYNC, dst, src, width, height,   \
+                                   kind, stream, 0, t0, t1, r));                         \
   }
 GT_HOOK_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync, 0)
 GT_HOOK_MEMCPY_2D_ASYNC(cudaMemcpy2DAsync_ptsz, 1)
 
 /* ---- peer copies ---- */
 
-#define GT_COPY_PEER(name, fl, d, dd, s, sd, n, strm)                                    \
-  (&(const struct gt_copy_desc){.api = GT_API_##name,                                    \
-                                .flags = fl,                                             \
-                                .dst = d,                                                \
-                                .src = s,                                                \
-                                .bytes = n,                                              \
-                                .kind = cudaMemcpyDeviceToDevice,                        \
-                                .stream = strm,                                          \
-                                .peer = 1,                                               \
-                                .dst_device = dd,                                        \
-                                .src_device = sd})
+/* A peer copy of `bytes` from src on device src_device to dst on device
+ * dst_device. */
+static inline void emit_peer(unsigned api, uint32_t flags, const void *dst,
+                             int dst_device, const void *src, int src_device,
+                             uint64_t bytes, const void *stream, uint64_t t0, uint64_t t1,
+                             cudaError_t r) {
+  const struct gt_copy_desc c = {.api = api,
+                                 .flags = flags,
+                                 .dst = dst,
+                                 .src = src,
+                                 .bytes = bytes,
+                                 .kind = cudaMemcpyDeviceToDevice,
+                                 .stream = stream,
+                                 .peer = 1,
+                                 .dst_device = dst_device,
+                                 .src_device = src_device};
+  gt_copy_emit(&c, t0, t1, r);
+}
 
 GT_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
                                      int srcDevice, size_t count) {
   GT_REAL(cudaMemcpyPeer, cudaError_t, (void *, int, const void *, int, size_t));
   GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_cudaMemcpyPeer, NULL, 0,
                  real_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count),
-                 gt_copy_emit(GT_COPY_PEER(cudaMemcpyPeer, 0, dst, dstDevice, src,
-                                           srcDevice, count, NULL),
-                              t0, t1, r));
+                 emit_peer(GT_API_cudaMemcpyPeer, 0, dst, dstDevice, src, srcDevice,
+                           count, NULL, t0, t1, r));
 }
 
 GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
@@ -281,9 +287,8 @@ GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *
           (void *, int, const void *, int, size_t, cudaStream_t));
   GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_cudaMemcpyPeerAsync, stream, 0,
                  real_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream),
-                 gt_copy_emit(GT_COPY_PEER(cudaMemcpyPeerAsync, GT_F_ASYNC, dst,
-                                           dstDevice, src, srcDevice, count, stream),
-                              t0, t1, r));
+                 emit_peer(GT_API_cudaMemcpyPeerAsync, GT_F_ASYNC, dst, dstDevice, src,
+                           srcDevice, count, stream, t0, t1, r));
 }
 
 /* ---- symbol copies ---- */
@@ -292,11 +297,10 @@ GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *
   GT_EXPORT cudaError_t name(const void *symbol, const void *src, size_t count,          \
                              size_t offset, int kind) {                                  \
     GT_REAL(name, cudaError_t, (const void *, const void *, size_t, size_t, int));       \
-    GT_TRACE_TIMED(                                                                      \
-        GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
-        real_##name(symbol, src, count, offset, kind),                                   \
-        gt_copy_emit(GT_COPY(name, 0, symbol, src, count, kind, NULL, GT_DEV_DST), t0,   \
-                     t1, r));                                                            \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
+                   real_##name(symbol, src, count, offset, kind),                        \
+                   gt_copy_emit_1d(GT_API_##name, 0, symbol, src, count, kind, NULL,     \
+                                   GT_DEV_DST, t0, t1, r));                              \
   }
 GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol, 0)
 GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol_ptds, 1)
@@ -305,11 +309,10 @@ GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol_ptds, 1)
   GT_EXPORT cudaError_t name(void *dst, const void *symbol, size_t count, size_t offset, \
                              int kind) {                                                 \
     GT_REAL(name, cudaError_t, (void *, const void *, size_t, size_t, int));             \
-    GT_TRACE_TIMED(                                                                      \
-        GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
-        real_##name(dst, symbol, count, offset, kind),                                   \
-        gt_copy_emit(GT_COPY(name, 0, dst, symbol, count, kind, NULL, GT_DEV_SRC), t0,   \
-                     t1, r));                                                            \
+    GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
+                   real_##name(dst, symbol, count, offset, kind),                        \
+                   gt_copy_emit_1d(GT_API_##name, 0, dst, symbol, count, kind, NULL,     \
+                                   GT_DEV_SRC, t0, t1, r));                              \
   }
 GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol, 0)
 GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol_ptds, 1)
@@ -321,9 +324,8 @@ GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol_ptds, 1)
             (const void *, const void *, size_t, size_t, int, cudaStream_t));            \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
                    real_##name(symbol, src, count, offset, kind, stream),                \
-                   gt_copy_emit(GT_COPY(name, GT_F_ASYNC, symbol, src, count, kind,      \
-                                        stream, GT_DEV_DST),                             \
-                                t0, t1, r));                                             \
+                   gt_copy_emit_1d(GT_API_##name, GT_F_ASYNC, symbol, src, count, kind,  \
+                                   stream, GT_DEV_DST, t0, t1, r));                      \
   }
 GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync, 0)
 GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz, 1)
@@ -335,9 +337,8 @@ GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz, 1)
             (void *, const void *, size_t, size_t, int, cudaStream_t));                  \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
                    real_##name(dst, symbol, count, offset, kind, stream),                \
-                   gt_copy_emit(GT_COPY(name, GT_F_ASYNC, dst, symbol, count, kind,      \
-                                        stream, GT_DEV_SRC),                             \
-                                t0, t1, r));                                             \
+                   gt_copy_emit_1d(GT_API_##name, GT_F_ASYNC, dst, symbol, count, kind,  \
+                                   stream, GT_DEV_SRC, t0, t1, r));                      \
   }
 GT_HOOK_FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync, 0)
 GT_HOOK_FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync_ptsz, 1)

@@ -3,13 +3,14 @@
  * hooks_copy3d.c (3D, array, batch and prefetch copies, 3D memsets).
  *
  * Contract:
- *  - A copy is described by a struct gt_copy_desc; gt_copy_emit() resolves
- *    where each side lives (the kind passed; sides marked GT_DEV_DST /
- *    GT_DEV_SRC are device memory whatever the kind says: a __device__
- *    symbol or a CUDA array; cudaMemcpyDefault asks the runtime, see
- *    hooks_copy.c), sets dir and the pinned/pageable flags, emits the
- *    record and hands it to device timing. Peer copies (peer = 1) are
- *    GT_DIR_PEER with both device ordinals.
+ *  - A copy is described by a struct gt_copy_desc (gt_copy_emit_1d and
+ *    gt_copy_emit_2d build one from the common fields and emit it);
+ *    gt_copy_emit() resolves where each side lives (the kind passed; sides
+ *    marked GT_DEV_DST / GT_DEV_SRC are device memory whatever the kind
+ *    says: a __device__ symbol or a CUDA array; cudaMemcpyDefault asks the
+ *    runtime, see hooks_copy.c), sets dir and the pinned/pageable flags,
+ *    emits the record and hands it to device timing. Peer copies (peer =
+ *    1) are GT_DIR_PEER with both device ordinals.
  *  - gt_copy_record() emits with a direction the caller already knows
  *    (prefetches: the destination location says it).
  *  - Graph nodes (flags GT_F_NODE, hooks_graph.c) are recorded the same
@@ -54,26 +55,39 @@ uint64_t gt_array_elem_bytes(cudaArray_const_t array);
 void gt_memcpy3d_emit(unsigned api, uint32_t flags, const struct cudaMemcpy3DParms *p,
                       const void *stream, uint64_t t0, uint64_t t1, cudaError_t r);
 
-/* A struct gt_copy_desc pointer for the common fields. */
-#define GT_COPY(name, fl, d, s, n, k, strm, devside)                                     \
-  (&(const struct gt_copy_desc){.api = GT_API_##name,                                    \
-                                .flags = fl,                                             \
-                                .dst = d,                                                \
-                                .src = s,                                                \
-                                .bytes = n,                                              \
-                                .kind = k,                                               \
-                                .stream = strm,                                          \
-                                .dev = devside})
-#define GT_COPY_2D(name, fl, d, s, w, h, k, strm, devside)                               \
-  (&(const struct gt_copy_desc){.api = GT_API_##name,                                    \
-                                .flags = fl,                                             \
-                                .dst = d,                                                \
-                                .src = s,                                                \
-                                .bytes = (uint64_t)(w) * (h),                            \
-                                .width = w,                                              \
-                                .height = h,                                             \
-                                .kind = k,                                               \
-                                .stream = strm,                                          \
-                                .dev = devside})
+/* A copy of `bytes` from src to dst (sides in `dev`, GT_DEV_*, are device
+ * memory whatever `kind` says), emitted with gt_copy_emit. */
+static inline void gt_copy_emit_1d(unsigned api, uint32_t flags, const void *dst,
+                                   const void *src, uint64_t bytes, int kind,
+                                   const void *stream, unsigned dev, uint64_t t0,
+                                   uint64_t t1, cudaError_t r) {
+  const struct gt_copy_desc c = {.api = api,
+                                 .flags = flags,
+                                 .dst = dst,
+                                 .src = src,
+                                 .bytes = bytes,
+                                 .kind = kind,
+                                 .stream = stream,
+                                 .dev = dev};
+  gt_copy_emit(&c, t0, t1, r);
+}
+
+/* The same for `height` rows of `width` bytes. */
+static inline void gt_copy_emit_2d(unsigned api, uint32_t flags, const void *dst,
+                                   const void *src, uint64_t width, uint64_t height,
+                                   int kind, const void *stream, unsigned dev,
+                                   uint64_t t0, uint64_t t1, cudaError_t r) {
+  const struct gt_copy_desc c = {.api = api,
+                                 .flags = flags,
+                                 .dst = dst,
+                                 .src = src,
+                                 .bytes = width * height,
+                                 .width = width,
+                                 .height = height,
+                                 .kind = kind,
+                                 .stream = stream,
+                                 .dev = dev};
+  gt_copy_emit(&c, t0, t1, r);
+}
 
 #endif

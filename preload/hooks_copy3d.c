@@ -1,5 +1,5 @@
 /* hooks_copy3d.c — the runtime's 3D, CUDA-array, batch and prefetch copies
- * (kind MEMCPY) and 3D memsets (kind MEMSET) (issue 13).
+ * (kind MEMCPY) and 3D memsets (kind MEMSET).
  *
  * Contract:
  *  - Each hook has the exact CUDA 13 runtime signature (the _ptds / _ptsz
@@ -78,7 +78,8 @@ static int runtime_abi(unsigned api, const void *real) {
   return a;
 }
 
-/* One hook: `params` is the full parameter list (it also declares the real
+/* The GT_HOOK_* macros define the hooks they name (macros: shim.h). One
+ * hook: `params` is the full parameter list (it also declares the real
  * function's type), `args` the call's arguments, `emit` what records it
  * (t0, t1 and r in scope). */
 #define GT_HOOK_COPY(name, ptsz, strm, params, args, emit)                               \
@@ -88,11 +89,12 @@ static int runtime_abi(unsigned api, const void *real) {
                    real_##name args, emit);                                              \
   }
 
-#define GT_UNPAREN(...) __VA_ARGS__
-
 /* The four hooks of a copy with _ptds, Async and Async_ptsz forms: `P` and
  * `A` are the synchronous form's parameters and arguments (the Async forms
- * add the stream), EMIT(name, flags, stream) records it. */
+ * add the stream), EMIT(name, flags, stream) records it. The EMIT macros
+ * below (GT_TO_ARRAY, ..., GT_3D_PEER) are macros because GT_HOOK_COPY4
+ * applies them to each twin's name, and they read the hook's parameters by
+ * name. */
 #define GT_HOOK_COPY4(base, P, A, EMIT)                                                  \
   GT_HOOK_COPY(base, 0, NULL, P, A, EMIT(base, 0, NULL))                                 \
   GT_HOOK_COPY(base##_ptds, 1, NULL, P, A, EMIT(base##_ptds, 0, NULL))                   \
@@ -108,22 +110,22 @@ static int runtime_abi(unsigned api, const void *real) {
 /* ---- 1D copies to and from arrays (deprecated, still exported) ---- */
 
 #define GT_TO_ARRAY(name, fl, strm)                                                      \
-  gt_copy_emit(GT_COPY(name, fl, dst, src, count, kind, strm, GT_DEV_DST), t0, t1, r)
+  gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm, GT_DEV_DST, t0, t1, r)
 GT_HOOK_COPY4(cudaMemcpyToArray,
               (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
                size_t count, int kind),
               (dst, wOffset, hOffset, src, count, kind), GT_TO_ARRAY)
 
 #define GT_FROM_ARRAY(name, fl, strm)                                                    \
-  gt_copy_emit(GT_COPY(name, fl, dst, src, count, kind, strm, GT_DEV_SRC), t0, t1, r)
+  gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm, GT_DEV_SRC, t0, t1, r)
 GT_HOOK_COPY4(cudaMemcpyFromArray,
               (void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
                size_t count, int kind),
               (dst, src, wOffset, hOffset, count, kind), GT_FROM_ARRAY)
 
 #define GT_ARRAY_TO_ARRAY(name, fl, strm)                                                \
-  gt_copy_emit(GT_COPY(name, fl, dst, src, count, kind, strm, GT_DEV_DST | GT_DEV_SRC),  \
-               t0, t1, r)
+  gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm,                        \
+                  GT_DEV_DST | GT_DEV_SRC, t0, t1, r)
 GT_HOOK_COPY2(cudaMemcpyArrayToArray,
               (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count,
@@ -134,25 +136,24 @@ GT_HOOK_COPY2(cudaMemcpyArrayToArray,
 /* ---- 2D copies to and from arrays ---- */
 
 #define GT_2D_TO_ARRAY(name, fl, strm)                                                   \
-  gt_copy_emit(GT_COPY_2D(name, fl, dst, src, width, height, kind, strm, GT_DEV_DST),    \
-               t0, t1, r)
+  gt_copy_emit_2d(GT_API_##name, fl, dst, src, width, height, kind, strm, GT_DEV_DST,    \
+                  t0, t1, r)
 GT_HOOK_COPY4(cudaMemcpy2DToArray,
               (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
                size_t spitch, size_t width, size_t height, int kind),
               (dst, wOffset, hOffset, src, spitch, width, height, kind), GT_2D_TO_ARRAY)
 
 #define GT_2D_FROM_ARRAY(name, fl, strm)                                                 \
-  gt_copy_emit(GT_COPY_2D(name, fl, dst, src, width, height, kind, strm, GT_DEV_SRC),    \
-               t0, t1, r)
+  gt_copy_emit_2d(GT_API_##name, fl, dst, src, width, height, kind, strm, GT_DEV_SRC,    \
+                  t0, t1, r)
 GT_HOOK_COPY4(cudaMemcpy2DFromArray,
               (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
                size_t hOffset, size_t width, size_t height, int kind),
               (dst, dpitch, src, wOffset, hOffset, width, height, kind), GT_2D_FROM_ARRAY)
 
 #define GT_2D_ARRAY_TO_ARRAY(name, fl, strm)                                             \
-  gt_copy_emit(GT_COPY_2D(name, fl, dst, src, width, height, kind, strm,                 \
-                          GT_DEV_DST | GT_DEV_SRC),                                      \
-               t0, t1, r)
+  gt_copy_emit_2d(GT_API_##name, fl, dst, src, width, height, kind, strm,                \
+                  GT_DEV_DST | GT_DEV_SRC, t0, t1, r)
 GT_HOOK_COPY2(cudaMemcpy2DArrayToArray,
               (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width,

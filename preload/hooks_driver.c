@@ -1,5 +1,5 @@
 /* hooks_driver.c — the CUDA driver API: allocation, copies, memsets,
- * launches and synchronization made through libcuda (GitHub issue 8).
+ * launches and synchronization made through libcuda.
  *
  * Contract:
  *  - Three ways in, one set of hooks. Each traced driver entry point (the
@@ -16,11 +16,12 @@
  *     - cudaGetDriverEntryPoint(ByVersion)(_ptsz), when the real call
  *       succeeded.
  *  - Each hook forwards to one real pointer per entry point and variant
- *    (g_slot), set once (CAS): from the first lookup that found the
- *    function, or from dlsym(RTLD_NEXT) when the exported hook is called
- *    first. A lookup that finds a different function for a slot already
- *    set gets that function back untraced: a hook never calls anything
- *    but what the caller would have called. Our own hooks are never stored.
+ *    (gt_slot, resolve.c), set once (CAS): from the first lookup that
+ *    found the function, or from dlsym(RTLD_NEXT) when the exported hook
+ *    is called first. A lookup that finds a different function for a slot
+ *    already set gets that function back untraced: a hook never calls
+ *    anything but what the caller would have called. Our own hooks are
+ *    never stored.
  *  - Records are those of the runtime's kinds (alloc, free, memcpy,
  *    memset, launch, sync) with api = the driver entry point. Arrays, IPC
  *    mappings, 2D/3D copies, prefetches and host functions are hooked in
@@ -103,6 +104,9 @@ static void *special_get(void **slot, const char *name) {
   return p;
 }
 
+/* The real function of a lookup function or name registration, as
+ * real_<name>, from g_special[sp]; returns `missing` from the hook when
+ * there is none (a macro, as shim.h's GT_REAL). */
 #define SPECIAL_REAL(sp, name, ret, params, missing)                                     \
   typedef ret(*sp_##name##_t) params;                                                    \
   sp_##name##_t real_##name = (sp_##name##_t)special_get(&g_special[sp], #name);         \
@@ -185,6 +189,9 @@ static void emit_sync(unsigned api, uint64_t t0, uint64_t t1, CUresult r, const 
 
 /* ---- allocation ---- */
 
+/* The DRV_* macros below that take a `name` define the hook of that name
+ * (macros: shim.h), one per twin. */
+
 GT_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
   DRV_REAL(cuMemAlloc_v2, (CUdeviceptr *, size_t));
   GT_TRACE_CALL(real_cuMemAlloc_v2(dptr, bytesize),
@@ -242,6 +249,9 @@ static CUresult pinned_done(int traced, unsigned api, uint64_t t0, CUresult r,
   return r;
 }
 
+/* Calls `call` and finishes with pinned_done; `base` may use `r`, the
+ * call's result (a macro: it returns from the hook, and `call` and `base`
+ * are code). */
 #define DRV_PINNED(api, call, base, bytes, hflags)                                       \
   do {                                                                                   \
     int traced = gt_hook_enter();                                                        \
@@ -335,45 +345,42 @@ GT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
 
 /* ---- copies and memsets ---- */
 
-/* A 1D copy; kind mirrors the direction (cudaMemcpyKind's values). */
-#define DRV_COPY_1D(d, s, n, direction, strm)                                            \
-  (&(const struct gt_drv_copy){.dst = (uint64_t)(d),                                     \
-                               .src = (uint64_t)(s),                                     \
-                               .bytes = n,                                               \
-                               .kind = direction,                                        \
-                               .dir = direction,                                         \
-                               .stream = strm})
+/* A 1D copy of `bytes` from src to dst; kind mirrors the direction
+ * (cudaMemcpyKind's values). */
+static inline void emit_copy_1d(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
+                                CUresult r, uint64_t dst, uint64_t src, uint64_t bytes,
+                                uint8_t dir, const void *stream) {
+  const struct gt_drv_copy c = {
+      .dst = dst, .src = src, .bytes = bytes, .kind = dir, .dir = dir, .stream = stream};
+  gt_drv_emit_copy(api, flags, t0, t1, r, &c);
+}
 
 #define DRV_COPY_HTOD(name, pt, fl, sparam, sarg, strm)                                  \
   GT_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t n sparam) {           \
     DRV_REAL(name, (CUdeviceptr, const void *, size_t sparam));                          \
     DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
-              gt_drv_emit_copy(GT_API_##name, fl, t0, t1, r,                             \
-                               DRV_COPY_1D(dst, (uintptr_t)src, n, GT_DIR_HTOD, strm))); \
+              emit_copy_1d(GT_API_##name, fl, t0, t1, r, dst, (uintptr_t)src, n,         \
+                           GT_DIR_HTOD, strm));                                          \
   }
 #define DRV_COPY_DTOH(name, pt, fl, sparam, sarg, strm)                                  \
   GT_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t n sparam) {                 \
     DRV_REAL(name, (void *, CUdeviceptr, size_t sparam));                                \
     DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
-              gt_drv_emit_copy(GT_API_##name, fl, t0, t1, r,                             \
-                               DRV_COPY_1D((uintptr_t)dst, src, n, GT_DIR_DTOH, strm))); \
+              emit_copy_1d(GT_API_##name, fl, t0, t1, r, (uintptr_t)dst, src, n,         \
+                           GT_DIR_DTOH, strm));                                          \
   }
 #define DRV_COPY_DD(name, pt, fl, dir, sparam, sarg, strm)                               \
   GT_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t n sparam) {           \
     DRV_REAL(name, (CUdeviceptr, CUdeviceptr, size_t sparam));                           \
     DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
-              gt_drv_emit_copy(GT_API_##name, fl, t0, t1, r,                             \
-                               DRV_COPY_1D(dst, src, n, dir, strm)));                    \
+              emit_copy_1d(GT_API_##name, fl, t0, t1, r, dst, src, n, dir, strm));       \
   }
+/* The parameter and argument lists' tails of the synchronous and the
+ * Async forms (sparam, sarg above). */
 #define SYNC_P
 #define SYNC_A
 #define ASYNC_P , CUstream hStream
 #define ASYNC_A , hStream
-#define strm STREAM_OF_I(0 sarg)
-#define STREAM_OF_I(...) STREAM_OF_N(__VA_ARGS__, 1, 0)
-#define STREAM_OF_N(a, b, n, ...) STREAM_SEL_##n(a, b)
-#define STREAM_SEL_0(a, b) NULL
-#define STREAM_SEL_1(a, b) b
 
 DRV_COPY_HTOD(cuMemcpyHtoD_v2, 0, 0, SYNC_P, SYNC_A, NULL)
 DRV_COPY_HTOD(cuMemcpyHtoD_v2_ptds, 1, 0, SYNC_P, SYNC_A, NULL)
@@ -422,7 +429,7 @@ DRV_SET(cuMemsetD32Async_ptsz, 1, unsigned int, 4, GT_F_ASYNC, ASYNC_P, ASYNC_A,
       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,    \
        unsigned bz, unsigned shmem, CUstream hStream, void **params, void **extra),      \
       (f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra), GT_DT_LAUNCH, f,       \
-      GT_XY(gx, gy), gz, GT_XY(bx, by), bz, shmem, hStream, pt)
+      gt_xy(gx, gy), gz, gt_xy(bx, by), bz, shmem, hStream, pt)
 DRV_LAUNCH(cuLaunchKernel, 0)
 DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
 
@@ -432,7 +439,7 @@ DRV_LAUNCH(cuLaunchKernel_ptsz, 1)
                   unsigned by, unsigned bz, unsigned shmem, CUstream hStream,            \
                   void **params),                                                        \
                  (f, gx, gy, gz, bx, by, bz, shmem, hStream, params), GT_DT_LAUNCH, f,   \
-                 GT_XY(gx, gy), gz, GT_XY(bx, by), bz, shmem, hStream, pt)
+                 gt_xy(gx, gy), gz, gt_xy(bx, by), bz, shmem, hStream, pt)
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel, 0)
 DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz, 1)
 
@@ -441,8 +448,8 @@ DRV_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz, 1)
       CUresult, CUDA_ERROR_NOT_FOUND, name,                                              \
       (const CUlaunchConfig *config, CUfunction f, void **params, void **extra),         \
       (config, f, params, extra), GT_DT_LAUNCH, f,                                       \
-      GT_XY(GT_LAUNCH_CFG(gridDimX), GT_LAUNCH_CFG(gridDimY)), GT_LAUNCH_CFG(gridDimZ),  \
-      GT_XY(GT_LAUNCH_CFG(blockDimX), GT_LAUNCH_CFG(blockDimY)),                         \
+      gt_xy(GT_LAUNCH_CFG(gridDimX), GT_LAUNCH_CFG(gridDimY)), GT_LAUNCH_CFG(gridDimZ),  \
+      gt_xy(GT_LAUNCH_CFG(blockDimX), GT_LAUNCH_CFG(blockDimY)),                         \
       GT_LAUNCH_CFG(blockDimZ), GT_LAUNCH_CFG(sharedMemBytes),                           \
       config ? config->hStream : NULL, pt)
 DRV_LAUNCH_EX(cuLaunchKernelEx, 0)
@@ -527,6 +534,7 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *, void **, unsigned int
 cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *, void **, unsigned int,
                                                   unsigned long long, int *);
 
+/* A row of g_specials (a macro: an initializer, with the name as text). */
 #define S(sp, name)                                                                      \
   { #name, (void *)name, &g_special[sp] }
 static const struct special_hook g_specials[] = {

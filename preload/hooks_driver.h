@@ -15,7 +15,7 @@
 #include "launch.h"
 
 /* The real function of a traced driver entry point (CUDA_ERROR_NOT_FOUND
- * without one). */
+ * without one); a macro, as shim.h's GT_REAL. */
 #define DRV_REAL(name, params)                                                           \
   typedef CUresult(*drv_##name##_t) params;                                              \
   drv_##name##_t real_##name = (drv_##name##_t)gt_real_fn(GT_API_##name);                \
@@ -23,7 +23,8 @@
   return CUDA_ERROR_NOT_FOUND
 
 /* Copies and memsets are timed keyed by their entry point (sampling); the
- * _ptds / _ptsz variants (pt = 1) take stream 0 as the per-thread stream. */
+ * _ptds / _ptsz variants (pt = 1) take stream 0 as the per-thread stream.
+ * A macro, as GT_TRACE_TIMED (devtime.h). */
 #define DRV_TIMED(what, name, strm, pt, call, ...)                                       \
   GT_TRACE_TIMED(what, (const void *)GT_API_##name, strm, pt, call, __VA_ARGS__)
 

@@ -1,7 +1,7 @@
 /* hooks_driver_mem.c — the driver API's CUDA arrays, IPC mappings, 2D and
- * 3D copies, managed-memory prefetches and host functions (issue 13): the
- * twins of the runtime's hooks_memory.c, hooks_copy3d.c and hooks_launch.c
- * for programs (PyTorch, NCCL, inference servers) that call libcuda.
+ * 3D copies, managed-memory prefetches and host functions: the twins of the
+ * runtime's hooks_memory.c, hooks_copy3d.c and hooks_launch.c for programs
+ * (PyTorch, NCCL, inference servers) that call libcuda.
  *
  * Contract (hooks_driver.c's hold too: exported with the exact cuda.h
  * signature, reached by dlsym, cuGetProcAddress and cudaGetDriverEntryPoint
@@ -30,6 +30,9 @@
  *  - Copies are timed on the device like hooks_driver.c's (DRV_TIMED).
  */
 #include "hooks_driver.h"
+
+/* The DRV_* macros below that take a `name` define the hook of that name
+ * (macros: shim.h), one per twin. */
 
 /* ---- arrays ---- */
 
@@ -175,7 +178,8 @@ static uint64_t operand(int type, const void *host, CUdeviceptr dev, CUarray arr
   }
 }
 
-/* The fields CUDA_MEMCPY2D and CUDA_MEMCPY3D share, by name. */
+/* The fields CUDA_MEMCPY2D and CUDA_MEMCPY3D share, by name (a macro: it
+ * reads the same fields of either struct type). */
 #define DRV_DESC_COPY(p, rows, strm)                                                     \
   (&(const struct gt_drv_copy){                                                          \
       .dst = operand(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray),           \

@@ -1,7 +1,7 @@
 /* hooks_graph.c — building graphs: instantiation, update, clone, upload,
  * destruction and nodes added explicitly (runtime and driver), and the
- * driver's stream-capture twins. Stream capture itself and the profiler
- * range calls are capture.c's.
+ * driver's stream-capture twins. Stream capture itself is capture.c's, the
+ * profiler range calls range.c's.
  *
  * Contract:
  *  - Each hook has the exact signature of the entry point it is named after
@@ -85,10 +85,16 @@ static void emit_graph(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, i
   gt_emit(&rec);
 }
 
+/* emit_graph of the hook `name`'s record, t0, t1 and r in scope; `...`
+ * are designated initializers of struct gt_graph_args (a macro: those can
+ * only be written in an initializer). */
 #define GRAPH_EMIT(name, flags, ...)                                                     \
   emit_graph(GT_API_##name, flags, t0, t1, r, &(const struct gt_graph_args){__VA_ARGS__})
 
 /* ---- instantiation ---- */
+
+/* The HOOK_* and DRV_* macros below define the hooks they are given
+ * (macros: shim.h), one per twin. */
 
 #define HOOK_INSTANTIATE(name)                                                           \
   GT_EXPORT cudaError_t name(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,             \
@@ -252,9 +258,8 @@ GT_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(NODE_P, void *dst, const void *sr
   GT_REAL(cudaGraphAddMemcpyNode1D, cudaError_t,
           (NODE_T, void *, const void *, size_t, int));
   GT_TRACE_CALL(real_cudaGraphAddMemcpyNode1D(NODE_A, dst, src, count, kind),
-                gt_copy_emit(GT_COPY(cudaGraphAddMemcpyNode1D, GT_F_NODE, dst, src, count,
-                                     kind, graph, 0),
-                             t0, t1, r));
+                gt_copy_emit_1d(GT_API_cudaGraphAddMemcpyNode1D, GT_F_NODE, dst, src,
+                                count, kind, graph, 0, t0, t1, r));
 }
 
 static void emit_memset_node(uint64_t t0, uint64_t t1, cudaError_t r, cudaGraph_t graph,
@@ -294,7 +299,8 @@ GT_EXPORT cudaError_t cudaGraphAddMemFreeNode(NODE_P, void *dptr) {
 /* ---- the driver ---- */
 
 /* Inside another hook (the runtime's capture calls implemented through the
- * driver): forward, that hook keeps the books. */
+ * driver): forward, that hook keeps the books. A macro: it returns from the
+ * hook, and `call` and `body` are code. */
 #define DRV_CAPTURE(call, body)                                                          \
   do {                                                                                   \
     if (gt_tls_depth != 0)                                                               \

@@ -31,6 +31,9 @@
 
 /* ---- launches ---- */
 
+/* The GT_HOOK_* macros below define the hooks they are given (macros:
+ * shim.h), one per twin. */
+
 /* CUDA 13 <<<>>> launches (crt/device_functions.h). */
 #define GT_HOOK_LAUNCH_HANDLE(name, ptsz)                                                \
   GT_LAUNCH_HOOK(cudaError_t, GT_ERR_NOT_SUPPORTED, name,                                \

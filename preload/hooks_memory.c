@@ -36,6 +36,9 @@
 
 /* ---- shared bodies ---- */
 
+/* What an allocation record says beside the call's results; the hooks
+ * pass it as a compound literal, &(const struct alloc_info){api, memory,
+ * flags, host_flags, stream, pool}. */
 struct alloc_info {
   unsigned api;
   uint8_t memory;
@@ -90,25 +93,26 @@ static inline const void *out_ptr(cudaError_t r, void **out) {
   return r == 0 && out != NULL ? *out : NULL;
 }
 
-#define GT_ALLOC_INFO(name, mem, fl, hflags, strm, pl)                                   \
-  (&(const struct alloc_info){GT_API_##name, mem, fl, hflags, strm, pl})
-
 /* ---- device and managed allocations ---- */
+
+/* The GT_HOOK_* macros below define the hooks they are given (macros:
+ * shim.h), one per twin. */
 
 GT_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size) {
   GT_REAL(cudaMalloc, cudaError_t, (void **, size_t));
   GT_TRACE_CALL(real_cudaMalloc(devPtr, size),
-                emit_alloc(GT_ALLOC_INFO(cudaMalloc, GT_MEM_DEVICE, 0, 0, NULL, NULL), t0,
-                           t1, r, out_ptr(r, devPtr), size, 0));
+                emit_alloc(&(const struct alloc_info){GT_API_cudaMalloc, GT_MEM_DEVICE, 0,
+                                                      0, NULL, NULL},
+                           t0, t1, r, out_ptr(r, devPtr), size, 0));
 }
 
 #define GT_HOOK_MALLOC_ASYNC(name)                                                       \
   GT_EXPORT cudaError_t name(void **devPtr, size_t size, cudaStream_t stream) {          \
     GT_REAL(name, cudaError_t, (void **, size_t, cudaStream_t));                         \
-    GT_TRACE_CALL(                                                                       \
-        real_##name(devPtr, size, stream),                                               \
-        emit_alloc(GT_ALLOC_INFO(name, GT_MEM_DEVICE, GT_F_ASYNC, 0, stream, NULL), t0,  \
-                   t1, r, out_ptr(r, devPtr), size, 0));                                 \
+    GT_TRACE_CALL(real_##name(devPtr, size, stream),                                     \
+                  emit_alloc(&(const struct alloc_info){GT_API_##name, GT_MEM_DEVICE,    \
+                                                        GT_F_ASYNC, 0, stream, NULL},    \
+                             t0, t1, r, out_ptr(r, devPtr), size, 0));                   \
   }
 GT_HOOK_MALLOC_ASYNC(cudaMallocAsync)
 GT_HOOK_MALLOC_ASYNC(cudaMallocAsync_ptsz)
@@ -117,10 +121,10 @@ GT_HOOK_MALLOC_ASYNC(cudaMallocAsync_ptsz)
   GT_EXPORT cudaError_t name(void **ptr, size_t size, cudaMemPool_t pool,                \
                              cudaStream_t stream) {                                      \
     GT_REAL(name, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t));          \
-    GT_TRACE_CALL(                                                                       \
-        real_##name(ptr, size, pool, stream),                                            \
-        emit_alloc(GT_ALLOC_INFO(name, GT_MEM_DEVICE, GT_F_ASYNC, 0, stream, pool), t0,  \
-                   t1, r, out_ptr(r, ptr), size, 0));                                    \
+    GT_TRACE_CALL(real_##name(ptr, size, pool, stream),                                  \
+                  emit_alloc(&(const struct alloc_info){GT_API_##name, GT_MEM_DEVICE,    \
+                                                        GT_F_ASYNC, 0, stream, pool},    \
+                             t0, t1, r, out_ptr(r, ptr), size, 0));                      \
   }
 GT_HOOK_MALLOC_FROM_POOL(cudaMallocFromPoolAsync)
 GT_HOOK_MALLOC_FROM_POOL(cudaMallocFromPoolAsync_ptsz)
@@ -129,7 +133,8 @@ GT_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int
   GT_REAL(cudaMallocManaged, cudaError_t, (void **, size_t, unsigned int));
   GT_TRACE_CALL(
       real_cudaMallocManaged(devPtr, size, flags),
-      emit_alloc(GT_ALLOC_INFO(cudaMallocManaged, GT_MEM_MANAGED, 0, flags, NULL, NULL),
+      emit_alloc(&(const struct alloc_info){GT_API_cudaMallocManaged, GT_MEM_MANAGED, 0,
+                                            flags, NULL, NULL},
                  t0, t1, r, out_ptr(r, devPtr), size, 0));
 }
 
@@ -138,8 +143,9 @@ static void emit_pitch(uint64_t t0, uint64_t t1, cudaError_t r, void **devPtr,
                        const size_t *pitch, size_t width, size_t height) {
   uint64_t p = r == 0 && pitch != NULL ? *pitch : 0;
   uint64_t bytes = (p != 0 ? p : (uint64_t)width) * height;
-  emit_alloc(GT_ALLOC_INFO(cudaMallocPitch, GT_MEM_DEVICE, 0, 0, NULL, NULL), t0, t1, r,
-             out_ptr(r, devPtr), bytes, p);
+  emit_alloc(
+      &(const struct alloc_info){GT_API_cudaMallocPitch, GT_MEM_DEVICE, 0, 0, NULL, NULL},
+      t0, t1, r, out_ptr(r, devPtr), bytes, p);
 }
 
 GT_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
@@ -164,7 +170,8 @@ static void pinned_done(int traced, const struct alloc_info *ai, uint64_t t0, ui
 }
 
 /* Calls `call` and finishes with pinned_done(..., base, bytes); `base` may
- * use `r`, the call's result. */
+ * use `r`, the call's result (a macro: it returns from the hook, and `call`
+ * and `base` are code). */
 #define GT_TRACE_PINNED(call, info, base, bytes)                                         \
   do {                                                                                   \
     int traced = gt_hook_enter();                                                        \
@@ -180,23 +187,25 @@ static void pinned_done(int traced, const struct alloc_info *ai, uint64_t t0, ui
 GT_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size) {
   GT_REAL(cudaMallocHost, cudaError_t, (void **, size_t));
   GT_TRACE_PINNED(real_cudaMallocHost(ptr, size),
-                  GT_ALLOC_INFO(cudaMallocHost, GT_MEM_PINNED_HOST, 0, 0, NULL, NULL),
+                  (&(const struct alloc_info){GT_API_cudaMallocHost, GT_MEM_PINNED_HOST,
+                                              0, 0, NULL, NULL}),
                   out_ptr(r, ptr), size);
 }
 
 GT_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
   GT_REAL(cudaHostAlloc, cudaError_t, (void **, size_t, unsigned int));
   GT_TRACE_PINNED(real_cudaHostAlloc(pHost, size, flags),
-                  GT_ALLOC_INFO(cudaHostAlloc, GT_MEM_PINNED_HOST, 0, flags, NULL, NULL),
+                  (&(const struct alloc_info){GT_API_cudaHostAlloc, GT_MEM_PINNED_HOST, 0,
+                                              flags, NULL, NULL}),
                   out_ptr(r, pHost), size);
 }
 
 GT_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
   GT_REAL(cudaHostRegister, cudaError_t, (void *, size_t, unsigned int));
-  GT_TRACE_PINNED(
-      real_cudaHostRegister(ptr, size, flags),
-      GT_ALLOC_INFO(cudaHostRegister, GT_MEM_PINNED_HOST, 0, flags, NULL, NULL), ptr,
-      size);
+  GT_TRACE_PINNED(real_cudaHostRegister(ptr, size, flags),
+                  (&(const struct alloc_info){GT_API_cudaHostRegister, GT_MEM_PINNED_HOST,
+                                              0, flags, NULL, NULL}),
+                  ptr, size);
 }
 
 /* ---- frees ---- */
@@ -270,8 +279,9 @@ GT_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array,
            unsigned int));
   GT_TRACE_CALL(
       real_cudaMallocArray(array, desc, width, height, flags),
-      emit_alloc(GT_ALLOC_INFO(cudaMallocArray, GT_MEM_DEVICE, 0, flags, NULL, NULL), t0,
-                 t1, r, out_ptr(r, array),
+      emit_alloc(&(const struct alloc_info){GT_API_cudaMallocArray, GT_MEM_DEVICE, 0,
+                                            flags, NULL, NULL},
+                 t0, t1, r, out_ptr(r, array),
                  gt_array_bytes(gt_channel_bytes(desc), width, height, 0, 1, 0), 0));
 }
 
@@ -283,7 +293,8 @@ GT_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array,
            unsigned int));
   GT_TRACE_CALL(
       real_cudaMalloc3DArray(array, desc, extent, flags),
-      emit_alloc(GT_ALLOC_INFO(cudaMalloc3DArray, GT_MEM_DEVICE, 0, flags, NULL, NULL),
+      emit_alloc(&(const struct alloc_info){GT_API_cudaMalloc3DArray, GT_MEM_DEVICE, 0,
+                                            flags, NULL, NULL},
                  t0, t1, r, out_ptr(r, array),
                  gt_array_bytes(gt_channel_bytes(desc), extent.width, extent.height,
                                 extent.depth, 1, 0),
@@ -300,12 +311,13 @@ GT_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedAr
            struct cudaExtent, unsigned int, unsigned int));
   GT_TRACE_CALL(
       real_cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags),
-      emit_alloc(
-          GT_ALLOC_INFO(cudaMallocMipmappedArray, GT_MEM_DEVICE, 0, flags, NULL, NULL),
-          t0, t1, r, out_ptr(r, mipmappedArray),
-          gt_array_bytes(gt_channel_bytes(desc), extent.width, extent.height,
-                         extent.depth, numLevels, (flags & GT_ARRAY_KEEP_DEPTH) != 0),
-          0));
+      emit_alloc(&(const struct alloc_info){GT_API_cudaMallocMipmappedArray,
+                                            GT_MEM_DEVICE, 0, flags, NULL, NULL},
+                 t0, t1, r, out_ptr(r, mipmappedArray),
+                 gt_array_bytes(gt_channel_bytes(desc), extent.width, extent.height,
+                                extent.depth, numLevels,
+                                (flags & GT_ARRAY_KEEP_DEPTH) != 0),
+                 0));
 }
 
 #define GT_HOOK_FREE_ARRAY(name, type)                                                   \
@@ -323,8 +335,9 @@ static void emit_3d(uint64_t t0, uint64_t t1, cudaError_t r,
                     const struct cudaPitchedPtr *p, struct cudaExtent e) {
   uint64_t pitch = r == 0 && p != NULL ? p->pitch : 0;
   uint64_t bytes = gt_mul_sat(gt_mul_sat(pitch ? pitch : e.width, e.height), e.depth);
-  emit_alloc(GT_ALLOC_INFO(cudaMalloc3D, GT_MEM_DEVICE, 0, 0, NULL, NULL), t0, t1, r,
-             r == 0 && p != NULL ? p->ptr : NULL, bytes, pitch);
+  emit_alloc(
+      &(const struct alloc_info){GT_API_cudaMalloc3D, GT_MEM_DEVICE, 0, 0, NULL, NULL},
+      t0, t1, r, r == 0 && p != NULL ? p->ptr : NULL, bytes, pitch);
 }
 
 GT_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr,
@@ -357,8 +370,9 @@ uint64_t gt_ipc_mapped_bytes(uint64_t ptr) {
 static void emit_ipc_open(uint64_t t0, uint64_t t1, cudaError_t r, void **devPtr,
                           unsigned int flags) {
   const void *p = out_ptr(r, devPtr);
-  emit_alloc(GT_ALLOC_INFO(cudaIpcOpenMemHandle, GT_MEM_DEVICE, 0, flags, NULL, NULL), t0,
-             t1, r, p, gt_ipc_mapped_bytes((uint64_t)(uintptr_t)p), 0);
+  emit_alloc(&(const struct alloc_info){GT_API_cudaIpcOpenMemHandle, GT_MEM_DEVICE, 0,
+                                        flags, NULL, NULL},
+             t0, t1, r, p, gt_ipc_mapped_bytes((uint64_t)(uintptr_t)p), 0);
 }
 
 GT_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle,

@@ -34,7 +34,8 @@ static inline void *created(cudaError_t r, void *const *out) {
   return r == 0 && out != NULL ? *out : NULL;
 }
 
-/* A hook `name(type h)` recording h as the handle. */
+/* A hook `name(type h)` recording h as the handle. This and the other
+ * GT_HOOK_* macros below define the hooks they are given (macros: shim.h). */
 #define GT_HOOK_ONE_HANDLE(name, type)                                                   \
   GT_EXPORT cudaError_t name(type h) {                                                   \
     GT_REAL(name, cudaError_t, (type));                                                  \

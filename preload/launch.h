@@ -7,16 +7,17 @@
  *    case: tracing on with rdtsc stamps, and device timing off or not
  *    timing this launch. It makes no call before the real one, so the
  *    arguments stay in their registers (a call would put them in
- *    callee-saved ones: 12 more instructions a launch). Anything else goes
- *    to the general form (GT_TRACE_LAUNCH_GENERAL), a function of its own
- *    that is given the call site: among it, every launch while a stream
+ *    callee-saved ones: docs/PERFORMANCE.md, "Figures moved out of code
+ *    comments"). Anything else goes to the general form
+ *    (GT_TRACE_LAUNCH_GENERAL), a function of its own that is given the
+ *    call site: among it, every launch while a stream
  *    capture is open (GT_MODE_CAPTURE: the general form asks whether the
  *    launch's stream captures, capture.h) or outside a capture range
  *    (GT_MODE_PAUSED: forwarded untraced, range.h) — bits that make the
  *    fast form's one mode comparison fail, so they cost it nothing. No
  *    errno save/restore on the fast path, as nothing on it can change
  *    errno (no call, no syscall); every slow path saves and restores it.
- *  - Grid and block travel as xy and z (GT_XY: a dim3's first 8 bytes are
+ *  - Grid and block travel as xy and z (gt_xy: a dim3's first 8 bytes are
  *    x | y << 32), so that the width checks and the frame's stores take
  *    them in 64-bit words; hooks taking a dim3 by value take it so
  *    (cuda_abi.h GT_DIM3_PARAM).
@@ -45,9 +46,9 @@
  *    instead: also a call that took 2^32 ticks or more, or a result over
  *    65535), a failed call (its result rewritten there), and a launch
  *    stack.
- *  - Launch stacks (issue 16): the first launch of each kernel from each
- *    call site (the key: the hook's return address xor the kernel, since
- *    nvcc routes every <<<>>> of a file through one helper, whose return
+ *  - Launch stacks: the first launch of each kernel from each call site
+ *    (the key: the hook's return address xor the kernel, since nvcc
+ *    routes every <<<>>> of a file through one helper, whose return
  *    address alone would make one site per file), seen per thread and
  *    checked against a per-process set so that each key's first launch in
  *    the process gets one; then one launch in N per thread: N adapts after
@@ -90,7 +91,9 @@ static inline unsigned gt_st_slot(uintptr_t key) {
 /* A launch's grid or block travels as xy (x | y << 32: a dim3's first 8
  * bytes, which the x86-64 ABI passes in one register) and z, so that the
  * checks and the frame take it whole. */
-#define GT_XY(x, y) ((uint64_t)(uint32_t)(x) | (uint64_t)(uint32_t)(y) << 32)
+static inline __attribute__((always_inline)) uint64_t gt_xy(uint32_t x, uint32_t y) {
+  return (uint64_t)x | (uint64_t)y << 32;
+}
 
 static inline uint64_t gt_dim3_xy(dim3 d) {
   uint64_t xy;
@@ -117,13 +120,14 @@ gt_frame_wide_outcome(uint64_t t0, uint64_t t1, int result) {
 /* 1 when the compact frame cannot hold the launch's values. */
 static inline __attribute__((always_inline)) int
 gt_launch_wide(const struct gt_launch *l) {
-  return gt_frame_wide_config(GT_XY(l->grid[0], l->grid[1]), l->grid[2],
-                              GT_XY(l->block[0], l->block[1]), l->block[2], l->shmem) |
+  return gt_frame_wide_config(gt_xy(l->grid[0], l->grid[1]), l->grid[2],
+                              gt_xy(l->block[0], l->block[1]), l->block[2], l->shmem) |
          gt_frame_wide_outcome(l->t0, l->t1, l->result);
 }
 
 /* Where gt_frame_fill's 64-bit words land: grid_x, y, z; block_x, y, z and
- * the result; shared_mem and stack_id. */
+ * the result; shared_mem and stack_id. A macro: it takes field names, in a
+ * constant expression. */
 #define GT_FRAME_AT(field, base, plus)                                                   \
   (offsetof(struct gt_frame_launch, field) ==                                            \
    offsetof(struct gt_frame_launch, base) + (plus))
@@ -165,8 +169,8 @@ gt_frame_finish(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result)
 static inline __attribute__((always_inline)) void
 gt_put_launch(struct gt_ring_producer *p, const struct gt_launch *l, uint32_t stack_id) {
   struct gt_frame_launch *f = gt_ring_slot(p);
-  gt_frame_fill(f, p, l->api, l->kernel, GT_XY(l->grid[0], l->grid[1]), l->grid[2],
-                GT_XY(l->block[0], l->block[1]), l->block[2], l->shmem, l->stream,
+  gt_frame_fill(f, p, l->api, l->kernel, gt_xy(l->grid[0], l->grid[1]), l->grid[2],
+                gt_xy(l->block[0], l->block[1]), l->block[2], l->shmem, l->stream,
                 stack_id);
   gt_frame_finish(f, l->t0, l->t1, l->result);
   gt_ring_commit1(p);
@@ -247,24 +251,21 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
 }
 
 /* A field of a hook's launch configuration `config`: a NULL config is
- * recorded with zero dims (cudaLaunchKernelExC, cuLaunchKernelEx). */
+ * recorded with zero dims (cudaLaunchKernelExC, cuLaunchKernelEx). Macros:
+ * they take a field name (of two struct types), and are read only where
+ * GT_LAUNCH_HOOK's forms use the value. */
 #define GT_LAUNCH_CFG(field) (config ? config->field : 0)
 #define GT_LAUNCH_CFG_XY(field) (config ? gt_dim3_xy(config->field) : 0)
 
-/* Before the call (the thread at GT_DEPTH_LAUNCH): the frame, through the
- * slow path when device timing times the launch or it goes into a capture
- * (a full record: GT_F_CAPTURED, capture.h). */
-#define GT_LAUNCH_FRAME(what, api, kernel, gxy, gz, bxy, bz, shmem, stream, ptsz, site)  \
-  GT_DT_START(what, kernel, stream, ptsz);                                               \
-  frame_ = __builtin_expect((dt_token | gt_tls_cap) != 0, 0)                             \
-               ? gt_launch_timed(dt_token, (api), (const void *)(kernel), (gxy), (gz),   \
-                                 (bxy), (bz), (shmem), (const void *)(stream), (site))   \
-               : gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz),  \
-                               (shmem), (const void *)(stream), (site))
-
 /* A launch hook's general form (any state of the shim): `call` is the real
  * call, the rest the values to record, `site` the hook's return address.
- * Only the frame's address and t0 live across the call. */
+ * The frame goes through the slow path when device timing times the
+ * launch or it goes into a capture (a full record: GT_F_CAPTURED,
+ * capture.h). Only the frame's address and t0 live across the call. A
+ * macro: it returns from the hook, `call` is code, and the values are
+ * expressions of the hook's parameters, each evaluated where it is used (a
+ * launch config's fields are not all read up front, as a function's
+ * arguments would be). */
 #define GT_TRACE_LAUNCH_GENERAL(what, call, api, kernel, gxy, gz, bxy, bz, shmem,        \
                                 stream, ptsz, site)                                      \
   do {                                                                                   \
@@ -274,8 +275,14 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
          gt_range_skips_launch((const void *)(stream), (ptsz))))                         \
       return call;                                                                       \
     gt_tls_depth = GT_DEPTH_LAUNCH;                                                      \
-    struct gt_frame_launch *frame_;                                                      \
-    GT_LAUNCH_FRAME(what, api, kernel, gxy, gz, bxy, bz, shmem, stream, ptsz, site);     \
+    int dt_token_ =                                                                      \
+        gt_dt_start((what), (const void *)(kernel), (const void *)(stream), (ptsz));     \
+    struct gt_frame_launch *frame_ =                                                     \
+        __builtin_expect((dt_token_ | gt_tls_cap) != 0, 0)                               \
+            ? gt_launch_timed(dt_token_, (api), (const void *)(kernel), (gxy), (gz),     \
+                              (bxy), (bz), (shmem), (const void *)(stream), (site))      \
+            : gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz),     \
+                            (shmem), (const void *)(stream), (site));                    \
     uint64_t t0 = gt_now();                                                              \
     int r = call;                                                                        \
     uint64_t t1 = gt_now();                                                              \
@@ -304,7 +311,8 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
  * to the driver on a real GPU: every runtime launch) is forwarded here, by
  * a call kept a call by the empty asm: as a sibling call GCC would stage
  * the stack arguments on entry, on every launch's path. `fn_t` is the real
- * function's type, `args` its arguments in parentheses. */
+ * function's type, `args` its arguments in parentheses. A macro for the
+ * general form's reasons, and `general` is the call that forwards. */
 #define GT_TRACE_LAUNCH_FAST(what, general, fn_t, args, api, kernel, gxy, gz, bxy, bz,   \
                              shmem, stream)                                              \
   do {                                                                                   \
@@ -331,12 +339,11 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
     return r;                                                                            \
   } while (0)
 
-#define GT_UNPAREN(...) __VA_ARGS__
-
 /* A launch hook `name` (an apis.h entry) taking `params`, whose names in
  * order are `args`, and returning `fail` when its real function cannot be
  * found; the rest as GT_TRACE_LAUNCH_GENERAL. Two functions: the exported
- * fast form and `name`_general, which also gets the call site. */
+ * fast form and `name`_general, which also gets the call site (a macro: it
+ * defines them, shim.h). */
 #define GT_LAUNCH_HOOK(ret, fail, name, params, args, what, kernel, gxy, gz, bxy, bz,    \
                        shmem, stream, ptsz)                                              \
   typedef ret(*gt_fn_##name##_t) params;                                                 \

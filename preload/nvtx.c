@@ -264,14 +264,19 @@ static void trace(const struct nvtx_event *e) {
   errno = saved_errno;
 }
 
-#define GT_NVTX_EVENT(name, op_, dom, id, lvl, form_, message)                           \
-  (&(const struct nvtx_event){.api = GT_API_##name,                                      \
-                              .op = op_,                                                 \
-                              .domain = dom,                                             \
-                              .range_id = id,                                            \
-                              .depth = lvl,                                              \
-                              .form = form_,                                             \
-                              .msg = message})
+/* trace() of the event these fields make. */
+static inline __attribute__((always_inline)) void
+trace_event(unsigned api, uint32_t op, uint32_t domain, uint64_t range_id, int32_t depth,
+            enum msg_form form, const void *msg) {
+  const struct nvtx_event e = {.api = api,
+                               .op = op,
+                               .domain = domain,
+                               .range_id = range_id,
+                               .depth = depth,
+                               .form = form,
+                               .msg = msg};
+  trace(&e);
+}
 
 /* ---- levels and ids ---- */
 
@@ -295,95 +300,95 @@ static nvtxRangeId_t new_range_id(void) {
 /* ---- CORE handlers (default domain) ---- */
 
 static void mark_ex(const nvtxEventAttributes_t *a) {
-  trace(GT_NVTX_EVENT(nvtxMarkEx, GT_NVTX_MARK, 0, 0, 0, MSG_ATTR, a));
+  trace_event(GT_API_nvtxMarkEx, GT_NVTX_MARK, 0, 0, 0, MSG_ATTR, a);
 }
 
 static void mark_a(const char *message) {
-  trace(GT_NVTX_EVENT(nvtxMarkA, GT_NVTX_MARK, 0, 0, 0, MSG_ASCII, message));
+  trace_event(GT_API_nvtxMarkA, GT_NVTX_MARK, 0, 0, 0, MSG_ASCII, message);
 }
 
 static void mark_w(const wchar_t *message) {
-  trace(GT_NVTX_EVENT(nvtxMarkA, GT_NVTX_MARK, 0, 0, 0, MSG_WIDE, message));
+  trace_event(GT_API_nvtxMarkA, GT_NVTX_MARK, 0, 0, 0, MSG_WIDE, message);
 }
 
 static nvtxRangeId_t range_start_ex(const nvtxEventAttributes_t *a) {
   nvtxRangeId_t id = new_range_id();
-  trace(GT_NVTX_EVENT(nvtxRangeStartEx, GT_NVTX_START, 0, id, 0, MSG_ATTR, a));
+  trace_event(GT_API_nvtxRangeStartEx, GT_NVTX_START, 0, id, 0, MSG_ATTR, a);
   return id;
 }
 
 static nvtxRangeId_t range_start_a(const char *message) {
   nvtxRangeId_t id = new_range_id();
-  trace(GT_NVTX_EVENT(nvtxRangeStartA, GT_NVTX_START, 0, id, 0, MSG_ASCII, message));
+  trace_event(GT_API_nvtxRangeStartA, GT_NVTX_START, 0, id, 0, MSG_ASCII, message);
   return id;
 }
 
 static nvtxRangeId_t range_start_w(const wchar_t *message) {
   nvtxRangeId_t id = new_range_id();
-  trace(GT_NVTX_EVENT(nvtxRangeStartA, GT_NVTX_START, 0, id, 0, MSG_WIDE, message));
+  trace_event(GT_API_nvtxRangeStartA, GT_NVTX_START, 0, id, 0, MSG_WIDE, message);
   return id;
 }
 
 static void range_end(nvtxRangeId_t id) {
-  trace(GT_NVTX_EVENT(nvtxRangeEnd, GT_NVTX_END, 0, id, 0, MSG_NONE, NULL));
+  trace_event(GT_API_nvtxRangeEnd, GT_NVTX_END, 0, id, 0, MSG_NONE, NULL);
 }
 
 static int range_push_ex(const nvtxEventAttributes_t *a) {
   int level = push_level(0);
-  trace(GT_NVTX_EVENT(nvtxRangePushEx, GT_NVTX_PUSH, 0, 0, level, MSG_ATTR, a));
+  trace_event(GT_API_nvtxRangePushEx, GT_NVTX_PUSH, 0, 0, level, MSG_ATTR, a);
   return level;
 }
 
 static int range_push_a(const char *message) {
   int level = push_level(0);
-  trace(GT_NVTX_EVENT(nvtxRangePushA, GT_NVTX_PUSH, 0, 0, level, MSG_ASCII, message));
+  trace_event(GT_API_nvtxRangePushA, GT_NVTX_PUSH, 0, 0, level, MSG_ASCII, message);
   return level;
 }
 
 static int range_push_w(const wchar_t *message) {
   int level = push_level(0);
-  trace(GT_NVTX_EVENT(nvtxRangePushA, GT_NVTX_PUSH, 0, 0, level, MSG_WIDE, message));
+  trace_event(GT_API_nvtxRangePushA, GT_NVTX_PUSH, 0, 0, level, MSG_WIDE, message);
   return level;
 }
 
 static int range_pop(void) {
   int level = pop_level(0);
-  trace(GT_NVTX_EVENT(nvtxRangePop, GT_NVTX_POP, 0, 0, level, MSG_NONE, NULL));
+  trace_event(GT_API_nvtxRangePop, GT_NVTX_POP, 0, 0, level, MSG_NONE, NULL);
   return level;
 }
 
 /* ---- CORE2 handlers (domains) ---- */
 
 static void domain_mark_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *a) {
-  trace(GT_NVTX_EVENT(nvtxDomainMarkEx, GT_NVTX_MARK, domain_id(domain), 0, 0, MSG_ATTR,
-                      a));
+  trace_event(GT_API_nvtxDomainMarkEx, GT_NVTX_MARK, domain_id(domain), 0, 0, MSG_ATTR,
+              a);
 }
 
 static nvtxRangeId_t domain_range_start_ex(nvtxDomainHandle_t domain,
                                            const nvtxEventAttributes_t *a) {
   nvtxRangeId_t id = new_range_id();
-  trace(GT_NVTX_EVENT(nvtxDomainRangeStartEx, GT_NVTX_START, domain_id(domain), id, 0,
-                      MSG_ATTR, a));
+  trace_event(GT_API_nvtxDomainRangeStartEx, GT_NVTX_START, domain_id(domain), id, 0,
+              MSG_ATTR, a);
   return id;
 }
 
 static void domain_range_end(nvtxDomainHandle_t domain, nvtxRangeId_t id) {
-  trace(GT_NVTX_EVENT(nvtxDomainRangeEnd, GT_NVTX_END, domain_id(domain), id, 0, MSG_NONE,
-                      NULL));
+  trace_event(GT_API_nvtxDomainRangeEnd, GT_NVTX_END, domain_id(domain), id, 0, MSG_NONE,
+              NULL);
 }
 
 static int domain_range_push_ex(nvtxDomainHandle_t domain,
                                 const nvtxEventAttributes_t *a) {
   uint32_t d = domain_id(domain);
   int level = push_level(d);
-  trace(GT_NVTX_EVENT(nvtxDomainRangePushEx, GT_NVTX_PUSH, d, 0, level, MSG_ATTR, a));
+  trace_event(GT_API_nvtxDomainRangePushEx, GT_NVTX_PUSH, d, 0, level, MSG_ATTR, a);
   return level;
 }
 
 static int domain_range_pop(nvtxDomainHandle_t domain) {
   uint32_t d = domain_id(domain);
   int level = pop_level(d);
-  trace(GT_NVTX_EVENT(nvtxDomainRangePop, GT_NVTX_POP, d, 0, level, MSG_NONE, NULL));
+  trace_event(GT_API_nvtxDomainRangePop, GT_NVTX_POP, d, 0, level, MSG_NONE, NULL);
   return level;
 }
 
@@ -428,6 +433,8 @@ struct slot {
   NvtxFunctionPointer fn;
 };
 
+/* A row of a callback table (a macro: a constant initializer, whose index
+ * is NVTX's name for the callback). */
 #define GT_SLOT(module, name, fn)                                                        \
   { NVTX_CBID_##module##_##name, (NvtxFunctionPointer)fn }
 

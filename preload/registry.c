@@ -26,7 +26,7 @@
  *    life of its module). When no free slot lies within the probe window the
  *    mapping is dropped and later lookups of that handle return NULL.
  *    A lookup racing the insertion of the same handle may return NULL.
- *    Launches record handles as they are (issue 15: no lookup per launch),
+ *    Launches record handles as they are (no lookup per launch),
  *    so a new or changed mapping emits KERNEL_NAME(handle, its stub's name)
  *    with the same ordering argument as registration, and so does a
  *    mapping of the same handle by another thread before that name was

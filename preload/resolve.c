@@ -32,6 +32,9 @@ void *gt_slot[GT_API_COUNT];
 
 /* ---- the hooks (addresses only) ---- */
 
+/* X-macros over apis.h's GT_API_LIST: a declaration, then a table row, for
+ * each entry of a family that is hooked (RT, DRV). */
+
 #define GT_X_DECL(name, kind, fam, ...) GT_IF_HOOKED_##fam(extern void name(void);)
 #define GT_IF_HOOKED_RT(...) __VA_ARGS__
 #define GT_IF_HOOKED_DRV(...) __VA_ARGS__

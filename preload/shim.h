@@ -5,7 +5,8 @@
  *    entry; GT_REAL_UNLISTED for exported entry points that are not traced):
  *    the slot a lookup filled, else dlsym(RTLD_NEXT), else the library
  *    loaded RTLD_LOCAL (resolve.c), cached. If it cannot be found the hook
- *    returns GT_ERR_NOT_SUPPORTED without recording anything.
+ *    returns GT_ERR_NOT_SUPPORTED (a driver hook, DRV_REAL in
+ *    hooks_driver.h: CUDA_ERROR_NOT_FOUND) without recording anything.
  *  - Bracket the real call with gt_hook_enter()/gt_hook_leave(). enter()
  *    returns 0 when the call must be forwarded untraced: tracing is off or
  *    failed, or this thread is already inside a hook (recursion guard). In
@@ -15,6 +16,14 @@
  *    lock or make a syscall on this path beyond the two clock reads.
  *  - Save errno right after the real call and restore it before returning:
  *    the traced program must see the runtime's errno and return value.
+ *  - Macros only where a function cannot do: each hook file defines its
+ *    hooks with macros (GT_HOOK_*, DRV_*, GT_LAUNCH_HOOK, ...) because each
+ *    defines an exported function named after an apis.h entry, once per
+ *    twin (_ptsz, _ptds, Async), and only a macro can name a function; the
+ *    hook bodies (GT_REAL, GT_TRACE_CALL, GT_TRACE_TIMED, ...) are macros
+ *    because they declare the real function's type or return from the
+ *    hook. Anything else is a (static inline) function; each macro says
+ *    why it is one.
  */
 #ifndef GPUTRACE_SHIM_H
 #define GPUTRACE_SHIM_H
@@ -62,14 +71,17 @@ static inline void *gt_real_fn(unsigned api) {
   return __builtin_expect(p != NULL, 1) ? p : gt_real_fn_slow(api);
 }
 
-/* The real function of a traced API (an apis.h entry). */
+/* The real function of a traced API (an apis.h entry), as real_<name>. A
+ * macro: it declares the function's type from `params` and returns
+ * GT_ERR_NOT_SUPPORTED from the hook when there is none. */
 #define GT_REAL(name, ret, params)                                                       \
   typedef ret(*gt_fn_##name##_t) params;                                                 \
   gt_fn_##name##_t real_##name = (gt_fn_##name##_t)gt_real_fn(GT_API_##name);            \
   if (real_##name == NULL)                                                               \
   return GT_ERR_NOT_SUPPORTED
 
-/* The real function of an exported entry point that is not traced itself. */
+/* The real function of an exported entry point that is not traced itself
+ * (a macro, as GT_REAL; its pointer cached in a static of the hook). */
 #define GT_REAL_UNLISTED(name, ret, params)                                              \
   typedef ret(*gt_fn_##name##_t) params;                                                 \
   static gt_fn_##name##_t real_##name;                                                   \
@@ -81,7 +93,7 @@ static inline void *gt_real_fn(unsigned api) {
 /* Per-thread state of the hot paths, in one initial-exec TLS block (no
  * allocation on access): one TLS offset for the whole launch path instead
  * of one GOT load per variable. Each file names its fields through the
- * macros below. */
+ * gt_tls_* names below (object-like macros: lvalues, read and assigned). */
 #define GT_DT_KEYS 128u
 #define GT_ST_SITE_BITS 6u
 struct gt_tls {
@@ -162,9 +174,10 @@ static inline void gt_hook_leave(void) {
 }
 
 /* Timestamps: invariant-TSC ticks when the kernel itself keeps time with
- * the TSC (an rdtsc costs less than half a clock_gettime), else
- * CLOCK_MONOTONIC ns. The ring header says which; the collector converts
- * ticks to ns, so traces always hold CLOCK_MONOTONIC ns. */
+ * the TSC (an rdtsc is cheaper than a clock_gettime: docs/PERFORMANCE.md,
+ * "Figures moved out of code comments"), else CLOCK_MONOTONIC ns. The ring
+ * header says which; the collector converts ticks to ns, so traces always
+ * hold CLOCK_MONOTONIC ns. */
 static inline uint64_t gt_now(void) {
 #if defined(__x86_64__)
   if (__builtin_expect(gt_mode_now() & GT_MODE_TSC, 1))
@@ -187,7 +200,9 @@ static inline uint64_t gt_now_tsc(void) {
 /* The usual hook body. Forwards `call` (an expression of type cudaError_t)
  * untraced when gt_hook_enter() says so; otherwise times it, runs the
  * statements in `...` with t0, t1 and r (the result) in scope — they fill
- * and emit the record — and returns r with the runtime's errno. */
+ * and emit the record — and returns r with the runtime's errno. A macro:
+ * it returns from the hook, and `call` and `...` are code run in its
+ * midst. */
 #define GT_TRACE_CALL(call, ...)                                                         \
   do {                                                                                   \
     if (!gt_hook_enter())                                                                \
@@ -202,6 +217,10 @@ static inline uint64_t gt_now_tsc(void) {
     return r;                                                                            \
   } while (0)
 
+/* A parenthesized parameter or argument list without its parentheses: for
+ * the macros that take one as a single argument and add to it. */
+#define GT_UNPAREN(...) __VA_ARGS__
+
 /* Zero the record and fill the common header (pid, tid, api, kind from the
  * API table, timestamps, result). */
 void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t t1,
@@ -210,13 +229,13 @@ void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t 
 /* Write a one-slot record to the thread's sub-ring (or the shared ring;
  * drops and counts when full). */
 void gt_emit(struct gt_record *rec);
+/* A DEVICE record (devtime_resolve.c, cupti.c): one sub-ring for all of
+ * them, whichever thread resolves, so they stay in the order made. */
+void gt_emit_device(struct gt_record *rec);
 /* Launch path (launch.h): room for n slots in the thread's own sub-ring,
  * claiming one at its first record (0: none, or full); a launch that had
  * no room; the thread's tid; this process's pid. */
 int gt_ring_room_slow(unsigned n);
-/* A DEVICE record (devtime_resolve.c, cupti.c): one sub-ring for all of
- * them, whichever thread resolves, so they stay in the order made. */
-void gt_emit_device(struct gt_record *rec);
 void gt_count_launch_drop(void);
 uint32_t gt_current_tid(void);
 uint32_t gt_pid(void);

@@ -7,7 +7,8 @@
  *    current stack (0 when off or when it cannot be captured).
  *  - Native frames come from glibc's backtrace() (libgcc's DWARF unwinder,
  *    which glibc loads from the system on first use), with the shim's own
- *    frames skipped. Not libunwind, although it is ~13x faster: the shim is
+ *    frames skipped. Not libunwind, although it is faster
+ *    (docs/PERFORMANCE.md, "Stack capture per allocation"): the shim is
  *    injected into programs that may load their own libunwind (two copies
  *    under one soname clash, and Debian ships no position-independent
  *    libunwind.a to hide inside the shim), and libunwind keeps descriptors

@@ -286,9 +286,10 @@ static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memf
   fd = move_high(fd);
   void *mem = MAP_FAILED;
   if (ftruncate(fd, (off_t)len) == 0)
-    /* Fault the whole ring in now (once, ~20 ms for 32 MiB on a VM) rather
-     * than on the hot path: a first write to each fresh 4 KiB page costs the
-     * traced thread microseconds. */
+    /* Fault the whole ring in now, once (docs/PERFORMANCE.md, "Figures
+     * moved out of code comments"), rather than on the hot path, where the
+     * first write to each fresh 4 KiB page would take a page fault on the
+     * traced thread. */
     mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (mem == MAP_FAILED) {
     close(fd);

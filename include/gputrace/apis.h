@@ -13,10 +13,16 @@
  *   flags    GT_AF_* below: what the call does, for every consumer
  * From this table come the enum (part of the on-disk format: append new
  * entries at the end, never reorder or remove; docs/trace-format.md), the
- * names and kinds (common/names.c), the driver hook tables the shim answers
- * dlsym/cuGetProcAddress lookups from (preload/hooks_driver.c), the runtime
- * ones (preload/core.c) and the report's predicates (gt_api_flags). Adding an
- * API is one line here plus its hook.
+ * names, kinds and the rest of struct gt_api_info (common/names.c: gt_apis,
+ * which cuGetProcAddress lookups are mapped through, by base and v2_from),
+ * the shim's table of hooks, one per RT and DRV entry (preload/resolve.c:
+ * gt_hooks, from which hooks_driver.c answers dlsym, cuGetProcAddress and
+ * cudaGetDriverEntryPoint lookups; an entry without its hook fails the
+ * link) and every consumer's predicates (gt_api_flags). Adding an API is
+ * one line here plus its hook.
+ *
+ * GT_API_LIST is an X-macro, the one list every table above is generated
+ * from: each user defines X to pick the columns it needs.
  */
 #ifndef GPUTRACE_APIS_H
 #define GPUTRACE_APIS_H
@@ -339,15 +345,5 @@ extern const struct gt_api_info gt_apis[GT_API_COUNT]; /* common/names.c */
 static inline unsigned gt_api_flags(unsigned api) {
   return api < GT_API_COUNT ? gt_apis[api].flags : 0;
 }
-
-/* X-macro helpers: GT_IF_<family>(x) keeps x for that family only. */
-#define GT_IF_RT_RT(...) __VA_ARGS__
-#define GT_IF_RT_DRV(...)
-#define GT_IF_RT_NVTX(...)
-#define GT_IF_RT_META(...)
-#define GT_IF_DRV_DRV(...) __VA_ARGS__
-#define GT_IF_DRV_RT(...)
-#define GT_IF_DRV_NVTX(...)
-#define GT_IF_DRV_META(...)
 
 #endif

@@ -13,7 +13,7 @@
  *  - A sub-ring is a stream of slots (positions from 0) laid in blocks: the
  *    k-th block of the stream is list[k % nblocks]. Its writer takes the
  *    lowest free block from the bitmap (a CAS) when the current one is
- *    full (a small working set: ring.c take_block), so one
+ *    full (a small working set: common/ring.c take_block), so one
  *    storming thread can use nearly the whole region and eight storming
  *    threads share it, while an idle thread holds one block at most. The
  *    collector returns a block to the bitmap once it has read it.
@@ -72,9 +72,10 @@
 #define GT_RING_MAX_SKIP 256u
 
 /* Clocks a producer may stamp records with. With GT_CLOCK_TSC, times hold
- * raw invariant-TSC ticks (an rdtsc costs less than half a clock_gettime)
- * and the collector converts them to CLOCK_MONOTONIC ns before writing the
- * trace, so files always hold nanoseconds. */
+ * raw invariant-TSC ticks (an rdtsc is cheaper than a clock_gettime:
+ * docs/PERFORMANCE.md, "Figures moved out of code comments") and the
+ * collector converts them to CLOCK_MONOTONIC ns before writing the trace,
+ * so files always hold nanoseconds. */
 #define GT_CLOCK_MONOTONIC 0u
 #define GT_CLOCK_TSC 1u
 
@@ -211,7 +212,7 @@ struct gt_ring {
 struct gt_ring_producer {
   unsigned char *next; /* where the next slot goes */
   unsigned char *end;  /* the end of the current block */
-  uint64_t head;       /* private; published by gt_ring_commit1 */
+  uint64_t head;       /* private; published by gt_ring_commit_slot */
   uint64_t tid;        /* shifted into frame words: (uint64_t)tid << 32 */
   struct gt_sub *sub;
   struct gt_ring *ring;
