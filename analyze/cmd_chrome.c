@@ -30,11 +30,9 @@
 #include "chrome.h"
 #include "commands.h"
 #include "session.h"
+#include "shared_options.h"
 
-#define SYNOPSIS                                                                         \
-  "chrome FILE [-o OUT.json|OUT.json.gz|-] [--force] [--pid P] [--from T] [--to T]\n"    \
-  "         [--warn-mb N]"
-#define CH_GZIP_LEVEL 1 /* JSON this repetitive compresses ~10x even at level 1 */
+#define CH_GZIP_LEVEL 1 /* enough for this JSON (docs/PERFORMANCE.md, Chrome export) */
 /* Measured on bench/gen_trace.c's mix (docs/PERFORMANCE.md): JSON bytes per
  * trace record, for the up-front size estimate. */
 #define CH_BYTES_PER_RECORD 190u
@@ -45,70 +43,39 @@ struct chrome_opts {
   int force; /* overwrite an existing OUT of ours (gputrace/outfile.h) */
   int has_pid;
   uint32_t pid;
-  int64_t from, to; /* ns */
+  uint64_t from, to; /* ns, at most INT64_MAX; to INT64_MAX: the end */
   uint64_t warn_mb;
+  int no_wait;
 };
 
-/* "1.5" / "1.5s", "250ms", "10us", "100ns": a time from the trace start. */
-static int parse_time(const char *s, int64_t *ns) {
-  uint64_t v;
-  if (gt_parse_duration(s, &v) != 0 || v > (uint64_t)INT64_MAX)
-    return -1;
-  *ns = (int64_t)v;
-  return 0;
-}
-
-static int bad_value(const char *opt, const char *value, const char *expected) {
-  fprintf(stderr, "gputrace chrome: bad value '%s' for %s (%s)\n", value, opt, expected);
-  fprintf(stderr, "usage: gputrace %s\n", SYNOPSIS);
-  return 2;
-}
-
-static int parse_uint(const char *s, uint64_t max, uint64_t *v) {
-  char *end;
-  errno = 0;
-  unsigned long long x = strtoull(s, &end, 10);
-  if (end == s || *end || errno || s[0] == '-' || x > max)
-    return -1;
-  *v = x;
-  return 0;
-}
-
-/* Returns -1 when parsed, else the exit status. */
+/* GT_OPTIONS_RUN, or the status to exit with. */
 static int parse_opts(int argc, char **argv, struct chrome_opts *op) {
   *op = (struct chrome_opts){.to = INT64_MAX, .warn_mb = 800};
-  const char *time_help = "a time from the trace start: 1.5, 1.5s, 250ms, 10us, 100ns";
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    int has_value = i + 1 < argc;
-    uint64_t v;
-    if (gt_streq(a, "-h") || gt_streq(a, "--help"))
-      return gt_usage_ok(SYNOPSIS);
-    if ((gt_streq(a, "-o") || gt_streq(a, "--output")) && has_value) {
-      op->out = argv[++i];
-    } else if (gt_streq(a, "--force")) {
-      op->force = 1;
-    } else if (gt_streq(a, "--pid") && has_value) {
-      if (parse_uint(argv[++i], UINT32_MAX, &v))
-        return bad_value(a, argv[i], "a process id");
-      op->has_pid = 1, op->pid = (uint32_t)v;
-    } else if (gt_streq(a, "--from") && has_value) {
-      if (parse_time(argv[++i], &op->from))
-        return bad_value(a, argv[i], time_help);
-    } else if (gt_streq(a, "--to") && has_value) {
-      if (parse_time(argv[++i], &op->to))
-        return bad_value(a, argv[i], time_help);
-    } else if (gt_streq(a, "--warn-mb") && has_value) {
-      if (parse_uint(argv[++i], UINT64_MAX / 1000000, &op->warn_mb))
-        return bad_value(a, argv[i], "megabytes, 0 for never");
-    } else if ((a[0] == '-' && a[1]) || op->in) {
-      return gt_usage_error("chrome", a, SYNOPSIS);
-    } else {
-      op->in = a;
-    }
-  }
-  if (!op->in)
-    return gt_usage_error("chrome", NULL, SYNOPSIS);
+  int nargs;
+  const struct gt_option options[] = {
+      GT_OPT_OUTPUT(&op->out, "OUT",
+                    "OUT.json, OUT.json.gz or - (default: FILE's .json)"),
+      GT_OPT_FORCE(&op->force),
+      GT_OPT_PID(&op->pid, &op->has_pid),
+      GT_OPT_FROM(&op->from),
+      GT_OPT_TO(&op->to),
+      {.name = "warn-mb",
+       .type = GT_OPTION_UINT64,
+       .arg = "N",
+       .help = "warn past N MB of JSON (default 800; 0: never)",
+       .value = &op->warn_mb,
+       .max = UINT64_MAX / 1000000},
+      GT_OPT_NO_WAIT(&op->no_wait),
+      GT_OPT_END,
+  };
+  const struct gt_command cmd =
+      GT_TRACE_COMMAND("chrome", options, "the trace as JSON for ui.perfetto.dev");
+  int st = gt_options_parse(&cmd, argc, argv, &nargs);
+  if (st != GT_OPTIONS_RUN)
+    return st;
+  op->in = argv[0];
+  op->from = op->from > INT64_MAX ? INT64_MAX : op->from; /* past 292 years: the end */
+  op->to = op->to > INT64_MAX ? INT64_MAX : op->to;
   if (op->from > op->to) {
     fprintf(stderr, "gputrace chrome: --from is after --to\n");
     return 2;
@@ -123,7 +90,7 @@ static int parse_opts(int argc, char **argv, struct chrome_opts *op) {
     memcpy(op->out_owned + keep, ".json", 6);
     op->out = op->out_owned;
   }
-  return -1;
+  return GT_OPTIONS_RUN;
 }
 
 static const char remedy[] =
@@ -241,13 +208,14 @@ static void size_warning(struct chrome *ch, struct chrome_opts *op) {
 int cmd_chrome(int argc, char **argv) {
   struct chrome_opts op;
   int rc = parse_opts(argc, argv, &op);
-  if (rc >= 0)
+  if (rc != GT_OPTIONS_RUN)
     return finish(&op, rc);
   char err[512];
   struct gt_session_opts so = {.path = op.in,
                                .layers = GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_GRAPHS,
                                .ordered = GT_ORDER_ALL,
-                               .threads = -1};
+                               .threads = -1,
+                               .no_wait = op.no_wait};
   struct gt_session *s = gt_session_open(&so, err, sizeof err);
   if (!s) {
     fprintf(stderr, "gputrace chrome: %s\n", err);
@@ -259,7 +227,7 @@ int cmd_chrome(int argc, char **argv) {
     return finish(&op, 2);
   }
   ch_init(&ch);
-  ch.from = op.from, ch.to = op.to;
+  ch.from = (int64_t)op.from, ch.to = (int64_t)op.to;
   ch.model = gt_session_model(s);
   size_warning(&ch, &op);
   CO_LIT(&ch.out, "{\"traceEvents\":[\n");

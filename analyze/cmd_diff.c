@@ -23,9 +23,8 @@
 
 #include "commands.h"
 #include "report.h"
+#include "shared_options.h"
 #include "util.h"
-
-#define SYNOPSIS "diff A B [--json] [--threshold PCT] [--min-share PCT] [--all]"
 
 enum { UNCHANGED, REGRESSION, IMPROVEMENT };
 enum { COUNT, TIME, GPUTIME, MEMORY };
@@ -241,8 +240,8 @@ static void print_json(const struct diff *d, size_t regressions, size_t improvem
 
 /* ---- the command ---- */
 
-static int load(struct report *r, const char *path) {
-  struct rp_options o = {.to_ns = UINT64_MAX};
+static int load(struct report *r, const char *path, int no_wait) {
+  struct rp_options o = {.to_ns = UINT64_MAX, .no_wait = no_wait};
   rp_init(r, &o);
   if (rp_read(r, path, "diff") != 0)
     return 2;
@@ -250,17 +249,25 @@ static int load(struct report *r, const char *path) {
   return 0;
 }
 
-static int parse_pct(const char *s, double *out) {
+/* --threshold, --min-share: a percentage into the double o->value. */
+static int parse_pct(const struct gt_option *o, const char *s, char *want, size_t len) {
   char *end;
   double v = strtod(s, &end);
-  if (end == s || *end || !(v >= 0 && v < 1e300)) /* also NaN, inf */
+  if (end == s || *end || !(v >= 0 && v < 1e300)) { /* also NaN, inf */
+    snprintf(want, len, "a percentage: 0 or more");
     return -1;
-  *out = v;
+  }
+  *(double *)o->value = v;
   return 0;
 }
 
-static int run(struct diff *d, const char *pa, const char *pb, int json, int all) {
-  if (load(d->a, pa) || load(d->b, pb))
+struct diff_opts {
+  const char *a, *b;
+  int json, all, no_wait;
+};
+
+static int run(struct diff *d, const struct diff_opts *op) {
+  if (load(d->a, op->a, op->no_wait) || load(d->b, op->b, op->no_wait))
     return 2;
   api_rows(d);
   kernel_rows(d);
@@ -274,10 +281,10 @@ static int run(struct diff *d, const char *pa, const char *pb, int json, int all
     reg += d->rows[i].status == REGRESSION;
     imp += d->rows[i].status == IMPROVEMENT;
   }
-  if (json)
+  if (op->json)
     print_json(d, reg, imp);
   else
-    print_text(d, pa, pb, all, reg, imp);
+    print_text(d, op->a, op->b, op->all, reg, imp);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     perror("gputrace diff: writing output");
     return 2;
@@ -287,31 +294,31 @@ static int run(struct diff *d, const char *pa, const char *pb, int json, int all
 
 int cmd_diff(int argc, char **argv) {
   struct diff d = {.threshold = 15, .min_share = 1};
-  const char *path[2] = {NULL, NULL};
-  int json = 0, all = 0, np = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (gt_streq(a, "--json")) {
-      json = 1;
-    } else if (gt_streq(a, "--all")) {
-      all = 1;
-    } else if (gt_streq(a, "-h") || gt_streq(a, "--help")) {
-      return gt_usage_ok(SYNOPSIS);
-    } else if ((gt_streq(a, "--threshold") || gt_streq(a, "--min-share")) &&
-               i + 1 < argc) {
-      if (parse_pct(argv[++i], a[2] == 't' ? &d.threshold : &d.min_share) != 0)
-        return gt_usage_error("diff", argv[i], SYNOPSIS);
-    } else if (a[0] == '-' || np == 2) {
-      return gt_usage_error("diff", a, SYNOPSIS);
-    } else {
-      path[np++] = a;
-    }
-  }
-  if (np < 2)
-    return gt_usage_error("diff", NULL, SYNOPSIS);
+  struct diff_opts op = {0};
+  int nargs;
+  const struct gt_option options[] = {
+      GT_OPT_JSON(&op.json),
+      GT_OPT_CALLBACK(0, "threshold", &d.threshold, parse_pct, "PCT",
+                      "a change of PCT % or more counts (default 15)"),
+      GT_OPT_CALLBACK(0, "min-share", &d.min_share, parse_pct, "PCT",
+                      "time rows need PCT % of the total (default 1)"),
+      GT_OPT_FLAG(0, "all", &op.all, "list the unchanged metrics too"),
+      GT_OPT_NO_WAIT(&op.no_wait),
+      GT_OPT_END,
+  };
+  const struct gt_command cmd = {.prog = "gputrace diff",
+                                 .options = options,
+                                 .args = "A B",
+                                 .min_args = 2,
+                                 .max_args = 2,
+                                 .about = "what changed from trace A to trace B"};
+  int st = gt_options_parse(&cmd, argc, argv, &nargs);
+  if (st != GT_OPTIONS_RUN)
+    return st;
+  op.a = argv[0], op.b = argv[1];
   d.a = gt_xcalloc(1, sizeof *d.a);
   d.b = gt_xcalloc(1, sizeof *d.b);
-  int st = run(&d, path[0], path[1], json, all);
+  st = run(&d, &op);
   rp_free(d.a);
   rp_free(d.b);
   free(d.a);

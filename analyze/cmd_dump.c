@@ -17,9 +17,8 @@
 #include "commands.h"
 #include "fields.h"
 #include "session.h"
+#include "shared_options.h"
 #include "util.h"
-
-#define SYNOPSIS "dump FILE [--json | --summary] [--time-order]"
 
 struct dump {
   FILE *out;
@@ -100,22 +99,22 @@ static void print_summary(struct dump *d) {
 int cmd_dump(int argc, char **argv) {
   struct dump d = {.out = stdout};
   struct gt_session_opts o = {.layers = GT_LAYER_HEAP, .threads = -1};
-  for (int i = 1; i < argc; i++) {
-    if (gt_streq(argv[i], "--json"))
-      d.json = 1;
-    else if (gt_streq(argv[i], "--summary"))
-      d.summary = 1;
-    else if (gt_streq(argv[i], "--time-order"))
-      o.ordered = GT_ORDER_ALL;
-    else if (gt_streq(argv[i], "-h") || gt_streq(argv[i], "--help"))
-      return gt_usage_ok(SYNOPSIS);
-    else if (argv[i][0] == '-' || o.path)
-      return gt_usage_error("dump", argv[i], SYNOPSIS);
-    else
-      o.path = argv[i];
-  }
-  if (!o.path)
-    return gt_usage_error("dump", NULL, SYNOPSIS);
+  int time_order = 0, nargs;
+  const struct gt_option options[] = {
+      GT_OPT_JSON(&d.json),
+      GT_OPT_FLAG(0, "summary", &d.summary,
+                  "counts per kind and per API, not the records"),
+      GT_OPT_FLAG(0, "time-order", &time_order, "records in time order, not file order"),
+      GT_OPT_NO_WAIT(&o.no_wait),
+      GT_OPT_END,
+  };
+  const struct gt_command cmd =
+      GT_TRACE_COMMAND("dump", options, "every record of the trace, one a line");
+  int st = gt_options_parse(&cmd, argc, argv, &nargs);
+  if (st != GT_OPTIONS_RUN)
+    return st;
+  o.path = argv[0];
+  o.ordered = time_order ? GT_ORDER_ALL : 0;
   char err[512];
   if (!(d.session = gt_session_open(&o, err, sizeof err))) {
     fprintf(stderr, "gputrace dump: %s\n", err);

@@ -15,9 +15,9 @@
 #include "gpu_attr.h"
 #include "leaks.h"
 #include "session.h"
+#include "shared_options.h"
 #include "util.h"
 
-#define SYNOPSIS "flame FILE [--leaked | --allocated | --peak | --gpu]"
 #define MAX_FRAMES 256
 
 enum weight { LEAKED, ALLOCATED, PEAK, GPU };
@@ -56,10 +56,12 @@ static void on_gpu_record(void *ctx, const struct gt_event *ev) {
 }
 
 /* --gpu: one line per (launch stack, kernel), in ns of GPU time. */
-static int fold_gpu(const char *path) {
+static int fold_gpu(const char *path, int no_wait) {
   char err[512];
-  struct gt_session_opts so = {
-      .path = path, .layers = GT_LAYER_SYMBOLS | GT_LAYER_GRAPHS, .threads = -1};
+  struct gt_session_opts so = {.path = path,
+                               .layers = GT_LAYER_SYMBOLS | GT_LAYER_GRAPHS,
+                               .threads = -1,
+                               .no_wait = no_wait};
   struct gt_session *s = gt_session_open(&so, err, sizeof err);
   if (!s) {
     fprintf(stderr, "gputrace flame: %s\n", err);
@@ -89,28 +91,24 @@ static int fold_gpu(const char *path) {
 }
 
 int cmd_flame(int argc, char **argv) {
-  enum weight w = LEAKED;
-  const char *path = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (gt_streq(argv[i], "--leaked"))
-      w = LEAKED;
-    else if (gt_streq(argv[i], "--allocated"))
-      w = ALLOCATED;
-    else if (gt_streq(argv[i], "--peak"))
-      w = PEAK;
-    else if (gt_streq(argv[i], "--gpu"))
-      w = GPU;
-    else if (gt_streq(argv[i], "-h") || gt_streq(argv[i], "--help"))
-      return gt_usage_ok(SYNOPSIS);
-    else if (argv[i][0] == '-' || path)
-      return gt_usage_error("flame", argv[i], SYNOPSIS);
-    else
-      path = argv[i];
-  }
-  if (!path)
-    return gt_usage_error("flame", NULL, SYNOPSIS);
+  int w = LEAKED, nargs;
+  struct gt_leaks_opts lo = {0};
+  const struct gt_option options[] = {
+      GT_OPT_SET(0, "leaked", &w, LEAKED, "bytes still allocated at the end (default)"),
+      GT_OPT_SET(0, "allocated", &w, ALLOCATED, "bytes of every allocation"),
+      GT_OPT_SET(0, "peak", &w, PEAK, "bytes live at each process's device-memory peak"),
+      GT_OPT_SET(0, "gpu", &w, GPU, "GPU time of the work each launch stack queued"),
+      GT_OPT_NO_WAIT(&lo.no_wait),
+      GT_OPT_END,
+  };
+  const struct gt_command cmd = GT_TRACE_COMMAND(
+      "flame", options, "folded stacks for flamegraph.pl and speedscope");
+  int st = gt_options_parse(&cmd, argc, argv, &nargs);
+  if (st != GT_OPTIONS_RUN)
+    return st;
+  const char *path = argv[0];
   if (w == GPU) {
-    int rc = fold_gpu(path);
+    int rc = fold_gpu(path, lo.no_wait);
     if (fflush(stdout) != 0) {
       perror("gputrace flame: writing output");
       return 2;
@@ -119,7 +117,6 @@ int cmd_flame(int argc, char **argv) {
   }
   struct gt_leaks l;
   char err[512];
-  struct gt_leaks_opts lo = {0};
   if (gt_leaks_run(path, &lo, &l, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace flame: %s\n", err);
     gt_leaks_free(&l);

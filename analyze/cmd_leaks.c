@@ -16,16 +16,16 @@
 #include "commands.h"
 #include "holders.h"
 #include "leaks.h"
+#include "shared_options.h"
 #include "stats.h"
 #include "util.h"
 
-#define SYNOPSIS "leaks FILE [--json] [--fail-on-leak] [--suppressions FILE]"
 #define MAX_FRAMES 256
 #define SHOWN_FRAMES 24
 
 struct leaks_opts {
   const char *path, *suppressions;
-  int json, fail_on_leak;
+  int json, fail_on_leak, no_wait;
 };
 
 /* ---- text ---- */
@@ -297,30 +297,30 @@ static void print_json(const struct gt_leaks *l) {
 
 /* ---- command ---- */
 
+/* GT_OPTIONS_RUN, or the status to exit with. */
 static int parse(int argc, char **argv, struct leaks_opts *o) {
-  for (int i = 1; i < argc; i++) {
-    if (gt_streq(argv[i], "--json"))
-      o->json = 1;
-    else if (gt_streq(argv[i], "--fail-on-leak"))
-      o->fail_on_leak = 1;
-    else if (gt_streq(argv[i], "--suppressions") && i + 1 < argc)
-      o->suppressions = argv[++i];
-    else if (gt_streq(argv[i], "-h") || gt_streq(argv[i], "--help"))
-      return -1;
-    else if (argv[i][0] == '-' || o->path)
-      return gt_usage_error("leaks", argv[i], SYNOPSIS);
-    else
-      o->path = argv[i];
-  }
-  return o->path ? 0 : gt_usage_error("leaks", NULL, SYNOPSIS);
+  int nargs;
+  const struct gt_option options[] = {
+      GT_OPT_JSON(&o->json),
+      GT_OPT_FLAG(0, "fail-on-leak", &o->fail_on_leak,
+                  "exit 1 when unsuppressed leaks remain"),
+      GT_OPT_STRING(0, "suppressions", &o->suppressions, "FILE",
+                    "leaks not to report (docs/leaks.md)"),
+      GT_OPT_NO_WAIT(&o->no_wait),
+      GT_OPT_END,
+  };
+  const struct gt_command cmd =
+      GT_TRACE_COMMAND("leaks", options, "memory still allocated, by allocation stack");
+  int st = gt_options_parse(&cmd, argc, argv, &nargs);
+  if (st == GT_OPTIONS_RUN)
+    o->path = argv[0];
+  return st;
 }
 
 int cmd_leaks(int argc, char **argv) {
   struct leaks_opts o = {0};
   int rc = parse(argc, argv, &o);
-  if (rc == -1)
-    return gt_usage_ok(SYNOPSIS);
-  if (rc)
+  if (rc != GT_OPTIONS_RUN)
     return rc;
   char err[512];
   struct gt_suppressions sup = {0};
@@ -330,7 +330,7 @@ int cmd_leaks(int argc, char **argv) {
     return 2;
   }
   struct gt_leaks l;
-  struct gt_leaks_opts lo = {.sup = &sup};
+  struct gt_leaks_opts lo = {.sup = &sup, .no_wait = o.no_wait};
   if (gt_leaks_run(o.path, &lo, &l, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace leaks: %s\n", err);
     gt_leaks_free(&l);

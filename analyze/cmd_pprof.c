@@ -26,15 +26,12 @@
 #include "pprof_build.h"
 #include "profiles.h"
 #include "session.h"
+#include "shared_options.h"
 #include "util.h"
-
-#define SYNOPSIS                                                                         \
-  "pprof FILE [-o OUT.pb.gz] [--gpu] [--pid P] [--from T] [--to T] [--force]\n"          \
-  "  device memory (default) or GPU time (--gpu) by stack, as a pprof profile"
 
 struct pprof_opts {
   const char *in, *out;
-  int gpu, force, has_pid;
+  int gpu, force, has_pid, no_wait;
   uint32_t pid;
   uint64_t from, to; /* relative to the trace's origin; to 0: the end */
   char out_buf[4200];
@@ -49,37 +46,27 @@ struct mem_run {
 
 /* ---- options ---- */
 
+/* GT_OPTIONS_RUN, or the status to exit with. */
 static int parse(int argc, char **argv, struct pprof_opts *o) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    int has_val = i + 1 < argc;
-    uint64_t v;
-    if (gt_streq(a, "--gpu")) {
-      o->gpu = 1;
-    } else if (gt_streq(a, "--force")) {
-      o->force = 1;
-    } else if (gt_streq(a, "-o") && has_val) {
-      o->out = argv[++i];
-    } else if (gt_streq(a, "--pid") && has_val) {
-      char *end;
-      unsigned long p = strtoul(argv[++i], &end, 10);
-      if (*end || !*argv[i] || p > UINT32_MAX)
-        return gt_usage_error("pprof", argv[i], SYNOPSIS);
-      o->has_pid = 1, o->pid = (uint32_t)p;
-    } else if ((gt_streq(a, "--from") || gt_streq(a, "--to")) && has_val) {
-      if (gt_parse_duration(argv[++i], &v) != 0)
-        return gt_usage_error("pprof", argv[i], SYNOPSIS);
-      *(a[2] == 'f' ? &o->from : &o->to) = v;
-    } else if (gt_streq(a, "-h") || gt_streq(a, "--help")) {
-      return gt_usage_ok(SYNOPSIS), -1;
-    } else if (a[0] == '-' || o->in) {
-      return gt_usage_error("pprof", a, SYNOPSIS);
-    } else {
-      o->in = a;
-    }
-  }
-  if (!o->in)
-    return gt_usage_error("pprof", NULL, SYNOPSIS);
+  int nargs;
+  const struct gt_option options[] = {
+      GT_OPT_OUTPUT(&o->out, "OUT.pb.gz",
+                    "default FILE's .mem.pb.gz (--gpu: .gpu.pb.gz)"),
+      GT_OPT_FLAG(0, "gpu", &o->gpu, "GPU time by launch stack, not device memory"),
+      GT_OPT_PID(&o->pid, &o->has_pid),
+      GT_OPT_FROM(&o->from),
+      GT_OPT_TO(&o->to),
+      GT_OPT_FORCE(&o->force),
+      GT_OPT_NO_WAIT(&o->no_wait),
+      GT_OPT_END,
+  };
+  const struct gt_command cmd = GT_TRACE_COMMAND(
+      "pprof", options,
+      "device memory (default) or GPU time (--gpu) by stack, as a pprof profile");
+  int st = gt_options_parse(&cmd, argc, argv, &nargs);
+  if (st != GT_OPTIONS_RUN)
+    return st;
+  o->in = argv[0];
   if (o->to && o->to <= o->from) {
     fprintf(stderr, "gputrace pprof: --to must be later than --from\n");
     return 2;
@@ -91,7 +78,7 @@ static int parse(int argc, char **argv, struct pprof_opts *o) {
              o->in, o->gpu ? "gpu" : "mem");
     o->out = o->out_buf;
   }
-  return 0;
+  return GT_OPTIONS_RUN;
 }
 
 /* ---- device memory ---- */
@@ -177,8 +164,8 @@ static int gpu_profile(const struct pprof_opts *op, struct gt_session *s,
 int cmd_pprof(int argc, char **argv) {
   struct pprof_opts op = {0};
   int rc = parse(argc, argv, &op);
-  if (rc)
-    return rc < 0 ? 0 : rc;
+  if (rc != GT_OPTIONS_RUN)
+    return rc;
   char err[512];
   int fd = gt_out_open(op.out, op.force ? GT_OUT_FORCE : GT_OUT_NEW, err, sizeof err);
   if (fd < 0) {
@@ -189,7 +176,8 @@ int cmd_pprof(int argc, char **argv) {
   struct gt_session_opts so = {.path = op.in,
                                .layers =
                                    GT_LAYER_HEAP | GT_LAYER_SYMBOLS | GT_LAYER_GRAPHS,
-                               .threads = -1};
+                               .threads = -1,
+                               .no_wait = op.no_wait};
   struct gt_session *s = gt_session_open(&so, err, sizeof err);
   if (!s) {
     fprintf(stderr, "gputrace pprof: %s\n", err);

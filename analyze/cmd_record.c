@@ -16,6 +16,10 @@
  * goes to the whole foreground group) or by a process of our group (CMD's
  * kill(0, sig)). Signals ignored when record started stay ignored, for CMD
  * too. CMD starts with the signal mask and dispositions record was given.
+ *
+ * Options: the table in parse(); the first argument that is not an option
+ * (or everything after `--`) is CMD. Options for the collector are checked
+ * here, before CMD runs, and passed on as given.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,25 +39,33 @@
 #include "gputrace/outfile.h"
 #include "gputrace/paths.h"
 #include "gputrace/protocol.h"
+#include "shared_options.h"
 #include "util.h"
 
-#define SYNOPSIS                                                                         \
-  "record [-o FILE] [--force] [--ring-kb N] [--prometheus ADDR:PORT]\n"                  \
-  "         [--capture-range cudaProfilerApi|nvtx:NAME]\n"                               \
-  "         [--max-size SIZE] [--keep DURATION] [--roll-size SIZE]\n"                    \
-  "         [--pprof-dir DIR [--pprof-every DURATION] [--pprof-keep N]] [-q] -- CMD "    \
-  "[ARGS...]"
+/* Collector options record passes on as given (collector/main.c), checked
+ * here first so that a bad one fails before CMD runs: always-on recording
+ * (collector/output.c) and live profiles (collector/liveprof.c). */
+enum {
+  PASS_MAX_SIZE,
+  PASS_KEEP,
+  PASS_ROLL_SIZE,
+  PASS_PPROF_DIR,
+  PASS_PPROF_EVERY,
+  PASS_PPROF_KEEP,
+  PASS_COUNT
+};
+static const char *const pass_flag[PASS_COUNT] = {"--max-size",    "--keep",
+                                                  "--roll-size",   "--pprof-dir",
+                                                  "--pprof-every", "--pprof-keep"};
 
 struct record_opts {
   const char *output;
   int force;     /* --force: overwrite an existing trace of ours */
-  int rolling;   /* --max-size or --keep: the collector names the files */
   int output_fd; /* the single-file output, opened here; -1 when rolling */
   const char *ring_kb;
-  const char *capture_range; /* GPUTRACE_CAPTURE_RANGE for the program */
-  const char *prometheus;    /* serve live metrics (docs/monitoring/README.md) */
-  const char *pass[14];      /* collector options given through: name, value, ... */
-  int npass;
+  const char *capture_range;    /* GPUTRACE_CAPTURE_RANGE for the program */
+  const char *prometheus;       /* serve live metrics (docs/monitoring/README.md) */
+  const char *pass[PASS_COUNT]; /* NULL: not given */
   int quiet;
   char **cmd;
 };
@@ -77,91 +89,73 @@ static int sibling(const char *env, const char *rel, char *out, size_t len) {
   return w > 0 && (size_t)w < len && access(out, R_OK) == 0 ? 0 : -1;
 }
 
-/* Live profiles (collector/liveprof.c), checked here for a clear error
- * before the command runs: 0, or -1 after the message. */
-static int pprof_option(const char *opt, const char *v) {
-  char want[160];
-  uint64_t x;
-  if (!strcmp(opt, "--pprof-dir")) {
-    struct stat sb;
-    const char *why = stat(v, &sb) != 0             ? strerror(errno)
-                      : !S_ISDIR(sb.st_mode)        ? "not a directory"
-                      : access(v, W_OK | X_OK) != 0 ? strerror(errno)
+/* --pprof-dir: a directory we can write (no value stored: it is passed on). */
+static int writable_dir(const struct gt_option *o, const char *dir, char *want,
+                        size_t len) {
+  (void)o;
+  struct stat sb;
+  const char *why = stat(dir, &sb) != 0             ? strerror(errno)
+                    : !S_ISDIR(sb.st_mode)          ? "not a directory"
+                    : access(dir, W_OK | X_OK) != 0 ? strerror(errno)
                                                     : NULL;
-    if (why)
-      fprintf(stderr, "gputrace record: --pprof-dir %s: %s\n", v, why);
-    return why ? -1 : 0;
-  }
-  enum gt_knob_id id = !strcmp(opt, "--pprof-every")  ? GT_KNOB_PPROF_EVERY
-                       : !strcmp(opt, "--pprof-keep") ? GT_KNOB_PPROF_KEEP
-                                                      : GT_KNOB_COUNT;
-  if (id == GT_KNOB_COUNT)
-    return gt_usage_error("record", opt, SYNOPSIS), -1;
-  if (gt_knob_parse(id, v, &x, want, sizeof want) == 0)
-    return 0;
-  fprintf(stderr, "gputrace record: bad %s '%s' (want %s)\n", opt, v, want);
-  return -1;
+  if (why)
+    snprintf(want, len, "a directory you can write; this one: %s", why);
+  return why ? -1 : 0;
 }
 
+/* The fields of collector option i (pass_flag), checked by type t and kept
+ * in op->pass[i]; sizes and durations must not be 0. */
+#define PASSED(op, i, t, a, h)                                                           \
+  .name = pass_flag[i] + 2, .type = (t), .arg = (a), .help = (h),                        \
+  .text = &(op)->pass[i], .min = 1
+
+/* GT_OPTIONS_RUN, or the status to exit with. */
 static int parse(int argc, char **argv, struct record_opts *o) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--")) {
-      o->cmd = argv + i + 1;
-      return *o->cmd ? 0 : gt_usage_error("record", NULL, SYNOPSIS);
-    }
-    if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
-      o->output = argv[++i];
-    else if (!strcmp(a, "--force"))
-      o->force = 1;
-    else if (!strcmp(a, "--ring-kb") && i + 1 < argc) {
-      uint64_t kb;
-      char want[160];
-      if (gt_knob_parse(GT_KNOB_RING_KB, argv[i + 1], &kb, want, sizeof want) != 0) {
-        fprintf(stderr, "gputrace record: bad --ring-kb '%s' (want %s)\n", argv[i + 1],
-                want);
-        return 2;
-      }
-      o->ring_kb = argv[++i];
-    } else if (!strcmp(a, "--capture-range") && i + 1 < argc) {
-      uint64_t v;
-      char want[160];
-      if (gt_knob_parse(GT_KNOB_CAPTURE_RANGE, argv[i + 1], &v, want, sizeof want) != 0) {
-        fprintf(stderr, "gputrace record: bad --capture-range '%s' (want %s)\n",
-                argv[i + 1], want);
-        return 2;
-      }
-      o->capture_range = argv[++i];
-    } else if (!strcmp(a, "--prometheus") && i + 1 < argc)
-      o->prometheus = argv[++i];
-    else if ((!strcmp(a, "--max-size") || !strcmp(a, "--roll-size") ||
-              !strcmp(a, "--keep")) &&
-             i + 1 < argc && o->npass < 6) {
-      /* always-on recording (collector/output.c); checked here for a clear error */
-      uint64_t v;
-      int ok = !strcmp(a, "--keep") ? gt_parse_duration(argv[i + 1], &v) == 0
-                                    : gt_parse_size(argv[i + 1], &v) == 0;
-      if (!ok || v == 0)
-        return gt_usage_error("record", argv[i + 1], SYNOPSIS);
-      o->rolling |= strcmp(a, "--roll-size") != 0;
-      o->pass[o->npass++] = a;
-      o->pass[o->npass++] = argv[++i];
-    } else if (!strncmp(a, "--pprof-", 8) && i + 1 < argc && o->npass < 12) {
-      if (pprof_option(a, argv[i + 1]) != 0)
-        return 2;
-      o->pass[o->npass++] = a;
-      o->pass[o->npass++] = argv[++i];
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
-      o->quiet = 1;
-    else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-      return -1;
-    else if (a[0] != '-') {
-      o->cmd = argv + i; /* `record CMD ...` without -- */
-      return 0;
-    } else
-      return gt_usage_error("record", a, SYNOPSIS);
-  }
-  return gt_usage_error("record", NULL, SYNOPSIS);
+  int nargs;
+  const struct gt_option options[] = {
+      GT_OPT_OUTPUT(&o->output, "FILE", "the trace (default: a new gputrace-N.gtrace)"),
+      GT_OPT_FORCE(&o->force),
+      {.name = "ring-kb",
+       .type = GT_OPTION_KNOB,
+       .knob = GT_KNOB_RING_KB,
+       .arg = "N",
+       .help = "ring per traced process, 16 to 1048576 KiB",
+       .text = &o->ring_kb},
+      {.name = "capture-range",
+       .type = GT_OPTION_KNOB,
+       .knob = GT_KNOB_CAPTURE_RANGE,
+       .arg = "cudaProfilerApi|nvtx:NAME",
+       .help = "record only inside these ranges",
+       .text = &o->capture_range},
+      GT_OPT_STRING(0, "prometheus", &o->prometheus, "ADDR:PORT",
+                    "serve live metrics on http://ADDR:PORT/metrics"),
+      {PASSED(o, PASS_MAX_SIZE, GT_OPTION_SIZE, "SIZE",
+              "rolling files, at most SIZE in all")},
+      {PASSED(o, PASS_KEEP, GT_OPTION_DURATION, "DURATION",
+              "rolling files, none older than DURATION")},
+      {PASSED(o, PASS_ROLL_SIZE, GT_OPTION_SIZE, "SIZE",
+              "a new rolling file every SIZE")},
+      {PASSED(o, PASS_PPROF_DIR, GT_OPTION_CALLBACK, "DIR",
+              "write live pprof profiles to DIR"),
+       .callback = writable_dir},
+      {PASSED(o, PASS_PPROF_EVERY, GT_OPTION_KNOB, "DURATION",
+              "a live profile every DURATION (default 60s)"),
+       .knob = GT_KNOB_PPROF_EVERY},
+      {PASSED(o, PASS_PPROF_KEEP, GT_OPTION_KNOB, "N", "keep the newest N (default 60)"),
+       .knob = GT_KNOB_PPROF_KEEP},
+      GT_OPT_FLAG('q', "quiet", &o->quiet, "no summary line"),
+      GT_OPT_END,
+  };
+  const struct gt_command cmd = {.prog = "gputrace record",
+                                 .options = options,
+                                 .args = "-- CMD [ARGS...]",
+                                 .min_args = 1,
+                                 .max_args = -1,
+                                 .flags = GT_CMD_STOP_AT_ARG,
+                                 .about = "run CMD traced, into one trace file"};
+  int st = gt_options_parse(&cmd, argc, argv, &nargs);
+  o->cmd = argv;
+  return st;
 }
 
 /* Open the single-file output here, before anything runs, by outfile.h's
@@ -171,10 +165,12 @@ static int parse(int argc, char **argv, struct record_opts *o) {
  * left to the collector. 0, or -1 after the message. */
 static int open_output(struct record_opts *o, char *name, size_t len) {
   char err[512];
+  int rolling =
+      o->pass[PASS_MAX_SIZE] || o->pass[PASS_KEEP]; /* the collector names them */
   o->output_fd = -1;
-  if (o->rolling && !o->output)
+  if (rolling && !o->output)
     o->output = "gputrace.gtrace";
-  if (o->rolling)
+  if (rolling)
     return 0;
   if (o->output)
     o->output_fd =
@@ -243,8 +239,9 @@ static pid_t start_collector(const char *collector, const char *socket_path,
     }
     if (o->prometheus)
       args[n++] = "--prometheus", args[n++] = o->prometheus;
-    for (int i = 0; i < o->npass; i++)
-      args[n++] = o->pass[i];
+    for (int i = 0; i < PASS_COUNT; i++)
+      if (o->pass[i])
+        args[n++] = pass_flag[i], args[n++] = o->pass[i];
     if (o->quiet)
       args[n++] = "--quiet";
     args[n] = NULL;
@@ -368,9 +365,7 @@ static int wait_command(pid_t child, int sfd) {
 int cmd_record(int argc, char **argv) {
   struct record_opts o = {0};
   int rc = parse(argc, argv, &o);
-  if (rc == -1)
-    return gt_usage_ok(SYNOPSIS);
-  if (rc != 0)
+  if (rc != GT_OPTIONS_RUN)
     return rc;
   char shim[PATH_MAX], collector[PATH_MAX], socket_path[128], err[256], out[64];
   o.output_fd = -1;

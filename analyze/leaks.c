@@ -1,7 +1,8 @@
 /* leaks.c — see leaks.h.
  *
- * One session over the trace, in time order, with the allocation, NVTX and
- * symbol layers. The allocation layer matches frees and keeps what is live;
+ * One session over the trace (allocations, frees and NVTX records in time
+ * order), with the allocation, NVTX, symbol and graph layers. The allocation
+ * layer matches frees and keeps what is live;
  * this file adds, per (process, stack, memory kind), what was allocated,
  * and a log of the changes to live bytes (32 bytes per successful alloc
  * or free) from which, at the end, the growth series and each process's
@@ -90,6 +91,7 @@ struct run {
   uint64_t changes; /* index of the next change */
   uint64_t bucket_ns;
   int bucket;
+  int no_wait; /* gt_leaks_opts.no_wait, for the second session */
 };
 
 static struct gt_proc_summary *proc(struct run *r, uint32_t pid) {
@@ -256,7 +258,7 @@ static void on_process(void *ctx, const struct gt_event *ev) {
 }
 
 static struct gt_session *open_session(const char *path, unsigned layers, int quiet,
-                                       char *err, size_t errlen) {
+                                       int no_wait, char *err, size_t errlen) {
   /* Time order where it changes the result: frees and allocations of one
    * address from two threads, the range an allocation is made in. */
   struct gt_session_opts o = {.path = path,
@@ -265,7 +267,8 @@ static struct gt_session *open_session(const char *path, unsigned layers, int qu
                                          GT_ORDER_KIND(GT_KIND_FREE) |
                                          GT_ORDER_KIND(GT_KIND_NVTX),
                               .quiet = quiet,
-                              .threads = -1};
+                              .threads = -1,
+                              .no_wait = no_wait};
   return gt_session_open(&o, err, errlen);
 }
 
@@ -281,7 +284,7 @@ static void run_session(struct gt_session *s, struct run *r) {
 /* The changes again, from a second session (the log was too long). */
 static int replay_from_file(struct run *r, const char *path, char *err, size_t errlen) {
   struct gt_session *s =
-      open_session(path, GT_LAYER_HEAP | GT_LAYER_GRAPHS, 1, err, errlen);
+      open_session(path, GT_LAYER_HEAP | GT_LAYER_GRAPHS, 1, r->no_wait, err, errlen);
   if (!s)
     return -1;
   struct gt_model *first = r->model;
@@ -390,11 +393,13 @@ int gt_leaks_run(const char *path, const struct gt_leaks_opts *opts, struct gt_l
                  char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   struct gt_session *s = open_session(
-      path, GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS | GT_LAYER_GRAPHS, 0, err,
-      errlen);
+      path, GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS | GT_LAYER_GRAPHS, 0,
+      opts->no_wait, err, errlen);
   if (!s)
     return -1;
-  struct run r = {.out = out, .log_max = opts->log_max ? opts->log_max : LOG_MAX_DEFAULT};
+  struct run r = {.out = out,
+                  .log_max = opts->log_max ? opts->log_max : LOG_MAX_DEFAULT,
+                  .no_wait = opts->no_wait};
   r.log = gt_grow(NULL, &r.log_cap, 1, sizeof *r.log);
   run_session(s, &r);
   out->session = s;

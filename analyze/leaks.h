@@ -1,7 +1,8 @@
 /* leaks.h — the leak analysis behind `gputrace leaks` and `gputrace flame`.
  *
- * Contract: gt_leaks_run reads the trace once, in time order, through a
- * session with the allocation, NVTX and symbol layers (session.h): stacks
+ * Contract: gt_leaks_run reads the trace once (allocations, frees and NVTX
+ * records in time order) through a session with the allocation, NVTX,
+ * symbol and graph layers (session.h): stacks
  * and symbols, the live heap of every process, invalid frees, each
  * process's peak of device bytes, bytes allocated per stack, the outermost
  * NVTX range each allocation was made in. The stacks holding memory at each
@@ -92,6 +93,7 @@ void gt_suppressions_free(struct gt_suppressions *s);
 struct gt_leaks_opts {
   const struct gt_suppressions *sup; /* NULL: none */
   size_t log_max; /* changes logged before replaying from the file; 0: 2 M */
+  int no_wait;    /* gt_session_opts.no_wait */
 };
 
 /* 0, or -1 with err set (unreadable trace). */

@@ -1,10 +1,15 @@
-/* main.c — `gputrace COMMAND ...`: dispatch to cmd_*.c (perf-style). */
+/* main.c — `gputrace COMMAND ...`: dispatch to cmd_*.c (perf-style).
+ *
+ * Contract: `gputrace` alone, or an unknown command, prints the list of
+ * commands on stderr (status 2); `-h`, `--help` and `help` print it on
+ * stdout, `--version` prints "gputrace VERSION" (status 0). Anything else
+ * is the command's: it gets argv from its name on and parses it with its
+ * own option table (commands.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
 #include "gputrace/version.h"
-#include "session.h"
 
 struct command {
   const char *name;
@@ -32,39 +37,7 @@ static void usage(FILE *to) {
   fprintf(to, "usage: gputrace COMMAND [ARGS...]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(to, "  %-8s %s\n", commands[i].name, commands[i].summary);
-}
-
-int gt_usage_ok(const char *synopsis) {
-  printf("usage: gputrace %s\n", synopsis);
-  return 0;
-}
-
-int gt_usage_error(const char *cmd, const char *bad_arg, const char *synopsis) {
-  if (bad_arg)
-    fprintf(stderr, "gputrace %s: unexpected argument '%s'\n", cmd, bad_arg);
-  else
-    fprintf(stderr, "gputrace %s: missing argument\n", cmd);
-  fprintf(stderr, "usage: gputrace %s\n", synopsis);
-  return 2;
-}
-
-/* `--no-wait`, which every command that reads a trace takes: removed from
- * argv (up to a `--`), remembered for the session (session.h). */
-static int take_no_wait(int argc, char **argv) {
-  int out = 0;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--")) {
-      while (i < argc)
-        argv[out++] = argv[i++];
-      break;
-    }
-    if (!strcmp(argv[i], "--no-wait"))
-      gt_session_no_wait = 1;
-    else
-      argv[out++] = argv[i];
-  }
-  argv[out] = NULL;
-  return out;
+  fprintf(to, "\n`gputrace COMMAND --help` lists the command's options.\n");
 }
 
 int main(int argc, char **argv) {
@@ -81,11 +54,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) {
-      if (commands[i].run != cmd_record)
-        argc = take_no_wait(argc, argv);
+    if (!strcmp(argv[1], commands[i].name))
       return commands[i].run(argc - 1, argv + 1);
-    }
   fprintf(stderr, "gputrace: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

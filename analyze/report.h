@@ -1,9 +1,9 @@
 /* report.h — the figures behind `gputrace report` and `gputrace diff`.
  *
  * Contract:
- *  - rp_init, then rp_read (one pass of a session over the trace, in time
- *    order, with the allocation, NVTX and symbol layers: every record goes
- *    into the aggregates below),
+ *  - rp_init, then rp_read (one pass of a session over the trace, in file
+ *    order, with the allocation, NVTX, symbol and graph layers: every record
+ *    goes into the aggregates below),
  *    then rp_finish (percentiles, device-time attribution, shares, verdict,
  *    findings), then print (report_out.c) or compare (cmd_diff.c), then
  *    rp_free. docs/report.md defines every figure; the code follows it.
@@ -74,6 +74,7 @@ struct rp_options {
   uint32_t pid;
   uint64_t from_ns, to_ns; /* window relative to the origin; to_ns = UINT64_MAX: end */
   uint64_t device_memory;  /* bytes of device memory; 0 = unknown */
+  int no_wait;             /* gt_session_opts.no_wait */
 };
 
 struct rp_api {

@@ -45,7 +45,8 @@ static struct rp_thread *thread_add(struct report *r, uint32_t pid, uint32_t tid
 }
 
 /* A few threads make most calls: a small cache before the map, inline (it
- * runs for most records; as a call it was 3 % of report's perf samples). */
+ * runs for most records: docs/PERFORMANCE.md, Figures moved out of code
+ * comments). */
 static inline struct rp_thread *thread_of(struct report *r, uint32_t pid, uint32_t tid) {
   uint32_t slot = r->thread_cache[(tid ^ pid) & 63];
   if (slot && r->threads[slot - 1].tid == tid && r->threads[slot - 1].pid == pid)
@@ -197,8 +198,8 @@ static void site(struct report *r, int which, const struct gt_record *rec) {
 static size_t kernel_index(struct report *r, uint32_t pid, uint64_t stub,
                            const struct gt_record *launch) {
   uint64_t key = gt_pid_key(pid, stub), v;
-  /* Multiplicative: stubs a few cache lines apart (24 kernels 64 bytes apart
-   * in the bench trace) shared 4 slots of the low bits' 256. */
+  /* Multiplicative: stubs a few cache lines apart must not share the low
+   * bits' slots (docs/PERFORMANCE.md, One session for every command). */
   unsigned slot = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 56);
   if (r->kc_key[slot] == key + 1)
     return r->kc_idx[slot];
@@ -728,7 +729,8 @@ int rp_read(struct report *r, const char *path, const char *cmd) {
   struct gt_session_opts o = {.path = path,
                               .layers = GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS |
                                         GT_LAYER_GRAPHS,
-                              .threads = -1};
+                              .threads = -1,
+                              .no_wait = r->opt.no_wait};
   if (!(r->session = gt_session_open(&o, err, sizeof err))) {
     fprintf(stderr, "gputrace %s: %s\n", cmd, err);
     return 2;

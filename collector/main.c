@@ -1,11 +1,8 @@
 /* main.c — gputrace-collector: options, socket, the drain loop.
  *
- * Usage: gputrace-collector --socket PATH --output FILE
- *          [--new | --force | --append | --pick | --output-fd N]
- *          [--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]
- *          [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]
- *          [--roll-size SIZE] [--pprof-dir DIR [--pprof-every DURATION]
- *          [--pprof-keep N]]
+ * Usage: gputrace-collector --socket PATH --output FILE [options], the
+ * options in parse_options' table (gputrace/options.h: --help lists them,
+ * a bad one is status 2); --version prints "gputrace-collector VERSION".
  *
  * The output (include/gputrace/outfile.h): a new file (--new, the
  * default), never through a symbolic link; --force overwrites an existing regular file of
@@ -51,9 +48,10 @@
 
 #include "collector.h"
 #include "gputrace/knobs.h"
+#include "gputrace/options.h"
 #include "gputrace/outfile.h"
 #include "gputrace/trace_file.h"
-#include "gputrace/units.h"
+#include "gputrace/version.h"
 
 #define GT_MAX_CLIENTS 4096
 #define GT_DRAIN_BUDGET 65536           /* records per process per pass */
@@ -71,10 +69,12 @@ struct options {
   int ready_fd;
   int control_fd;
   int autospawn;
-  long linger_ms;
+  int linger_ms;
   const char *prometheus;
-  const char *pprof_dir;                   /* live profiles (liveprof.c) */
-  uint64_t pprof_every_ns, pprof_keep;     /* 0: the knobs' values */
+  const char *pprof_dir;   /* live profiles (liveprof.c) */
+  uint64_t pprof_every_ns; /* 0: the knob's value */
+  uint64_t pprof_keep;     /* when pprof_keep_given, else the knob's */
+  int pprof_keep_given;
   uint64_t max_bytes, keep_ns, roll_bytes; /* always-on recording (output.c) */
 };
 
@@ -108,96 +108,65 @@ static void setup_signals(void) {
   handle_unless_ignored(SIGUSR1, on_usr1);
 }
 
-static void usage(FILE *to) {
-  fprintf(to, "usage: gputrace-collector --socket PATH --output FILE\n"
-              "         [--new | --force | --append | --pick | --output-fd N] "
-              "[--ready-fd N] [--control-fd N] [--autospawn] [--linger-ms N] [--quiet]\n"
-              "         [--prometheus ADDR:PORT] [--max-size SIZE] [--keep DURATION]\n"
-              "         [--roll-size SIZE] [--pprof-dir DIR [--pprof-every DURATION] "
-              "[--pprof-keep N]]\n");
-}
-
-static int parse_fd(const char *s, int *out) {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (*s == '\0' || *end != '\0' || v < 0 || v > INT_MAX)
-    return -1;
-  *out = (int)v;
-  return 0;
-}
-
-/* An option that sets what a knob does, by the knob's rules. */
-static int knob_option(const char *opt, const char *v, enum gt_knob_id id,
-                       uint64_t *out) {
-  char want[160];
-  if (gt_knob_parse(id, v, out, want, sizeof want) == 0)
-    return 0;
-  fprintf(stderr, "gputrace-collector: bad %s '%s' (want %s)\n", opt, v, want);
-  return -1;
-}
-
+/* GT_OPTIONS_RUN, or the status to exit with (--help, --version, an error). */
 static int parse_options(int argc, char **argv, struct options *o) {
   *o = (struct options){
       .output_fd = -1, .ready_fd = -1, .control_fd = -1, .linger_ms = 1000};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--append"))
-      o->mode = GT_OUT_APPEND;
-    else if (!strcmp(a, "--force"))
-      o->mode = GT_OUT_FORCE;
-    else if (!strcmp(a, "--new"))
-      o->mode = GT_OUT_NEW;
-    else if (!strcmp(a, "--pick"))
-      o->pick = 1;
-    else if (!strcmp(a, "--autospawn"))
-      o->autospawn = 1;
-    else if (!strcmp(a, "--quiet"))
-      gt_collector_quiet = 1;
-    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      exit(0);
-    } else if (v && !strcmp(a, "--socket"))
-      o->socket_path = argv[++i];
-    else if (v && !strcmp(a, "--output"))
-      o->output = argv[++i];
-    else if (v && !strcmp(a, "--prometheus"))
-      o->prometheus = argv[++i];
-    else if (v && !strcmp(a, "--pprof-dir"))
-      o->pprof_dir = argv[++i];
-    else if (v && !strcmp(a, "--pprof-every")) {
-      if (knob_option(a, argv[++i], GT_KNOB_PPROF_EVERY, &o->pprof_every_ns) != 0)
-        return -1;
-    } else if (v && !strcmp(a, "--pprof-keep")) {
-      if (knob_option(a, argv[++i], GT_KNOB_PPROF_KEEP, &o->pprof_keep) != 0)
-        return -1;
-      o->pprof_keep++; /* stored + 1: 0 means "not given" */
-    } else if (v && !strcmp(a, "--max-size") && gt_parse_size(v, &o->max_bytes) == 0)
-      i++;
-    else if (v && !strcmp(a, "--roll-size") && gt_parse_size(v, &o->roll_bytes) == 0)
-      i++;
-    else if (v && !strcmp(a, "--keep") && gt_parse_duration(v, &o->keep_ns) == 0)
-      i++;
-    else if (v && !strcmp(a, "--ready-fd") && parse_fd(v, &o->ready_fd) == 0)
-      i++;
-    else if (v && !strcmp(a, "--control-fd") && parse_fd(v, &o->control_fd) == 0)
-      i++;
-    else if (v && !strcmp(a, "--output-fd") && parse_fd(v, &o->output_fd) == 0)
-      i++;
-    else if (v && !strcmp(a, "--linger-ms") && parse_fd(v, (int[]){0}) == 0)
-      o->linger_ms = atol(argv[++i]);
-    else {
-      fprintf(stderr, "gputrace-collector: bad option '%s'\n", a);
-      usage(stderr);
-      return -1;
-    }
-  }
-  if (!o->socket_path || !o->output) {
-    fprintf(stderr, "gputrace-collector: --socket and --output are required\n");
-    usage(stderr);
-    return -1;
-  }
-  return 0;
+  int nargs;
+  const struct gt_option options[] = {
+      {.name = "socket",
+       .type = GT_OPTION_STRING,
+       .arg = "PATH",
+       .help = "listen on this unix socket",
+       .value = &o->socket_path,
+       .flags = GT_OPTION_REQUIRED},
+      {.name = "output",
+       .type = GT_OPTION_STRING,
+       .arg = "FILE",
+       .help = "the trace",
+       .value = &o->output,
+       .flags = GT_OPTION_REQUIRED},
+      GT_OPT_SET(0, "new", &o->mode, GT_OUT_NEW, "FILE must be new (the default)"),
+      GT_OPT_SET(0, "force", &o->mode, GT_OUT_FORCE,
+                 "overwrite an existing FILE of yours"),
+      GT_OPT_SET(0, "append", &o->mode, GT_OUT_APPEND, "add to an existing trace"),
+      GT_OPT_FLAG(0, "pick", &o->pick, "FILE taken: FILE-1.gtrace, FILE-2.gtrace, ..."),
+      GT_OPT_INT(0, "output-fd", &o->output_fd, "N", "FILE, opened already on fd N"),
+      GT_OPT_INT(0, "ready-fd", &o->ready_fd, "N", "write R on fd N once listening"),
+      GT_OPT_INT(0, "control-fd", &o->control_fd, "N",
+                 "run until EOF on fd N and no process is left"),
+      GT_OPT_FLAG(0, "autospawn", &o->autospawn,
+                  "started by the shim (plain LD_PRELOAD)"),
+      GT_OPT_INT(0, "linger-ms", &o->linger_ms, "N",
+                 "stop N ms after the last process (default 1000)"),
+      GT_OPT_FLAG(0, "quiet", &gt_collector_quiet, "no messages but errors"),
+      GT_OPT_STRING(0, "prometheus", &o->prometheus, "ADDR:PORT",
+                    "serve live metrics on http://ADDR:PORT/metrics"),
+      GT_OPT_SIZE(0, "max-size", &o->max_bytes, "SIZE",
+                  "rolling files, at most SIZE in all"),
+      GT_OPT_DURATION(0, "keep", &o->keep_ns, "DURATION",
+                      "rolling files, none older than DURATION"),
+      GT_OPT_SIZE(0, "roll-size", &o->roll_bytes, "SIZE",
+                  "a new rolling file every SIZE"),
+      GT_OPT_STRING(0, "pprof-dir", &o->pprof_dir, "DIR",
+                    "write live pprof profiles to DIR"),
+      GT_OPT_KNOB(0, "pprof-every", &o->pprof_every_ns, GT_KNOB_PPROF_EVERY, "DURATION",
+                  "a live profile every DURATION (default 60s)"),
+      {.name = "pprof-keep",
+       .type = GT_OPTION_KNOB,
+       .knob = GT_KNOB_PPROF_KEEP,
+       .arg = "N",
+       .help = "keep the newest N (default 60)",
+       .value = &o->pprof_keep,
+       .seen = &o->pprof_keep_given},
+      GT_OPT_END,
+  };
+  const struct gt_command cmd = {.prog = "gputrace-collector",
+                                 .options = options,
+                                 .about =
+                                     "writes the trace of the processes that connect",
+                                 .version = GT_VERSION};
+  return gt_options_parse(&cmd, argc, argv, &nargs);
 }
 
 struct state {
@@ -286,8 +255,9 @@ static unsigned drain_all(struct state *st, struct gt_sink *sink) {
 /* Compress now, or keep draining? While a ring fills up (a launch storm
  * makes records faster than zstd takes them) draining wins and the queue
  * absorbs the backlog, unless the queue itself is full. Draining once a
- * ring's backlog reaches 1 % (instead of 10 %) keeps the blocks the
- * producer reuses (ring.c: lowest first) few enough to stay in cache. */
+ * ring's backlog reaches 1 % keeps the blocks the producer reuses (ring.c:
+ * lowest first) few enough to stay in cache (docs/PERFORMANCE.md, Launch
+ * overhead: the pool's working set). */
 static int time_to_compress(const struct state *st, struct gt_sink *sink) {
   if (!gt_sink_has_room(sink))
     return 1;
@@ -374,7 +344,7 @@ static int start_liveprof(const struct options *o, struct observers *obs, char *
   if (!dir || !*dir)
     return 0;
   uint64_t every = o->pprof_every_ns ? o->pprof_every_ns : gt_knob(GT_KNOB_PPROF_EVERY);
-  uint64_t keep = o->pprof_keep ? o->pprof_keep - 1 : gt_knob(GT_KNOB_PPROF_KEEP);
+  uint64_t keep = o->pprof_keep_given ? o->pprof_keep : gt_knob(GT_KNOB_PPROF_KEEP);
   obs->live = gt_liveprof_start(dir, every, (unsigned)keep, err, errlen);
   if (obs->live || o->pprof_dir)
     return obs->live ? 0 : -1;
@@ -406,11 +376,12 @@ static void run(struct state *st, const struct options *o, int listen_fd,
   for (;;) {
     /* One pass: drain every ring, then maybe compress one chunk. Draining
      * must come in batches: a reader right behind the writer bounces every
-     * line of the ring between the cores and slows the traced program 5x
-     * (bench: 30 -> 140 ns per record). So after a pass that emptied the
-     * rings the loop sleeps a millisecond (a default ring holds ~510,000
-     * launches, a millisecond of even a launch storm), unless compressing a
-     * chunk (half a millisecond) already makes the pause. */
+     * line of the ring between the cores and slows the traced program several
+     * times over (docs/PERFORMANCE.md, Earlier history). So after a pass that
+     * emptied the rings the loop sleeps a millisecond (a default ring holds
+     * ~510,000 launches, a millisecond of even a launch storm), unless
+     * compressing a chunk already makes the pause (zstd's rate:
+     * docs/PERFORMANCE.md, Collector drain rate). */
     watch(st, listen_fd, sink, moved >= GT_DRAIN_BUDGET || gt_sink_pending(sink) ? 0 : 1);
     accept_clients(st, listen_fd);
     if (!nvml_started && st->ever_connected) { /* sample while something is traced */
@@ -443,8 +414,9 @@ static void run(struct state *st, const struct options *o, int listen_fd,
 
 int main(int argc, char **argv) {
   struct options o;
-  if (parse_options(argc, argv, &o) != 0)
-    return 2;
+  int parsed = parse_options(argc, argv, &o);
+  if (parsed != GT_OPTIONS_RUN)
+    return parsed;
   setup_signals();
 
   int lock_fd = -1;

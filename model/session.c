@@ -8,8 +8,6 @@
 #include "order.h"
 #include "util.h"
 
-int gt_session_no_wait;
-
 #define MAX_THREADS 8
 
 struct slot { /* a chunk held for ordering */
@@ -46,9 +44,8 @@ void gt_tool_kinds(struct gt_tool *t, uint32_t kinds, gt_handler fn) {
 
 /* Decompression workers: one fewer than the CPUs, as the caller decompresses
  * too whenever its next chunk is not ready (trace_reader.c). A worker per
- * CPU, even at nice +5, took part of the analysing thread's core: report on
- * the 10 M-record bench trace, 2 CPUs, went 0.57 -> 0.51 s idle and 1.66 ->
- * 1.00 s beside two busy loops (docs/PERFORMANCE.md). */
+ * CPU, even at a lower priority, takes part of the analysing thread's core
+ * (docs/PERFORMANCE.md, One session for every command). */
 static unsigned default_threads(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
   return n < 1 ? 0 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
@@ -56,8 +53,8 @@ static unsigned default_threads(void) {
 
 struct gt_session *gt_session_open(const struct gt_session_opts *o, char *err,
                                    size_t errlen) {
-  struct gt_reader *rd = gt_reader_open_flags(
-      o->path, gt_session_no_wait ? GT_READ_NO_WAIT : 0, err, errlen);
+  struct gt_reader *rd =
+      gt_reader_open_flags(o->path, o->no_wait ? GT_READ_NO_WAIT : 0, err, errlen);
   if (!rd)
     return NULL;
   struct gt_session *s = gt_xcalloc(1, sizeof *s);
@@ -65,13 +62,15 @@ struct gt_session *gt_session_open(const struct gt_session_opts *o, char *err,
   s->ordered = o->ordered;
   /* the graph layer sees a graph's records in the order of the kinds it
    * reads that are ordered (graphs.h): all of them in time order then, not
-   * every launch (what ordering costs: 20 ns a record) */
+   * every launch (time order has a cost per record: docs/PERFORMANCE.md, One
+   * session for every command) */
   s->graph_order = (o->layers & GT_LAYER_GRAPHS) && (s->ordered & GT_ORDER_GRAPH_KINDS);
   s->model = gt_model_new(o->layers);
   if (o->layers & GT_LAYER_GRAPHS)
     s->graphs = gt_graphs_new(s->model);
   unsigned threads = o->threads < 0 ? default_threads() : (unsigned)o->threads;
-  /* Chunks ahead: with one worker, 2 gave report 0.54 s and 4 gave 0.50 s. */
+  /* Chunks ahead: 2n + 2, 4 with one worker (the faster of 2 and 4 there:
+   * docs/PERFORMANCE.md, Figures moved out of code comments). */
   gt_reader_set_threads(rd, threads, threads * 2 + 2);
   gt_reader_set_quiet(rd, o->quiet);
   return s;

@@ -17,7 +17,8 @@
  *    one buffered, and holds at most GT_SESSION_WINDOW chunks (about 11,000
  *    one-slot records each): a record that comes later in the file than
  *    that reaches is passed on at once, out of order, and counted
- *    (gt_session_late). Time order costs about 20 ns a record.
+ *    (gt_session_late). Time order has a cost per record
+ *    (docs/PERFORMANCE.md, One session for every command).
  *  - Layers (model.h) see each record before the tool does and annotate the
  *    event: frees matched to their allocation, completed NVTX ranges;
  *    gt_session_model answers questions about the state (kernel names,
@@ -88,13 +89,12 @@ struct gt_session_opts {
   uint32_t ordered; /* kinds in time order (GT_ORDER_KIND bits); 0: file order */
   int quiet;        /* count damage without printing it */
   int threads;      /* decompression threads; 0: the caller's; -1: one per CPU */
+  /* A trace still being written is read as it is (with a warning) instead
+   * of waiting for its collector: `--no-wait`. */
+  int no_wait;
 };
 
 struct gt_session;
-
-/* Every session reads a trace still being written as it is (with a warning)
- * instead of waiting for its collector: `--no-wait` on any command (main.c). */
-extern int gt_session_no_wait;
 
 /* NULL with a message naming the path and the problem. */
 struct gt_session *gt_session_open(const struct gt_session_opts *o, char *err,

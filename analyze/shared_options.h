@@ -1,0 +1,48 @@
+/* shared_options.h — the options several gputrace commands take, each
+ * defined here once (its name, its value's name, its help), as entries of
+ * a command's option table (gputrace/options.h).
+ *
+ * Contract: a command that takes one of these spells it with this macro,
+ * so the option means, parses and reads the same in every command. Times
+ * are relative to the trace's first record (the session's origin). */
+#ifndef GPUTRACE_SHARED_OPTIONS_H
+#define GPUTRACE_SHARED_OPTIONS_H
+
+#include "gputrace/options.h"
+
+/* The description (struct gt_command) of a command that reads one trace:
+ * `gputrace NAME [options] FILE`. */
+#define GT_TRACE_COMMAND(name, opts, about_text)                                         \
+  {                                                                                      \
+    .prog = "gputrace " name, .options = (opts), .args = "FILE", .min_args = 1,          \
+    .max_args = 1, .about = (about_text)                                                 \
+  }
+
+/* int *p: 1 for JSON output. */
+#define GT_OPT_JSON(p) GT_OPT_FLAG(0, "json", p, "JSON instead of text")
+
+/* uint32_t *p: the process; int *given: 1 when --pid was given. */
+#define GT_OPT_PID(p, given)                                                             \
+  {                                                                                      \
+    .name = "pid", .type = GT_OPTION_UINT32, .arg = "P", .help = "only process P",       \
+    .value = (p), .seen = (given)                                                        \
+  }
+
+/* uint64_t *p: ns after the first record. */
+#define GT_OPT_FROM(p)                                                                   \
+  GT_OPT_DURATION(0, "from", p, "T", "from T after the first record (1.5, 250ms, 10us)")
+#define GT_OPT_TO(p) GT_OPT_DURATION(0, "to", p, "T", "up to T after the first record")
+
+/* const char **p: where the output goes; its name and help are the
+ * command's (what it writes, the default). */
+#define GT_OPT_OUTPUT(p, arg, help) GT_OPT_STRING('o', "output", p, arg, help)
+
+/* int *p: 1 to overwrite an existing output (gputrace/outfile.h's rules). */
+#define GT_OPT_FORCE(p)                                                                  \
+  GT_OPT_FLAG(0, "force", p, "overwrite an existing output of yours")
+
+/* int *p: gt_session_opts.no_wait (session.h). */
+#define GT_OPT_NO_WAIT(p)                                                                \
+  GT_OPT_FLAG(0, "no-wait", p, "read a trace still being written as it is")
+
+#endif
