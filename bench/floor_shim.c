@@ -1,11 +1,11 @@
 /* floor_shim.c — the floor of a launch hook, for bench/run.sh to quote beside
- * gputrace's figures (issue "hot path"): an LD_PRELOAD library whose
+ * gputrace's figures: an LD_PRELOAD library whose
  * __cudaLaunchKernel takes two rdtsc and stores one 64-byte record into a
  * thread-local array, then forwards. No ring, no consumer, no correctness:
  * what no tracer can go below.
  *
  * The array is never read, so without the empty asm below GCC removes the
- * store (it did: the floor measured two rdtsc and a counter); and TLS is
+ * store (the floor would measure two rdtsc and a counter); and TLS is
  * initial-exec, as in any shim that cares (global-dynamic costs a
  * __tls_get_addr call per access from a dlopen-able library).
  *

@@ -390,9 +390,9 @@ static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *re
  * in another thread's sub-ring (the thread that made the cudaKernel_t or
  * loaded the module, before this launch could happen), not yet drained.
  * Take what the other sources hold, in their order, so the name lands
- * before the launch however deep it sits (a count bound of 65,536 once
- * left it behind a storm's backlog, and the launch unnamed in every
- * reader: e2e/test_late_name.py). Each sub-ring is read up to its head as
+ * before the launch however deep it sits (no count bound: one would leave
+ * it behind a storm's backlog, and the launch unnamed in every reader:
+ * e2e/test_late_name.py). Each sub-ring is read up to its head as
  * read once now (a new pass), the shared ring, which a writer may keep
  * filling, up to its capacity; a full sink queue is compressed a chunk at
  * a time to make room. Never the launch's own source, whose later records

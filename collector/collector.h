@@ -12,8 +12,9 @@
  *  - symworker.c symbolizes stacks on a thread of its own (symbols.c).
  *  - sink.c turns records into chunks and queues them; the main loop
  *    compresses and writes one queued chunk after a pass over the rings,
- *    unless a ring holds a backlog of 10 % of its room: then draining comes first and the
- *    queue (pre-faulted buffers first) absorbs the backlog. The queue is
+ *    unless a ring holds a backlog of GT_DRAIN_FIRST_PCT (1 %) of its room
+ *    (main.c): then draining comes first and the queue (pre-faulted buffers
+ *    first) absorbs the backlog. The queue is
  *    bounded; past the bound the drainer stops taking records and the rings
  *    absorb (then drop and count) the excess.
  */

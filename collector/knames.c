@@ -1,8 +1,8 @@
 /* knames.c — kernel names held back until a launch refers to them.
  *
  * Contract (collector.h): the shim writes a KERNEL_NAME record for every
- * kernel registered and every cudaKernel_t made (PyTorch registers ~21,500
- * kernels at import; on a short trace names were 97 % of the file), but a
+ * kernel registered and every cudaKernel_t made (PyTorch registers tens of
+ * thousands at import and launches few: docs/gpu-validation.md), but a
  * trace needs only the names of kernels it launched. Per traced process:
  *  - gt_knames_offer: a KERNEL_NAME from the ring is held (0), or, when a
  *    launch already referred to its kernel, to be written at once (1);

@@ -1,4 +1,4 @@
-/* liveprof.c — live pprof profiles of every traced process (issue 16):
+/* liveprof.c — live pprof profiles of every traced process:
  * `record --pprof-dir DIR --pprof-every 60s`, or GPUTRACE_PPROF_DIR under
  * plain LD_PRELOAD, so a sidecar can push them to Pyroscope while the
  * program runs (docs/profiles.md).

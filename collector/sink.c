@@ -1,15 +1,15 @@
 /* sink.c — records to chunks to the trace file (see collector.h).
  *
  * One thread does everything, in an order that favours the rings: the main
- * loop drains every ring, then compresses at most one queued chunk (~0.7 ms
- * for 1 MiB at zstd level 1), then drains again. (A writer thread was tried
- * first; on two cores the scheduler let it run for milliseconds at a time
- * while rings overflowed.)
+ * loop drains every ring, then compresses at most one queued chunk, then
+ * drains again. No writer thread: on two cores the scheduler lets it run for
+ * milliseconds at a time while rings overflow.
  *
- * Chunk buffers come from a pool faulted in at start: on the VMs measured,
- * first-touch page faults cost ~0.7 ms per MiB, more than compressing it,
- * and paying them mid-burst made draining 3x slower (the rings overflowed).
- * Beyond the pool, chunks are malloc'd and freed once written. */
+ * Chunk buffers come from a pool faulted in at start: first-touch page
+ * faults cost more than compressing the memory they fault in, and paying
+ * them mid-burst slows draining until the rings overflow (docs/PERFORMANCE.md,
+ * Earlier history). Beyond the pool, chunks are malloc'd and freed once
+ * written. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

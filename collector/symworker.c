@@ -19,9 +19,8 @@
  * priority (nice 19), below the drain loop, and is held while the drain
  * loop is busy (gt_symq_pace: a pass that moved GT_SYMQ_BUSY_RECORDS or
  * more), for at most GT_SYMQ_HOLD_NS a storm: even at nice 19, reading
- * DWARF during a launch storm slowed the traced program (bench/run.sh's
- * launch storm, hook path, 15 runs alternating: median 45.6 -> 42.4 ns per
- * launch, runs over 60 ns 5 -> 2). */
+ * DWARF during a launch storm slows the traced program (docs/PERFORMANCE.md,
+ * Launch overhead: the symbolizer held during storms). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

@@ -241,9 +241,9 @@ void gt_ring_retire(struct gt_ring_producer *p) {
 /* The lowest free block, taken from the bitmap, or -1. Lowest first keeps
  * the pool's working set as small as the collector's backlog: a block it
  * has just read and freed is written again while its lines are still
- * cached, where walking the whole 31 MiB pool made every launch's line a
- * fresh one from memory (with PREFETCHW in gt_ring_commit_slot and the
- * collector draining at 1 %: 38.3 -> 36.9 ns per launch, PERFORMANCE.md). */
+ * cached, where walking the whole pool makes every launch's line a fresh
+ * one from memory (docs/PERFORMANCE.md, Launch overhead: the pool's working
+ * set). */
 static int64_t take_block(struct gt_ring_producer *p) {
   struct gt_ring *r = p->ring;
   uint64_t words = (r->nblocks + 63u) / 64u;

@@ -1,7 +1,7 @@
 /* holders.h — who holds device memory, when it is not the program itself:
  * caching allocators and libraries whose allocations are pools or
- * workspaces, not the program's data (issue 13, "PyTorch's caching
- * allocator").
+ * workspaces, not the program's data (PyTorch's caching allocator and
+ * the like).
  *
  * Contract: gt_holder_of looks at an allocation's frames (innermost first,
  * symbolized: symtab.h) and returns the first known holder whose function

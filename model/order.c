@@ -7,8 +7,8 @@
  *
  * Taking records out as soon as nothing can come before them keeps the
  * buffer small when all threads are busy — records then leave while still
- * in the cache (leaks on the 10 M-record bench trace: 0.43 -> 0.38 s of CPU
- * on its main thread) — and leaves the look-ahead to the caller's window
+ * in the cache (docs/PERFORMANCE.md, One session for every command) — and
+ * leaves the look-ahead to the caller's window
  * when a thread is waiting (inside a long call; device timing written in
  * bursts).
  */

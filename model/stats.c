@@ -103,7 +103,8 @@ static void *radix_count(void *arg) {
     for (size_t i = 0; i < p->n; i++)
       p->hist[a[i] >> 16]++;
   } else if (p->nd == 1) {
-    /* The usual case, without the inner loop: 6 M values 16.8 -> 14.8 ms. */
+    /* The usual case, without the inner loop: faster (docs/PERFORMANCE.md,
+     * Figures moved out of code comments). */
     for (size_t i = 0; i < p->n; i++)
       if (a[i] >> 16 == p->distinct[0])
         p->hist[a[i] & 0xffff]++;
@@ -119,8 +120,8 @@ static void *radix_count(void *arg) {
 /* A pass over many values: the second half counted on a helper thread into
  * its own histogram, then added in. The report computes percentiles after
  * the trace is read, when the decompression threads are done and their
- * cores idle: its whole finish on the 10 M-record bench trace (5.8 M launch
- * durations the largest set), 2 CPUs, 30 -> 19 ms. */
+ * cores idle (the report's finish: docs/PERFORMANCE.md, One session for
+ * every command). */
 #define RADIX_SPLIT_MIN (1u << 20)
 static void radix_count_split(struct radix_pass p) {
   size_t len = 65536 * (p.nd ? p.nd : 1);

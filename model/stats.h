@@ -13,7 +13,7 @@
  *  - gt_strtab: interns strings; an index stays valid, and its string
  *    unchanged, until gt_strtab_free.
  *  - gt_fmt_*: human units for text output, into a caller's buffer.
- * Out of memory is fatal (message, exit 2), as everywhere in the CLI.
+ * Out of memory is fatal (message, exit 2: util.h).
  */
 #ifndef GPUTRACE_MODEL_STATS_H
 #define GPUTRACE_MODEL_STATS_H

@@ -1,4 +1,5 @@
-/* util.h — helpers shared by the gputrace subcommands.
+/* util.h — helpers shared by the model and its readers (the commands, the
+ * collector's live profiles and metrics).
  *
  * Contract:
  *  - gt_map (include/gputrace/map.h) is included for convenience.
@@ -22,7 +23,7 @@ char *gt_demangle(const char *name);
 const char *gt_cuda_error_name(int code);
 
 /* Growable arrays: *p is resized to hold `need` elements of `elem` bytes.
- * Out of memory is fatal (message, exit 2) in the CLI. */
+ * Out of memory is fatal (message, exit 2). */
 __attribute__((noreturn)) void gt_oom(void); /* "out of memory", exit 2 */
 void *gt_grow(void *p, size_t *cap, size_t need, size_t elem);
 void *gt_xcalloc(size_t n, size_t elem);
@@ -36,7 +37,7 @@ void *gt_xrealloc(void *p, size_t bytes);
 void *gt_find_or_add(struct gt_map *index, uint64_t key, void *items, size_t *n,
                      size_t *cap, size_t elem, size_t *at, int *added);
 
-/* Parse "--flag" style options shared by subcommands. */
+/* String equality (strcmp == 0). */
 int gt_streq(const char *a, const char *b);
 
 #endif

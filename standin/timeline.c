@@ -131,10 +131,11 @@ uint64_t si_now(void) {
 
 /* A time already past returns at once: the kernel does not. An absolute
  * clock_nanosleep that has expired still schedules out and is woken by the
- * next timer interrupt within the task's timer slack (20-70 us measured
- * here), which made every synchronize on an idle device, and every
- * blocking call that ended in time, look that much longer (real hardware:
- * an idle device's synchronize returns at once). */
+ * next timer interrupt within the task's timer slack (tens of us:
+ * docs/PERFORMANCE.md, Figures moved out of code comments), which would
+ * make every synchronize on an idle device, and every blocking call that
+ * ended in time, look that much longer (real hardware: an idle device's
+ * synchronize returns at once). */
 void si_sleep_until(uint64_t t_ns) {
   if (t_ns <= si_now())
     return;

@@ -1,7 +1,7 @@
 /* outfile.h — creating output files (traces, exports) without being led
  * into someone else's file. Used by the collector, `record` and `chrome`.
  *
- * Contract (issue 14; as root in a shared directory every rule matters):
+ * Contract (as root in a shared directory every rule matters):
  *  - A symbolic link at the final component is never followed (O_NOFOLLOW),
  *    not even with force; the path's directories are the caller's choice.
  *  - GT_OUT_NEW creates the file (O_CREAT|O_EXCL, mode 0600) and refuses an

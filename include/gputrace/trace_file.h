@@ -38,10 +38,10 @@
 #define GT_CHUNK_MAGIC 0x4b434847u /* "GHCK" */
 #define GT_CHUNK_TARGET (1u << 20) /* uncompressed bytes per chunk */
 #define GT_CHUNK_MAX_BYTES (64u << 20) /* bound a reader accepts */
-/* zstd level of every chunk. -1 (no entropy coding of literals) against 1,
- * on 1 MiB chunks of a mixed trace: decompression 16 % faster (2,630 vs
- * 2,214 MB/s: the readers' largest cost), compression 8 % faster (the
- * collector's), files 5 % larger (8.9x against 9.4x): docs/PERFORMANCE.md. */
+/* zstd level of every chunk: -1 (no entropy coding of literals) decompresses
+ * faster than 1 (the readers' largest cost) and compresses faster (the
+ * collector's), for files a little larger (docs/PERFORMANCE.md, One session
+ * for every command). */
 #define GT_ZSTD_LEVEL (-1)
 
 struct gt_file_header {
@@ -140,9 +140,8 @@ struct gt_chunk {
   void *job;     /* the reader's */
 };
 /* Decompress on `threads` worker threads (0, the default: on the caller's
- * thread), at most `ahead` chunks ahead of the caller; they run at nice +5,
- * below the caller, whose thread is the one everything waits for. Before
- * any read. */
+ * thread), at most `ahead` chunks ahead of the caller, which decompresses a
+ * later chunk itself while its next one is not ready. Before any read. */
 void gt_reader_set_threads(struct gt_reader *r, unsigned threads, unsigned ahead);
 int gt_reader_next_chunk(struct gt_reader *r, struct gt_chunk *c); /* 1, 0 at the end */
 void gt_reader_release(struct gt_reader *r, struct gt_chunk *c);

@@ -1,5 +1,5 @@
 /* driver_mem.c — the stand-in libcuda's device memory, CUDA arrays, IPC,
- * 2D/3D copies, prefetches and host functions (issue 13), with the exact
+ * 2D/3D copies, prefetches and host functions, with the exact
  * prototypes of the toolkit's cuda.h.
  *
  * Contract:

@@ -1,4 +1,4 @@
-// coverage.cu — every runtime entry point issue 13 added to the trace, once
+// coverage.cu — the less common runtime entry points the trace covers, once
 // or twice each with known sizes (tests/e2e/test_coverage.py checks the
 // records): CUDA arrays (plain, 3D, layered, mipmapped), cudaMalloc3D, copies
 // to, from and between arrays (1D, 2D, 3D), 3D and 3D peer copies, 3D

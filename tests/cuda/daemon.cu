@@ -1,4 +1,4 @@
-// daemon.cu — a program that behaves like a daemon (issue 14): after its
+// daemon.cu — a program that behaves like a daemon: after its
 // first CUDA call it closes every descriptor it did not open (0-2 kept),
 // opens its own files (an input it reads at the end, 16 it writes: one of
 // them takes the number the shim's socket had), pauses, then makes 1000

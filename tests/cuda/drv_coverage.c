@@ -1,4 +1,4 @@
-/* drv_coverage.c — the driver API twins issue 13 added to the trace
+/* drv_coverage.c — the driver API twins of coverage.cu's entry points
  * (tests/e2e/test_coverage.py), on the stand-in libcuda, reached two ways
  * chosen at build time:
  *   DRV_LINK — linked with -lcuda, calls cuda.h's names (the _v2 entry

@@ -1,4 +1,4 @@
-/* hostile_client.c — a traced process that attacks its collector (issue 14),
+/* hostile_client.c — a traced process that attacks its collector,
  * speaking the protocol of include/gputrace/protocol.h to $GPUTRACE_SOCKET.
  *
  *   hostile_client silent N SECONDS   N connections that never say hello

@@ -1,4 +1,4 @@
-// signals.cu — a program that uses signals itself (issue 14).
+// signals.cu — a program that uses signals itself.
 //   signals group      handles SIGUSR1, SIGUSR2 and SIGHUP, makes one
 //                      allocation, sends each signal to its own process
 //                      group (kill(0, ...)), then launches 200 kernels.

@@ -1,4 +1,4 @@
-"""The entry points issue 13 added to the trace (tests/cuda/coverage.cu,
+"""The less common entry points the trace covers (tests/cuda/coverage.cu,
 drv_coverage.c, abi12.c): CUDA arrays, cudaMalloc3D, copies to, from and
 between arrays, 3D and 3D peer copies, 3D memsets, batch copies, prefetches,
 IPC mappings and stream callbacks, and their driver twins.

@@ -1,14 +1,14 @@
 """A traced program's descriptors are its own, and its end is told by the
-process, not by its socket (issue 14).
+process, not by its socket.
 
 `daemon` closes every descriptor it did not open right after its first CUDA
 call (daemons do this), opens its own files, pauses, makes 1000 more
 allocations from new threads, forks a child that writes to every file and
-allocates once, and checks its files byte for byte. Before: the collector took
-the closed socket for the process's end (1 of 1001 allocations, dropped=0
-lost=0) and the child's fork handler closed the program's file that had the
-socket's old number (EBADF). Now the shim's descriptors live high and are
-checked before use, and the collector tells the end of a process by its pidfd."""
+allocates once, and checks its files byte for byte. The closed socket is not
+the process's end (all 1001 allocations are in the trace, nothing dropped or
+lost) and the child's fork handler never closes the program's file that got
+the socket's old number: the shim's descriptors live high and are checked
+before use, and the collector tells the end of a process by its pidfd."""
 import os
 from gtest import *
 

@@ -1,4 +1,4 @@
-"""Driver API interception (issue 8): tests/cuda/drv_paths.c reaches the
+"""Driver API interception: tests/cuda/drv_paths.c reaches the
 stand-in libcuda linked (-lcuda), through dlopen + dlsym, and through
 cuGetProcAddress_v2 + cudaGetDriverEntryPointByVersion. Exact counts per
 kind and api, kernel names, VMM records, and leaks attributed to the lines

@@ -1,4 +1,4 @@
-"""CUDA graphs (issue 23) on the stand-in runtime, which enforces CUDA's
+"""CUDA graphs on the stand-in runtime, which enforces CUDA's
 stream-capture rules (docs/standin.md): tests/cuda/graph_decode.cu warms a
 decode step up eagerly, captures it in global mode while timed work is
 still running on another stream, replays it, builds a graph node by node

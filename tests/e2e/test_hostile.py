@@ -1,4 +1,4 @@
-"""A hostile client cannot crash, stall or starve the collector (issue 14).
+"""A hostile client cannot crash, stall or starve the collector.
 
 Each test runs `gputrace record -- sh -c 'hostile_client MODE ... & exec steady 400'`:
 a client attacking the collector beside a well-behaved program (400 launches

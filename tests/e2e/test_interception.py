@@ -1,4 +1,4 @@
-"""Nothing escapes the trace, and tracing changes nothing (issue 13):
+"""Nothing escapes the trace, and tracing changes nothing:
 - the runtime reached through dlsym on a library handle (ctypes.CDLL, RTLD_LOCAL)
   is traced: every call of tests/e2e/rt_ctypes.py is in the trace;
 - a driver whose cuGetProcAddress hands out exported addresses that resolve

@@ -1,4 +1,4 @@
-"""Launch stacks by default (issue 16): the first launch of each kernel from
+"""Launch stacks by default: the first launch of each kernel from
 each call site gets a call stack, then one launch in N per thread, N
 adapting so that stacks cost about 1 % of the thread's time;
 GPUTRACE_LAUNCH_STACKS=N fixes N, GPUTRACE_STACKS=all takes every launch's

@@ -1,4 +1,4 @@
-"""No output path is followed into someone else's file (issue 14).
+"""No output path is followed into someone else's file.
 
 A shared, world-writable (not sticky) directory where another user (nobody)
 plants symbolic links and files: a symlink at the final component is never

@@ -1,4 +1,4 @@
-"""gputrace pprof, report's GPU time by line, flame --gpu (issue 16): profiles
+"""gputrace pprof, report's GPU time by line, flame --gpu: profiles
 go tool pprof (Debian's golang-go)
 reads with every sample index; the device-memory profile's inuse_space total
 is `gputrace leaks --json`'s leaked bytes, with the leaking functions named;

@@ -1,4 +1,4 @@
-"""Traces read while they are written (issue 13): under plain LD_PRELOAD the
+"""Traces read while they are written: under plain LD_PRELOAD the
 collector finishes the file a moment after the program exits, holding an
 exclusive lock on it until it marks it complete (trace_file.h). A command run
 at once waits for it (one note on stderr) and sees every record; --no-wait

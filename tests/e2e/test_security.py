@@ -1,4 +1,4 @@
-"""Security (issue 7): trace files are 0600, socket directories 0700, and a
+"""Security: trace files are 0600, socket directories 0700, and a
 collector refuses a process of another user even when it can reach the
 socket (SO_PEERCRED) — that process runs on untraced, unharmed."""
 import os

@@ -1,4 +1,4 @@
-"""Signals are the traced program's own (issue 14).
+"""Signals are the traced program's own.
 
 `record` passes SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to it on to
 the command and survives them; a signal the command sends to its own process

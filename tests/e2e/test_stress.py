@@ -1,4 +1,4 @@
-"""Stress and process-model faults (issue 7): a launch storm into a tiny
+"""Stress and process-model faults: a launch storm into a tiny
 ring (every call either recorded or counted dropped, per kind, exactly),
 fork storms, exec chains under `bash -c`, 64 threads, exit() while other
 threads launch, SIGSEGV in the program, the runtime dlopen'ed late with

@@ -11,7 +11,7 @@
  * also replays the input as a mutation script — (offset lo, offset hi,
  * byte) triples written into the ring over and over — while the consumer
  * reads: the process may change its ring between the consumer's checks and
- * its copy (issue 14). */
+ * its copy. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* test_hostile_ring.c — the collector's consumer against a traced process
- * that changes its ring while the consumer reads it (issue 14).
+ * that changes its ring while the consumer reads it.
  *
  * Two producer threads write valid records (compact launches into a
  * sub-ring, and one-slot and three-slot text records as full frames into
