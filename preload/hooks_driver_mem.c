@@ -272,18 +272,18 @@ DRV_PREFETCH(cuMemPrefetchAsync_v2_ptsz, 1)
 
 /* ---- host functions ---- */
 
-#define DRV_HOST_FUNC(name)                                                              \
+#define DRV_HOST_FUNC(name, ptsz)                                                        \
   GT_LAUNCH_HOOK(CUresult, CUDA_ERROR_NOT_FOUND, name,                                   \
                  (CUstream hStream, CUhostFn fn, void *userData),                        \
-                 (hStream, fn, userData), GT_DT_NONE, fn, 0, 0, 0, 0, 0, hStream, 0)
-DRV_HOST_FUNC(cuLaunchHostFunc)
-DRV_HOST_FUNC(cuLaunchHostFunc_ptsz)
+                 (hStream, fn, userData), GT_DT_NONE, fn, 0, 0, 0, 0, 0, hStream, ptsz)
+DRV_HOST_FUNC(cuLaunchHostFunc, 0)
+DRV_HOST_FUNC(cuLaunchHostFunc_ptsz, 1)
 
-#define DRV_STREAM_CALLBACK(name)                                                        \
+#define DRV_STREAM_CALLBACK(name, ptsz)                                                  \
   GT_LAUNCH_HOOK(                                                                        \
       CUresult, CUDA_ERROR_NOT_FOUND, name,                                              \
       (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags), \
       (hStream, callback, userData, flags), GT_DT_NONE, callback, 0, 0, 0, 0, 0,         \
-      hStream, 0)
-DRV_STREAM_CALLBACK(cuStreamAddCallback)
-DRV_STREAM_CALLBACK(cuStreamAddCallback_ptsz)
+      hStream, ptsz)
+DRV_STREAM_CALLBACK(cuStreamAddCallback, 0)
+DRV_STREAM_CALLBACK(cuStreamAddCallback_ptsz, 1)

@@ -68,23 +68,23 @@ GT_HOOK_LAUNCH_FUNC(cudaLaunchCooperativeKernel_ptsz, 1)
 GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC, 0)
 GT_HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz, 1)
 
-#define GT_HOOK_LAUNCH_HOST_FUNC(name)                                                   \
+#define GT_HOOK_LAUNCH_HOST_FUNC(name, ptsz)                                             \
   GT_LAUNCH_HOOK(cudaError_t, GT_ERR_NOT_SUPPORTED, name,                                \
                  (cudaStream_t stream, cudaHostFn_t fn, void *userData),                 \
-                 (stream, fn, userData), GT_DT_NONE, fn, 0, 0, 0, 0, 0, stream, 0)
-GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc)
-GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc_ptsz)
+                 (stream, fn, userData), GT_DT_NONE, fn, 0, 0, 0, 0, 0, stream, ptsz)
+GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc, 0)
+GT_HOOK_LAUNCH_HOST_FUNC(cudaLaunchHostFunc_ptsz, 1)
 
 /* The older form of a host function: the callback is told the stream and
  * its status (flags must be 0). */
-#define GT_HOOK_STREAM_CALLBACK(name)                                                    \
+#define GT_HOOK_STREAM_CALLBACK(name, ptsz)                                              \
   GT_LAUNCH_HOOK(cudaError_t, GT_ERR_NOT_SUPPORTED, name,                                \
                  (cudaStream_t stream, cudaStreamCallback_t callback, void *userData,    \
                   unsigned int flags),                                                   \
                  (stream, callback, userData, flags), GT_DT_NONE, callback, 0, 0, 0, 0,  \
-                 0, stream, 0)
-GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback)
-GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback_ptsz)
+                 0, stream, ptsz)
+GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback, 0)
+GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback_ptsz, 1)
 
 #define GT_HOOK_GRAPH_LAUNCH(name, ptsz)                                                 \
   GT_LAUNCH_HOOK(cudaError_t, GT_ERR_NOT_SUPPORTED, name,                                \

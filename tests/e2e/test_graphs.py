@@ -191,5 +191,23 @@ def test_chrome_graph_spans():
        "the first span's nodes")
 
 
-main([test_capture_survives_tracing, test_chrome_graph_spans, test_report_counts_graph_runs, test_graphs_section,
+def test_per_thread_stream_capture():
+    """tests/cuda/ptds_capture.cu (--default-stream per-thread) captures a
+    kernel and a host function on stream 0, the per-thread default stream,
+    and replays the graph 4 times: the _ptsz host function is a node of the
+    captured graph (its stream 0 is the per-thread stream, not the legacy
+    one), so both rows count 4 graph runs and no eager call."""
+    untraced_out = run([prog("ptds_capture")], base_env(), check_rc=0).stdout
+    eq(untraced_out, "host function ran 4 times\n", "untraced output")
+    p, path = record([prog("ptds_capture")], out=os.path.join(TMP, "graphs_ptds.gtrace"))
+    eq(p.stdout, untraced_out, "traced output")
+    r = report(path)
+    eq([(g["launches"], g["captured"], g["nodes"]) for g in r["graphs"]], [(4, True, 2)],
+       "the graph: launches, captured, nodes (a kernel and a host function)")
+    eq(sorted((k["kernel"], k["launches"], k["graph_launches"]) for k in r["kernels"]),
+       [("host function on_host(void*)", 4, 4), ("step(float*, int)", 4, 4)],
+       "kernel rows: runs, of which in graph launches")
+
+
+main([test_capture_survives_tracing, test_per_thread_stream_capture, test_chrome_graph_spans, test_report_counts_graph_runs, test_graphs_section,
       test_graph_findings, test_graph_memory])
