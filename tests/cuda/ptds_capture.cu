@@ -17,7 +17,9 @@ __global__ void step(float *x, int n) {
 }
 
 static int host_runs;
-static void CUDART_CB on_host(void *) { host_runs++; }
+static void CUDART_CB on_host(void *) {
+  host_runs++;
+}
 
 int main() {
   const int n = 1024;
