@@ -98,13 +98,8 @@ static int parse_bool(const char *v, uint64_t *out) {
 }
 
 static int parse_number(const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
-  uint64_t n = 0;
-  for (const char *p = v; *p; p++) {
-    if (*p < '0' || *p > '9' || n > (UINT64_MAX - 9) / 10)
-      return -1;
-    n = n * 10 + (uint64_t)(*p - '0');
-  }
-  if (n < lo || n > hi)
+  uint64_t n;
+  if (gt_parse_decimal(v, &n) != 0 || n < lo || n > hi)
     return -1;
   *out = n;
   return 0;

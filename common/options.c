@@ -1,7 +1,6 @@
 /* options.c — see include/gputrace/options.h. */
 #include "gputrace/options.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -80,19 +79,6 @@ void gt_options_help(const struct gt_command *c, FILE *to) {
 
 /* ---- values ---- */
 
-/* Decimal digits only (no sign, no space): 0, or -1. */
-static int decimal(const char *s, uint64_t *v) {
-  if (*s < '0' || *s > '9')
-    return -1;
-  char *end;
-  errno = 0;
-  unsigned long long x = strtoull(s, &end, 10);
-  if (*end || errno)
-    return -1;
-  *v = x;
-  return 0;
-}
-
 /* What a value of the option must be: its kind, then its bounds. */
 static void describe(const struct gt_option *o, uint64_t hi, char *want, size_t len) {
   const char *unit = o->type == GT_OPTION_DURATION ? "ns"
@@ -120,7 +106,7 @@ static int bounded(const struct gt_option *o, const char *arg, uint64_t type_max
   uint64_t hi = o->max ? o->max : type_max;
   int ok = o->type == GT_OPTION_DURATION ? gt_parse_duration(arg, v) == 0
            : o->type == GT_OPTION_SIZE   ? gt_parse_size(arg, v) == 0
-                                         : decimal(arg, v) == 0;
+                                         : gt_parse_decimal(arg, v) == 0;
   if (ok && *v >= o->min && *v <= hi)
     return 0;
   describe(o, hi, want, len);

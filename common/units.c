@@ -46,3 +46,17 @@ int gt_parse_size(const char *s, uint64_t *bytes) {
   *bytes = (uint64_t)(v + 0.5);
   return 0;
 }
+
+int gt_parse_decimal(const char *s, uint64_t *n) {
+  uint64_t v = 0;
+  if (!*s)
+    return -1;
+  for (const char *p = s; *p; p++) {
+    unsigned digit = (unsigned)(*p - '0');
+    if (digit > 9 || v > (UINT64_MAX - digit) / 10)
+      return -1;
+    v = v * 10 + digit;
+  }
+  *n = v;
+  return 0;
+}

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "gputrace/knobs.h"
 #include "gputrace/options.h"
+#include "gputrace/units.h"
 
 #define MAX_ARGS 32
 
@@ -409,7 +410,25 @@ static void test_help(void) {
   free(buf);
 }
 
+/* The one decimal parser, which options and knobs share: digits only, not
+ * empty, up to UINT64_MAX exactly. */
+static void test_decimal(void) {
+  uint64_t n = 99;
+  CHECK(gt_parse_decimal("007", &n) == 0 && n == 7);
+  CHECK(gt_parse_decimal("18446744073709551615", &n) == 0 && n == UINT64_MAX);
+  n = 99;
+  CHECK(gt_parse_decimal("18446744073709551616", &n) == -1 && n == 99);
+  CHECK(gt_parse_decimal("", &n) == -1 && n == 99);
+  CHECK(gt_parse_decimal("+5", &n) == -1 && gt_parse_decimal(" 5", &n) == -1);
+  CHECK(gt_parse_decimal("5 ", &n) == -1 && gt_parse_decimal("5k", &n) == -1);
+  char want[160];
+  /* a knob of numbers from 0: an empty value is not 0 */
+  CHECK(gt_knob_parse(GT_KNOB_PPROF_KEEP, "", &n, want, sizeof want) == -1 && n == 99);
+  CHECK(gt_knob_parse(GT_KNOB_PPROF_KEEP, "0", &n, want, sizeof want) == 0 && n == 0);
+}
+
 int main(void) {
+  test_decimal();
   test_values();
   test_equals_order_and_repeats();
   test_end_of_options();
