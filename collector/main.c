@@ -317,8 +317,7 @@ static void stop_early(struct state *st, struct gt_sink *sink) {
                    strsignal(g_stop), running, running == 1 ? " was" : "es were");
   gt_record_attach_text(&buf[0], text, (size_t)n);
   gt_sink_put(sink, &buf[0]);
-  if (!gt_collector_quiet)
-    fprintf(stderr, "gputrace-collector: %s\n", text);
+  gt_collector_say("%s", text);
 }
 
 /* What watches the records the sink takes: live metrics, live profiles. */
@@ -348,8 +347,7 @@ static int start_liveprof(const struct options *o, struct observers *obs, char *
   obs->live = gt_liveprof_start(dir, every, (unsigned)keep, err, errlen);
   if (obs->live || o->pprof_dir)
     return obs->live ? 0 : -1;
-  if (!gt_collector_quiet)
-    fprintf(stderr, "gputrace-collector: no live profiles: %s\n", err);
+  gt_collector_say("no live profiles: %s", err);
   return 0;
 }
 
@@ -476,10 +474,9 @@ int main(int argc, char **argv) {
            o.max_bytes || o.keep_ns ? o.output : gt_output_path(w));
   const char *werr = gt_output_error(w);
   uint64_t lost = gt_output_lost(w), bytes = gt_output_bytes(w);
-  if (gt_output_deleted(w) && !gt_collector_quiet)
-    fprintf(stderr,
-            "gputrace-collector: %llu oldest files of %s deleted (--max-size/--keep)\n",
-            (unsigned long long)gt_output_deleted(w), o.output);
+  if (gt_output_deleted(w))
+    gt_collector_say("%llu oldest files of %s deleted (--max-size/--keep)",
+                     (unsigned long long)gt_output_deleted(w), o.output);
   int rc = 0;
   if (werr) {
     fprintf(stderr,
