@@ -15,6 +15,10 @@ folder first, then include/ (and the generated headers). A header found in
 no allowed room is a violation, named with file and line. The CMake link
 rules are checked too: the collector never links the CLI's library
 (gputrace_analyze), and the model links neither the CLI nor the collector.
+Two rules of the sources as well: record kinds are tested only through the
+kind table's helpers (schema.h: gt_kind_is_call, gt_kind_in_table, ...),
+never by comparing a kind with a GT_KIND_* value by < or >; and no source
+names an issue number (the code keeps the rule, the tracker the history).
 
 Usage: check_layers.py [SOURCE_DIR]; exit 0 when every rule holds, 1 with
 one line per violation otherwise.
@@ -93,8 +97,39 @@ def check_links():
     return bad
 
 
+# a comparison, not a shift (1u << GT_KIND_LAUNCH builds a mask of kinds)
+KIND_RANGE_RE = re.compile(r"(?<![<>])[<>](?![<>])=? *GT_KIND_(?!COUNT\b)[A-Z_]+\b"
+                           r"|\bGT_KIND_(?!COUNT\b)[A-Z_]+ *(?<![<>])[<>](?![<>])")
+ISSUE_RE = re.compile(r"\b[Ii]ssues? ?#?[0-9]+")
+SOURCE_DIRS = ["include", "common", "preload", "model", "collector", "analyze", "standin",
+               "tests", "bench"]
+
+
+def sources():
+    for top in SOURCE_DIRS:
+        for folder, _, names in os.walk(os.path.join(ROOT, top)):
+            for name in sorted(names):
+                if name.endswith((".c", ".h", ".cu", ".py")):
+                    yield os.path.join(folder, name)
+
+
+def check_sources():
+    bad = []
+    for path in sources():
+        rel = os.path.relpath(path, ROOT)
+        text = open(path, encoding="utf-8", errors="replace").read()
+        rules = [(ISSUE_RE, "an issue number")]
+        if rel != "include/gputrace/schema.h" and not rel.endswith(".py"):
+            rules.append((KIND_RANGE_RE, "a numeric kind test (use schema.h's helpers)"))
+        for regex, what in rules:
+            for m in regex.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                bad.append(f"{rel}:{line}: {what}: {m.group(0)!r}")
+    return bad
+
+
 def main():
-    bad = check_includes() + check_links()
+    bad = check_includes() + check_links() + check_sources()
     for line in bad:
         print(line)
     print(f"check_layers: {len(bad)} violations")
