@@ -519,7 +519,7 @@ static void drop_or_loss(struct chrome *ch, const struct gt_record *r) {
 
 /* NVML readings (METRIC records): counter tracks per device on pid 0,
  * "GPU hardware (NVML)", e.g. "GPU 0 utilization %". */
-static const char *const metric_track[GT_METRIC_COUNT] = {
+static const char *const metric_track[] = {
     NULL,
     "utilization %",
     "memory utilization %",
@@ -533,12 +533,21 @@ static const char *const metric_track[GT_METRIC_COUNT] = {
     "PCIe tx B/s",
     "PCIe rx B/s",
     "slowdown temperature C",
+    "clock event reasons",
+    "ECC corrected",
+    "ECC uncorrected",
+    "XID",
+    "compute processes",
+    NULL, /* per process: in no device track */
 };
+
+_Static_assert(sizeof metric_track / sizeof metric_track[0] == GT_METRIC_COUNT,
+               "a track (or NULL) per metric");
 
 static void hw_metric(struct chrome *ch, const struct gt_record *r) {
   unsigned m = r->u.metric.metric;
   int64_t t = ch_rel(ch, r->ts_ns);
-  if (m == 0 || m >= GT_METRIC_COUNT || !ch_in_window(ch, t, t))
+  if (m == 0 || m >= GT_METRIC_COUNT || !metric_track[m] || !ch_in_window(ch, t, t))
     return;
   struct co_out *o = &ch->out;
   if (!ch->hw_named) {

@@ -3,7 +3,8 @@
  * chrome://tracing.
  *
  * Contract (docs/cli.md, `chrome`, is the user's version):
- *  - Output: {"traceEvents":[...],"displayTimeUnit":"ns","metadata":{...}},
+ *  - Output: {"traceEvents":[...],"displayTimeUnit":"ns","metadata":{...}}
+ *    (metadata begins with "schema_version", GT_JSON_SCHEMA_VERSION),
  *    timestamps in microseconds from the trace start with three decimals
  *    (nanoseconds survive), integer pids and tids. Default OUT: FILE with
  *    .gtrace replaced by .json; "-" is stdout; a name ending in .gz is
@@ -29,13 +30,20 @@
 
 #include "chrome.h"
 #include "commands.h"
+#include "notices.h"
+#include "progress.h"
 #include "session.h"
 #include "shared_options.h"
+#include "util.h"
 
 #define CH_GZIP_LEVEL 1 /* enough for this JSON (docs/PERFORMANCE.md, Chrome export) */
-/* Measured on bench/gen_trace.c's mix (docs/PERFORMANCE.md): JSON bytes per
- * trace record, for the up-front size estimate. */
-#define CH_BYTES_PER_RECORD 190u
+/* JSON bytes per trace record, for the up-front size estimate, measured on
+ * bench/gen_trace.c's mix (docs/PERFORMANCE.md): ~184 for host records
+ * alone, ~290 with device work (a DEVICE record adds a slice and a flow).
+ * The chunk headers count records, not kinds, so the estimate takes the
+ * larger: it may say up to 1.6x too much, never much too little (a 5.8 GB
+ * export was once announced as 3.8 GB). */
+#define CH_BYTES_PER_RECORD 290u
 
 struct chrome_opts {
   const char *in, *out;
@@ -115,8 +123,9 @@ static void footer(struct chrome *ch, const struct chrome_opts *op,
   struct co_out *o = &ch->out;
   const struct gt_model_totals *t = gt_model_totals(ch->model);
   const struct gt_file_header *h = gt_session_header(s);
-  CO_LIT(o,
-         "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{\"tool\":\"gputrace chrome\"");
+  CO_LIT(o, "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{\"schema_version\":");
+  co_u64(o, GT_JSON_SCHEMA_VERSION);
+  CO_LIT(o, ",\"tool\":\"gputrace chrome\"");
   CO_LIT(o, ",\"trace\":");
   co_str(o, op->in);
   CO_LIT(o, ",\"trace_start_ns\":");
@@ -191,6 +200,16 @@ static int open_output(struct chrome *ch, const struct chrome_opts *op) {
   return 0;
 }
 
+/* The closing line: what was written, and where to look at it. */
+static void say_written(const char *path, uint64_t events) {
+  struct stat st;
+  if (stat(path, &st) == 0)
+    fprintf(stderr,
+            "gputrace chrome: wrote %s (%.1f MB, %" PRIu64
+            " events): open it in https://ui.perfetto.dev\n",
+            path, (double)st.st_size / 1e6, events);
+}
+
 /* The size warning: up front from the chunk headers, else while writing. */
 static void size_warning(struct chrome *ch, struct chrome_opts *op) {
   uint64_t warn = op->warn_mb * 1000000,
@@ -198,7 +217,7 @@ static void size_warning(struct chrome *ch, struct chrome_opts *op) {
   int filtered = op->has_pid || op->from > 0 || op->to != INT64_MAX;
   if (warn && estimate > warn && !filtered)
     fprintf(stderr,
-            "gputrace chrome: warning: %s holds %" PRIu64 " records: about %" PRIu64
+            "gputrace chrome: warning: %s holds %" PRIu64 " records: up to about %" PRIu64
             " MB of JSON: %s\n",
             op->in, estimate / CH_BYTES_PER_RECORD, estimate / 1000000, remedy);
   else /* told once is enough */
@@ -216,6 +235,8 @@ int cmd_chrome(int argc, char **argv) {
                                .ordered = GT_ORDER_ALL,
                                .threads = -1,
                                .no_wait = op.no_wait};
+  struct gt_progress pg;
+  gt_progress_watch(&pg, "gputrace chrome", strcmp(op.out, "-") == 0, &so);
   struct gt_session *s = gt_session_open(&so, err, sizeof err);
   if (!s) {
     fprintf(stderr, "gputrace chrome: %s\n", err);
@@ -234,11 +255,23 @@ int cmd_chrome(int argc, char **argv) {
   struct gt_tool tool = {.ctx = &ch, .before = before};
   gt_tool_all(&tool, on_record);
   gt_session_run(s, &tool);
+  gt_progress_done(&pg);
   ch_finish(&ch);
-  if (!ch.exported && op.has_pid)
-    fprintf(stderr, "gputrace chrome: warning: %s has no process %u\n", op.in, op.pid);
+  gt_notice_no_cuda("gputrace chrome", op.in, s);
+  const struct gt_filter f = {op.has_pid, op.pid, op.from,
+                              op.to == INT64_MAX ? UINT64_MAX : op.to};
+  if (gt_notice_filter("gputrace chrome", op.in, s, &f)) {
+    gt_session_close(s);
+    ch_free(&ch);
+    int regular = ch.out.is_regular;
+    co_close(&ch.out);
+    if (regular) /* nothing was asked for that it could hold */
+      unlink(op.out);
+    return finish(&op, 2);
+  }
   footer(&ch, &op, s);
   int damaged = gt_session_damaged(s);
+  uint64_t events = ch.events;
   gt_session_close(s);
   ch_free(&ch);
   int regular = ch.out.is_regular;
@@ -249,5 +282,7 @@ int cmd_chrome(int argc, char **argv) {
       unlink(op.out);
     return finish(&op, 2);
   }
+  if (regular)
+    say_written(op.out, events);
   return finish(&op, damaged ? 3 : 0);
 }

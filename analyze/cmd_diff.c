@@ -1,5 +1,7 @@
-/* cmd_diff.c — `gputrace diff A B [--json] [--threshold PCT] [--min-share PCT]
- * [--all]`: what changed between two traces of the same workload.
+/* cmd_diff.c — `gputrace diff A B [--json] [--wide] [--threshold PCT]
+ * [--min-share PCT] [--all]`: what changed between two traces of the same
+ * workload. Text rows name their API, kernel or range in 60 columns
+ * (gt_name_fit), or whole with --wide.
  *
  * Both traces are reported (report_*.c, the same figures `gputrace report`
  * prints), then compared metric by metric: per API (calls, total, mean),
@@ -22,6 +24,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "notices.h"
 #include "report.h"
 #include "shared_options.h"
 #include "util.h"
@@ -192,11 +195,21 @@ static void value(char *buf, size_t len, const struct drow *w, uint64_t v) {
     snprintf(buf, len, "%" PRIu64, v);
 }
 
+/* A row's name: made safe for a terminal, in 60 columns unless `wide`. */
+static void print_name(const char *name, int wide) {
+  size_t n = strlen(name) + 1;
+  char *c = gt_text_clean(gt_xcalloc(n, 1), n, name), *fit = gt_name_fit(c, 60);
+  fputs(wide ? c : fit, stdout);
+  free(fit);
+  free(c);
+}
+
 static void print_text(const struct diff *d, const char *pa, const char *pb, int all,
-                       size_t regressions, size_t improvements) {
+                       int wide, size_t regressions, size_t improvements) {
   printf("gputrace diff: %s -> %s (threshold %.1f %%, min share %.1f %%)\n", pa, pb,
          d->threshold, d->min_share);
-  printf("  verdict: %s -> %s\n", d->a->verdict, d->b->verdict);
+  printf("  verdict: %s -> %s\n", d->a->verdict ? d->a->verdict : "none",
+         d->b->verdict ? d->b->verdict : "none");
   printf("  %zu regression%s, %zu improvement%s\n", regressions,
          regressions == 1 ? "" : "s", improvements, improvements == 1 ? "" : "s");
   for (size_t i = 0; i < d->n; i++) {
@@ -211,17 +224,22 @@ static void print_text(const struct diff *d, const char *pa, const char *pb, int
       snprintf(c, sizeof c, "new");
     else
       snprintf(c, sizeof c, "%+.1f %%", pct);
-    printf("  %-12s %-8s %.60s %s: %s -> %s (%s)\n", status_name(w->status), w->section,
-           w->name, w->metric, a, b, c);
+    printf("  %-12s %-8s ", status_name(w->status), w->section);
+    print_name(w->name, wide);
+    printf(" %s: %s -> %s (%s)\n", w->metric, a, b, c);
   }
 }
 
+/* A verdict as a JSON string, or null where there was no data (report.h). */
+#define JSON_VERDICT(r)                                                                  \
+  (r)->verdict ? "\"" : "", (r)->verdict ? (r)->verdict : "null", (r)->verdict ? "\"" : ""
+
 static void print_json(const struct diff *d, size_t regressions, size_t improvements) {
-  printf("{\"threshold_pct\":%.6g,\"min_share_pct\":%.6g,\"verdict\":{\"a\":\"%s\",\"b\":"
-         "\"%s\"},"
+  printf("{\"schema_version\":%d,\"threshold_pct\":%.6g,\"min_share_pct\":%.6g,"
+         "\"verdict\":{\"a\":%s%s%s,\"b\":%s%s%s},"
          "\"regressions\":%zu,\"improvements\":%zu,\"changes\":[",
-         d->threshold, d->min_share, d->a->verdict, d->b->verdict, regressions,
-         improvements);
+         GT_JSON_SCHEMA_VERSION, d->threshold, d->min_share, JSON_VERDICT(d->a),
+         JSON_VERDICT(d->b), regressions, improvements);
   for (size_t i = 0; i < d->n; i++) {
     const struct drow *w = &d->rows[i];
     double pct = change_pct(w->a, w->b);
@@ -245,6 +263,7 @@ static int load(struct report *r, const char *path, int no_wait) {
   rp_init(r, &o);
   if (rp_read(r, path, "diff") != 0)
     return 2;
+  gt_notice_no_cuda("gputrace diff", path, r->session);
   rp_finish(r);
   return 0;
 }
@@ -263,7 +282,7 @@ static int parse_pct(const struct gt_option *o, const char *s, char *want, size_
 
 struct diff_opts {
   const char *a, *b;
-  int json, all, no_wait;
+  int json, all, no_wait, wide;
 };
 
 static int run(struct diff *d, const struct diff_opts *op) {
@@ -284,7 +303,7 @@ static int run(struct diff *d, const struct diff_opts *op) {
   if (op->json)
     print_json(d, reg, imp);
   else
-    print_text(d, op->a, op->b, op->all, reg, imp);
+    print_text(d, op->a, op->b, op->all, op->wide, reg, imp);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     perror("gputrace diff: writing output");
     return 2;
@@ -298,11 +317,16 @@ int cmd_diff(int argc, char **argv) {
   int nargs;
   const struct gt_option options[] = {
       GT_OPT_JSON(&op.json),
+      GT_OPT_WIDE(&op.wide),
       GT_OPT_CALLBACK(0, "threshold", &d.threshold, parse_pct, "PCT",
                       "a change of PCT % or more counts (default 15)"),
       GT_OPT_CALLBACK(0, "min-share", &d.min_share, parse_pct, "PCT",
                       "time rows need PCT % of the total (default 1)"),
-      GT_OPT_FLAG(0, "all", &op.all, "list the unchanged metrics too"),
+      {.name = "all",
+       .type = GT_OPTION_FLAG,
+       .help = "list unchanged metrics too (JSON has them all)",
+       .value = &op.all,
+       .excludes = "json"},
       GT_OPT_NO_WAIT(&op.no_wait),
       GT_OPT_END,
   };

@@ -16,6 +16,8 @@
 
 #include "commands.h"
 #include "fields.h"
+#include "notices.h"
+#include "progress.h"
 #include "session.h"
 #include "shared_options.h"
 #include "util.h"
@@ -31,10 +33,10 @@ struct dump {
 
 static void print_json(struct dump *d, const struct gt_record *r) {
   fprintf(d->out,
-          "{\"pid\":%u,\"tid\":%u,\"ts_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64
-          ",\"kind\":\"%s\",\"api\":\"%s\",\"result\":%d",
-          r->pid, r->tid, r->ts_ns, r->dur_ns, gt_kind_name(r->kind), gt_api_name(r->api),
-          r->result);
+          "{\"schema_version\":%d,\"pid\":%u,\"tid\":%u,\"ts_ns\":%" PRIu64
+          ",\"dur_ns\":%" PRIu64 ",\"kind\":\"%s\",\"api\":\"%s\",\"result\":%d",
+          GT_JSON_SCHEMA_VERSION, r->pid, r->tid, r->ts_ns, r->dur_ns,
+          gt_kind_name(r->kind), gt_api_name(r->api), r->result);
   if (r->result != 0 && gt_kind_is_call(r->kind))
     fprintf(d->out, ",\"error\":\"%s\"", gt_cuda_error_name(r->result));
   gt_fields_json(d->out, r, d->model);
@@ -102,8 +104,11 @@ int cmd_dump(int argc, char **argv) {
   int time_order = 0, nargs;
   const struct gt_option options[] = {
       GT_OPT_JSON(&d.json),
-      GT_OPT_FLAG(0, "summary", &d.summary,
-                  "counts per kind and per API, not the records"),
+      {.name = "summary",
+       .type = GT_OPTION_FLAG,
+       .help = "counts per kind and per API instead of the records",
+       .value = &d.summary,
+       .excludes = "json"},
       GT_OPT_FLAG(0, "time-order", &time_order, "records in time order, not file order"),
       GT_OPT_NO_WAIT(&o.no_wait),
       GT_OPT_END,
@@ -116,6 +121,8 @@ int cmd_dump(int argc, char **argv) {
   o.path = argv[0];
   o.ordered = time_order ? GT_ORDER_ALL : 0;
   char err[512];
+  struct gt_progress pg;
+  gt_progress_watch(&pg, "gputrace dump", 1, &o);
   if (!(d.session = gt_session_open(&o, err, sizeof err))) {
     fprintf(stderr, "gputrace dump: %s\n", err);
     return 2;
@@ -124,8 +131,11 @@ int cmd_dump(int argc, char **argv) {
   struct gt_tool tool = {.ctx = &d};
   gt_tool_all(&tool, on_record);
   gt_session_run(d.session, &tool);
-  if (d.summary)
+  gt_progress_done(&pg);
+  if (d.summary) {
+    gt_notice_no_cuda("gputrace dump", o.path, d.session);
     print_summary(&d);
+  }
   int damaged = gt_session_damaged(d.session);
   gt_session_close(d.session);
   if (fflush(stdout) != 0 || ferror(stdout)) {

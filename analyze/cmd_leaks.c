@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "holders.h"
 #include "leaks.h"
+#include "notices.h"
 #include "shared_options.h"
 #include "stats.h"
 #include "util.h"
@@ -48,11 +49,6 @@ static void print_stack(const struct gt_leaks *l, uint32_t pid, uint32_t stack,
     printf("%s... %d more frames\n", indent, n - SHOWN_FRAMES);
 }
 
-static const char *base_name(const char *path) {
-  const char *s = strrchr(path, '/');
-  return s ? s + 1 : path;
-}
-
 /* "from stage_input at leaky.cu:17 in leaky" */
 static void print_origin(const struct gt_leaks *l, uint32_t pid, uint32_t stack) {
   struct gt_frame f[MAX_FRAMES];
@@ -62,7 +58,7 @@ static void print_origin(const struct gt_leaks *l, uint32_t pid, uint32_t stack)
     return;
   printf(" from %s", o->function);
   if (o->file[0])
-    printf(" at %s:%u", base_name(o->file), o->line);
+    printf(" at %s:%u", gt_base_name(o->file), o->line);
   if (o->module[0])
     printf(" in %s", o->module);
 }
@@ -79,10 +75,14 @@ static void print_leak(const struct gt_leaks *l, const struct gt_group *g) {
   print_stack(l, g->pid, g->stack_id, "    ");
   if (g->growing) {
     char span[32]; /* the rate is a fit over the run: say how long it was */
-    printf("    growing: %s/min over %s",
-           gt_fmt_bytes(b, sizeof b, (uint64_t)(g->bytes_per_min + 0.5)),
-           gt_fmt_ns(span, sizeof span,
-                     l->last_ns > l->first_ns ? l->last_ns - l->first_ns : 0));
+    gt_fmt_ns(span, sizeof span, l->last_ns > l->first_ns ? l->last_ns - l->first_ns : 0);
+    if (g->rated)
+      printf("    growing: %s/min over %s",
+             gt_fmt_bytes(b, sizeof b, (uint64_t)(g->bytes_per_min + 0.5)), span);
+    else /* too short to extrapolate to a minute (GT_GROWTH_MIN_NS) */
+      printf("    growing: %s over %s (no rate: the run is under %u s)",
+             gt_fmt_bytes(b, sizeof b, g->bytes), span,
+             (unsigned)(GT_GROWTH_MIN_NS / 1000000000u));
     if (g->range_name && l->range_counts[g->range_name - 1])
       printf(
           "; %s per \"%s\" range (%" PRIu64 " ranges)",
@@ -201,9 +201,13 @@ static void json_stack(const struct gt_leaks *l, uint32_t pid, uint32_t stack) {
 
 static void json_group(const struct gt_leaks *l, const struct gt_group *g) {
   printf("{\"pid\":%u,\"memory\":\"%s\",\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64
-         ",\"growing\":%s,\"bytes_per_min\":%.1f",
+         ",\"growing\":%s,\"bytes_per_min\":",
          g->pid, gt_memory_name(g->memory), g->bytes, g->blocks,
-         g->growing ? "true" : "false", g->bytes_per_min);
+         g->growing ? "true" : "false");
+  if (g->rated)
+    printf("%.1f", g->bytes_per_min);
+  else
+    fputs("null", stdout);
   if (g->range_name && l->range_counts[g->range_name - 1]) {
     printf(",\"per_range\":{\"name\":");
     gt_json_str(stdout, l->ranges.strs[g->range_name - 1]);
@@ -269,7 +273,7 @@ static void json_invalid(const struct gt_leaks *l) {
 }
 
 static void print_json(const struct gt_leaks *l) {
-  printf("{\"leaks\":[");
+  printf("{\"schema_version\":%d,\"leaks\":[", GT_JSON_SCHEMA_VERSION);
   json_leaks(l, 0);
   printf("],\"totals\":[");
   json_totals(l);
@@ -305,7 +309,7 @@ static int parse(int argc, char **argv, struct leaks_opts *o) {
       GT_OPT_FLAG(0, "fail-on-leak", &o->fail_on_leak,
                   "exit 1 when unsuppressed leaks remain"),
       GT_OPT_STRING(0, "suppressions", &o->suppressions, "FILE",
-                    "leaks not to report (docs/leaks.md)"),
+                    "skip the leaks FILE's rules match (docs/leaks.md)"),
       GT_OPT_NO_WAIT(&o->no_wait),
       GT_OPT_END,
   };
@@ -330,13 +334,14 @@ int cmd_leaks(int argc, char **argv) {
     return 2;
   }
   struct gt_leaks l;
-  struct gt_leaks_opts lo = {.sup = &sup, .no_wait = o.no_wait};
+  struct gt_leaks_opts lo = {.sup = &sup, .no_wait = o.no_wait, .cmd = "gputrace leaks"};
   if (gt_leaks_run(o.path, &lo, &l, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace leaks: %s\n", err);
     gt_leaks_free(&l);
     gt_suppressions_free(&sup);
     return 2;
   }
+  gt_notice_no_cuda("gputrace leaks", o.path, l.session);
   if (o.json)
     print_json(&l);
   else

@@ -23,8 +23,10 @@
 #include "gpu_attr.h"
 #include "gputrace/outfile.h"
 #include "gputrace/units.h"
+#include "notices.h"
 #include "pprof_build.h"
 #include "profiles.h"
+#include "progress.h"
 #include "session.h"
 #include "shared_options.h"
 #include "util.h"
@@ -51,7 +53,7 @@ static int parse(int argc, char **argv, struct pprof_opts *o) {
   int nargs;
   const struct gt_option options[] = {
       GT_OPT_OUTPUT(&o->out, "OUT.pb.gz",
-                    "default FILE's .mem.pb.gz (--gpu: .gpu.pb.gz)"),
+                    "the profile (default: FILE's .mem.pb.gz/.gpu.pb.gz)"),
       GT_OPT_FLAG(0, "gpu", &o->gpu, "GPU time by launch stack, not device memory"),
       GT_OPT_PID(&o->pid, &o->has_pid),
       GT_OPT_FROM(&o->from),
@@ -169,8 +171,7 @@ int cmd_pprof(int argc, char **argv) {
   char err[512];
   int fd = gt_out_open(op.out, op.force ? GT_OUT_FORCE : GT_OUT_NEW, err, sizeof err);
   if (fd < 0) {
-    fprintf(stderr, "gputrace pprof: %s%s\n", err,
-            op.force ? "" : " (--force overwrites a profile of yours)");
+    fprintf(stderr, "gputrace pprof: %s\n", err);
     return 2;
   }
   struct gt_session_opts so = {.path = op.in,
@@ -178,6 +179,8 @@ int cmd_pprof(int argc, char **argv) {
                                    GT_LAYER_HEAP | GT_LAYER_SYMBOLS | GT_LAYER_GRAPHS,
                                .threads = -1,
                                .no_wait = op.no_wait};
+  struct gt_progress pg;
+  gt_progress_watch(&pg, "gputrace pprof", 0, &so);
   struct gt_session *s = gt_session_open(&so, err, sizeof err);
   if (!s) {
     fprintf(stderr, "gputrace pprof: %s\n", err);
@@ -188,6 +191,16 @@ int cmd_pprof(int argc, char **argv) {
   struct gt_pprof *p = NULL;
   int64_t t0 = 0, dur = 0;
   (op.gpu ? gpu_profile : memory_profile)(&op, s, &p, &t0, &dur);
+  gt_progress_done(&pg);
+  gt_notice_no_cuda("gputrace pprof", op.in, s);
+  const struct gt_filter f = {op.has_pid, op.pid, op.from, op.to ? op.to : UINT64_MAX};
+  if (gt_notice_filter("gputrace pprof", op.in, s, &f)) {
+    gt_session_close(s);
+    gt_pprof_free(p);
+    close(fd);
+    unlink(op.out);
+    return 2;
+  }
   int damaged = gt_session_damaged(s);
   const struct gt_file_header *h = gt_session_header(s);
   int64_t wall = t0 ? (int64_t)h->realtime_ns + (t0 - (int64_t)h->monotonic_ns) : 0;
@@ -198,8 +211,9 @@ int cmd_pprof(int argc, char **argv) {
     gt_pprof_free(p);
     return 2;
   }
-  fprintf(stderr, "gputrace pprof: %s: %s\n", op.out,
-          op.gpu ? "GPU time by launch stack" : "device memory by allocation stack");
+  fprintf(stderr, "gputrace pprof: wrote %s (%s): go tool pprof -http=: %s\n", op.out,
+          op.gpu ? "GPU time by launch stack" : "device memory by allocation stack",
+          op.out);
   gt_pprof_free(p);
   return damaged ? 3 : 0;
 }

@@ -6,7 +6,11 @@
  * prepended), GPUTRACE_SOCKET and NVTX_INJECTION64_PATH: the CUDA runtime
  * it loads is its own choice. Our messages go to stderr only. Exits with
  * CMD's status, or 128+N when CMD died of signal N; 2 for usage errors and
- * a collector that could not start, 127 when CMD cannot be run.
+ * a collector that could not start, 127 when CMD cannot be run. In those
+ * two cases the single-file trace we created, which holds no record, is
+ * removed (still our inode, at most its header): it would refuse the rerun.
+ * After a trace worth reading (and not -q), the last line names the
+ * commands that read it next.
  *
  * Signals: CMD shares our process group (so the terminal's job control
  * treats it as the job), the collector gets a group of its own (signals CMD
@@ -39,6 +43,8 @@
 #include "gputrace/outfile.h"
 #include "gputrace/paths.h"
 #include "gputrace/protocol.h"
+#include "gputrace/trace_file.h"
+#include "notices.h"
 #include "shared_options.h"
 #include "util.h"
 
@@ -62,6 +68,8 @@ struct record_opts {
   const char *output;
   int force;     /* --force: overwrite an existing trace of ours */
   int output_fd; /* the single-file output, opened here; -1 when rolling */
+  dev_t out_dev; /* what output_fd is: a name removed must still be it */
+  ino_t out_ino;
   const char *ring_kb;
   const char *capture_range;    /* GPUTRACE_CAPTURE_RANGE for the program */
   const char *prometheus;       /* serve live metrics (docs/monitoring/README.md) */
@@ -125,25 +133,26 @@ static int parse(int argc, char **argv, struct record_opts *o) {
        .type = GT_OPTION_KNOB,
        .knob = GT_KNOB_CAPTURE_RANGE,
        .arg = "cudaProfilerApi|nvtx:NAME",
-       .help = "record only inside these ranges",
+       .help = "only inside cudaProfilerStart/Stop, or NVTX NAME",
        .text = &o->capture_range},
       GT_OPT_STRING(0, "prometheus", &o->prometheus, "ADDR:PORT",
                     "serve live metrics on http://ADDR:PORT/metrics"),
       {PASSED(o, PASS_MAX_SIZE, GT_OPTION_SIZE, "SIZE",
-              "rolling files, at most SIZE in all")},
+              "roll over files; delete the oldest past SIZE in all")},
       {PASSED(o, PASS_KEEP, GT_OPTION_DURATION, "DURATION",
-              "rolling files, none older than DURATION")},
+              "roll over files; delete those older than DURATION")},
       {PASSED(o, PASS_ROLL_SIZE, GT_OPTION_SIZE, "SIZE",
-              "a new rolling file every SIZE")},
+              "roll over to a new file every SIZE")},
       {PASSED(o, PASS_PPROF_DIR, GT_OPTION_CALLBACK, "DIR",
               "write live pprof profiles to DIR"),
        .callback = writable_dir},
       {PASSED(o, PASS_PPROF_EVERY, GT_OPTION_KNOB, "DURATION",
               "a live profile every DURATION (default 60s)"),
        .knob = GT_KNOB_PPROF_EVERY},
-      {PASSED(o, PASS_PPROF_KEEP, GT_OPTION_KNOB, "N", "keep the newest N (default 60)"),
+      {PASSED(o, PASS_PPROF_KEEP, GT_OPTION_KNOB, "N",
+              "keep the newest N live profiles (default 60)"),
        .knob = GT_KNOB_PPROF_KEEP},
-      GT_OPT_FLAG('q', "quiet", &o->quiet, "no summary line"),
+      GT_OPT_FLAG('q', "quiet", &o->quiet, "no closing lines (summary, next commands)"),
       GT_OPT_END,
   };
   const struct gt_command cmd = {.prog = "gputrace record",
@@ -182,18 +191,48 @@ static int open_output(struct record_opts *o, char *name, size_t len) {
     fprintf(stderr, "gputrace record: %s; %s not run\n", err, o->cmd[0]);
     return -1;
   }
+  struct stat st;
+  if (fstat(o->output_fd, &st) == 0)
+    o->out_dev = st.st_dev, o->out_ino = st.st_ino;
   return 0;
 }
 
-/* The collector did not start: remove the output opened for it if nothing
- * was written (a rerun would find it in the way), and only if the name
- * still is that file. */
-static void drop_empty_output(const struct record_opts *o) {
-  struct stat mine, named;
-  if (o->output_fd >= 0 && fstat(o->output_fd, &mine) == 0 && S_ISREG(mine.st_mode) &&
-      mine.st_size == 0 && lstat(o->output, &named) == 0 && named.st_dev == mine.st_dev &&
-      named.st_ino == mine.st_ino)
-    unlink(o->output);
+/* CMD never ran, or the collector never started: the trace holds no record
+ * (at most its file header) and would only be in the way of a rerun, which
+ * refuses an existing file. Removed only if the name still is the file we
+ * created (same inode; a rolling set is the collector's). 1 if removed. */
+static int drop_unused_output(const struct record_opts *o) {
+  struct stat named;
+  if (!o->out_ino || lstat(o->output, &named) != 0 || !S_ISREG(named.st_mode) ||
+      named.st_dev != o->out_dev || named.st_ino != o->out_ino ||
+      named.st_size > (off_t)sizeof(struct gt_file_header) || unlink(o->output) != 0)
+    return 0;
+  if (!o->quiet)
+    fprintf(stderr, "gputrace record: %s removed: it recorded nothing\n", o->output);
+  return 1;
+}
+
+/* After a trace worth reading: the commands that read it, ready to paste
+ * (a name the shell would split or expand is single-quoted). */
+static void say_next(const char *path) {
+  char q[PATH_MAX * 2 + 3];
+  size_t n = 0;
+  int plain = strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                           "0123456789_-+=.,/:@%") == strlen(path);
+  if (!plain)
+    q[n++] = '\'';
+  for (const char *c = path; *c && n + 6 < sizeof q; c++)
+    if (!plain && *c == '\'')
+      memcpy(q + n, "'\\''", 4), n += 4;
+    else
+      q[n++] = *c;
+  if (!plain)
+    q[n++] = '\'';
+  q[n] = '\0';
+  fprintf(
+      stderr,
+      "next: gputrace report %s \xc2\xb7 gputrace leaks %s \xc2\xb7 gputrace chrome %s\n",
+      q, q, q);
 }
 
 /* Signals passed on to the command, and what record started with. */
@@ -285,11 +324,26 @@ static void prepend_preload(const char *shim) {
   free(v);
 }
 
+/* Fork and exec CMD. *ran is 0 when the exec failed (CMD never ran: an exit
+ * status 127 of CMD itself is not that), told through a close-on-exec pipe
+ * that an exec closes unwritten. */
 static pid_t start_command(char **cmd, const char *shim, const char *socket_path,
-                           const struct record_opts *o) {
+                           const struct record_opts *o, int *ran) {
+  int told[2];
+  *ran = 1;
+  if (pipe2(told, O_CLOEXEC) != 0)
+    told[0] = told[1] = -1;
   pid_t pid = fork();
-  if (pid != 0)
+  if (pid != 0) {
+    char byte;
+    ssize_t n = 0;
+    close(told[1]);
+    while (told[0] >= 0 && pid > 0 && (n = read(told[0], &byte, 1)) < 0 && errno == EINTR)
+      ;
+    *ran = n != 1;
+    close(told[0]);
     return pid;
+  }
   restore_signals();
   prepend_preload(shim);
   setenv(GT_ENV_SOCKET, socket_path, 1);
@@ -299,7 +353,12 @@ static pid_t start_command(char **cmd, const char *shim, const char *socket_path
   if (o->capture_range)
     setenv("GPUTRACE_CAPTURE_RANGE", o->capture_range, 1);
   execvp(cmd[0], cmd);
-  fprintf(stderr, "gputrace record: cannot run '%s': %s\n", cmd[0], strerror(errno));
+  int saved = errno;
+  if (told[1] >= 0) {
+    ssize_t ignored = write(told[1], "x", 1); /* an empty pipe takes a byte */
+    (void)ignored;
+  }
+  fprintf(stderr, "gputrace record: cannot run '%s': %s\n", cmd[0], strerror(saved));
   _exit(127);
 }
 
@@ -395,19 +454,27 @@ int cmd_record(int argc, char **argv) {
   if (coll < 0) {
     fprintf(stderr, "gputrace record: the collector did not start; %s not run\n",
             o.cmd[0]);
-    drop_empty_output(&o);
+    drop_unused_output(&o);
     return 2;
   }
   if (o.output_fd >= 0)
     close(o.output_fd); /* the collector has its own */
-  pid_t child = start_command(o.cmd, shim, socket_path, &o);
+  int ran;
+  pid_t child = start_command(o.cmd, shim, socket_path, &o, &ran);
   int status = child <= 0 ? 127
                : sfd >= 0 ? wait_command(child, sfd)
                           : wait_status(child);
   close(control_w); /* the collector finishes once the traced processes are gone */
   int coll_status = wait_status(coll);
-  if (coll_status != 0)
+  if (coll_status != 0) {
     fprintf(stderr, "gputrace record: the collector reported errors (status %d)\n",
             coll_status);
+    return status;
+  }
+  if ((child <= 0 || !ran) && drop_unused_output(&o))
+    return status; /* CMD never ran: nothing to read */
+  if (!o.quiet &&  /* after the collector's closing line */
+      !gt_notice_no_cuda_file("gputrace record", o.output) && o.output_fd >= 0)
+    say_next(o.output);
   return status;
 }

@@ -6,10 +6,22 @@
  * defined once, in shared_options.h), so its usage line and --help come
  * from that table: -h/--help prints the help (status 0), bad usage prints
  * the problem and the usage on stderr (status 2). Status 2 also means
- * unusable input, with a message naming the problem on stderr. Option
- * values with units are parsed by gputrace/units.h. */
+ * unusable input, with a message naming the problem on stderr — a
+ * --pid/--from/--to that selects nothing the trace holds among them — and
+ * every command reading a trace warns on stderr of one without a CUDA call
+ * (both in notices.h, one text each). Option values with units are parsed
+ * by gputrace/units.h.
+ *
+ * Each command's table is the only description of it: given the lone
+ * argument --gt-describe=WHAT (gt_options_describe), a command prints its
+ * summary, man page section or completion arm and does nothing else. The
+ * list of commands is main.c's dispatch table; docgen.c builds the
+ * top-level help, the man page and the completion script by asking each
+ * command of that list to describe itself. */
 #ifndef GPUTRACE_COMMANDS_H
 #define GPUTRACE_COMMANDS_H
+
+#include <stddef.h>
 
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
@@ -19,5 +31,17 @@ int cmd_chrome(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
+
+/* One entry of the dispatch table: `gputrace NAME ...` runs run. */
+struct gt_cli_command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+};
+
+/* docgen.c, all on stdout: the top-level help (each command's summary and
+ * usage), the man page gputrace(1), the bash completion script. */
+void gt_cli_help(const struct gt_cli_command *cmds, size_t n);
+void gt_cli_man(const struct gt_cli_command *cmds, size_t n);
+void gt_cli_bash(const struct gt_cli_command *cmds, size_t n);
 
 #endif

@@ -11,8 +11,10 @@
  * changes are replayed from a second session over the file instead.
  */
 #include "leaks.h"
+#include "progress.h"
 
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,7 +260,8 @@ static void on_process(void *ctx, const struct gt_event *ev) {
 }
 
 static struct gt_session *open_session(const char *path, unsigned layers, int quiet,
-                                       int no_wait, char *err, size_t errlen) {
+                                       int no_wait, struct gt_progress *pg,
+                                       const char *cmd, char *err, size_t errlen) {
   /* Time order where it changes the result: frees and allocations of one
    * address from two threads, the range an allocation is made in. */
   struct gt_session_opts o = {.path = path,
@@ -269,6 +272,8 @@ static struct gt_session *open_session(const char *path, unsigned layers, int qu
                               .quiet = quiet,
                               .threads = -1,
                               .no_wait = no_wait};
+  if (pg && cmd)
+    gt_progress_watch(pg, cmd, 0, &o);
   return gt_session_open(&o, err, errlen);
 }
 
@@ -283,8 +288,8 @@ static void run_session(struct gt_session *s, struct run *r) {
 
 /* The changes again, from a second session (the log was too long). */
 static int replay_from_file(struct run *r, const char *path, char *err, size_t errlen) {
-  struct gt_session *s =
-      open_session(path, GT_LAYER_HEAP | GT_LAYER_GRAPHS, 1, r->no_wait, err, errlen);
+  struct gt_session *s = open_session(path, GT_LAYER_HEAP | GT_LAYER_GRAPHS, 1,
+                                      r->no_wait, NULL, NULL, err, errlen);
   if (!s)
     return -1;
   struct gt_model *first = r->model;
@@ -310,7 +315,7 @@ static void leak_cb(void *ctx, const struct gt_block *b) {
 
 /* Growth: see docs/leaks.md. The series holds live bytes at the end of
  * each of GT_GROWTH_BUCKETS equal steps of the run. */
-static void judge_growth(struct gt_group *g, double step_min) {
+static void judge_growth(struct gt_group *g, double step_min, int rated) {
   const uint64_t *s = g->series;
   int ups = 0, downs = 0;
   for (int i = 1; i < GT_GROWTH_BUCKETS; i++) {
@@ -327,8 +332,10 @@ static void judge_growth(struct gt_group *g, double step_min) {
     double x = (i + 1) * step_min, y = (double)s[i];
     sx += x, sy += y, sxx += x * x, sxy += x * y;
   }
-  double den = n * sxx - sx * sx;
-  g->bytes_per_min = den > 0 ? (n * sxy - sx * sy) / den : 0;
+  double den = n * sxx - sx * sx, v = den > 0 ? (n * sxy - sx * sy) / den : 0;
+  g->rated = rated;
+  /* under a tenth of a byte a minute is flat: 0, never printed as -0.0 */
+  g->bytes_per_min = rated && fabs(v) >= 0.05 ? v : 0;
 }
 
 static int suppressed(const struct gt_suppressions *sup, const struct gt_frame *f,
@@ -353,7 +360,7 @@ static void finish(struct run *r, const struct gt_suppressions *sup) {
     uint64_t idx;
     if (gt_map_get(&r->live.index, group_key(g->pid, g->stack_id, g->memory), &idx))
       memcpy(g->series, r->live.items[idx].series, sizeof g->series);
-    judge_growth(g, step_min);
+    judge_growth(g, step_min, o->last_ns - o->first_ns >= GT_GROWTH_MIN_NS);
     int n = gt_symtab_stack(o->symtab, g->pid, g->stack_id, frames, MAX_FRAMES);
     g->suppressed = suppressed(sup, frames, n);
     if (g->suppressed) {
@@ -392,9 +399,10 @@ static int replay_changes(struct run *r, const char *path, char *err, size_t err
 int gt_leaks_run(const char *path, const struct gt_leaks_opts *opts, struct gt_leaks *out,
                  char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
+  struct gt_progress pg = {0};
   struct gt_session *s = open_session(
       path, GT_LAYER_HEAP | GT_LAYER_NVTX | GT_LAYER_SYMBOLS | GT_LAYER_GRAPHS, 0,
-      opts->no_wait, err, errlen);
+      opts->no_wait, &pg, opts->cmd, err, errlen);
   if (!s)
     return -1;
   struct run r = {.out = out,
@@ -402,6 +410,7 @@ int gt_leaks_run(const char *path, const struct gt_leaks_opts *opts, struct gt_l
                   .no_wait = opts->no_wait};
   r.log = gt_grow(NULL, &r.log_cap, 1, sizeof *r.log);
   run_session(s, &r);
+  gt_progress_done(&pg);
   out->session = s;
   out->symtab = gt_model_symtab(r.model);
   out->damaged = gt_session_damaged(s);
@@ -493,19 +502,24 @@ static int runtime_frame(const struct gt_frame *f) {
          strncmp(f->function, "__device_stub__", 15) == 0;
 }
 
+int gt_glue_frames(const struct gt_frame *f, int n, int i) {
+  if (f[i].python || !runtime_frame(&f[i]))
+    return 0;
+  /* A stub's caller is nvcc's host function named as the kernel (at the
+   * kernel's declaration): the user's call is the frame after it. */
+  if (strncmp(f[i].function, "__device_stub__", 15) == 0 && i + 1 < n)
+    return 2;
+  return 1;
+}
+
 const struct gt_frame *gt_leaks_origin(const struct gt_frame *f, int n) {
   /* Python code that allocated (through an extension or ctypes) is the
    * answer to "which line": the innermost Python frame. */
   for (int i = 0; i < n; i++)
     if (f[i].python)
       return &f[i];
-  for (int i = 0; i < n; i++) {
-    if (!runtime_frame(&f[i]))
+  for (int i = 0, k; i < n; i += k)
+    if ((k = gt_glue_frames(f, n, i)) == 0)
       return &f[i];
-    /* A stub's caller is nvcc's host function named as the kernel (at the
-     * kernel's declaration): the user's call is the frame after it. */
-    if (strncmp(f[i].function, "__device_stub__", 15) == 0)
-      i++;
-  }
   return n ? &f[0] : NULL;
 }

@@ -26,6 +26,10 @@
 #include "symtab.h"
 
 #define GT_GROWTH_BUCKETS 20
+/* A growth rate per minute is given only for a run at least this long
+ * (docs/leaks.md, "Growth"): over milliseconds, a few start-up blocks
+ * extrapolate to gigabytes a minute. */
+#define GT_GROWTH_MIN_NS 10000000000ull
 #define GT_MAX_INVALID 1000 /* invalid frees kept in detail (all are counted) */
 
 struct gt_group { /* live (or allocated) bytes of one stack in one process */
@@ -34,7 +38,8 @@ struct gt_group { /* live (or allocated) bytes of one stack in one process */
   uint64_t bytes, blocks;
   int suppressed;
   int growing;
-  double bytes_per_min;               /* growth rate (least squares) */
+  int rated;                          /* the run lasted GT_GROWTH_MIN_NS: a rate */
+  double bytes_per_min;               /* growth rate (least squares); 0 unless rated */
   uint64_t series[GT_GROWTH_BUCKETS]; /* live bytes at the end of each step */
   uint64_t range_bytes;               /* leaked bytes allocated inside ranges */
   uint32_t range_name;                /* the range holding most of them */
@@ -92,8 +97,9 @@ void gt_suppressions_free(struct gt_suppressions *s);
 
 struct gt_leaks_opts {
   const struct gt_suppressions *sup; /* NULL: none */
-  size_t log_max; /* changes logged before replaying from the file; 0: 2 M */
-  int no_wait;    /* gt_session_opts.no_wait */
+  size_t log_max;  /* changes logged before replaying from the file; 0: 2 M */
+  int no_wait;     /* gt_session_opts.no_wait */
+  const char *cmd; /* names the progress line (progress.h); NULL: none */
 };
 
 /* 0, or -1 with err set (unreadable trace). */
@@ -101,9 +107,17 @@ int gt_leaks_run(const char *path, const struct gt_leaks_opts *o, struct gt_leak
                  char *err, size_t errlen);
 void gt_leaks_free(struct gt_leaks *l);
 
+/* How many frames from f[i] on (innermost first) are the CUDA runtime's or
+ * the code nvcc and its headers put between the user's call and it: 0 for a
+ * frame of the user's, 1 for one of theirs, 2 for a launch stub
+ * (__device_stub__*) and its caller, nvcc's host function named as the
+ * kernel. The one rule of which frames are glue, for leaks, report and
+ * flame. */
+int gt_glue_frames(const struct gt_frame *f, int n, int i);
+
 /* Where the user's code asked for the memory: the innermost Python frame
- * if there is one, else the first frame outside the CUDA runtime and its
- * headers; NULL for an empty stack. */
+ * if there is one, else the first frame that is not glue
+ * (gt_glue_frames); NULL for an empty stack. */
 const struct gt_frame *gt_leaks_origin(const struct gt_frame *frames, int n);
 
 #endif

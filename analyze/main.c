@@ -1,8 +1,12 @@
 /* main.c — `gputrace COMMAND ...`: dispatch to cmd_*.c (perf-style).
  *
- * Contract: `gputrace` alone, or an unknown command, prints the list of
- * commands on stderr (status 2); `-h`, `--help` and `help` print it on
- * stdout, `--version` prints "gputrace VERSION" (status 0). Anything else
+ * Contract: `commands` below is the one list of the commands. `gputrace`
+ * alone, or an unknown command, prints a short usage naming the commands on
+ * stderr (status 2); `-h`, `--help` and `help` print the full help on stdout
+ * (each command's summary and usage, from its own option table: docgen.c),
+ * `--version` prints "gputrace VERSION" (status 0). The hidden
+ * `--gt-describe=man` and `--gt-describe=bash` print the man page and the
+ * bash completion script (the build writes them with these). Anything else
  * is the command's: it gets argv from its name on and parses it with its
  * own option table (commands.h). */
 #include <stdio.h>
@@ -11,52 +15,42 @@
 #include "commands.h"
 #include "gputrace/version.h"
 
-struct command {
-  const char *name;
-  int (*run)(int argc, char **argv);
-  const char *summary;
+static const struct gt_cli_command commands[] = {
+    {"record", cmd_record}, {"dump", cmd_dump},     {"leaks", cmd_leaks},
+    {"flame", cmd_flame},   {"chrome", cmd_chrome}, {"report", cmd_report},
+    {"diff", cmd_diff},     {"pprof", cmd_pprof},
 };
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-static const struct command commands[] = {
-    {"record", cmd_record, "run a command traced: record [-o FILE] -- CMD [ARGS...]"},
-    {"dump", cmd_dump, "print every event: dump FILE [--json | --summary]"},
-    {"leaks", cmd_leaks, "memory still allocated, by stack: leaks FILE [--json] ..."},
-    {"flame", cmd_flame,
-     "folded stacks by bytes: flame FILE [--leaked|--allocated|--peak]"},
-    {"chrome", cmd_chrome,
-     "export for Perfetto/chrome://tracing: chrome FILE [-o OUT.json]"},
-    {"report", cmd_report,
-     "what bounds the run, and what to change: report FILE [--json]"},
-    {"diff", cmd_diff,
-     "regressions between two traces: diff A B [--json] [--threshold PCT]"},
-    {"pprof", cmd_pprof,
-     "a pprof profile of device memory or GPU time (--gpu): pprof FILE [-o OUT]"},
-};
-
-static void usage(FILE *to) {
-  fprintf(to, "usage: gputrace COMMAND [ARGS...]\n\ncommands:\n");
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    fprintf(to, "  %-8s %s\n", commands[i].name, commands[i].summary);
-  fprintf(to, "\n`gputrace COMMAND --help` lists the command's options.\n");
+/* The short usage for mistakes: the names, and where the rest is. */
+static void short_usage(void) {
+  fprintf(stderr, "usage: gputrace COMMAND [ARGS...]\ncommands:");
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(stderr, " %s", commands[i].name);
+  fprintf(stderr, "\n`gputrace --help` says what each does and lists its options.\n");
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    usage(stderr);
+    short_usage();
     return 2;
   }
   if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-    usage(stdout);
+    gt_cli_help(commands, NCOMMANDS);
     return 0;
   }
   if (!strcmp(argv[1], "--version")) {
     printf("gputrace %s\n", GT_VERSION);
     return 0;
   }
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+  if (!strcmp(argv[1], "--gt-describe=man") || !strcmp(argv[1], "--gt-describe=bash")) {
+    (argv[1][14] == 'm' ? gt_cli_man : gt_cli_bash)(commands, NCOMMANDS);
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 2;
+  }
+  for (size_t i = 0; i < NCOMMANDS; i++)
     if (!strcmp(argv[1], commands[i].name))
       return commands[i].run(argc - 1, argv + 1);
   fprintf(stderr, "gputrace: unknown command '%s'\n", argv[1]);
-  usage(stderr);
+  short_usage();
   return 2;
 }

@@ -60,6 +60,9 @@ enum { RP_XFER_MEMSET = 6, RP_XFER_ROWS = 7 };
 #define RP_DTOD_BPNS 1000ull
 #define RP_MEMSET_BPNS 1000ull
 #define RP_UNDECIDED_MAX 4096 /* blocking calls kept before any DEVICE record */
+/* The verdict is "close" when the runner-up's share of traced time is
+ * within this of the winner's (docs/report.md, "The verdict"). */
+#define RP_VERDICT_CLOSE 0.05
 
 /* Hardware thresholds (report_hw.c; docs/report.md, "Hardware"). */
 #define RP_HW_UTIL_LOW_PCT 25    /* gpu_underutilized: utilization under this... */
@@ -75,6 +78,8 @@ struct rp_options {
   uint64_t from_ns, to_ns; /* window relative to the origin; to_ns = UINT64_MAX: end */
   uint64_t device_memory;  /* bytes of device memory; 0 = unknown */
   int no_wait;             /* gt_session_opts.no_wait */
+  int wide;                /* text: names whole, not shortened to their column */
+  int color;               /* text: severities and the verdict in colour */
 };
 
 struct rp_api {
@@ -278,7 +283,10 @@ struct report {
   } held[8];
   uint64_t peak_device_bytes; /* largest per-process device+managed peak */
   uint32_t peak_pid;
-  const char *verdict;
+  uint64_t cuda_calls;   /* in the window: call records, NVTX not (model.h) */
+  const char *verdict;   /* NULL: no data (no CUDA call in the window) */
+  const char *runner_up; /* the second verdict when close (RP_VERDICT_CLOSE), else NULL */
+  double verdict_share, runner_up_share; /* of traced time */
   struct rp_finding *findings;
   size_t nfindings, cfindings;
   struct rp_hw *hw; /* report_hw.c: NVML readings; NULL when the trace has none */

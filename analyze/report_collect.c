@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "graphs.h"
+#include "progress.h"
 #include "report.h"
 #include "session.h"
 #include "util.h"
@@ -699,6 +700,7 @@ static void feed(struct report *r, const struct gt_record *rec,
       r->events++;
     } else if (gt_kind_is_call(rec->kind) && in_window(r, rec->ts_ns)) {
       r->events++;
+      r->cuda_calls += rec->kind != GT_KIND_NVTX;
       on_api(r, rec);
       if (rec->kind == GT_KIND_LAUNCH || rec->kind == GT_KIND_MEMCPY ||
           rec->kind == GT_KIND_MEMSET)
@@ -715,6 +717,7 @@ static void graph_node_cb(void *ctx, const struct gt_event *ev) {
   if ((r->opt.has_pid && rec->pid != r->opt.pid) || !in_window(r, rec->ts_ns))
     return;
   r->events++;
+  r->cuda_calls++;
   on_call(r, rec, 0);
 }
 
@@ -731,6 +734,10 @@ int rp_read(struct report *r, const char *path, const char *cmd) {
                                         GT_LAYER_GRAPHS,
                               .threads = -1,
                               .no_wait = r->opt.no_wait};
+  char name[64];
+  struct gt_progress pg;
+  snprintf(name, sizeof name, "gputrace %s", cmd);
+  gt_progress_watch(&pg, name, 0, &o);
   if (!(r->session = gt_session_open(&o, err, sizeof err))) {
     fprintf(stderr, "gputrace %s: %s\n", cmd, err);
     return 2;
@@ -740,6 +747,7 @@ int rp_read(struct report *r, const char *path, const char *cmd) {
   struct gt_tool tool = {.ctx = r, .range_open = open_hook, .graph_node = graph_node_cb};
   gt_tool_all(&tool, feed_cb);
   gt_session_run(r->session, &tool);
+  gt_progress_done(&pg);
   r->damaged = gt_session_damaged(r->session);
   return 0;
 }

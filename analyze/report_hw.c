@@ -175,11 +175,11 @@ void rp_hw_text(FILE *o, const struct report *r) {
     const struct rp_hw_dev *d = &hw->dev[g];
     if (!d->seen)
       continue;
-    fprintf(o, "  GPU %u\n    %-14s %-6s %14s %14s %8s\n", g, "metric", "unit", "mean",
+    fprintf(o, "  GPU %u\n    %-15s %-6s %14s %14s %8s\n", g, "metric", "unit", "mean",
             "max", "samples");
     for (unsigned m = 1; m < GT_METRIC_COUNT; m++)
       if (d->m[m].n)
-        fprintf(o, "    %-14s %-6s %14.2f %14.2f %8" PRIu64 "\n", gt_metric_name(m),
+        fprintf(o, "    %-15s %-6s %14.2f %14.2f %8" PRIu64 "\n", gt_metric_name(m),
                 gt_metric_unit(m), mean(&d->m[m]), d->m[m].max, d->m[m].n);
     if (d->util.span_ns)
       fprintf(o, "    utilization < %d %%: %.1f %% of the time\n", RP_HW_UTIL_LOW_PCT,

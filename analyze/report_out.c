@@ -1,10 +1,13 @@
 /* report_out.c — printing a finished report (see report.h).
  *
- * Text: the run summary, the verdict with its figures and the findings
- * first, then aligned tables in human units. JSON: one object whose
+ * Text: the run summary, the verdict with its figures (none without a CUDA
+ * call; a close one names its runner-up) and the findings first, then
+ * aligned tables in human units; severities and the verdict in ANSI colour
+ * when opt.color (--color). JSON: one object whose
  * fields docs/report.md lists; times in ns, shares as fractions of 1.
  * Rows are sorted by cost (time), largest first; names are untrusted text
- * from the traced process, escaped in JSON and cut in tables.
+ * from the traced process, escaped in JSON (whole), made safe and
+ * shortened to their column in tables (gt_name_fit; whole with --wide).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -116,52 +119,16 @@ static void u_cell(FILE *o, uint64_t v, int width) {
   cell(o, b, width, 1);
 }
 
-/* Length of the valid UTF-8 sequence at p (shortest form, no surrogates,
- * at most U+10FFFF), or 0. */
-static int utf8_len(const unsigned char *p) {
-  int n = p[0] < 0x80                    ? 1
-          : p[0] >= 0xC2 && p[0] <= 0xDF ? 2
-          : (p[0] & 0xF0) == 0xE0        ? 3
-          : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4
-                                         : 0;
-  for (int k = 1; k < n; k++)
-    if ((p[k] & 0xC0) != 0x80)
-      return 0;
-  if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0) ||
-      (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))
-    return 0;
-  return n;
-}
-
-/* Text from the traced process, made safe for a terminal: control bytes
- * and invalid UTF-8 become '?' (JSON output escapes instead). */
-static const char *clean(char *dst, size_t len, const char *s) {
-  size_t j = 0;
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p && j + 5 < len) {
-    int n = utf8_len(p);
-    if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
-      dst[j++] = '?';
-      p++;
-      continue;
-    }
-    memcpy(dst + j, p, (size_t)n);
-    j += (size_t)n;
-    p += n;
-  }
-  dst[j] = '\0';
-  return dst;
-}
-
-static void name_cell(FILE *o, const char *s, int width) {
-  char b[256], c[256];
-  size_t n = strlen(s);
-  if ((int)n > width) /* keep the start and the end: templates differ at the end */
-    snprintf(b, sizeof b, "%.*s…%s", width / 2 - 1, s, s + n - (width - width / 2));
-  else
-    snprintf(b, sizeof b, "%s", s);
+/* A name from the traced process in a column: made safe for a terminal
+ * (gt_text_clean), and shortened to the column (gt_name_fit) unless
+ * --wide asked for every name whole. */
+static void name_cell(FILE *o, const struct report *r, const char *s, int width) {
+  size_t n = strlen(s) + 1;
+  char *c = gt_xcalloc(n, 1), *fit = gt_name_fit(gt_text_clean(c, n, s), width);
   fprintf(o, "  ");
-  cell(o, clean(c, sizeof c, b), width, 0);
+  cell(o, r->opt.wide ? c : fit, width, 0);
+  free(fit);
+  free(c);
 }
 
 static void text_summary(FILE *o, const struct report *r, const char *path) {
@@ -188,11 +155,43 @@ static void text_summary(FILE *o, const struct report *r, const char *path) {
     fprintf(o, "  !! the trace is damaged: figures cover what could be read\n");
 }
 
+/* ANSI SGR colours (--color): a finding's severity, and the verdict. */
+static const char *sgr(const struct report *r, const char *what) {
+  if (!r->opt.color)
+    return "";
+  return !strcmp(what, "high")     ? "\033[1;31m"
+         : !strcmp(what, "medium") ? "\033[33m"
+         : !strcmp(what, "low")    ? "\033[36m"
+         : !strcmp(what, "end")    ? "\033[0m"
+                                   : "\033[1m";
+}
+
+/* "Verdict: X", or no verdict when the window has no CUDA call; a near
+ * tie names the runner-up (RP_VERDICT_CLOSE). */
+static int text_verdict_line(FILE *o, const struct report *r) {
+  char a[CELL], b[CELL];
+  if (!r->verdict) {
+    fprintf(o, "\nVerdict: none — no data (no CUDA calls%s)\n",
+            r->opt.has_pid || r->opt.from_ns || r->opt.to_ns != UINT64_MAX
+                ? " in this window"
+                : "");
+    return 0;
+  }
+  fprintf(o, "\nVerdict: %s%s%s", sgr(r, "verdict"), r->verdict, sgr(r, "end"));
+  if (r->runner_up)
+    fprintf(o, " (close: %s %s against %s)", r->runner_up,
+            gt_fmt_pct(a, CELL, r->runner_up_share, 1),
+            gt_fmt_pct(b, CELL, r->verdict_share, 1));
+  fputc('\n', o);
+  return 1;
+}
+
 static void text_verdict(FILE *o, const struct report *r) {
   const struct rp_shares *s = &r->sh;
   char p[6][CELL], t[CELL], bl[CELL];
   double w = (double)s->traced;
-  fprintf(o, "\nVerdict: %s\n", r->verdict);
+  if (!text_verdict_line(o, r))
+    return;
   fprintf(o, "  copies %s · kernels %s · launch %s · sync %s · api %s · idle %s\n",
           gt_fmt_pct(p[0], CELL, (double)s->copy, w),
           gt_fmt_pct(p[1], CELL, (double)s->kernel, w),
@@ -228,7 +227,7 @@ static void text_ev(FILE *o, const struct rp_ev *e) {
     fprintf(o, "%.1f%%", 100 * e->d);
     break;
   case RP_EV_STR:
-    fprintf(o, "\"%s\"", clean(b2, sizeof b2, e->s));
+    fprintf(o, "\"%s\"", gt_text_clean(b2, sizeof b2, e->s));
     break;
   }
 }
@@ -240,8 +239,8 @@ static void text_findings(FILE *o, const struct report *r) {
   for (size_t i = 0; i < r->nfindings; i++) {
     const struct rp_finding *f = &r->findings[i];
     char m[sizeof f->message * 2];
-    fprintf(o, "  [%s] %s: %s\n        evidence:", f->severity, f->rule,
-            clean(m, sizeof m, f->message));
+    fprintf(o, "  %s[%s]%s %s: %s\n        evidence:", sgr(r, f->severity), f->severity,
+            sgr(r, "end"), f->rule, gt_text_clean(m, sizeof m, f->message));
     for (int k = 0; k < f->nev; k++)
       text_ev(o, &f->ev[k]);
     fprintf(o, "\n        advice: %s\n", f->advice);
@@ -258,7 +257,7 @@ static void text_api(FILE *o, const struct report *r) {
           "share", "mean", "p50", "p90", "p99", "max");
   for (size_t i = 0; i < n; i++) {
     const struct rp_api *a = &r->api[ord[i]];
-    name_cell(o, gt_api_name(ord[i]), 32);
+    name_cell(o, r, gt_api_name(ord[i]), 32);
     u_cell(o, a->calls, 10);
     ns_cell(o, a->durs.sum, 11);
     cell(o, gt_fmt_pct(b, sizeof b, (double)a->durs.sum, (double)all), 8, 1);
@@ -281,7 +280,7 @@ static void text_gpu_lines(FILE *o, const struct report *r) {
   fprintf(o, "  %-60s %10s %11s %7s\n", "line", "launches", "GPU time", "share");
   for (size_t i = 0; i < r->ngpu_lines; i++) {
     const struct rp_gpu_line *g = &r->gpu_lines[i];
-    name_cell(o, g->site, 60);
+    name_cell(o, r, g->site, 60);
     fprintf(o, " %10.0f", g->launches);
     ns_cell(o, (uint64_t)(g->gpu_ns + 0.5), 12);
     fprintf(o, " %7s\n", gt_fmt_pct(a, sizeof a, g->gpu_ns, r->gpu_lines_ns));
@@ -301,7 +300,7 @@ static void text_kernels(FILE *o, const struct report *r) {
     const struct rp_kernel *k = &r->kern[ord[i]];
     if (!k->launches && !k->gpu_timed)
       continue;
-    name_cell(o, rp_kernel_name(r, ord[i]), 44);
+    name_cell(o, r, rp_kernel_name(r, ord[i]), 44);
     u_cell(o, k->launches, 10);
     ns_cell(o, k->cpu_ns, 13);
     ns_cell(o, k->launches ? k->cpu_ns / k->launches : 0, 12);
@@ -370,7 +369,7 @@ static void text_sync(FILE *o, struct report *r) {
     const struct rp_sync *s = &r->sync[a];
     if (!s->calls)
       continue;
-    name_cell(o, gt_api_name(a), 32);
+    name_cell(o, r, gt_api_name(a), 32);
     u_cell(o, s->calls, 10);
     ns_cell(o, s->total_ns, 12);
     ns_cell(o, s->max_ns, 12);
@@ -381,7 +380,7 @@ static void text_sync(FILE *o, struct report *r) {
   }
   char sites[600], c[600];
   if (rp_stack_sites(r, RP_SITES, sites, sizeof sites))
-    fprintf(o, "  blocked most at: %s\n", clean(c, sizeof c, sites));
+    fprintf(o, "  blocked most at: %s\n", gt_text_clean(c, sizeof c, sites));
 }
 
 static void text_ranges(FILE *o, const struct report *r) {
@@ -398,7 +397,7 @@ static void text_ranges(FILE *o, const struct report *r) {
     const struct rp_range *g = &r->ranges[ord[i]];
     const struct rp_occ *c = &g->cold;
     uint64_t w = g->warm ? g->warm : 1;
-    name_cell(o, r->rnames.strs[ord[i]], 24);
+    name_cell(o, r, r->rnames.strs[ord[i]], 24);
     u_cell(o, g->n, 8);
     ns_cell(o, c->end - c->start, 11);
     if (g->warm) {
@@ -477,12 +476,13 @@ static void json_head(FILE *o, const struct report *r) {
   const struct rp_shares *s = &r->sh;
   double w = s->traced ? (double)s->traced : 1;
   fprintf(o,
-          "{\"duration_ns\":%" PRIu64 ",\"records\":%" PRIu64 ",\"events\":%" PRIu64
-          ",\"processes\":%zu,\"threads\":%zu,\"dropped\":%" PRIu64 ",\"lost\":%" PRIu64
-          ",\"damaged\":%s,\"window\":{\"from_ns\":%" PRIu64 ",\"to_ns\":",
-          r->last_ns > r->first_ns ? r->last_ns - r->first_ns : 0, r->records, r->events,
-          r->nprocs, r->nthreads, r->dropped, r->lost, r->damaged ? "true" : "false",
-          r->opt.from_ns);
+          "{\"schema_version\":%d,\"duration_ns\":%" PRIu64 ",\"records\":%" PRIu64
+          ",\"events\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,\"dropped\":%" PRIu64
+          ",\"lost\":%" PRIu64 ",\"damaged\":%s,\"window\":{\"from_ns\":%" PRIu64
+          ",\"to_ns\":",
+          GT_JSON_SCHEMA_VERSION, r->last_ns > r->first_ns ? r->last_ns - r->first_ns : 0,
+          r->records, r->events, r->nprocs, r->nthreads, r->dropped, r->lost,
+          r->damaged ? "true" : "false", r->opt.from_ns);
   if (r->opt.to_ns == UINT64_MAX)
     fputs("null", o);
   else
@@ -492,15 +492,18 @@ static void json_head(FILE *o, const struct report *r) {
           r->dev_records ? "true" : "false", r->dev_records,
           r->dev_sample ? r->dev_sample : 1);
   fprintf(o,
-          "\n\"verdict\":\"%s\",\"shares\":{\"traced_ns\":%" PRIu64
-          ",\"blocked_ns\":%" PRIu64
+          "\n\"verdict\":%s%s%s,\"no_data\":%s,\"runner_up\":%s%s%s,"
+          "\"shares\":{\"traced_ns\":%" PRIu64 ",\"blocked_ns\":%" PRIu64
           ",\"copy\":%.6f,\"kernel\":%.6f,\"launch\":%.6f,\"sync\":%.6f,\"api\":%.6f,"
           "\"idle\":%.6f,\"copy_ns\":%" PRIu64 ",\"kernel_ns\":%" PRIu64
           ",\"launch_ns\":%" PRIu64 ",\"sync_ns\":%" PRIu64 ",\"api_ns\":%" PRIu64
           ",\"idle_ns\":%" PRIu64 "},\n\"findings\":[",
-          r->verdict, s->traced, s->blocked, (double)s->copy / w, (double)s->kernel / w,
-          (double)s->launch / w, (double)s->sync / w, (double)s->api / w,
-          (double)s->idle / w, s->copy, s->kernel, s->launch, s->sync, s->api, s->idle);
+          r->verdict ? "\"" : "", r->verdict ? r->verdict : "null",
+          r->verdict ? "\"" : "", r->verdict ? "false" : "true", r->runner_up ? "\"" : "",
+          r->runner_up ? r->runner_up : "null", r->runner_up ? "\"" : "", s->traced,
+          s->blocked, (double)s->copy / w, (double)s->kernel / w, (double)s->launch / w,
+          (double)s->sync / w, (double)s->api / w, (double)s->idle / w, s->copy,
+          s->kernel, s->launch, s->sync, s->api, s->idle);
   for (size_t i = 0; i < r->nfindings; i++) {
     const struct rp_finding *f = &r->findings[i];
     fprintf(o, "%s\n {\"rule\":\"%s\",\"severity\":\"%s\",\"message\":", i ? "," : "",

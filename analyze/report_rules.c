@@ -109,20 +109,28 @@ void rp_verdict(struct report *r) {
   static const char *const names[] = {"transfer-bound", "compute-bound", "launch-bound",
                                       "cpu-bound"};
   const struct rp_shares *s = &r->sh;
+  r->verdict = r->runner_up = NULL;
+  if (!r->cuda_calls || !s->traced)
+    return; /* no data: no verdict */
   /* Without device timing, blocked time nothing explains is still the
    * device's: work we did not see queued (libraries launching through the
    * driver API). With it, that time is measured: the device was idle while
    * the host waited, which is no group's. */
   uint64_t g[4] = {s->copy, s->kernel + (r->dev_records ? 0 : s->sync), s->launch,
                    s->idle + s->api};
-  int best = 3;
-  if (s->traced) {
-    best = 0;
-    for (int i = 1; i < 4; i++)
-      if (g[i] > g[best])
-        best = i;
-  }
+  int best = 0, second = -1;
+  for (int i = 1; i < 4; i++)
+    if (g[i] > g[best])
+      best = i;
+  for (int i = 0; i < 4; i++)
+    if (i != best && (second < 0 || g[i] > g[second]))
+      second = i;
   r->verdict = names[best];
+  r->verdict_share = rp_frac(g[best], s->traced);
+  r->runner_up_share = rp_frac(g[second], s->traced);
+  /* a near tie: say which other reading the figures allow */
+  if (g[second] && r->verdict_share - r->runner_up_share <= RP_VERDICT_CLOSE)
+    r->runner_up = names[second];
 }
 
 /* ---- findings ---- */

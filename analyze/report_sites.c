@@ -18,11 +18,6 @@
 
 #define MAX_FRAMES 64
 
-static const char *base_name(const char *path) {
-  const char *s = strrchr(path, '/');
-  return s ? s + 1 : path;
-}
-
 static void site_name(struct report *r, uint64_t key, char *buf, size_t len) {
   struct gt_frame f[MAX_FRAMES];
   uint32_t pid = (uint32_t)(key >> 32), id = (uint32_t)key;
@@ -37,9 +32,9 @@ static void site_name(struct report *r, uint64_t key, char *buf, size_t len) {
     return;
   }
   if (o->file[0])
-    snprintf(buf, len, "%s at %s:%u", o->function, base_name(o->file), o->line);
+    snprintf(buf, len, "%s at %s:%u", o->function, gt_base_name(o->file), o->line);
   else if (o->module[0])
-    snprintf(buf, len, "%s in %s", o->function, base_name(o->module));
+    snprintf(buf, len, "%s in %s", o->function, gt_base_name(o->module));
   else
     snprintf(buf, len, "%s", o->function);
 }

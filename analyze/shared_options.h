@@ -21,6 +21,10 @@
 /* int *p: 1 for JSON output. */
 #define GT_OPT_JSON(p) GT_OPT_FLAG(0, "json", p, "JSON instead of text")
 
+/* int *p: 1 to print names whole in text tables (else gt_name_fit'd). */
+#define GT_OPT_WIDE(p)                                                                   \
+  GT_OPT_FLAG(0, "wide", p, "names whole, not shortened to their column")
+
 /* uint32_t *p: the process; int *given: 1 when --pid was given. */
 #define GT_OPT_PID(p, given)                                                             \
   {                                                                                      \
@@ -39,7 +43,7 @@
 
 /* int *p: 1 to overwrite an existing output (gputrace/outfile.h's rules). */
 #define GT_OPT_FORCE(p)                                                                  \
-  GT_OPT_FLAG(0, "force", p, "overwrite an existing output of yours")
+  GT_OPT_FLAG(0, "force", p, "overwrite the output if it exists (a file you own)")
 
 /* int *p: gt_session_opts.no_wait (session.h). */
 #define GT_OPT_NO_WAIT(p)                                                                \

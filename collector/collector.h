@@ -165,9 +165,13 @@ void gt_symq_stop(struct gt_symq *q, struct gt_sink *sink, uint64_t stall_ns);
  * default 500 ms); without NVML (or without devices) put one NOTE record
  * "nvml unavailable" in the sink and return NULL. Take: move the queued
  * readings to the sink (wait = 0: only if the lock is free, for the drain
- * loop). Stop: join the thread, take the rest, unload. NULL is accepted. */
+ * loop; XID events also as a NOTE each). Stop: join the thread, take the
+ * rest, unload. NULL is accepted. gt_nvml_device: device `dev`'s UUID and
+ * name ("" when NVML gave none), 0 past the last device. */
 struct gt_nvml;
 struct gt_nvml *gt_nvml_start(struct gt_sink *sink);
+int gt_nvml_device(const struct gt_nvml *n, unsigned dev, const char **uuid,
+                   const char **name);
 void gt_nvml_take(struct gt_nvml *n, struct gt_sink *sink, int wait);
 void gt_nvml_stop(struct gt_nvml *n, struct gt_sink *sink);
 
@@ -175,12 +179,16 @@ void gt_nvml_stop(struct gt_nvml *n, struct gt_sink *sink);
  * Start serves ADDR:PORT from libmicrohttpd's thread (NULL and a message in
  * err when it cannot). gt_prom_observe is the sink's observer (the drain
  * loop: no lock); gt_prom_publish copies the counters for the HTTP thread
- * at most every 100 ms (force: now). NULL is accepted by publish and stop. */
+ * at most every 100 ms (force: now). NULL is accepted by publish, stop and
+ * gpu_info (the identity of NVML's device `gpu`, for dcgm-exporter's
+ * labels; the drain loop's thread). */
 struct gt_prom;
 struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen);
 void gt_prom_observe(void *prom, const struct gt_record *rec);
 void gt_prom_publish(struct gt_prom *p, uint64_t now_ns, int force);
 void gt_prom_stop(struct gt_prom *p);
+void gt_prom_gpu_info(struct gt_prom *p, unsigned gpu, const char *uuid,
+                      const char *model);
 
 /* ---- liveprof.c: live pprof profiles of each traced process ----
  * Start checks DIR is a writable directory (NULL and a message in err when

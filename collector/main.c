@@ -143,11 +143,11 @@ static int parse_options(int argc, char **argv, struct options *o) {
       GT_OPT_STRING(0, "prometheus", &o->prometheus, "ADDR:PORT",
                     "serve live metrics on http://ADDR:PORT/metrics"),
       GT_OPT_SIZE(0, "max-size", &o->max_bytes, "SIZE",
-                  "rolling files, at most SIZE in all"),
+                  "roll over files; delete the oldest past SIZE in all"),
       GT_OPT_DURATION(0, "keep", &o->keep_ns, "DURATION",
-                      "rolling files, none older than DURATION"),
+                      "roll over files; delete those older than DURATION"),
       GT_OPT_SIZE(0, "roll-size", &o->roll_bytes, "SIZE",
-                  "a new rolling file every SIZE"),
+                  "roll over to a new file every SIZE"),
       GT_OPT_STRING(0, "pprof-dir", &o->pprof_dir, "DIR",
                     "write live pprof profiles to DIR"),
       GT_OPT_KNOB(0, "pprof-every", &o->pprof_every_ns, GT_KNOB_PPROF_EVERY, "DURATION",
@@ -156,7 +156,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
        .type = GT_OPTION_KNOB,
        .knob = GT_KNOB_PPROF_KEEP,
        .arg = "N",
-       .help = "keep the newest N (default 60)",
+       .help = "keep the newest N live profiles (default 60)",
        .value = &o->pprof_keep,
        .seen = &o->pprof_keep_given},
       GT_OPT_END,
@@ -385,6 +385,9 @@ static void run(struct state *st, const struct options *o, int listen_fd,
     if (!nvml_started && st->ever_connected) { /* sample while something is traced */
       *nvml = gt_nvml_start(sink);
       nvml_started = 1;
+      const char *uuid, *model; /* dcgm-exporter's labels on /metrics */
+      for (unsigned g = 0; gt_nvml_device(*nvml, g, &uuid, &model); g++)
+        gt_prom_gpu_info(obs->prom, g, uuid, model);
     }
     moved = drain_all(st, sink);
     gt_symq_pace(st->symq, moved, gt_now_ns());
@@ -416,6 +419,10 @@ int main(int argc, char **argv) {
   if (parsed != GT_OPTIONS_RUN)
     return parsed;
   setup_signals();
+  static char force_hint[64]; /* the user of plain LD_PRELOAD has no --force */
+  snprintf(force_hint, sizeof force_hint, "%s=1", gt_knob_name(GT_KNOB_FORCE));
+  if (o.autospawn)
+    gt_out_force_hint(force_hint);
 
   int lock_fd = -1;
   int listen_fd = gt_listen(o.socket_path, &lock_fd);

@@ -130,7 +130,8 @@ static struct gt_writer *open_first(struct gt_output *out, char *err, size_t err
   if (fd < 0)
     fd = gt_out_open(o->path, o->pick && o->mode != GT_OUT_APPEND ? GT_OUT_NEW : o->mode,
                      err, errlen);
-  if (fd < 0 && o->pick && (errno == EEXIST || errno == ELOOP)) { /* taken, or planted */
+  if (fd < 0 && o->pick && (errno == EEXIST || errno == ELOOP || errno == EISDIR)) {
+    /* taken, or planted */
     char prefix[4200];
     snprintf(prefix, sizeof prefix, "%s-", out->base);
     fd = gt_out_pick(prefix, 1, ".gtrace", out->path, sizeof out->path, err, errlen);

@@ -1,26 +1,36 @@
 /* prom.c — live metrics for Prometheus (see collector.h, docs/monitoring/).
  *
  * The drain loop counts every record the sink takes (gt_prom_observe: plain
- * increments, no lock) and publishes a copy of its counters every
- * GT_PROM_PUBLISH_NS (gt_prom_publish: one memcpy under the mutex). The
- * HTTP thread (libmicrohttpd's own) copies the published snapshot under the
- * same mutex and formats /metrics outside it, so a scrape never holds up
- * draining. Labels are bounded: APIs (the fixed table), copy directions,
- * up to GT_PROM_MAX_PIDS live processes and GT_PROM_MAX_GPUS devices.
+ * increments, no lock; O(1) per record however many series there are) and
+ * publishes a copy of its counters every GT_PROM_PUBLISH_NS
+ * (gt_prom_publish: one memcpy under the mutex). The HTTP thread
+ * (libmicrohttpd's own) copies the published snapshot under the same mutex
+ * and formats /metrics outside it, so a scrape never holds up draining.
+ * Labels are bounded: APIs (the fixed table), copy directions, up to
+ * GT_PROM_MAX_PIDS live processes, GT_PROM_MAX_GPUS devices, the NVML
+ * readings and clock-event reasons (fixed tables), GT_PROM_MAX_XIDS XID
+ * values per device, GT_PROM_MAX_PIDS GPU processes in all, and the
+ * ranges and kernels of prom_work.c (prom_series.h). API latency is a
+ * histogram (prom_api_bounds). NVML readings: the last of each; a device's
+ * GPU processes are replaced by each sample's list (its PROCS reading).
  * CUDA graphs as every analysis counts them (model/graphs.h): a captured
  * or added node is a call, not a launch, and its memory is the graph's; a
  * graph launch counts the kernels and copies it runs. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "collector.h"
 #include "gputrace/map.h"
 #include "graphs.h"
+#include "prom_series.h"
 
 #ifdef GT_HAVE_MHD
 #include <microhttpd.h>
@@ -28,29 +38,45 @@
 
 #define GT_PROM_MAX_PIDS 64
 #define GT_PROM_MAX_GPUS 16
+#define GT_PROM_MAX_XIDS 8 /* XID values per device with a label of their own */
 #define GT_PROM_PUBLISH_NS 100000000ull /* 100 ms */
 
 struct prom_counters {
   uint64_t launches;
   uint64_t api_calls[GT_API_COUNT];
   uint64_t api_ns[GT_API_COUNT];
+  uint64_t api_buckets[GT_API_COUNT][PROM_API_BUCKETS + 1];
   uint64_t memcpy_bytes[6]; /* enum gt_dir */
   uint64_t dropped;
   uint32_t pid[GT_PROM_MAX_PIDS]; /* 0 = free slot */
   uint64_t pid_bytes[GT_PROM_MAX_PIDS];
-  int gpu_seen[GT_PROM_MAX_GPUS];
-  double gpu_util[GT_PROM_MAX_GPUS], gpu_mem_used[GT_PROM_MAX_GPUS],
-      gpu_temp[GT_PROM_MAX_GPUS], gpu_power[GT_PROM_MAX_GPUS],
-      gpu_mem_total[GT_PROM_MAX_GPUS];
-  uint8_t has_util[GT_PROM_MAX_GPUS], has_mem[GT_PROM_MAX_GPUS],
-      has_temp[GT_PROM_MAX_GPUS], has_power[GT_PROM_MAX_GPUS],
-      has_total[GT_PROM_MAX_GPUS];
+  double pid_gpu_ns[GT_PROM_MAX_PIDS];
+  struct prom_gpu {
+    double hw[GT_METRIC_COUNT]; /* the last reading of each */
+    uint8_t has[GT_METRIC_COUNT];
+    char uuid[96], model[96]; /* NVML's, "" when unknown */
+    struct {
+      uint32_t xid;
+      uint64_t count;
+    } xids[GT_PROM_MAX_XIDS + 1]; /* the last: every other XID (xid 0) */
+    unsigned nxids;
+  } gpu[GT_PROM_MAX_GPUS];
+  struct {
+    uint32_t gpu, pid;
+    double bytes;
+  } gproc[GT_PROM_MAX_PIDS]; /* the driver's view (NVML) */
+  unsigned ngproc;
+  char hostname[256];
+  struct prom_work work;
 };
 
 struct gt_prom {
   struct prom_counters live; /* the drain loop's own */
   struct gt_map allocs;      /* (pid, ptr) -> bytes of live device allocations */
   struct gt_graphs *graphs;  /* what each graph launch runs */
+  struct prom_work_state *work;
+  uint32_t last_pid; /* the process of the last DEVICE record, and its slot */
+  int last_slot;
   uint64_t last_publish;
   pthread_mutex_t mu;
   struct prom_counters snap; /* published, under mu */
@@ -71,10 +97,62 @@ static int pid_slot(struct prom_counters *c, uint32_t pid, int create) {
     return -1;
   c->pid[free_slot] = pid;
   c->pid_bytes[free_slot] = 0;
+  c->pid_gpu_ns[free_slot] = 0;
   return free_slot;
 }
 
 static void observe_work(struct gt_prom *p, const struct gt_record *r);
+
+/* The GPU processes of a device, as its last sample listed them. */
+static void gpu_process(struct prom_counters *c, unsigned g, const struct gt_record *r) {
+  if (r->u.metric.metric == GT_METRIC_PROCS) { /* a new list: the old one goes */
+    unsigned j = 0;
+    for (unsigned i = 0; i < c->ngproc; i++)
+      if (c->gproc[i].gpu != g)
+        c->gproc[j++] = c->gproc[i];
+    c->ngproc = j;
+  } else if (c->ngproc < GT_PROM_MAX_PIDS) {
+    c->gproc[c->ngproc].gpu = g;
+    c->gproc[c->ngproc].pid = r->u.metric.pid;
+    c->gproc[c->ngproc++].bytes = r->u.metric.value;
+  }
+}
+
+static void gpu_xid(struct prom_gpu *d, uint32_t xid) {
+  unsigned i = 0;
+  while (i < d->nxids && d->xids[i].xid != xid)
+    i++;
+  if (i == d->nxids && d->nxids < GT_PROM_MAX_XIDS)
+    d->xids[d->nxids++].xid = xid;
+  else if (i == d->nxids)
+    i = GT_PROM_MAX_XIDS;
+  d->xids[i].count++;
+}
+
+/* Device time: the kernel's, its process's, its request's (prom_work.c). */
+static void observe_device(struct gt_prom *p, const struct gt_record *r) {
+  struct prom_counters *c = &p->live;
+  double ns = prom_work_run(p->work, r);
+  if (ns > 0 && (r->pid != p->last_pid || c->pid[p->last_slot] != r->pid)) {
+    p->last_slot = pid_slot(c, r->pid, 1); /* a scan only when the process changes */
+    p->last_pid = p->last_slot >= 0 ? r->pid : 0;
+  }
+  if (ns > 0 && p->last_pid == r->pid)
+    c->pid_gpu_ns[p->last_slot] += ns;
+}
+
+static void observe_metric(struct prom_counters *c, const struct gt_record *r) {
+  unsigned g = r->u.metric.device, m = r->u.metric.metric;
+  if (g >= GT_PROM_MAX_GPUS || m == 0 || m >= GT_METRIC_COUNT)
+    return;
+  struct prom_gpu *d = &c->gpu[g];
+  if (m == GT_METRIC_PROCS || m == GT_METRIC_PROC_MEM)
+    gpu_process(c, g, r);
+  if (m == GT_METRIC_XID)
+    gpu_xid(d, (uint32_t)r->u.metric.value);
+  d->hw[m] = r->u.metric.value;
+  d->has[m] = 1;
+}
 
 void gt_prom_observe(void *ctx, const struct gt_record *r) {
   struct gt_prom *p = ctx;
@@ -82,7 +160,10 @@ void gt_prom_observe(void *ctx, const struct gt_record *r) {
   if (gt_kind_is_call(r->kind) && r->api < GT_API_COUNT) {
     c->api_calls[r->api]++;
     c->api_ns[r->api] += r->dur_ns;
+    c->api_buckets[r->api][prom_bucket(prom_api_bounds, PROM_API_BUCKETS,
+                                       (double)r->dur_ns / 1e9)]++;
   }
+  prom_work_record(p->work, r);
   enum gt_graphs_verdict v = gt_graphs_feed(p->graphs, r);
   if (v == GT_GRAPHS_HIDE)
     return; /* a graph's node: ran nothing */
@@ -134,53 +215,34 @@ static void observe_work(struct gt_prom *p, const struct gt_record *r) {
   case GT_KIND_DROP:
     c->dropped += r->u.count.count;
     break;
-  case GT_KIND_METRIC: {
-    unsigned g = r->u.metric.device;
-    if (g >= GT_PROM_MAX_GPUS)
-      break;
-    double v = r->u.metric.value;
-    c->gpu_seen[g] = 1;
-    switch (r->u.metric.metric) {
-    case GT_METRIC_GPU_UTIL:
-      c->gpu_util[g] = v, c->has_util[g] = 1;
-      break;
-    case GT_METRIC_MEM_USED:
-      c->gpu_mem_used[g] = v, c->has_mem[g] = 1;
-      break;
-    case GT_METRIC_MEM_TOTAL:
-      c->gpu_mem_total[g] = v, c->has_total[g] = 1;
-      break;
-    case GT_METRIC_TEMP:
-      c->gpu_temp[g] = v, c->has_temp[g] = 1;
-      break;
-    case GT_METRIC_POWER:
-      c->gpu_power[g] = v, c->has_power[g] = 1;
-      break;
-    }
+  case GT_KIND_METRIC:
+    observe_metric(c, r);
     break;
+  case GT_KIND_DEVICE:
+    observe_device(p, r);
+    return;
   }
-  }
+  if (r->result == 0 && (r->kind == GT_KIND_LAUNCH || r->kind == GT_KIND_MEMCPY ||
+                         r->kind == GT_KIND_MEMSET ||
+                         (r->kind == GT_KIND_ALLOC && r->u.mem.memory == GT_MEM_DEVICE)))
+    prom_work_run(p->work, r); /* inside a request */
 }
 
 void gt_prom_publish(struct gt_prom *p, uint64_t now, int force) {
   if (!p || (!force && now - p->last_publish < GT_PROM_PUBLISH_NS))
     return;
   p->last_publish = now;
+  prom_work_publish(p->work);
   pthread_mutex_lock(&p->mu);
   p->snap = p->live;
   pthread_mutex_unlock(&p->mu);
 }
 
-#ifdef GT_HAVE_MHD
 /* ---- the exposition format ---- */
 
-struct buf {
-  char *s;
-  size_t len, cap;
-};
-
-__attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char *fmt,
-                                                      ...) {
+void prom_put(struct prom_buf *b, const char *fmt, ...) {
+  if (!b->s && !(b->s = malloc(b->cap = 256)))
+    return;
   for (;;) {
     va_list ap;
     va_start(ap, fmt);
@@ -201,68 +263,255 @@ __attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char 
   }
 }
 
-static void gauge_gpu(struct buf *b, const char *name, const char *help,
-                      const struct prom_counters *c, const double *v,
-                      const uint8_t *has) {
-  put(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+void prom_put_label(struct prom_buf *b, const char *v) {
+  prom_put(b, "\"");
+  for (const char *q = v; *q;) {
+    size_t n = strcspn(q, "\\\"\n");
+    prom_put(b, "%.*s", (int)n, q);
+    q += n;
+    if (*q)
+      prom_put(b, "\\%c", *q == '\n' ? 'n' : *q);
+    q += *q != '\0';
+  }
+  prom_put(b, "\"");
+}
+
+void prom_set_name(char *dst, const char *src) {
+  size_t n = strlen(src);
+  if (n > PROM_NAME_MAX - 1)
+    n = PROM_NAME_MAX - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+uint64_t prom_name_hash(const char *name) { /* FNV-1a of the label kept */
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; name[i] && i < PROM_NAME_MAX - 1; i++)
+    h = (h ^ (unsigned char)name[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* 2^(k/2) seconds, k = -20..12, and 2^k, k = -20..4: log-spaced, on the
+ * bucket boundaries of native histograms' schemas 1 and 0. */
+const double prom_req_bounds[PROM_REQ_BUCKETS] = {
+    0x1p-10, 0x1.6a09e667f3bcdp-10, 0x1p-9, 0x1.6a09e667f3bcdp-9,
+    0x1p-8,  0x1.6a09e667f3bcdp-8,  0x1p-7, 0x1.6a09e667f3bcdp-7,
+    0x1p-6,  0x1.6a09e667f3bcdp-6,  0x1p-5, 0x1.6a09e667f3bcdp-5,
+    0x1p-4,  0x1.6a09e667f3bcdp-4,  0x1p-3, 0x1.6a09e667f3bcdp-3,
+    0x1p-2,  0x1.6a09e667f3bcdp-2,  0x1p-1, 0x1.6a09e667f3bcdp-1,
+    0x1p0,   0x1.6a09e667f3bcdp+0,  0x1p1,  0x1.6a09e667f3bcdp+1,
+    0x1p2,   0x1.6a09e667f3bcdp+2,  0x1p3,  0x1.6a09e667f3bcdp+3,
+    0x1p4,   0x1.6a09e667f3bcdp+4,  0x1p5,  0x1.6a09e667f3bcdp+5,
+    0x1p6,
+};
+const double prom_api_bounds[PROM_API_BUCKETS] = {
+    0x1p-20, 0x1p-19, 0x1p-18, 0x1p-17, 0x1p-16, 0x1p-15, 0x1p-14, 0x1p-13, 0x1p-12,
+    0x1p-11, 0x1p-10, 0x1p-9,  0x1p-8,  0x1p-7,  0x1p-6,  0x1p-5,  0x1p-4,  0x1p-3,
+    0x1p-2,  0x1p-1,  0x1p0,   0x1p1,   0x1p2,   0x1p3,   0x1p4,
+};
+
+unsigned prom_bucket(const double *bounds, unsigned n, double v) {
+  unsigned lo = 0, hi = n; /* the first bound >= v */
+  while (lo < hi) {
+    unsigned mid = (lo + hi) / 2;
+    if (bounds[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+void prom_put_hist(struct prom_buf *b, const char *name, const char *labels,
+                   const uint64_t *buckets, const double *bounds, unsigned n, double sum,
+                   uint64_t count) {
+  const char *sep = *labels ? "," : "";
+  uint64_t cum = 0;
+  for (unsigned i = 0; i < n; i++) {
+    cum += buckets[i];
+    prom_put(b, "%s_bucket{%s%sle=\"%.17g\"} %llu\n", name, labels, sep, bounds[i],
+             (unsigned long long)cum);
+  }
+  prom_put(b, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
+           (unsigned long long)count);
+  const char *o = *labels ? "{" : "", *c = *labels ? "}" : "";
+  prom_put(b, "%s_sum%s%s%s %.9f\n%s_count%s%s%s %llu\n", name, o, labels, c, sum, name,
+           o, labels, c, (unsigned long long)count);
+}
+
+#ifdef GT_HAVE_MHD
+/* NVML readings shown as gauges (the last reading of each), by device. */
+static const struct {
+  unsigned metric;
+  const char *name, *help;
+  double scale;
+} hw_gauges[] = {
+    {GT_METRIC_GPU_UTIL, "gputrace_gpu_utilization_percent", "GPU utilization (NVML).",
+     1},
+    {GT_METRIC_MEM_UTIL, "gputrace_gpu_memory_copy_utilization_percent",
+     "Percent of time device memory was read or written (NVML).", 1},
+    {GT_METRIC_MEM_USED, "gputrace_gpu_memory_used_bytes", "GPU memory used (NVML).", 1},
+    {GT_METRIC_MEM_TOTAL, "gputrace_gpu_memory_total_bytes", "GPU memory in all (NVML).",
+     1},
+    {GT_METRIC_TEMP, "gputrace_gpu_temperature_celsius", "GPU temperature (NVML).", 1},
+    {GT_METRIC_TEMP_SLOWDOWN, "gputrace_gpu_slowdown_temperature_celsius",
+     "Temperature at which the GPU slows down (NVML).", 1},
+    {GT_METRIC_POWER, "gputrace_gpu_power_watts", "GPU power draw (NVML).", 1},
+    {GT_METRIC_POWER_LIMIT, "gputrace_gpu_power_limit_watts",
+     "Enforced power limit (NVML).", 1},
+    {GT_METRIC_SM_CLOCK, "gputrace_gpu_sm_clock_hertz", "SM clock (NVML).", 1e6},
+    {GT_METRIC_MEM_CLOCK, "gputrace_gpu_memory_clock_hertz", "Memory clock (NVML).", 1e6},
+    {GT_METRIC_PCIE_TX, "gputrace_gpu_pcie_tx_bytes_per_second",
+     "PCIe transmit throughput (NVML).", 1},
+    {GT_METRIC_PCIE_RX, "gputrace_gpu_pcie_rx_bytes_per_second",
+     "PCIe receive throughput (NVML).", 1},
+    {GT_METRIC_CLOCK_EVENTS, "gputrace_gpu_clock_event_reasons",
+     "Mask of NVML clock-event (throttle) reasons now active.", 1},
+    {GT_METRIC_PROCS, "gputrace_gpu_compute_processes",
+     "Compute processes on the GPU (NVML).", 1},
+    {GT_METRIC_XID, "gputrace_gpu_last_xid", "The last XID error of the GPU (NVML).", 1},
+};
+
+/* NVML's clock-event reason bits (nvmlClocksEventReason*). */
+static const struct {
+  unsigned long long bit;
+  const char *reason;
+} clock_reasons[] = {
+    {0x1, "gpu_idle"},    {0x2, "applications_clocks"}, {0x4, "sw_power_cap"},
+    {0x8, "hw_slowdown"}, {0x10, "sync_boost"},         {0x20, "sw_thermal"},
+    {0x40, "hw_thermal"}, {0x80, "hw_power_brake"},     {0x100, "display_clocks"},
+};
+
+static void put_hw_gauges(struct prom_buf *b, const struct prom_counters *c) {
+  for (size_t i = 0; i < sizeof hw_gauges / sizeof hw_gauges[0]; i++) {
+    const char *name = hw_gauges[i].name;
+    unsigned m = hw_gauges[i].metric;
+    prom_put(b, "# HELP %s %s\n# TYPE %s gauge\n", name, hw_gauges[i].help, name);
+    for (int g = 0; g < GT_PROM_MAX_GPUS; g++)
+      if (c->gpu[g].has[m])
+        prom_put(b, "%s{gpu=\"%d\"} %.17g\n", name, g,
+                 c->gpu[g].hw[m] * hw_gauges[i].scale);
+  }
+}
+
+static void put_health(struct prom_buf *b, const struct prom_counters *c) {
+  prom_put(b,
+           "# HELP gputrace_gpu_clock_event_active 1 while NVML reports the clock-event "
+           "(throttle) reason.\n# TYPE gputrace_gpu_clock_event_active gauge\n");
   for (int g = 0; g < GT_PROM_MAX_GPUS; g++)
-    if (c->gpu_seen[g] && has[g])
-      put(b, "%s{gpu=\"%d\"} %.17g\n", name, g, v[g]);
+    for (size_t i = 0; c->gpu[g].has[GT_METRIC_CLOCK_EVENTS] && i < 9; i++)
+      prom_put(b, "gputrace_gpu_clock_event_active{gpu=\"%d\",reason=\"%s\"} %d\n", g,
+               clock_reasons[i].reason,
+               ((unsigned long long)c->gpu[g].hw[GT_METRIC_CLOCK_EVENTS] &
+                clock_reasons[i].bit) != 0);
+  prom_put(b,
+           "# HELP gputrace_gpu_ecc_errors_total Volatile ECC errors (NVML), by type.\n"
+           "# TYPE gputrace_gpu_ecc_errors_total counter\n");
+  for (int g = 0; g < GT_PROM_MAX_GPUS; g++)
+    for (unsigned m = GT_METRIC_ECC_CORRECTED; m <= GT_METRIC_ECC_UNCORRECTED; m++)
+      if (c->gpu[g].has[m])
+        prom_put(b, "gputrace_gpu_ecc_errors_total{gpu=\"%d\",type=\"%s\"} %.17g\n", g,
+                 m == GT_METRIC_ECC_CORRECTED ? "corrected" : "uncorrected",
+                 c->gpu[g].hw[m]);
+  prom_put(b, "# HELP gputrace_gpu_xid_errors_total XID errors (NVML events), by XID.\n"
+              "# TYPE gputrace_gpu_xid_errors_total counter\n");
+  for (int g = 0; g < GT_PROM_MAX_GPUS; g++)
+    for (unsigned i = 0; i <= GT_PROM_MAX_XIDS; i++)
+      if (c->gpu[g].xids[i].count && i < GT_PROM_MAX_XIDS)
+        prom_put(b, "gputrace_gpu_xid_errors_total{gpu=\"%d\",xid=\"%u\"} %llu\n", g,
+                 c->gpu[g].xids[i].xid, (unsigned long long)c->gpu[g].xids[i].count);
+      else if (c->gpu[g].xids[i].count)
+        prom_put(
+            b, "gputrace_gpu_xid_errors_total{gpu=\"%d\",xid=\"" PROM_OTHER "\"} %llu\n",
+            g, (unsigned long long)c->gpu[g].xids[i].count);
+  prom_put(b,
+           "# HELP gputrace_gpu_process_memory_bytes GPU memory a process holds, as the "
+           "driver sees it (NVML).\n# TYPE gputrace_gpu_process_memory_bytes gauge\n");
+  for (unsigned i = 0; i < c->ngproc; i++)
+    prom_put(b, "gputrace_gpu_process_memory_bytes{gpu=\"%u\",pid=\"%u\"} %.17g\n",
+             c->gproc[i].gpu, c->gproc[i].pid, c->gproc[i].bytes);
+}
+
+/* One series per device NVML named: the labels dcgm-exporter's series carry
+ * (docs/monitoring/dcgm-rules.yml renames them). */
+static void put_gpu_info(struct prom_buf *b, const struct prom_counters *c) {
+  prom_put(b, "# HELP gputrace_gpu_info The GPU's identity (NVML).\n"
+              "# TYPE gputrace_gpu_info gauge\n");
+  for (int g = 0; g < GT_PROM_MAX_GPUS; g++) {
+    if (!c->gpu[g].uuid[0] && !c->gpu[g].model[0])
+      continue;
+    prom_put(b, "gputrace_gpu_info{gpu=\"%d\",uuid=", g);
+    prom_put_label(b, c->gpu[g].uuid);
+    prom_put(b, ",model_name=");
+    prom_put_label(b, c->gpu[g].model);
+    prom_put(b, ",hostname=");
+    prom_put_label(b, c->hostname);
+    prom_put(b, "} 1\n");
+  }
+}
+
+static void put_api(struct prom_buf *b, const struct prom_counters *c) {
+  prom_put(b, "# HELP gputrace_api_calls_total CUDA API calls traced, by API.\n"
+              "# TYPE gputrace_api_calls_total counter\n");
+  for (unsigned a = 1; a < GT_API_COUNT; a++)
+    if (c->api_calls[a])
+      prom_put(b, "gputrace_api_calls_total{api=\"%s\"} %llu\n", gt_api_name(a),
+               (unsigned long long)c->api_calls[a]);
+  prom_put(b, "# HELP gputrace_api_seconds Host time spent in CUDA API calls, by API.\n"
+              "# TYPE gputrace_api_seconds histogram\n");
+  for (unsigned a = 1; a < GT_API_COUNT; a++) {
+    if (!c->api_calls[a])
+      continue;
+    char labels[128];
+    snprintf(labels, sizeof labels, "api=\"%s\"", gt_api_name(a));
+    prom_put_hist(b, "gputrace_api_seconds", labels, c->api_buckets[a], prom_api_bounds,
+                  PROM_API_BUCKETS, (double)c->api_ns[a] / 1e9, c->api_calls[a]);
+  }
+}
+
+static void put_processes(struct prom_buf *b, const struct prom_counters *c) {
+  prom_put(b,
+           "# HELP gputrace_device_memory_bytes Device memory allocated and not freed, "
+           "by traced process.\n# TYPE gputrace_device_memory_bytes gauge\n");
+  for (int i = 0; i < GT_PROM_MAX_PIDS; i++)
+    if (c->pid[i])
+      prom_put(b, "gputrace_device_memory_bytes{pid=\"%u\"} %llu\n", c->pid[i],
+               (unsigned long long)c->pid_bytes[i]);
+  prom_put(b, "# HELP gputrace_process_gpu_seconds_total Device time of the kernels of a "
+              "traced process.\n# TYPE gputrace_process_gpu_seconds_total counter\n");
+  for (int i = 0; i < GT_PROM_MAX_PIDS; i++)
+    if (c->pid[i])
+      prom_put(b, "gputrace_process_gpu_seconds_total{pid=\"%u\"} %.9f\n", c->pid[i],
+               c->pid_gpu_ns[i] / 1e9);
 }
 
 /* The text of /metrics (malloc'd; *len set). */
 static char *prom_format(const struct prom_counters *c, size_t *len) {
-  struct buf b = {malloc(16384), 0, 16384};
+  struct prom_buf b = {malloc(65536), 0, 65536};
   if (!b.s)
     return NULL;
   b.s[0] = '\0';
-  put(&b,
-      "# HELP gputrace_kernel_launches_total Kernel launches traced.\n"
-      "# TYPE gputrace_kernel_launches_total counter\n"
-      "gputrace_kernel_launches_total %llu\n",
-      (unsigned long long)c->launches);
-  put(&b, "# HELP gputrace_api_calls_total CUDA API calls traced, by API.\n"
-          "# TYPE gputrace_api_calls_total counter\n");
-  for (unsigned a = 1; a < GT_API_COUNT; a++)
-    if (c->api_calls[a])
-      put(&b, "gputrace_api_calls_total{api=\"%s\"} %llu\n", gt_api_name(a),
-          (unsigned long long)c->api_calls[a]);
-  put(&b, "# HELP gputrace_api_seconds Host time spent in CUDA API calls, by API.\n"
-          "# TYPE gputrace_api_seconds summary\n");
-  for (unsigned a = 1; a < GT_API_COUNT; a++)
-    if (c->api_calls[a])
-      put(&b,
-          "gputrace_api_seconds_sum{api=\"%s\"} "
-          "%.9f\ngputrace_api_seconds_count{api=\"%s\"} %llu\n",
-          gt_api_name(a), (double)c->api_ns[a] / 1e9, gt_api_name(a),
-          (unsigned long long)c->api_calls[a]);
-  put(&b,
-      "# HELP gputrace_memcpy_bytes_total Bytes copied by cudaMemcpy*, by direction.\n"
-      "# TYPE gputrace_memcpy_bytes_total counter\n");
+  prom_put(&b,
+           "# HELP gputrace_kernel_launches_total Kernel launches traced.\n"
+           "# TYPE gputrace_kernel_launches_total counter\n"
+           "gputrace_kernel_launches_total %llu\n",
+           (unsigned long long)c->launches);
+  put_api(&b, c);
+  prom_put(&b, "# HELP gputrace_memcpy_bytes_total Bytes copied by cudaMemcpy*, by "
+               "direction.\n# TYPE gputrace_memcpy_bytes_total counter\n");
   for (unsigned d = 0; d < 6; d++)
-    put(&b, "gputrace_memcpy_bytes_total{dir=\"%s\"} %llu\n", gt_dir_name(d),
-        (unsigned long long)c->memcpy_bytes[d]);
-  put(&b, "# HELP gputrace_device_memory_bytes Device memory allocated and not freed, by "
-          "traced process.\n# TYPE gputrace_device_memory_bytes gauge\n");
-  for (int i = 0; i < GT_PROM_MAX_PIDS; i++)
-    if (c->pid[i])
-      put(&b, "gputrace_device_memory_bytes{pid=\"%u\"} %llu\n", c->pid[i],
-          (unsigned long long)c->pid_bytes[i]);
-  put(&b,
-      "# HELP gputrace_events_dropped_total Records the rings had no room for.\n"
-      "# TYPE gputrace_events_dropped_total counter\n"
-      "gputrace_events_dropped_total %llu\n",
-      (unsigned long long)c->dropped);
-  gauge_gpu(&b, "gputrace_gpu_utilization_percent", "GPU utilization (NVML).", c,
-            c->gpu_util, c->has_util);
-  gauge_gpu(&b, "gputrace_gpu_memory_used_bytes", "GPU memory used (NVML).", c,
-            c->gpu_mem_used, c->has_mem);
-  gauge_gpu(&b, "gputrace_gpu_memory_total_bytes", "GPU memory in all (NVML).", c,
-            c->gpu_mem_total, c->has_total);
-  gauge_gpu(&b, "gputrace_gpu_temperature_celsius", "GPU temperature (NVML).", c,
-            c->gpu_temp, c->has_temp);
-  gauge_gpu(&b, "gputrace_gpu_power_watts", "GPU power draw (NVML).", c, c->gpu_power,
-            c->has_power);
+    prom_put(&b, "gputrace_memcpy_bytes_total{dir=\"%s\"} %llu\n", gt_dir_name(d),
+             (unsigned long long)c->memcpy_bytes[d]);
+  put_processes(&b, c);
+  prom_put(&b,
+           "# HELP gputrace_events_dropped_total Records the rings had no room for.\n"
+           "# TYPE gputrace_events_dropped_total counter\n"
+           "gputrace_events_dropped_total %llu\n",
+           (unsigned long long)c->dropped);
+  prom_work_format(&b, &c->work);
+  put_gpu_info(&b, c);
+  put_hw_gauges(&b, c);
+  put_health(&b, c);
   *len = b.len;
   return b.s;
 }
@@ -307,6 +556,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
   MHD_destroy_response(resp);
   return ret;
 }
+
+/* Why MHD could not listen at `ai` (it keeps no errno): the same bind, as
+ * MHD makes it (SO_REUSEADDR), tried again to learn the reason. */
+static const char *why_not_listening(const struct addrinfo *ai) {
+  int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), on = 1;
+  int e = fd < 0 ? errno : 0;
+  if (!e)
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  if (!e && (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1) != 0))
+    e = errno;
+  if (fd >= 0)
+    close(fd);
+  return e ? strerror(e) : "the server did not start";
+}
 #endif
 
 struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
@@ -341,7 +604,10 @@ struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
     return NULL;
   }
   gt_map_init(&p->allocs);
-  p->graphs = gt_graphs_new(NULL); /* counts only: no device times */
+  p->graphs = gt_graphs_new(NULL); /* no model: kernels by stub */
+  p->work = prom_work_new(&p->live.work);
+  if (gethostname(p->live.hostname, sizeof p->live.hostname - 1) != 0)
+    p->live.hostname[0] = '\0';
   pthread_mutex_init(&p->mu, NULL);
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
   if (ai->ai_family == AF_INET6)
@@ -352,11 +618,14 @@ struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
   p->daemon =
       MHD_start_daemon(flags, port, NULL, NULL, handle, p, MHD_OPTION_SOCK_ADDR,
                        ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+  if (!p->daemon)
+    snprintf(err, errlen, "--prometheus %s: cannot listen there: %s", addr_port,
+             why_not_listening(ai));
   freeaddrinfo(ai);
   if (!p->daemon) {
-    snprintf(err, errlen, "--prometheus %s: cannot listen there", addr_port);
     gt_map_free(&p->allocs);
     gt_graphs_free(p->graphs);
+    prom_work_free(p->work);
     pthread_mutex_destroy(&p->mu);
     free(p);
     return NULL;
@@ -373,6 +642,15 @@ void gt_prom_stop(struct gt_prom *p) {
 #endif
   gt_map_free(&p->allocs);
   gt_graphs_free(p->graphs);
+  prom_work_free(p->work);
   pthread_mutex_destroy(&p->mu);
   free(p);
+}
+
+void gt_prom_gpu_info(struct gt_prom *p, unsigned gpu, const char *uuid,
+                      const char *model) {
+  if (!p || gpu >= GT_PROM_MAX_GPUS)
+    return;
+  snprintf(p->live.gpu[gpu].uuid, sizeof p->live.gpu[gpu].uuid, "%s", uuid);
+  snprintf(p->live.gpu[gpu].model, sizeof p->live.gpu[gpu].model, "%s", model);
 }

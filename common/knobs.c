@@ -25,51 +25,138 @@ struct knob {
   uint64_t dflt, lo, hi;
   const char *unit;       /* numbers: what they count */
   const char *choices[5]; /* choices, in index order */
+  const char *help;       /* what it does, one line (the man page's) */
 };
 
 static const struct knob knobs[GT_KNOB_COUNT] = {
-    [GT_KNOB_DISABLE] = {"GPUTRACE_DISABLE", BOOL, 0, 0, 1, NULL, {NULL}},
-    [GT_KNOB_QUIET] = {"GPUTRACE_QUIET", BOOL, 0, 0, 1, NULL, {NULL}},
-    [GT_KNOB_FORCE] = {"GPUTRACE_FORCE", BOOL, 0, 0, 1, NULL, {NULL}},
-    [GT_KNOB_NVTX] = {"GPUTRACE_NVTX", BOOL, 1, 0, 1, NULL, {NULL}},
+    [GT_KNOB_DISABLE] = {"GPUTRACE_DISABLE",
+                         BOOL,
+                         0,
+                         0,
+                         1,
+                         NULL,
+                         {NULL},
+                         "forward calls only, trace nothing"},
+    [GT_KNOB_QUIET] =
+        {"GPUTRACE_QUIET", BOOL, 0, 0, 1, NULL, {NULL}, "no warnings on stderr"},
+    [GT_KNOB_FORCE] = {"GPUTRACE_FORCE",
+                       BOOL,
+                       0,
+                       0,
+                       1,
+                       NULL,
+                       {NULL},
+                       "overwrite an existing GPUTRACE_OUTPUT (as record --force)"},
+    [GT_KNOB_NVTX] = {"GPUTRACE_NVTX",
+                      BOOL,
+                      1,
+                      0,
+                      1,
+                      NULL,
+                      {NULL},
+                      "set NVTX_INJECTION64_PATH when unset, to record NVTX ranges"},
     [GT_KNOB_RING_KB] = {"GPUTRACE_RING_KB",
                          NUMBER,
                          GT_DEFAULT_RING_KB,
                          16,
                          GT_RING_MAX_BYTES / 1024,
                          "KiB",
-                         {NULL}},
-    [GT_KNOB_CLOCK] = {"GPUTRACE_CLOCK", CHOICE, 0, 0, 0, NULL, {"auto", "monotonic"}},
-    [GT_KNOB_STACKS] =
-        {"GPUTRACE_STACKS", CHOICE, 0, 0, 0, NULL, {"alloc", "all", "none"}},
+                         {NULL},
+                         "the ring each traced process writes into"},
+    [GT_KNOB_CLOCK] = {"GPUTRACE_CLOCK",
+                       CHOICE,
+                       0,
+                       0,
+                       0,
+                       NULL,
+                       {"auto", "monotonic"},
+                       "the clock: monotonic never stamps with the TSC"},
+    [GT_KNOB_STACKS] = {"GPUTRACE_STACKS",
+                        CHOICE,
+                        0,
+                        0,
+                        0,
+                        NULL,
+                        {"alloc", "all", "none"},
+                        "call stacks of allocations, frees and sampled launches; of "
+                        "every call; or none"},
     [GT_KNOB_GPU_TIMING] = {"GPUTRACE_GPU_TIMING",
                             CHOICE,
                             0,
                             0,
                             0,
                             NULL,
-                            {"auto", "events", "cupti", "off"}},
+                            {"auto", "events", "cupti", "off"},
+                            "device timing: auto is CUDA events; CUPTI on request"},
     [GT_KNOB_GPU_TIMING_SAMPLE] =
-        {"GPUTRACE_GPU_TIMING_SAMPLE", AUTO_NUMBER, 0, 1, 1000000, "calls", {NULL}},
-    [GT_KNOB_GPU_TIMING_EVENTS] =
-        {"GPUTRACE_GPU_TIMING_EVENTS", NUMBER, 65536, 2, 4194304, "events", {NULL}},
-    [GT_KNOB_NVML_MS] = {"GPUTRACE_NVML_MS", NUMBER, 500, 10, 3600000, "ms", {NULL}},
+        {"GPUTRACE_GPU_TIMING_SAMPLE",
+         AUTO_NUMBER,
+         0,
+         1,
+         1000000,
+         "calls",
+         {NULL},
+         "auto: launches sampled within GPUTRACE_GPU_TIMING_BUDGET; N: one call in N"},
+    [GT_KNOB_GPU_TIMING_EVENTS] = {"GPUTRACE_GPU_TIMING_EVENTS",
+                                   NUMBER,
+                                   65536,
+                                   2,
+                                   4194304,
+                                   "events",
+                                   {NULL},
+                                   "the device timing event pool"},
+    [GT_KNOB_NVML_MS] = {"GPUTRACE_NVML_MS",
+                         NUMBER,
+                         500,
+                         10,
+                         3600000,
+                         "ms",
+                         {NULL},
+                         "the collector's NVML sampling period"},
     [GT_KNOB_GPU_TIMING_BUDGET] =
-        {"GPUTRACE_GPU_TIMING_BUDGET", NUMBER, 1, 1, 100, "percent", {NULL}},
-    [GT_KNOB_PPROF_EVERY] =
-        {"GPUTRACE_PPROF_EVERY", DURATION, 60000000000ull, 1, 86400, NULL, {NULL}},
-    [GT_KNOB_PPROF_KEEP] =
-        {"GPUTRACE_PPROF_KEEP", NUMBER, 60, 0, 1000000, "files", {NULL}},
+        {"GPUTRACE_GPU_TIMING_BUDGET",
+         NUMBER,
+         1,
+         1,
+         100,
+         "percent",
+         {NULL},
+         "the share of a thread's time adaptive device timing may cost it"},
+    [GT_KNOB_PPROF_EVERY] = {"GPUTRACE_PPROF_EVERY",
+                             DURATION,
+                             60000000000ull,
+                             1,
+                             86400,
+                             NULL,
+                             {NULL},
+                             "the time between live profiles (collector)"},
+    [GT_KNOB_PPROF_KEEP] = {"GPUTRACE_PPROF_KEEP",
+                            NUMBER,
+                            60,
+                            0,
+                            1000000,
+                            "files",
+                            {NULL},
+                            "live profiles kept per process and kind; 0: all"},
     [GT_KNOB_LAUNCH_STACKS] =
-        {"GPUTRACE_LAUNCH_STACKS", AUTO_NUMBER, 0, 1, 1000000000, "launches", {NULL}},
+        {"GPUTRACE_LAUNCH_STACKS",
+         AUTO_NUMBER,
+         0,
+         1,
+         1000000000,
+         "launches",
+         {NULL},
+         "launch stacks: auto adapts to 1 % of a thread's time; N: one launch in N"},
     /* a choice ending in ":NAME" takes any non-empty name after its prefix */
-    [GT_KNOB_CAPTURE_RANGE] = {"GPUTRACE_CAPTURE_RANGE",
-                               CHOICE,
-                               0,
-                               0,
-                               0,
-                               NULL,
-                               {"none", "cudaProfilerApi", "nvtx:NAME"}},
+    [GT_KNOB_CAPTURE_RANGE] =
+        {"GPUTRACE_CAPTURE_RANGE",
+         CHOICE,
+         0,
+         0,
+         0,
+         NULL,
+         {"none", "cudaProfilerApi", "nvtx:NAME"},
+         "record only inside capture ranges (as record --capture-range)"},
 };
 
 /* Variables that are no knob of this table but are ours all the same. */
@@ -195,6 +282,38 @@ uint64_t gt_knob(enum gt_knob_id id) {
     return k->dflt;
   }
   return out;
+}
+
+const char *gt_knob_name(enum gt_knob_id id) {
+  return id < GT_KNOB_COUNT ? knobs[id].name : NULL;
+}
+
+const char *gt_knob_help(enum gt_knob_id id) {
+  return id < GT_KNOB_COUNT ? knobs[id].help : NULL;
+}
+
+/* The default as a user would write it: "auto", "alloc", "60s", "32768". */
+static void default_text(const struct knob *k, char *buf, size_t len) {
+  if (k->type == CHOICE)
+    snprintf(buf, len, "%s", k->choices[k->dflt]);
+  else if (k->type == AUTO_NUMBER && k->dflt == 0)
+    snprintf(buf, len, "auto");
+  else if (k->type == DURATION)
+    snprintf(buf, len, "%llus", (unsigned long long)(k->dflt / 1000000000ull));
+  else
+    snprintf(buf, len, "%llu", (unsigned long long)k->dflt);
+}
+
+void gt_knob_values(enum gt_knob_id id, char *buf, size_t len) {
+  if (id >= GT_KNOB_COUNT) {
+    snprintf(buf, len, "nothing: no such knob");
+    return;
+  }
+  char dflt[64];
+  describe(&knobs[id], buf, len);
+  default_text(&knobs[id], dflt, sizeof dflt);
+  size_t n = strlen(buf);
+  snprintf(buf + n, len - n, "; default %s", dflt);
 }
 
 int gt_knob_parse(enum gt_knob_id id, const char *value, uint64_t *out, char *want,

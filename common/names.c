@@ -46,14 +46,35 @@ const char *gt_nvtx_op_name(unsigned op) {
   return op < 6 ? names[op] : "?";
 }
 
-static const char *const metric_names[GT_METRIC_COUNT] = {
-    "?",           "gpu_util", "mem_util",      "mem_used", "mem_total",
-    "temperature", "power",    "power_limit",   "sm_clock", "mem_clock",
-    "pcie_tx",     "pcie_rx",  "temp_slowdown",
+static const char *const metric_names[] = {
+    "?",
+    "gpu_util",
+    "mem_util",
+    "mem_used",
+    "mem_total",
+    "temperature",
+    "power",
+    "power_limit",
+    "sm_clock",
+    "mem_clock",
+    "pcie_tx",
+    "pcie_rx",
+    "temp_slowdown",
+    "clock_events",
+    "ecc_corrected",
+    "ecc_uncorrected",
+    "xid",
+    "processes",
+    "proc_mem",
 };
-static const char *const metric_units[GT_METRIC_COUNT] = {
-    "?", "%", "%", "bytes", "bytes", "C", "W", "W", "MHz", "MHz", "B/s", "B/s", "C",
+static const char *const metric_units[] = {
+    "?",   "%",   "%", "bytes", "bytes", "C",     "W",   "W",     "MHz",   "MHz",
+    "B/s", "B/s", "C", "mask",  "count", "count", "xid", "count", "bytes",
 };
+
+_Static_assert(sizeof metric_names / sizeof metric_names[0] == GT_METRIC_COUNT &&
+                   sizeof metric_units / sizeof metric_units[0] == GT_METRIC_COUNT,
+               "a name and a unit per metric");
 
 const char *gt_metric_name(unsigned metric) {
   return metric < GT_METRIC_COUNT ? metric_names[metric] : "?";

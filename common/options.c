@@ -32,18 +32,48 @@ static void usage_word(FILE *to, const char *word, int indent, int *col) {
   *col += 1 + n;
 }
 
+/* Two choices of one setting (GT_OPTION_SET on one variable). */
+static int same_setting(const struct gt_option *a, const struct gt_option *b) {
+  return a->type == GT_OPTION_SET && b->type == GT_OPTION_SET && a->value &&
+         a->value == b->value;
+}
+
+/* Append to word[*n..len), never past its end. */
+static void append(char *word, size_t len, size_t *n, const char *s) {
+  int w = snprintf(word + *n, len - *n, "%s", s);
+  if (w > 0)
+    *n = *n + (size_t)w < len ? *n + (size_t)w : len - 1;
+}
+
+const struct gt_option *gt_options_word(const struct gt_option *o, char *word,
+                                        size_t len) {
+  int required = (o->flags & GT_OPTION_REQUIRED) != 0;
+  size_t n = 0;
+  word[0] = '\0';
+  append(word, len, &n, required ? "" : "[");
+  const struct gt_option *q = o;
+  do {
+    char name[96];
+    if (q->short_name)
+      snprintf(name, sizeof name, "%s-%c", q == o ? "" : " | ", q->short_name);
+    else
+      snprintf(name, sizeof name, "%s--%s", q == o ? "" : " | ", q->name);
+    append(word, len, &n, name);
+    if (takes_value(q)) {
+      append(word, len, &n, " ");
+      append(word, len, &n, q->arg ? q->arg : "VALUE");
+    }
+    q++;
+  } while (q->name && same_setting(o, q));
+  append(word, len, &n, required ? "" : "]");
+  return q;
+}
+
 void gt_options_usage(const struct gt_command *c, FILE *to) {
   int indent = fprintf(to, "usage: %s", c->prog), col = indent;
-  for (const struct gt_option *o = c->options; o->name; o++) {
-    char word[160], name[64];
-    int required = (o->flags & GT_OPTION_REQUIRED) != 0;
-    if (o->short_name)
-      snprintf(name, sizeof name, "-%c", o->short_name);
-    else
-      snprintf(name, sizeof name, "--%s", o->name);
-    snprintf(word, sizeof word, "%s%s%s%s%s", required ? "" : "[", name,
-             takes_value(o) ? " " : "", takes_value(o) ? (o->arg ? o->arg : "VALUE") : "",
-             required ? "" : "]");
+  char word[256];
+  for (const struct gt_option *o = c->options; o->name;) {
+    o = gt_options_word(o, word, sizeof word);
     usage_word(to, word, indent, &col);
   }
   if (c->args)
@@ -185,11 +215,63 @@ static const struct gt_option *find_short(const struct gt_option *t, char c) {
   return NULL;
 }
 
-/* --help and --version: the status, or GT_OPTIONS_RUN when a is neither. */
+/* Whether the space-separated list names (an excludes) holds name. */
+static int names_it(const char *names, const char *name) {
+  size_t len = strlen(name);
+  for (const char *p = names; p && *p;) {
+    size_t n = strcspn(p, " ");
+    if (n == len && !memcmp(p, name, len))
+      return 1;
+    p += n;
+    p += strspn(p, " ");
+  }
+  return 0;
+}
+
+/* Two different options that cannot be given together: two choices of one
+ * setting, or one names the other in its excludes. */
+static int conflict(const struct gt_option *a, const struct gt_option *b) {
+  if (a == b)
+    return 0;
+  if (same_setting(a, b) && a->set_to != b->set_to)
+    return 1;
+  return names_it(a->excludes, b->name) || names_it(b->excludes, a->name);
+}
+
+/* The table's own mistakes, found before any argument is read: NULL, or
+ * what is wrong. */
+static const char *table_error(const struct gt_command *c, char *why, size_t len) {
+  size_t count = 0;
+  for (const struct gt_option *o = c->options; o->name; o++, count++)
+    for (const char *p = o->excludes; p && *p;) {
+      size_t n = strcspn(p, " ");
+      if (!find_long(c->options, p, n)) {
+        snprintf(why, len, "--%s excludes --%.*s, which it lacks", o->name, (int)n, p);
+        return why;
+      }
+      p += n;
+      p += strspn(p, " ");
+    }
+  if (count > MAX_OPTIONS) {
+    snprintf(why, len, "%zu options: the parser takes %d", count, MAX_OPTIONS);
+    return why;
+  }
+  return NULL;
+}
+
+/* --help, --version and --gt-describe=WHAT: the status, or GT_OPTIONS_RUN
+ * when a is none of them. */
 static int builtin(const struct gt_command *c, const char *a) {
   if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
     gt_options_help(c, stdout);
     return 0;
+  }
+  if (!strncmp(a, "--gt-describe=", 14)) {
+    if (gt_options_describe(c, a + 14, stdout) == 0)
+      return 0;
+    fprintf(stderr, "%s: bad --gt-describe '%s' (want summary, man or bash)\n", c->prog,
+            a + 14);
+    return 2;
   }
   if (c->version && !strcmp(a, "--version")) {
     printf("%s %s\n", c->prog, c->version);
@@ -223,6 +305,9 @@ static int take_option(const struct gt_command *c, int argc, char **argv, int *i
       return fail(c, "missing value for --%s", o->name);
     arg = argv[++*i];
   }
+  for (const struct gt_option *q = c->options; q->name; q++)
+    if ((*given >> (q - c->options) & 1) && conflict(q, o))
+      return fail(c, "--%s and --%s cannot be used together", q->name, o->name);
   char want[256] = "";
   if (!takes_value(o)) {
     if (o->value)
@@ -252,11 +337,9 @@ static int complete(const struct gt_command *c, int nargs, uint64_t given) {
 }
 
 int gt_options_parse(const struct gt_command *c, int argc, char **argv, int *nargs) {
-  size_t count = 0;
-  while (c->options[count].name)
-    count++;
-  if (count > MAX_OPTIONS)
-    return fail(c, "%zu options: the parser takes %d", count, MAX_OPTIONS);
+  char why[160];
+  if (table_error(c, why, sizeof why))
+    return fail(c, "bad option table (%s)", why);
   uint64_t given = 0;
   int n = 0, options_ended = 0;
   for (int i = 1; i < argc; i++) {

@@ -11,6 +11,13 @@
 #define OUT_FLAGS (O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
 #define PICK_TRIES 100000u
 
+/* How the front end overwrites a file (gt_out_force_hint). */
+static const char *g_force_hint = "--force";
+
+void gt_out_force_hint(const char *how) {
+  g_force_hint = how;
+}
+
 static int fail(char *err, size_t errlen, const char *path, const char *why) {
   snprintf(err, errlen, "cannot write %s: %s", path, why);
   return -1;
@@ -19,12 +26,16 @@ static int fail(char *err, size_t errlen, const char *path, const char *why) {
 /* The message for a failed open; errno is kept for the caller. */
 static int open_failed(const char *path, char *err, size_t errlen) {
   int saved = errno;
+  char why[96];
   if (saved == ELOOP)
     fail(err, errlen, path, "it is a symbolic link (not followed)");
-  else if (saved == EEXIST)
-    fail(err, errlen, path,
-         "it exists (not overwritten; --force overwrites a file of yours)");
-  else
+  else if (saved == EISDIR) /* no force takes a directory: no hint */
+    fail(err, errlen, path, "it is a directory");
+  else if (saved == EEXIST) {
+    snprintf(why, sizeof why,
+             "it exists (not overwritten; %s overwrites a file of yours)", g_force_hint);
+    fail(err, errlen, path, why);
+  } else
     fail(err, errlen, path, strerror(saved));
   errno = saved;
   return -1;
@@ -68,8 +79,9 @@ static int open_existing(const char *path, enum gt_out_mode mode, char *err,
   struct stat st;
   if (lstat(path, &st) != 0)
     return errno == ENOENT ? -1 : open_failed(path, err, errlen);
-  errno = S_ISLNK(st.st_mode) ? ELOOP : EEXIST;
-  if (S_ISLNK(st.st_mode) || (mode == GT_OUT_NEW && !S_ISCHR(st.st_mode)))
+  errno = S_ISLNK(st.st_mode) ? ELOOP : S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
+  if (S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode) ||
+      (mode == GT_OUT_NEW && !S_ISCHR(st.st_mode)))
     return open_failed(path, err, errlen);
   int fd = open(path, OUT_FLAGS | (mode == GT_OUT_APPEND ? O_APPEND : 0));
   if (fd < 0)

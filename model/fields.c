@@ -144,6 +144,7 @@ static const struct gt_field metric[] = {
     {K("metric"), .type = GT_FT_NAME, AT(metric.metric), .name = gt_metric_name},
     {K("value"), .text = "", .type = GT_FT_METRIC, AT(metric.value)},
     {K("unit"), .text = "", .type = GT_FT_NAME, AT(metric.metric), .name = gt_metric_unit},
+    {K("of_pid"), .text = "of_pid", .type = GT_FT_UINT, AT(metric.pid), .out = GT_FO_NZ},
 };
 static const struct gt_field note[] = {
     {K("note"), .text = "", .type = GT_FT_TEXT},

@@ -17,6 +17,9 @@ struct gt_model {
   struct gt_nvtx *nvtx;   /* GT_LAYER_NVTX */
   struct gt_symtab *symtab;
   struct gt_model_totals totals;
+  uint32_t *pids; /* processes started or calling, in the order seen */
+  size_t npids, cpids;
+  uint32_t last_pid;     /* of the last call record */
   struct gt_block block; /* the event's */
   struct gt_range range; /* the event's */
   char text[GT_TEXT_MAX + 1];
@@ -50,6 +53,7 @@ void gt_model_free(struct gt_model *m) {
   gt_heap_free(m->heap);
   gt_nvtx_free(m->nvtx);
   gt_symtab_free(m->symtab);
+  free(m->pids);
   free(m);
 }
 
@@ -92,6 +96,17 @@ static void heap_layer(struct gt_model *m, const struct gt_record *r,
     ev->block = &m->block;
 }
 
+static void add_pid(struct gt_model *m, uint32_t pid) {
+  for (size_t i = 0; i < m->npids; i++)
+    if (m->pids[i] == pid)
+      return;
+  if (m->npids == m->cpids) {
+    m->cpids = m->cpids ? 2 * m->cpids : 8;
+    m->pids = gt_xrealloc(m->pids, m->cpids * sizeof *m->pids);
+  }
+  m->pids[m->npids++] = pid;
+}
+
 static void count(struct gt_model_totals *t, const struct gt_record *r) {
   t->records++;
   /* a graph's making replayed at a rolling file's start is from before it */
@@ -103,21 +118,37 @@ static void count(struct gt_model_totals *t, const struct gt_record *r) {
     if (r->ts_ns > t->last_start_ns)
       t->last_start_ns = r->ts_ns;
   }
+  if (gt_kind_is_call(r->kind) && r->kind != GT_KIND_NVTX)
+    t->cuda_calls++;
   if (r->kind == GT_KIND_DROP) {
     t->dropped += r->u.count.count;
     if (gt_kind_in_table(r->u.count.of_kind))
       t->dropped_by_kind[r->u.count.of_kind] += r->u.count.count;
+    if (gt_kind_is_call(r->u.count.of_kind) && r->u.count.of_kind != GT_KIND_NVTX)
+      t->cuda_calls += r->u.count.count;
   } else if (r->kind == GT_KIND_LOST) {
     t->lost += r->u.count.count;
   }
 }
 
+/* A process is known by its start, or by its calls (its start may be in a
+ * rolling set's deleted file); records come in runs of one process, so the
+ * list is searched once per run. */
+static void count_process(struct gt_model *m, const struct gt_record *r) {
+  if (r->pid != m->last_pid && gt_kind_is_call(r->kind)) {
+    m->last_pid = r->pid;
+    add_pid(m, r->pid);
+  }
+}
+
 void gt_model_count(struct gt_model *m, const struct gt_record *r) {
   count(&m->totals, r);
+  count_process(m, r);
 }
 
 void gt_model_feed(struct gt_model *m, const struct gt_record *r, struct gt_event *ev) {
   count(&m->totals, r);
+  count_process(m, r);
   gt_model_feed_made(m, r, ev);
 }
 
@@ -141,6 +172,7 @@ void gt_model_feed_made(struct gt_model *m, const struct gt_record *r,
         gt_oom();
       put_string(&m->cmdlines, r->pid, cmd);
       m->totals.processes++;
+      add_pid(m, r->pid);
     }
     break;
   case GT_KIND_NVTX: /* only an opening range needs its text */
@@ -226,6 +258,11 @@ struct gt_symtab *gt_model_symtab(struct gt_model *m) {
 
 const struct gt_model_totals *gt_model_totals(const struct gt_model *m) {
   return &m->totals;
+}
+
+const uint32_t *gt_model_pids(const struct gt_model *m, size_t *n) {
+  *n = m->npids;
+  return m->pids;
 }
 
 unsigned gt_model_thread_depth(const struct gt_model *m, uint32_t pid, uint32_t tid) {

@@ -17,6 +17,7 @@
 #ifndef GPUTRACE_MODEL_MODEL_H
 #define GPUTRACE_MODEL_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gputrace/schema.h"
@@ -51,6 +52,11 @@ struct gt_model_totals {
   uint64_t first_ns, last_ns; /* over timed records: earliest start, latest end */
   uint64_t last_start_ns;     /* latest start */
   uint64_t dropped_by_kind[GT_KIND_COUNT];
+  /* CUDA calls: records of a call kind (gt_kind_is_call) other than NVTX,
+   * kept or dropped. NVTX is a library of its own, traced without CUDA, so
+   * 0 here means the program's CUDA was not traced at all (every command
+   * warns: analyze/notices.h). */
+  uint64_t cuda_calls;
 };
 
 struct gt_model;
@@ -103,6 +109,10 @@ struct gt_heap *gt_model_heap(struct gt_model *m);     /* NULL without the layer
 struct gt_symtab *gt_model_symtab(struct gt_model *m); /* GT_LAYER_SYMBOLS */
 
 const struct gt_model_totals *gt_model_totals(const struct gt_model *m);
+/* The processes the trace holds: those whose start it recorded or whose
+ * calls it holds, in the order seen; *n of them. Valid until the next
+ * record is fed. */
+const uint32_t *gt_model_pids(const struct gt_model *m, size_t *n);
 
 /* GT_LAYER_NVTX: push ranges open on a thread; ranges still open (see
  * gt_nvtx_open_ranges). */

@@ -36,7 +36,7 @@ struct sample {
 };
 
 struct gt_pprof {
-  size_t ntypes;
+  size_t ntypes, headline;
   int64_t type[GT_PPROF_MAX_TYPES], unit[GT_PPROF_MAX_TYPES];
   struct gt_strtab strings;
   struct gt_map fn_index, loc_index, map_index, sample_index; /* hash -> id */
@@ -58,7 +58,7 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 }
 
 struct gt_pprof *gt_pprof_new(const char *const *types, const char *const *units,
-                              size_t ntypes) {
+                              size_t ntypes, size_t headline) {
   struct gt_pprof *p = gt_xcalloc(1, sizeof *p);
   gt_map_init(&p->fn_index);
   gt_map_init(&p->loc_index);
@@ -70,6 +70,7 @@ struct gt_pprof *gt_pprof_new(const char *const *types, const char *const *units
     p->type[i] = gt_pprof_string(p, types[i]);
     p->unit[i] = gt_pprof_string(p, units[i]);
   }
+  p->headline = headline < p->ntypes ? headline : 0;
   return p;
 }
 
@@ -330,10 +331,10 @@ static void fill_tables(const struct gt_pprof *p, Profile *pr, struct arena *a) 
     vs[i].unit = p->unit[i];
     pr->sample_type[i] = &vs[i];
   }
-  vs[p->ntypes] = vs[p->ntypes ? p->ntypes - 1 : 0]; /* period type: the last */
+  vs[p->ntypes] = vs[p->headline];
   pr->period_type = &vs[p->ntypes];
   pr->period = 1;
-  pr->default_sample_type = p->ntypes ? p->type[p->ntypes - 1] : 0;
+  pr->default_sample_type = p->ntypes ? p->type[p->headline] : 0;
   pr->n_string_table = p->strings.n;
   pr->string_table = p->strings.strs;
 }

@@ -38,9 +38,11 @@ struct gt_pprof_line {
   int64_t line;
 };
 
-/* types[i] / units[i]: e.g. "alloc_space" / "bytes". */
+/* types[i] / units[i]: e.g. "alloc_space" / "bytes". types[headline] is
+ * the profile's default_sample_type and period type: the figure go tool
+ * pprof shows without -sample_index (which would otherwise be the last). */
 struct gt_pprof *gt_pprof_new(const char *const *types, const char *const *units,
-                              size_t ntypes);
+                              size_t ntypes, size_t headline);
 void gt_pprof_free(struct gt_pprof *p);
 
 int64_t gt_pprof_string(struct gt_pprof *p, const char *s);

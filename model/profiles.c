@@ -139,7 +139,7 @@ struct gt_pprof *gt_memprof_profile(struct gt_memprof *m, struct gt_symtab *st) 
     x->values[2]++;
     x->values[3] += (int64_t)m->live[i].bytes;
   }
-  struct gt_pprof *p = gt_pprof_new(types, units, 4);
+  struct gt_pprof *p = gt_pprof_new(types, units, 4, 3); /* inuse_space */
   for (size_t i = 0; i < m->nsites; i++) {
     const struct site *x = &m->sites[i];
     if (!x->values[0] && !x->values[1] && !x->values[2] && !x->values[3])
@@ -168,7 +168,7 @@ void gt_memprof_free(struct gt_memprof *m) {
 struct gt_pprof *gt_gpuprof_profile(const struct gt_gpu_attr *g, struct gt_symtab *st) {
   static const char *types[] = {"launches", "gpu_time", "bytes"};
   static const char *units[] = {"count", "nanoseconds", "bytes"};
-  struct gt_pprof *p = gt_pprof_new(types, units, 3);
+  struct gt_pprof *p = gt_pprof_new(types, units, 3, 1); /* gpu_time */
   for (size_t i = 0; i < g->nsites; i++) {
     const struct gt_gpu_site *x = &g->sites[i];
     uint64_t locs[MAX_FRAMES + 1];

@@ -14,12 +14,13 @@
  *  - gt_memprof_profile: Go's heap sample types in Go's order —
  *    alloc_objects/count, alloc_space/bytes (allocations since the start or
  *    the last gt_memprof_restart), inuse_objects/count, inuse_space/bytes
- *    (the blocks live now) — labelled `memory` and `pid`. Sites whose four
- *    values are all 0 are left out.
+ *    (the blocks live now) — labelled `memory` and `pid`; inuse_space is
+ *    the default sample type. Sites whose four values are all 0 are left
+ *    out.
  *  - gt_gpuprof_profile: a finished gt_gpu_attr (gpu_attr.h) as
  *    launches/count, gpu_time/nanoseconds, bytes/bytes by launch stack, the
  *    kernel (or "memcpy HtoD", "memset") as the leaf, labelled `kind` and
- *    `pid`.
+ *    `pid`; gpu_time is the default sample type.
  *  - Stacks come from the symbol table: native frames with their module's
  *    mapping, inline levels of one address in one location, Python frames
  *    as locations of their own; a stack not (yet) known is "[no stack]".

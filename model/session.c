@@ -30,6 +30,10 @@ struct gt_session {
   struct slot slots[GT_SESSION_WINDOW + 1];
   unsigned nlive;
   uint64_t serial;
+  /* progress (gt_session_opts) */
+  void (*progress)(void *ctx, uint64_t read, uint64_t total);
+  void *progress_ctx;
+  uint64_t read, total;
 };
 
 void gt_tool_all(struct gt_tool *t, gt_handler fn) {
@@ -73,6 +77,8 @@ struct gt_session *gt_session_open(const struct gt_session_opts *o, char *err,
    * docs/PERFORMANCE.md, Figures moved out of code comments). */
   gt_reader_set_threads(rd, threads, threads * 2 + 2);
   gt_reader_set_quiet(rd, o->quiet);
+  s->progress = o->progress;
+  s->progress_ctx = o->progress_ctx;
   return s;
 }
 
@@ -139,15 +145,24 @@ static void note_origin(struct gt_session *s, const struct gt_record *rec) {
     s->origin = rec->ts_ns;
 }
 
+/* A chunk of n records was read: tell the progress callback. */
+static void chunk_read(struct gt_session *s, uint64_t n) {
+  s->read += n;
+  if (s->progress)
+    s->progress(s->progress_ctx, s->read, s->total);
+}
+
 static void run_in_file_order(struct gt_session *s) {
   struct gt_chunk c;
   while (gt_reader_next_chunk(s->rd, &c)) {
     size_t pos = 0;
-    for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos));) {
+    uint64_t n = 0;
+    for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos)); n++) {
       note_origin(s, rec);
       dispatch(s, rec);
     }
     gt_reader_release(s->rd, &c);
+    chunk_read(s, n);
   }
 }
 
@@ -204,7 +219,8 @@ static void run_in_time_order(struct gt_session *s) {
     *sl = (struct slot){.chunk = c, .pending = 1, .serial = s->serial++, .live = 1};
     s->nlive++;
     size_t pos = 0;
-    for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos));) {
+    uint64_t n = 0;
+    for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos)); n++) {
       note_origin(s, rec);
       if (!(s->ordered & ~GT_ORDER_DEFINITIONS & 1u << rec->kind) &&
           !(s->graph_order && gt_graph_record(rec))) { /* as it comes */
@@ -218,6 +234,7 @@ static void run_in_time_order(struct gt_session *s) {
     }
     done_with(s, h); /* the hold */
     shrink(s);
+    chunk_read(s, n);
   }
   while (pop_one(s))
     ;
@@ -226,6 +243,8 @@ static void run_in_time_order(struct gt_session *s) {
 
 void gt_session_run(struct gt_session *s, const struct gt_tool *t) {
   s->tool = t;
+  if (s->progress)
+    s->total = gt_reader_records_hint(s->rd);
   gt_model_set_open_hook(s->model, t->range_open, t->ctx);
   if (s->ordered)
     run_in_time_order(s);

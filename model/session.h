@@ -92,6 +92,11 @@ struct gt_session_opts {
   /* A trace still being written is read as it is (with a warning) instead
    * of waiting for its collector: `--no-wait`. */
   int no_wait;
+  /* Told after each chunk: records read so far, of `total` in the trace
+   * (its chunk headers; 0 when unknown). For a progress display: the model
+   * itself never prints. NULL: not told. */
+  void (*progress)(void *ctx, uint64_t read, uint64_t total);
+  void *progress_ctx;
 };
 
 struct gt_session;

@@ -76,6 +76,168 @@ char *gt_demangle(const char *name) {
   return status == 0 && out ? out : strdup(name);
 }
 
+/* ---- text for terminals and text formats ---- */
+
+char *gt_text_clean(char *dst, size_t len, const char *s) {
+  size_t j = 0;
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p && len) {
+    int n = *p < 0x80 ? 1 : utf8_len(p);
+    if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+      if (j + 1 >= len)
+        break;
+      dst[j++] = '?';
+      p++;
+      continue;
+    }
+    if (j + (size_t)n >= len)
+      break;
+    memcpy(dst + j, p, (size_t)n);
+    j += (size_t)n;
+    p += n;
+  }
+  if (len)
+    dst[j] = '\0';
+  return dst;
+}
+
+const char *gt_base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+int gt_text_width(const char *s) {
+  int w = 0;
+  for (; *s; s++)
+    w += ((unsigned char)*s & 0xC0) != 0x80;
+  return w;
+}
+
+#define ELLIPSIS "\xe2\x80\xa6" /* "…": one column, three bytes */
+
+struct span {
+  size_t open, close; /* indexes of the brackets */
+  int depth;          /* brackets around it */
+};
+
+static int ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_';
+}
+
+/* At s[i], "operator" and its symbol: their length (0 if not one), so that
+ * the '<' of operator<< or the '(' of operator() are no brackets. */
+static size_t operator_len(const char *s, size_t i) {
+  if (strncmp(s + i, "operator", 8) != 0 || (i && ident_char(s[i - 1])) ||
+      ident_char(s[i + 8]))
+    return 0;
+  size_t j = i + 8;
+  if ((s[j] == '(' && s[j + 1] == ')') || (s[j] == '[' && s[j + 1] == ']'))
+    return j + 2 - i;
+  while (s[j] && strchr("<>=!+-*/%&|^~,", s[j]))
+    j++;
+  return j - i;
+}
+
+/* The matched <>, () and {} of s into sp (strlen(s) / 2 + 1 of them);
+ * their number, or -1 when they do not match. */
+static long brackets(const char *s, struct span *sp) {
+  size_t stack[64], depth = 0;
+  long n = 0;
+  for (size_t i = 0; s[i]; i++) {
+    size_t op = operator_len(s, i);
+    if (op) {
+      i += op - 1;
+      continue;
+    }
+    const char *o = strchr("<({", s[i]), *c = strchr(">)}", s[i]); /* s[i] != 0 */
+    if (o) {
+      if (depth == sizeof stack / sizeof *stack)
+        return -1;
+      stack[depth++] = i;
+    } else if (c) {
+      if (!depth || s[stack[depth - 1]] != "<({"[c - ">)}"])
+        return -1;
+      depth--;
+      sp[n++] = (struct span){stack[depth], i, (int)depth};
+    }
+  }
+  return depth ? -1 : n;
+}
+
+/* Columns between a span's brackets. */
+static int inner_width(const char *s, const struct span *x) {
+  int w = 0;
+  for (size_t i = x->open + 1; i < x->close; i++)
+    w += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return w;
+}
+
+/* What to empty next: the deepest template argument list (the longest of
+ * those), else the last parameter list outside every bracket; NULL when
+ * nothing is left to empty. */
+static const struct span *next_cut(const char *s, const struct span *sp, long n) {
+  const struct span *best = NULL;
+  for (long k = 0; k < n; k++) {
+    const struct span *x = &sp[k];
+    if (s[x->open] != '<' || inner_width(s, x) <= 1) /* "<…>" gains nothing */
+      continue;
+    if (!best || x->depth > best->depth ||
+        (x->depth == best->depth && inner_width(s, x) > inner_width(s, best)))
+      best = x;
+  }
+  for (long k = n - 1; !best && k >= 0; k--) /* spans are in order of closing */
+    if (s[sp[k].open] == '(' && sp[k].depth == 0)
+      return inner_width(s, &sp[k]) > 1 ? &sp[k] : NULL;
+  return best;
+}
+
+/* '…' and the last `tail` characters of s, from a scope's "::" in them if
+ * there is one: the end of a name (the function, its emptied lists) tells
+ * it apart, its start is return type and namespaces. */
+static char *cut_head(const char *s, int tail) {
+  size_t len = strlen(s), b = len;
+  for (int c = 0; b > 0 && c < tail;)
+    if (((unsigned char)s[--b] & 0xC0) != 0x80)
+      c++;
+  const char *scope = strstr(s + b, "::");
+  if (scope && scope[2])
+    b = (size_t)(scope - s);
+  char *out = gt_xcalloc(3 + (len - b) + 1, 1);
+  memcpy(out, ELLIPSIS, 3);
+  memcpy(out + 3, s + b, len - b);
+  return out;
+}
+
+char *gt_name_fit(const char *name, int width) {
+  if (width < 1)
+    return gt_xcalloc(1, 1);
+  char *cur = strdup(name);
+  struct span *sp = gt_xcalloc(strlen(name) / 2 + 1, sizeof *sp);
+  while (cur && gt_text_width(cur) > width) {
+    long n = brackets(cur, sp);
+    const struct span *x = n > 0 ? next_cut(cur, sp, n) : NULL;
+    if (!x)
+      break;
+    size_t tail = strlen(cur + x->close);
+    char *next = gt_xcalloc(x->open + 1 + 3 + tail + 1, 1);
+    memcpy(next, cur, x->open + 1);
+    memcpy(next + x->open + 1, ELLIPSIS, 3);
+    memcpy(next + x->open + 4, cur + x->close, tail);
+    free(cur);
+    cur = next;
+  }
+  free(sp);
+  if (!cur)
+    gt_oom();
+  if (gt_text_width(cur) > width) {
+    char *cut = cut_head(cur, width - 1);
+    free(cur);
+    cur = cut;
+  }
+  return cur;
+}
+
 const char *gt_cuda_error_name(int code) {
   static const struct {
     int code;

@@ -7,6 +7,9 @@
  *    UTF-8 replaced) for text that came from a traced process.
  *  - gt_demangle returns a malloc'd demangled C++ name, or a copy of the
  *    input when it is not a mangled name.
+ *  - gt_text_clean, gt_text_width, gt_name_fit: the same text for a
+ *    terminal or a text format (tables, folded stacks): safe bytes only,
+ *    measured and shortened in display columns.
  */
 #ifndef GPUTRACE_MODEL_UTIL_H
 #define GPUTRACE_MODEL_UTIL_H
@@ -19,7 +22,31 @@
 #include "gputrace/units.h"
 
 void gt_json_str(FILE *out, const char *s);
+
+/* The version of the layout of every JSON document the CLI prints (report,
+ * leaks and diff --json, chrome's metadata, each line of dump --json): the
+ * first key of each, "schema_version". Raised when a field changes meaning
+ * or goes away; new fields do not raise it (docs/cli.md). */
+#define GT_JSON_SCHEMA_VERSION 1
 char *gt_demangle(const char *name);
+
+/* s made safe for a terminal into dst (len bytes): control bytes and
+ * invalid UTF-8 become '?', one byte each, so a dst of strlen(s) + 1 bytes
+ * holds all of it; longer text is cut at a character. Returns dst. */
+char *gt_text_clean(char *dst, size_t len, const char *s);
+/* Display columns of UTF-8 text: one per character (bytes that are not
+ * continuation bytes). */
+int gt_text_width(const char *s);
+/* A (demangled) name in at most `width` columns, malloc'd: the innermost
+ * template argument lists (the longest of a depth first) become "<…>" one
+ * by one, then the parameter list "(…)", until it fits; if it still does
+ * not, its start is cut ("…::end", from a "::" when the end has one). The
+ * '<' and '(' of operator names (operator<, operator<<, operator()) are no
+ * brackets. A name that fits is returned whole; a width under 1 gives "".
+ * '…' is one column. */
+char *gt_name_fit(const char *name, int width);
+/* The part of a path after its last '/' (a pointer into path). */
+const char *gt_base_name(const char *path);
 const char *gt_cuda_error_name(int code);
 
 /* Growable arrays: *p is resized to hold `need` elements of `elem` bytes.

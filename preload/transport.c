@@ -214,6 +214,10 @@ static int collector_exited(long pid) {
   return waitpid((pid_t)pid, &status, WNOHANG | __WALL) == (pid_t)pid;
 }
 
+/* The collector we started exited before it listened: it said why on
+ * stderr, so our message points there instead of at a socket path. */
+static int g_spawned_failed;
+
 static int connect_or_spawn(void) {
   int fd = connect_once();
   if (fd >= 0 || !g_can_spawn || (errno != ENOENT && errno != ECONNREFUSED))
@@ -234,6 +238,7 @@ static int connect_or_spawn(void) {
     if (gone_at >= 0 && i - gone_at >= 2)
       break;
   }
+  g_spawned_failed = gone_at >= 0;
   return -1;
 }
 
@@ -324,8 +329,13 @@ int gt_transport_open(struct gt_ring *ring, size_t bytes, uint32_t pid) {
   int saved = errno;
   close(memfd);
   if (!ok) {
-    gt_warn("gputrace: no collector at %s (%s: %s); pid %u runs untraced", g_socket, what,
-            strerror(saved), pid);
+    if (fd < 0 && g_spawned_failed)
+      gt_warn("gputrace: the collector did not start (its message is above); pid %u "
+              "runs untraced",
+              pid);
+    else
+      gt_warn("gputrace: no collector at %s (%s: %s); pid %u runs untraced", g_socket,
+              what, strerror(saved), pid);
     if (fd >= 0)
       close(fd);
     munmap(g_map, g_map_len);

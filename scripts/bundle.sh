@@ -4,7 +4,8 @@
 #   bin/gputrace, bin/gputrace-collector, lib/libgputrace.so, and in lib/
 #   every shared library those load that is not part of glibc (libdw, libelf,
 #   libzstd, libmicrohttpd, libstdc++ and what they pull in), found with the
-#   dynamic loader (ldd), not from a hand-written list.
+#   dynamic loader (ldd), not from a hand-written list; and the man page and
+#   bash completion the build generates from the option tables (share/).
 # The executables carry DT_RPATH $ORIGIN/../lib and each bundled library
 # $ORIGIN (patchelf): DT_RPATH, unlike RUNPATH, is searched before
 # LD_LIBRARY_PATH and for indirect dependencies too, so the collector keeps its
@@ -35,9 +36,11 @@ command -v patchelf >/dev/null || { echo "bundle.sh: needs patchelf (scripts/dep
 
 if ((do_build)); then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-  cmake --build "$build" -j "$(nproc)" --target gputrace gputrace-collector gputrace_shim >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target gputrace gputrace-collector gputrace_shim \
+    gputrace_docs >/dev/null
 fi
-for f in bin/gputrace bin/gputrace-collector lib/libgputrace.so; do
+docs=(share/man/man1/gputrace.1 share/bash-completion/completions/gputrace)
+for f in bin/gputrace bin/gputrace-collector lib/libgputrace.so "${docs[@]}"; do
   [ -f "$build/$f" ] || { echo "bundle.sh: $build/$f missing (build first)" >&2; exit 2; }
 done
 
@@ -49,6 +52,10 @@ root=$stage/$name
 mkdir -p "$root/bin" "$root/lib"
 cp "$build/bin/gputrace" "$build/bin/gputrace-collector" "$root/bin/"
 cp "$build/lib/libgputrace.so" "$root/lib/"
+for f in "${docs[@]}"; do
+  mkdir -p "$root/$(dirname "$f")"
+  cp "$build/$f" "$root/$f"
+done
 
 # glibc's own libraries stay the target system's: the files of Debian's libc6
 # package (ld.so, libc, libm, libpthread, libdl, librt, ...), or by name.
@@ -100,12 +107,21 @@ for obj in "$root"/bin/* "$root"/lib/*; do
 done
 ((bad == 0)) || exit 1
 
+# The commands' names from gputrace's own list (its --help), not by hand.
+others=$("$root/bin/gputrace" --help | sed -n 's/^  \([a-z]\{1,\}\) .*/\1/p' |
+  grep -vx 'record\|report' | paste -sd, - | sed 's/,/, /g')
+[ -n "$others" ] || { echo "bundle.sh: no command list from bin/gputrace" >&2; exit 1; }
 cat >"$root/README" <<EOF
 gputrace $version — a profiler for CUDA programs (no code change needed)
 
   bin/gputrace record -o run.gtrace -- python serve.py
-  bin/gputrace report run.gtrace        # also: leaks, chrome, dump, diff, flame
+  bin/gputrace report run.gtrace        # also: $others
   LD_PRELOAD=\$PWD/lib/libgputrace.so GPUTRACE_OUTPUT=run.gtrace python serve.py
+
+bin/gputrace --help lists the commands and their options; all of it:
+  man -l share/man/man1/gputrace.1
+Bash completion: source share/bash-completion/completions/gputrace
+(or copy it to ~/.local/share/bash-completion/completions/).
 
 Runs from wherever it is unpacked: the libraries it needs are in lib/.
 EOF

@@ -9,6 +9,7 @@ packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libdw-dev
           libprotobuf-c-dev protobuf-c-compiler golang-go # gputrace pprof and go tool pprof
           python3 python3-dev clang clang-format # python3-dev: CPython's headers, for test_pyframes_layout
           patchelf util-linux procps # scripts/bundle.sh and its test (unshare, pgrep)
+          man-db groff-base # the man page's test: man -l renders it, groff -ww checks it
           libmicrohttpd-dev curl) # live metrics (--prometheus) and their test
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

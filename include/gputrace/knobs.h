@@ -55,5 +55,12 @@ void gt_knobs_check_names(void);
  * want. */
 int gt_knob_parse(enum gt_knob_id id, const char *value, uint64_t *out, char *want,
                   size_t wantlen);
+/* For the man page, from the same table: the knob's variable name
+ * ("GPUTRACE_RING_KB"), what it does (one line), and the values it takes as
+ * its warning says them, then its default ("a whole number of KiB from 16
+ * to 1048576; default 32768"). */
+const char *gt_knob_name(enum gt_knob_id id);
+const char *gt_knob_help(enum gt_knob_id id);
+void gt_knob_values(enum gt_knob_id id, char *buf, size_t len);
 
 #endif

@@ -18,6 +18,10 @@
  *    comments say what `value` points to), and stored; `seen` (if set) is set
  *    to 1 and `text` (if set) keeps the argument as given. A repeated option:
  *    the last one wins (a callback sees every one, so it can keep a list).
+ *  - Options that cannot be given together: two GT_OPTION_SET options that
+ *    share `value` (two choices of one setting) with different `set_to`,
+ *    and an option with any option its `excludes` names (long names,
+ *    space-separated, of the same table; checked both ways).
  *  - Errors, each one line on stderr beginning with the command's `prog`,
  *    then the usage on stderr; status 2. Parsing stops at the first one.
  *      unknown option          "PROG: unexpected argument '--x' (unknown option)"
@@ -27,12 +31,19 @@
  *      too few positionals     "PROG: missing argument"
  *      one too many            "PROG: unexpected argument 'A'"
  *      a required option       "PROG: missing option --x"
+ *      two that conflict       "PROG: --x and --y cannot be used together"
+ *                              (in the order given)
+ *      a wrong table           "PROG: bad option table (WHY)" (a programming
+ *                              error: an `excludes` naming no option, ...)
  *    A value a knob's rules refuse (GT_OPTION_KNOB) gets the bad-value line
  *    alone, the knob's own message (gputrace/knobs.h), without the usage.
  *  - `-h` / `--help`: the help (usage line, the command's `about`, one line
  *    per option) on stdout, status 0. `--version` where the command has a
  *    version: "PROG VERSION" on stdout, status 0. Both are the parser's own:
- *    no table uses those names.
+ *    no table uses those names. So is `--gt-describe=WHAT`, hidden from the
+ *    help: the command's description on stdout, status 0, for the
+ *    generators of the top-level help, the man page and the bash completion
+ *    (gt_options_describe); no table uses names beginning "gt-".
  *  - On success the positional arguments are moved to argv[0..*nargs), and
  *    argv[*nargs] is NULL (argv[0], the command's name, is never one).
  *  - No allocation, no global state.
@@ -81,6 +92,7 @@ struct gt_option {
   int knob;              /* GT_OPTION_KNOB: an enum gt_knob_id */
   gt_option_fn callback; /* GT_OPTION_CALLBACK */
   unsigned flags;        /* GT_OPTION_REQUIRED */
+  const char *excludes;  /* long names of options it cannot be given with; may be NULL */
 };
 
 #define GT_OPT_FLAG(s, l, p, h)                                                          \
@@ -131,9 +143,32 @@ struct gt_command {
  * status to exit with: 0 after --help or --version, 2 after an error. */
 int gt_options_parse(const struct gt_command *c, int argc, char **argv, int *nargs);
 
+/* The usage's word for the option at o, "[--x VALUE]" ("-x" when it has a
+ * short name; no brackets when required), or "[--a | --b | --c]" for the
+ * choices of one setting that follow each other in the table (GT_OPTION_SET
+ * on one `value`); returns the option after those it took. */
+const struct gt_option *gt_options_word(const struct gt_option *o, char *word,
+                                        size_t len);
 /* "usage: PROG [options...] ARGS", wrapped to fit 80 columns. */
 void gt_options_usage(const struct gt_command *c, FILE *to);
 /* The usage, the about line, then one line per option with its help. */
 void gt_options_help(const struct gt_command *c, FILE *to);
+
+/* The command described from its table, as `--gt-describe=WHAT` prints it:
+ *   "summary"  "  NAME     ABOUT" and the usage under it, indented (the
+ *              top-level help's entry; NAME: prog's last word)
+ *   "man"      a roff (man(7)) section: .SS NAME, the synopsis, the about,
+ *              one .TP paragraph per option with its help
+ *   "bash"     one `case` arm of the completion function: NAME) then
+ *              opts='...' (every option, -h/--help included), files='...'
+ *              (options whose value is a file: FILE, OUT..., PATH),
+ *              dirs='...' (DIR), args='...' (the others that take a value),
+ *              nfiles=N (positional arguments that are files: 0 when the
+ *              command's arguments are a command line)
+ * 0, or -1 (nothing printed) when WHAT is none of these. */
+int gt_options_describe(const struct gt_command *c, const char *what, FILE *to);
+/* Text as roff (man(7)) prints it literally: '\\' and '-' escaped, a
+ * leading '.' or '\'' kept from being a request. */
+void gt_options_roff(FILE *to, const char *text);
 
 #endif

@@ -20,7 +20,12 @@
  *  - Every opening never blocks (O_NONBLOCK until checked: a FIFO planted
  *    at the path does not hang us). Results are O_CLOEXEC descriptors, or
  *    -1 with a one-line message naming the path in err (and errno EEXIST
- *    when GT_OUT_NEW found the name taken, ELOOP for a symbolic link).
+ *    when GT_OUT_NEW found the name taken, ELOOP for a symbolic link,
+ *    EISDIR for a directory: "it is a directory", in every mode).
+ *  - A name taken is refused with "it exists (not overwritten; HOW
+ *    overwrites a file of yours)": HOW is what the front end's user types,
+ *    "--force" unless gt_out_force_hint said otherwise (the collector the
+ *    shim starts: GPUTRACE_FORCE=1). A hint must be true where it is read.
  */
 #ifndef GPUTRACE_OUTFILE_H
 #define GPUTRACE_OUTFILE_H
@@ -28,6 +33,9 @@
 #include <stddef.h>
 
 enum gt_out_mode { GT_OUT_NEW = 0, GT_OUT_FORCE = 1, GT_OUT_APPEND = 2 };
+
+/* Before any opening, on one thread: HOW lives as long as the process. */
+void gt_out_force_hint(const char *how);
 
 int gt_out_open(const char *path, enum gt_out_mode mode, char *err, size_t errlen);
 

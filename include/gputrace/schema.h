@@ -337,18 +337,25 @@ struct gt_frame_args { /* FRAME (collector); text: "function\x1ffile\x1fmodule".
 
 /* Hardware metrics (METRIC records); values are in the unit named. */
 enum gt_metric {
-  GT_METRIC_GPU_UTIL = 1,       /* percent of time a kernel ran */
-  GT_METRIC_MEM_UTIL = 2,       /* percent of time device memory was read or written */
-  GT_METRIC_MEM_USED = 3,       /* bytes */
-  GT_METRIC_MEM_TOTAL = 4,      /* bytes */
-  GT_METRIC_TEMP = 5,           /* degrees Celsius */
-  GT_METRIC_POWER = 6,          /* watts */
-  GT_METRIC_POWER_LIMIT = 7,    /* watts (enforced limit) */
-  GT_METRIC_SM_CLOCK = 8,       /* MHz */
-  GT_METRIC_MEM_CLOCK = 9,      /* MHz */
-  GT_METRIC_PCIE_TX = 10,       /* bytes per second */
-  GT_METRIC_PCIE_RX = 11,       /* bytes per second */
-  GT_METRIC_TEMP_SLOWDOWN = 12, /* degrees Celsius: the slowdown threshold */
+  GT_METRIC_GPU_UTIL = 1,         /* percent of time a kernel ran */
+  GT_METRIC_MEM_UTIL = 2,         /* percent of time device memory was read or written */
+  GT_METRIC_MEM_USED = 3,         /* bytes */
+  GT_METRIC_MEM_TOTAL = 4,        /* bytes */
+  GT_METRIC_TEMP = 5,             /* degrees Celsius */
+  GT_METRIC_POWER = 6,            /* watts */
+  GT_METRIC_POWER_LIMIT = 7,      /* watts (enforced limit) */
+  GT_METRIC_SM_CLOCK = 8,         /* MHz */
+  GT_METRIC_MEM_CLOCK = 9,        /* MHz */
+  GT_METRIC_PCIE_TX = 10,         /* bytes per second */
+  GT_METRIC_PCIE_RX = 11,         /* bytes per second */
+  GT_METRIC_TEMP_SLOWDOWN = 12,   /* degrees Celsius: the slowdown threshold */
+  GT_METRIC_CLOCK_EVENTS = 13,    /* mask of NVML clock-event (throttle) reasons */
+  GT_METRIC_ECC_CORRECTED = 14,   /* volatile corrected ECC errors (count) */
+  GT_METRIC_ECC_UNCORRECTED = 15, /* volatile uncorrected ECC errors (count) */
+  GT_METRIC_XID = 16,             /* an XID error event: value is the XID (when polled) */
+  GT_METRIC_PROCS = 17,    /* compute processes on the device; their PROC_MEM follow */
+  GT_METRIC_PROC_MEM = 18, /* bytes of GPU memory a process holds (driver's view);
+                              the process in u.metric.pid */
   GT_METRIC_COUNT
 };
 
@@ -356,6 +363,8 @@ struct gt_metric_args { /* METRIC: one reading; ts_ns when it was taken */
   double value;
   uint32_t device; /* device index */
   uint32_t metric; /* enum gt_metric */
+  uint32_t pid;    /* PROC_MEM: the process (rec.pid stays 0: the machine) */
+  uint32_t pad;
 };
 
 struct gt_note_args { /* NOTE; text: the note */

@@ -5,12 +5,22 @@
  *
  *   GPUTRACE_STANDIN_NVML_SCRIPT=FILE   one line per sample of one device:
  *     DEV GPU% MEM% MEM_USED MEM_TOTAL TEMP_C POWER_MW LIMIT_MW SM_MHZ MEM_MHZ
- *         PCIE_TX_KBPS PCIE_RX_KBPS SLOWDOWN_C
- *   '-' for a reading the device "does not support" (NVML_ERROR_NOT_SUPPORTED);
- *   '#' starts a comment. The device count is the largest DEV + 1. A device's
- *   sample advances on each nvmlDeviceGetUtilizationRates call (the first
- *   call of each of the collector's samples); after its last line the last
- *   one repeats.
+ *         PCIE_TX_KBPS PCIE_RX_KBPS SLOWDOWN_C [CLOCK_EVENT_MASK ECC_CORRECTED
+ *         ECC_UNCORRECTED]
+ *   '-' (or a missing trailing field) for a reading the device "does not
+ *   support" (NVML_ERROR_NOT_SUPPORTED); '#' starts a comment. The device count is the
+ * largest DEV + 1. A device's sample advances on each nvmlDeviceGetUtilizationRates call
+ * (the first call of each of the collector's samples); after its last line the last one
+ * repeats.
+ *
+ *   GPUTRACE_STANDIN_NVML_PROCS=DEV:PID:BYTES[,...]   the compute processes
+ *     nvmlDeviceGetComputeRunningProcesses_v3 lists (none without it).
+ *   GPUTRACE_STANDIN_NVML_XID=DEV:XID@SAMPLE[,...]   an XID critical-error
+ *     event of device DEV, delivered once by nvmlEventSetWait_v2 (to a set
+ *     the device is registered in) once DEV has taken sample SAMPLE
+ *     (0-based; a repeated last line counts). Without pending events the wait returns
+ * NVML_ERROR_TIMEOUT at once, whatever its timeout. Device DEV is named "gputrace
+ * stand-in GPU DEV", its UUID is GPU-00000000-0000-0000-0000-DEV (DEV in 12 digits).
  *
  * Without the variable (or with an unreadable file) nvmlInit_v2 fails with
  * NVML_ERROR_LIBRARY_NOT_FOUND, as on a machine without the driver. */
@@ -26,6 +36,8 @@ enum {
   NVML_ERROR_UNINITIALIZED = 1,
   NVML_ERROR_INVALID_ARGUMENT = 2,
   NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_TIMEOUT = 10,
   NVML_ERROR_LIBRARY_NOT_FOUND = 12,
 };
 typedef struct si_nvml_dev *nvmlDevice_t;
@@ -38,10 +50,13 @@ typedef struct {
 
 #define SI_MAX_DEV 16
 #define SI_MAX_SAMPLES 4096
-#define SI_FIELDS 12
+#define SI_FIELDS 15
+#define SI_MAX_EVENTS 64
+#define SI_MAX_PROCS 64
 
 struct si_nvml_dev {
   int nsamples, cur, started;
+  long taken; /* samples taken (nvmlDeviceGetUtilizationRates calls) */
   long long v[SI_MAX_SAMPLES][SI_FIELDS]; /* -1: not supported */
 };
 
@@ -151,6 +166,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilizatio
   if (d->started && d->cur + 1 < d->nsamples)
     d->cur++;
   d->started = 1;
+  d->taken++;
   long long g = field(d, 0), m = field(d, 1);
   if (g < 0 || m < 0)
     return NVML_ERROR_NOT_SUPPORTED;
@@ -216,4 +232,147 @@ EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, int counter,
   if (counter == 1) /* NVML_PCIE_UTIL_RX_BYTES */
     return uint_field(d, kbps, 10);
   return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* ---- health: clock events, ECC, processes, XID events, identity ---- */
+
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d,
+                                                           unsigned long long *mask) {
+  CHECK(d, mask);
+  long long v = field(d, 12);
+  if (v < 0)
+    return NVML_ERROR_NOT_SUPPORTED;
+  *mask = (unsigned long long)v;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d,
+                                                              unsigned long long *mask) {
+  return nvmlDeviceGetCurrentClocksEventReasons(d, mask);
+}
+
+/* type: 0 NVML_MEMORY_ERROR_TYPE_CORRECTED, 1 UNCORRECTED; counter: 0
+ * NVML_VOLATILE_ECC (the only one scripted). */
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter,
+                                                unsigned long long *count) {
+  CHECK(d, count);
+  if ((type != 0 && type != 1) || counter != 0)
+    return NVML_ERROR_NOT_SUPPORTED;
+  long long v = field(d, type == 0 ? 13 : 14);
+  if (v < 0)
+    return NVML_ERROR_NOT_SUPPORTED;
+  *count = (unsigned long long)v;
+  return NVML_SUCCESS;
+}
+
+typedef struct { /* nvmlProcessInfo_t of the _v3 (and _v2) ABI */
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_t;
+
+/* The next DEV:A:B[@C] item of a comma-separated list; 1 while one is left. */
+static int next_item(const char **s, long long v[4], char sep2) {
+  while (**s == ',' || **s == ' ')
+    (*s)++;
+  if (!**s)
+    return 0;
+  char *end;
+  for (int i = 0; i < 3; i++) {
+    v[i] = strtoll(*s, &end, 10);
+    *s = end;
+    if (i < 2 && **s != (i == 0 ? ':' : sep2))
+      break;
+    if (i < 2)
+      (*s)++;
+  }
+  while (**s && **s != ',')
+    (*s)++;
+  return 1;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d,
+                                                            unsigned int *count,
+                                                            nvmlProcessInfo_t *infos) {
+  CHECK(d, count);
+  const char *s = getenv("GPUTRACE_STANDIN_NVML_PROCS");
+  long long v[4] = {0};
+  unsigned n = 0;
+  for (; s && next_item(&s, v, ':');)
+    if (v[0] == d - devs) {
+      if (infos && n < *count)
+        infos[n] =
+            (nvmlProcessInfo_t){(unsigned)v[1], (unsigned long long)v[2], ~0u, ~0u};
+      n++;
+    }
+  nvmlReturn_t r = n > *count ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+  *count = n;
+  return r;
+}
+
+typedef struct si_nvml_set *nvmlEventSet_t;
+typedef struct {
+  nvmlDevice_t device;
+  unsigned long long eventType, eventData;
+  unsigned int gpuInstanceId, computeInstanceId;
+} nvmlEventData_t;
+struct si_nvml_set {
+  unsigned long long registered[SI_MAX_DEV];
+  unsigned char delivered[SI_MAX_EVENTS];
+};
+#define SI_XID_EVENT 0x8ull /* nvmlEventTypeXidCriticalError */
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set) {
+  if (!inited)
+    return NVML_ERROR_UNINITIALIZED;
+  if (!set || !(*set = calloc(1, sizeof **set)))
+    return NVML_ERROR_INVALID_ARGUMENT;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  free(set);
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
+                                             nvmlEventSet_t set) {
+  CHECK(d, set);
+  if (types & ~SI_XID_EVENT)
+    return NVML_ERROR_NOT_SUPPORTED;
+  set->registered[d - devs] |= types;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data,
+                                        unsigned int timeout_ms) {
+  (void)timeout_ms;
+  CHECK(set, data);
+  const char *s = getenv("GPUTRACE_STANDIN_NVML_XID");
+  long long v[4] = {0};
+  for (unsigned i = 0; s && i < SI_MAX_EVENTS && next_item(&s, v, '@'); i++) {
+    if (v[0] < 0 || v[0] >= (long long)ndev || set->delivered[i])
+      continue;
+    struct si_nvml_dev *dv = &devs[v[0]];
+    if (!(set->registered[v[0]] & SI_XID_EVENT) || dv->taken <= v[2])
+      continue;
+    set->delivered[i] = 1;
+    *data = (nvmlEventData_t){dv, SI_XID_EVENT, (unsigned long long)v[1], ~0u, ~0u};
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_TIMEOUT;
+}
+
+static nvmlReturn_t text(nvmlDevice_t d, char *out, unsigned len, const char *fmt) {
+  CHECK(d, out);
+  int n = snprintf(out, len, fmt, (int)(d - devs));
+  return n < 0 || (unsigned)n >= len ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int len) {
+  return text(d, uuid, len, "GPU-00000000-0000-0000-0000-%012d");
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int len) {
+  return text(d, name, len, "gputrace stand-in GPU %d");
 }

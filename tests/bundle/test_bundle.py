@@ -9,6 +9,7 @@ its own libzstd.so.1 and libunwind.so.8 keeps them while traced, and its trace
 is complete (the collector ignores the fake libzstd that LD_LIBRARY_PATH
 offers it)."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -159,5 +160,20 @@ def test_program_keeps_its_own_libraries():
     eq(ring_drops(events) + count(events, kind="lost"), 0, "nothing dropped")
 
 
+def test_docs_shipped():
+    """The man page and the completion are the build's, byte for byte; the
+    README names every command (from gputrace --help)."""
+    root = bundle_root()
+    for f in ("share/man/man1/gputrace.1", "share/bash-completion/completions/gputrace"):
+        eq(open(os.path.join(root, f)).read(), open(os.path.join(BUILD, f)).read(), f)
+    readme = open(os.path.join(root, "README")).read()
+    listed = run([GPUTRACE, "--help"], base_env(), check_rc=0).stdout
+    names = re.findall(r"(?m)^  ([a-z]+) ", listed)
+    eq(len(names) >= 8, True, "commands in gputrace --help: %s" % names)
+    for name in names:
+        if not re.search(r"\b%s\b" % name, readme):
+            raise AssertionError("README does not name %s:\n%s" % (name, readme))
+
+
 main([test_ldd_resolves_inside, test_record_and_symbolize_without_build_libraries,
-      test_program_keeps_its_own_libraries])
+      test_program_keeps_its_own_libraries, test_docs_shipped])

@@ -59,12 +59,30 @@ def record(args, out=None, standin=True, check_rc=0, timeout=120, **env):
     return p, out
 
 
+# The layout version every JSON output of the CLI carries as its first key,
+# "schema_version" (docs/cli.md): dump --json has it on every line.
+JSON_SCHEMA_VERSION = 1
+
+
+def dump_records(text):
+    """dump --json's lines as records, each checked for the schema version,
+    which is then dropped (it is about the format, not the record)."""
+    records = []
+    for line in text.splitlines():
+        r = json.loads(line)
+        if r.pop("schema_version", None) != JSON_SCHEMA_VERSION:
+            raise AssertionError("dump --json line without schema_version %d: %s" %
+                                 (JSON_SCHEMA_VERSION, line))
+        records.append(r)
+    return records
+
+
 def dump(path, expect_rc=0):
     p = subprocess.run([GPUTRACE, "dump", "--json", path], capture_output=True, text=True,
                        timeout=300)
     if p.returncode != expect_rc:
         raise AssertionError("dump %s exited %d, expected %d: %s" % (path, p.returncode, expect_rc, p.stderr))
-    return [json.loads(line) for line in p.stdout.splitlines()]
+    return dump_records(p.stdout)
 
 
 # Records about the trace itself rather than a traced call.
@@ -127,7 +145,7 @@ def wait_for_trace(path, traced_pid_count, timeout=20):
         if os.path.exists(path):
             p = subprocess.run([GPUTRACE, "dump", "--json", path], capture_output=True, text=True)
             if p.returncode == 0:
-                events = [json.loads(l) for l in p.stdout.splitlines()]
+                events = dump_records(p.stdout)
                 ends = [e for e in events if e["kind"] == "process" and e["phase"] == "end"]
                 if len(ends) >= traced_pid_count and not collector_running(path):
                     return events

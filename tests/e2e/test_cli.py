@@ -1,9 +1,15 @@
 """The CLI's contract: exit statuses, clear errors, nothing run when the
 output cannot be written, damaged traces read as far as they go; every
 command's --help lists what its parser takes, an unknown option shows the
-usage (status 2)."""
+usage (status 2), options that cannot go together are refused; the
+top-level help, the man page and the bash completion list every command and
+exactly the options its parser takes; every JSON output carries
+schema_version."""
+import json
 import os
 import re
+import shlex
+import subprocess
 from gtest import *
 
 
@@ -29,8 +35,8 @@ def test_usage_errors():
         raise AssertionError("message: " + p.stderr)
     p = cli(["frobnicate"])
     eq(p.returncode, 2, "unknown command status")
-    if "unknown command 'frobnicate'" not in p.stderr:
-        raise AssertionError("message: " + p.stderr)
+    eq(p.stderr, "gputrace: unknown command 'frobnicate'\n" + SHORT_USAGE,
+       "unknown command message")
     p = cli(["dump"])
     eq(p.returncode, 2, "dump without file")
 
@@ -87,14 +93,27 @@ def test_truncated_trace_reads_partially():
         raise AssertionError("partial read: %d of %d" % (len(partial), len(full)))
 
 
+SHORT_USAGE = ("usage: gputrace COMMAND [ARGS...]\n"
+               "commands: record dump leaks flame chrome report diff pprof\n"
+               "`gputrace --help` says what each does and lists its options.\n")
+
+
+def commands():
+    """The commands as gputrace lists them (its dispatch table), pinned here."""
+    p = cli([])
+    eq((p.returncode, p.stdout, p.stderr), (2, "", SHORT_USAGE), "gputrace alone")
+    return SHORT_USAGE.splitlines()[1].split()[1:]
+
+
 # Every program and command, as invoked (the prog its messages begin with).
-PROGRAMS = [[GPUTRACE, c] for c in ("record", "dump", "leaks", "flame", "chrome", "report",
-                                     "diff", "pprof")] + [[os.path.join(BIN, "gputrace-collector")]]
+COMMANDS = commands()
+PROGRAMS = [[GPUTRACE, c] for c in COMMANDS] + [[os.path.join(BIN, "gputrace-collector")]]
 # A value the parser takes for each value name the help shows.
 SAMPLE_VALUES = {"FILE": "x.gtrace", "OUT": "x.json", "OUT.pb.gz": "x.pb.gz", "P": "1",
                  "T": "1.5s", "N": "64", "SIZE": "1GiB", "DURATION": "5m", "PCT": "5",
                  "ADDR:PORT": "127.0.0.1:9400", "PATH": "x.sock",
-                 "cudaProfilerApi|nvtx:NAME": "cudaProfilerApi", "DIR": TMP}
+                 "cudaProfilerApi|nvtx:NAME": "cudaProfilerApi", "DIR": TMP,
+                 "WHEN": "auto"}
 HELP_LINE = re.compile(r"^  (?:-(\w), |    )--([\w-]+)(?: (\S+))?(?:\s|$)")
 
 
@@ -169,7 +188,179 @@ def test_versions():
     eq(p.stdout, "gputrace-collector %s\n" % version, "gputrace-collector --version")
 
 
+# Pairs the parser refuses together: choices of one setting (flame's weights)
+# and options a table says exclude each other.
+CONFLICTS = ([("flame", a, b) for a in ("--leaked", "--allocated", "--peak", "--gpu")
+              for b in ("--leaked", "--allocated", "--peak", "--gpu") if a != b] +
+             [("dump", "--json", "--summary"), ("dump", "--summary", "--json"),
+              ("diff", "--json", "--all"), ("diff", "--all", "--json")])
+
+
+def test_conflicting_options():
+    """One line naming both, in the order given, then the usage; status 2;
+    nothing read (the trace does not exist). The same option twice is fine."""
+    for cmd, a, b in CONFLICTS:
+        argv = [GPUTRACE, cmd]
+        _, usage = listed_options(argv)
+        files = ["no-such-a.gtrace", "no-such-b.gtrace"][:2 if cmd == "diff" else 1]
+        p = run(argv + [a] + files + [b], base_env())
+        eq((p.returncode, p.stdout, p.stderr),
+           (2, "", "gputrace %s: %s and %s cannot be used together\n%s\n" % (cmd, a, b, usage)),
+           "gputrace %s %s %s" % (cmd, a, b))
+    collector = [os.path.join(BIN, "gputrace-collector")]
+    _, usage = listed_options(collector)
+    p = run(collector + ["--new", "--append", "--socket", "x", "--output", "y"], base_env())
+    eq((p.returncode, p.stdout, p.stderr),
+       (2, "", "gputrace-collector: --new and --append cannot be used together\n%s\n" % usage),
+       "gputrace-collector --new --append (its output modes)")
+    p = cli(["flame", "--gpu", "--gpu", "no-such.gtrace"])
+    eq(p.returncode, 2, "flame --gpu --gpu on a missing trace")
+    if "cannot be used together" in p.stderr or "no-such.gtrace" not in p.stderr:
+        raise AssertionError("flame --gpu --gpu: " + p.stderr)
+
+
+def squeeze(text):
+    return " ".join(text.split())
+
+
+def test_top_level_help():
+    """gputrace --help: each command's summary (its about line) and its whole
+    usage, as its own --help prints them, within 80 columns."""
+    p = cli(["--help"])
+    eq((p.returncode, p.stderr), (0, ""), "gputrace --help")
+    if not p.stdout.startswith("usage: gputrace COMMAND [ARGS...]\n\ncommands:\n"):
+        raise AssertionError("gputrace --help:\n" + p.stdout)
+    for line in p.stdout.splitlines():
+        if len(line) > 80:
+            raise AssertionError("gputrace --help: a line over 80 columns: %r" % line)
+    flat = squeeze(p.stdout)
+    for cmd in COMMANDS:
+        own = run([GPUTRACE, cmd, "--help"], base_env(), check_rc=0).stdout.splitlines()
+        about = own[[i for i, l in enumerate(own) if not l.startswith(" ")][1]]
+        usage = squeeze("\n".join(l for l in own[:own.index(about)]))[len("usage: "):]
+        if not re.search(r"(?m)^  %s +%s" % (re.escape(cmd), re.escape(about.split()[0])),
+                         p.stdout):
+            raise AssertionError("gputrace --help: no line for %s:\n%s" % (cmd, p.stdout))
+        for part in (squeeze(about), usage):
+            if part not in flat:
+                raise AssertionError("gputrace --help lacks %r" % part)
+    eq(cli(["help"]).stdout, p.stdout, "gputrace help")
+    eq(cli(["-h"]).stdout, p.stdout, "gputrace -h")
+
+
+MAN_PAGE = os.path.join(BUILD, "share", "man", "man1", "gputrace.1")
+COMPLETION = os.path.join(BUILD, "share", "bash-completion", "completions", "gputrace")
+
+
+def man_text():
+    env = dict(os.environ, MANWIDTH="80", MANPAGER="cat", PAGER="cat", LC_ALL="C")
+    p = run(["man", "-l", MAN_PAGE], env, check_rc=0)
+    return p.stdout.replace("\u2010", "-").replace("\u2212", "-")
+
+
+def man_sections(text):
+    """The rendered COMMANDS section, split at each command's subheading."""
+    body = text.split("\nCOMMANDS\n", 1)[1].split("\nENVIRONMENT\n", 1)[0]
+    parts = re.split(r"(?m)^   (\S+)\n", body)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def man_options(cmd):
+    """The options of cmd's section in the man page's source (.TP tags)."""
+    src = open(MAN_PAGE).read().split(".SS %s\n" % cmd, 1)[1].split(".SS ", 1)[0]
+    src = src.split(".SH ", 1)[0]
+    tags = re.findall(r"(?m)^\.TP\n(.*)$", src)
+    return {m.replace("\\-", "-") for t in tags
+            for m in re.findall(r"\\fB(\\-(?:\\-)?[\w\\-]+)\\fR", t)}
+
+
+def complete(words, cwd=None):
+    """COMPREPLY of the completion function for words (the last: the one
+    being completed), in a bash subprocess."""
+    script = ("source %s; COMP_WORDS=(%s); COMP_CWORD=%d; _gputrace; "
+              "printf '%%s\\n' \"${COMPREPLY[@]}\"" %
+              (shlex.quote(COMPLETION), " ".join(shlex.quote(w) for w in words), len(words) - 1))
+    p = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True,
+                       text=True, cwd=cwd or TMP, timeout=30)
+    eq((p.returncode, p.stderr), (0, ""), "completion of %r" % words)
+    return [l for l in p.stdout.splitlines() if l]
+
+
+def test_one_table_everywhere():
+    """For every command, the options its --help lists (each taken by the
+    parser: test_help_lists_what_the_parser_takes) are exactly those of its
+    man page section, rendered and in the source, and of its completion."""
+    sections = man_sections(man_text())
+    eq(sorted(sections), sorted(COMMANDS), "the man page's command sections")
+    for cmd in COMMANDS:
+        opts, _ = listed_options([GPUTRACE, cmd])
+        helped = {"--" + o[1] for o in opts} | {"-" + o[0] for o in opts if o[0]}
+        eq(man_options(cmd), helped, "man page options of %s" % cmd)
+        rendered = set(re.findall(r"(?<![\w-])--?[\w][\w-]*", sections[cmd]))
+        if not helped <= rendered:
+            raise AssertionError("man -l: %s lacks %s" % (cmd, sorted(helped - rendered)))
+        eq(set(complete(["gputrace", cmd, "-"])), helped, "completion of %s -" % cmd)
+
+
+def test_man_page():
+    """The man page renders (man -l) and groff finds nothing to warn about."""
+    p = subprocess.run(["groff", "-ww", "-z", "-man", MAN_PAGE], capture_output=True,
+                       text=True, timeout=30)
+    eq((p.returncode, p.stderr), (0, ""), "groff -ww -z -man")
+    text = man_text()
+    for heading in ("NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "ENVIRONMENT", "FILES",
+                    "EXIT STATUS"):
+        if not re.search(r"(?m)^%s$" % heading, text):
+            raise AssertionError("man -l: no %s section" % heading)
+    for knob in ("GPUTRACE_RING_KB", "GPUTRACE_CAPTURE_RANGE"):
+        if knob not in text:
+            raise AssertionError("man -l: no %s" % knob)
+
+
+def test_completion():
+    p = subprocess.run(["bash", "-n", COMPLETION], capture_output=True, text=True)
+    eq((p.returncode, p.stderr), (0, ""), "bash -n on the completion")
+    d = os.path.join(TMP, "comp")
+    os.makedirs(os.path.join(d, "sub"), exist_ok=True)
+    for f in ("a.gtrace", "b.gtrace", "notes.txt"):
+        open(os.path.join(d, f), "w").close()
+    eq(complete(["gputrace", "fl"]), ["flame"], "gputrace fl")
+    eq(sorted(complete(["gputrace", ""])), sorted(COMMANDS + ["--help", "--version"]),
+       "gputrace <TAB>")
+    eq(complete(["gputrace", "flame", "--g"]), ["--gpu"], "gputrace flame --g")
+    report = {"--" + o[1] for o in listed_options([GPUTRACE, "report"])[0]}
+    eq(set(complete(["gputrace", "report", "--"])), report, "gputrace report --")
+    eq(sorted(complete(["gputrace", "report", ""], d)), ["a.gtrace", "b.gtrace", "sub"],
+       "a trace: *.gtrace first")
+    eq(complete(["gputrace", "dump", "n"], d), ["notes.txt"], "no trace matches: any file")
+    eq(sorted(complete(["gputrace", "chrome", "-o", ""], d)),
+       ["a.gtrace", "b.gtrace", "notes.txt", "sub"], "an output: any file")
+    eq(complete(["gputrace", "record", "--pprof-dir", ""], d), ["sub"], "a directory")
+    eq(complete(["gputrace", "report", "--pid", ""], d), [], "a number: nothing")
+    if "sh" not in complete(["gputrace", "record", "--", "sh"], d):
+        raise AssertionError("record -- CMD: no command names")
+
+
+def test_json_schema_version():
+    """Every JSON document begins with "schema_version": 1; dump --json has
+    it on each line (gtest.dump checks and drops it)."""
+    _, out = record([prog("leaky")])
+    docs = {"report --json": cli(["report", "--json", out]).stdout,
+            "leaks --json": cli(["leaks", "--json", out]).stdout,
+            "diff --json": cli(["diff", "--json", out, out]).stdout}
+    chrome = json.loads(cli(["chrome", "-o", "-", out]).stdout)
+    docs["chrome (metadata)"] = json.dumps(chrome["metadata"])
+    for what, text in docs.items():
+        d = json.loads(text)
+        eq(list(d)[:1], ["schema_version"], "first key of " + what)
+        eq(d["schema_version"], JSON_SCHEMA_VERSION, "schema_version of " + what)
+    if not dump(out):
+        raise AssertionError("dump --json: no records")
+
+
 main([test_exit_status_passes_through, test_usage_errors, test_unwritable_output_runs_nothing,
       test_missing_command, test_stdout_untouched, test_dump_bad_files,
       test_truncated_trace_reads_partially, test_help_lists_what_the_parser_takes,
-      test_unknown_option_shows_the_usage, test_versions])
+      test_unknown_option_shows_the_usage, test_versions, test_conflicting_options,
+      test_top_level_help, test_one_table_everywhere, test_man_page, test_completion,
+      test_json_schema_version])

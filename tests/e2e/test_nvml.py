@@ -8,16 +8,18 @@ import subprocess
 from gtest import *
 
 # dev gpu% mem% used total temp power_mW limit_mW sm_MHz mem_MHz tx_KBps rx_KBps slowdown_C
+#     [clock_event_mask ecc_corrected ecc_uncorrected]
 SCRIPT = """\
-# device 0: idle, memory nearly full, hot
-0 10 5 9500 10000 80 100000 300000 1500 5000 100 200 90
-0 20 6 8000 10000 86 150500 300000 1600 5001 - 300 90
-0 15 7 8800 10000 88 120250 300000 1700 5002 400 500 90
-# device 1: busy, cool, no memory or power readings
+# device 0: idle, memory nearly full, hot, throttled (SW power cap, then SW thermal)
+0 10 5 9500 10000 80 100000 300000 1500 5000 100 200 90 4 0 0
+0 20 6 8000 10000 86 150500 300000 1600 5001 - 300 90 36 3 -
+0 15 7 8800 10000 88 120250 300000 1700 5002 400 500 90 32 3 1
+# device 1: busy, cool, no memory, power or health readings
 1 60 40 - - 50 - - 1400 4000 10 20 -
 """
 FIELDS = ["gpu_util", "mem_util", "mem_used", "mem_total", "temperature", "power",
-          "power_limit", "sm_clock", "mem_clock", "pcie_tx", "pcie_rx", "temp_slowdown"]
+          "power_limit", "sm_clock", "mem_clock", "pcie_tx", "pcie_rx", "temp_slowdown",
+          "clock_events", "ecc_corrected", "ecc_uncorrected"]
 SCALE = {"power": 1 / 1000, "power_limit": 1 / 1000, "pcie_tx": 1024, "pcie_rx": 1024}
 
 

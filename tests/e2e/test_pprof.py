@@ -1,6 +1,7 @@
 """gputrace pprof, report's GPU time by line, flame --gpu: profiles
 go tool pprof (Debian's golang-go)
-reads with every sample index; the device-memory profile's inuse_space total
+reads with every sample index, and opens each profile on its headline
+figure (inuse_space, gpu_time); the device-memory profile's inuse_space total
 is `gputrace leaks --json`'s leaked bytes, with the leaking functions named;
 the GPU profile's gpu_time total of kernels is the report's kernel GPU
 total; a Python program's launching functions and lines are in the GPU
@@ -46,6 +47,31 @@ def raw_samples(path):
 
 def gputrace(*args, rc=0):
     return run([GPUTRACE] + list(args), base_env(), check_rc=rc)
+
+
+def opens_on(path, index):
+    """go tool pprof -top with no -sample_index shows `index`: its Type line,
+    and the same total as -sample_index=index (not the last type's)."""
+    def head(*args):
+        lines = pprof_tool(*args, "-top", path).splitlines()
+        return ([l for l in lines if l.startswith("Type: ")],
+                [l for l in lines if l.startswith("Showing nodes accounting for")])
+    plain = head()
+    eq(plain[0], ["Type: " + index], path + ": the default sample type")
+    eq(plain[1], head("-sample_index=" + index)[1], path + ": the default's total")
+    if not plain[1] or " 0 total" in plain[1][0] or ", 0%" in plain[1][0]:
+        raise AssertionError(path + ": empty by default: %r" % plain[1])
+
+
+def test_default_sample_types():
+    """Each profile opens on its headline figure: in-use bytes, GPU time."""
+    _, trace = record([prog("compute_loop")], out=os.path.join(TMP, "dst.gtrace"))
+    gpu, mem = os.path.join(TMP, "dst.gpu.pb.gz"), os.path.join(TMP, "dst.mem.pb.gz")
+    gputrace("pprof", "--gpu", trace, "-o", gpu)
+    opens_on(gpu, "gpu_time")
+    _, trace = record([prog("leaky")], out=os.path.join(TMP, "dsm.gtrace"))
+    gputrace("pprof", trace, "-o", mem)
+    opens_on(mem, "inuse_space")
 
 
 def test_memory_profile():
@@ -207,7 +233,8 @@ def test_live_profiles():
     eq(sum(s[0][0] for m in mem for s in m), 53, "alloc_objects over the intervals")
     leaks = json.loads(gputrace("leaks", "--json", trace).stdout)["leaks"]
     eq(inuse[-1], sum(l["bytes"] for l in leaks), "last in-use space == leaks' bytes")
-    top = pprof_tool("-sample_index=inuse_space", "-top", files[(pid, seqs[-1], "mem")])
+    opens_on(files[(pid, seqs[-1], "mem")], "inuse_space")
+    top = pprof_tool("-top", files[(pid, seqs[-1], "mem")])
     if "stage_input(int)" not in top:
         raise AssertionError("stage_input not in the last profile:\n" + top)
 
@@ -229,6 +256,7 @@ def test_live_gpu_and_keep():
     rep = json.loads(gputrace("report", "--json", trace).stdout)
     eq([k["kernel"] for k in rep["kernels"]], ["tick(int)"], "the report's kernel")
     first = sorted(p for k, p in files.items() if k[2] == "gpu")[0]
+    opens_on(first, "gpu_time")
     if "tick(int)" not in pprof_tool("-sample_index=launches", "-top", first):
         raise AssertionError("tick(int) not in the first GPU profile")
 
@@ -269,6 +297,6 @@ def test_live_under_plain_preload():
 if GO is None:
     print("SKIP: go (Debian's golang-go) not installed")
     sys.exit(77)
-main([test_memory_profile, test_gpu_profile_totals, test_gpu_time_by_python_line,
+main([test_default_sample_types, test_memory_profile, test_gpu_profile_totals, test_gpu_time_by_python_line,
       test_sampled_launch_stacks, test_outputs, test_live_profiles, test_live_gpu_and_keep,
       test_live_bad_settings, test_live_under_plain_preload])

@@ -19,7 +19,7 @@ def test_metrics_during_run():
         _, types = parse(text)
         for name, typ in (("gputrace_kernel_launches_total", "counter"),
                           ("gputrace_api_calls_total", "counter"),
-                          ("gputrace_api_seconds", "summary"),
+                          ("gputrace_api_seconds", "histogram"),
                           ("gputrace_memcpy_bytes_total", "counter"),
                           ("gputrace_device_memory_bytes", "gauge"),
                           ("gputrace_events_dropped_total", "counter"),
@@ -33,7 +33,9 @@ def test_metrics_during_run():
             raise AssertionError("launches mid-run: %r" % launches)
         eq(value(m, "gputrace_api_calls_total", api="__cudaLaunchKernel"), launches,
            "launch calls = launches in one snapshot")
-        eq(value(m, "gputrace_api_seconds_count", api="__cudaLaunchKernel"), launches, "summary count")
+        eq(value(m, "gputrace_api_seconds_count", api="__cudaLaunchKernel"), launches, "histogram count")
+        eq(value(m, "gputrace_api_seconds_bucket", api="__cudaLaunchKernel", le="+Inf"), launches,
+           "histogram +Inf bucket")
         eq(value(m, "gputrace_events_dropped_total"), 0, "nothing dropped")
         eq(value(m, "gputrace_memcpy_bytes_total", dir="HtoD"), 0, "steady copies nothing")
         for gpu, util, used, temp, watts in (("0", 30, 8000, 70, 200), ("1", 60, 5000, 50, 75.5)):

@@ -1,6 +1,7 @@
 """A real Prometheus server (Debian package prometheus), started on loopback,
-scrapes the collector's /metrics during a traced run; a query through its
-HTTP API returns the launch count. Bounded (every wait has a deadline, the
+scrapes the collector's /metrics during a traced run; queries through its
+HTTP API return the launch count and a histogram_quantile of the API
+latency histogram (the P99 of cudaDeviceSynchronize). Bounded (every wait has a deadline, the
 server is killed at the end); exits 77 (ctest SKIP) without the server."""
 import json
 import shutil
@@ -21,6 +22,20 @@ def query(port, q):
         return None
     res = json.loads(p.stdout)["data"]["result"]
     return float(res[0]["value"][1]) if res else None
+
+
+def quantile(prom_port, proc):
+    """histogram_quantile over the scraped API histogram, once the server has
+    two scrapes to take a rate from."""
+    q = ('histogram_quantile(0.99, sum by (le) (rate(gputrace_api_seconds_bucket'
+         '{job="gputrace",api="cudaDeviceSynchronize"}[5s])))')
+    deadline = time.time() + 30
+    while time.time() < deadline and proc.poll() is None:
+        got = query(prom_port, q)
+        if got is not None and got == got:  # not NaN
+            return got
+        time.sleep(0.2)
+    raise AssertionError("Prometheus answered no histogram_quantile")
 
 
 def test_server_scrapes_launches():
@@ -50,6 +65,12 @@ def test_server_scrapes_launches():
         now = value(m, "gputrace_kernel_launches_total")
         if not (0 < got <= now <= ITER and got == int(got)):
             raise AssertionError("Prometheus says %r launches, the endpoint %r" % (got, now))
+        p99 = quantile(prom_port, proc)
+        bounds = sorted(float(dict(k[1])["le"]) for k in m
+                        if k[0] == "gputrace_api_seconds_bucket"
+                        and dict(k[1])["api"] == "cudaDeviceSynchronize")
+        if not 0 < p99 <= bounds[-2]:
+            raise AssertionError("P99 of cudaDeviceSynchronize: %r s" % p99)
         finish(proc, timeout=120)
         proc = None
         eq(count(dump(out), kind="launch"), ITER, "launches in the trace")

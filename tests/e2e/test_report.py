@@ -259,8 +259,10 @@ def test_window_and_pid():
        ["transfers"][0]["count"], 4, "seconds and microseconds")
     pid = events[0]["pid"]
     eq(report(out, "--json", "--pid", str(pid))["api"], report(out, "--json")["api"], "own pid")
-    other = report(out, "--json", "--pid", str(pid + 1))
-    eq((other["events"], other["api"], other["threads"]), (0, [], 0), "another pid")
+    # a pid the trace does not hold is an error (test_first_hour_data.py: the message)
+    p = subprocess.run([GPUTRACE, "report", out, "--json", "--pid", str(pid + 1)],
+                       capture_output=True, text=True, timeout=300)
+    eq((p.returncode, p.stdout), (2, ""), "another pid")
 
 
 def test_text_output():

@@ -1,6 +1,7 @@
 /* test_kinds.c — the record kind table (schema.h GT_KIND_LIST): the enum,
  * the names and the class tests all come from it, and they agree with the
- * on-disk values the trace format documents. */
+ * on-disk values the trace format documents; and the METRIC ids' values,
+ * names and units. */
 #include <stdio.h>
 #include <string.h>
 
@@ -51,5 +52,21 @@ int main(void) {
                 gt_kind_in_table(GT_KIND_NONE) && !gt_kind_is_record(GT_KIND_NONE) &&
                 gt_kind_is_record(GT_KIND_GRAPH) && !gt_kind_is_record(GT_KIND_COUNT),
             "in the table %u, record kinds %u", in_table, records);
+  /* NVML readings (METRIC records): on-disk values, a name and a unit each */
+  CHECK_MSG(GT_METRIC_TEMP_SLOWDOWN == 12 && GT_METRIC_CLOCK_EVENTS == 13 &&
+                GT_METRIC_ECC_CORRECTED == 14 && GT_METRIC_ECC_UNCORRECTED == 15 &&
+                GT_METRIC_XID == 16 && GT_METRIC_PROCS == 17 &&
+                GT_METRIC_PROC_MEM == 18 && GT_METRIC_COUNT == 19,
+            "metric values moved");
+  for (unsigned m = 1; m < GT_METRIC_COUNT; m++) {
+    CHECK_MSG(strcmp(gt_metric_name(m), "?") && strcmp(gt_metric_unit(m), "?"),
+              "metric %u has no name or unit", m);
+    for (unsigned j = 1; j < m; j++)
+      CHECK_MSG(strcmp(gt_metric_name(m), gt_metric_name(j)) != 0, "metrics %u and %u", j,
+                m);
+  }
+  CHECK_MSG(strcmp(gt_metric_name(GT_METRIC_PROC_MEM), "proc_mem") == 0 &&
+                strcmp(gt_metric_name(GT_METRIC_COUNT), "?") == 0,
+            "metric names");
   return check_finish("test_kinds");
 }

@@ -44,7 +44,32 @@ static uint64_t knob_with(enum gt_knob_id id, const char *name, const char *valu
     }                                                                                    \
   } while (0)
 
+/* What the man page says of each knob, from the same table: every knob has
+ * a name and a help line; values and default as a user writes them. */
+static void test_docs(void) {
+  char buf[256];
+  for (int k = 0; k < GT_KNOB_COUNT; k++) {
+    CHECK(gt_knob_name((enum gt_knob_id)k) != NULL);
+    CHECK(gt_knob_help((enum gt_knob_id)k) != NULL);
+  }
+  gt_knob_values(GT_KNOB_RING_KB, buf, sizeof buf);
+  CHECK_MSG(!strcmp(buf, "a whole number of KiB from 16 to 1048576; default 32768"), "%s",
+            buf);
+  gt_knob_values(GT_KNOB_PPROF_EVERY, buf, sizeof buf);
+  CHECK_MSG(
+      !strcmp(buf, "a duration such as 60s, 5m or 1h, from 1s to 86400s; default 60s"),
+      "%s", buf);
+  gt_knob_values(GT_KNOB_STACKS, buf, sizeof buf);
+  CHECK_MSG(!strcmp(buf, "alloc, all or none; default alloc"), "%s", buf);
+  gt_knob_values(GT_KNOB_LAUNCH_STACKS, buf, sizeof buf);
+  CHECK_MSG(
+      !strcmp(buf,
+              "auto or a whole number of launches from 1 to 1000000000; default auto"),
+      "%s", buf);
+}
+
 int main(void) {
+  test_docs();
   int log = mkstemp(g_log);
   g_saved_stderr = dup(2);
   dup2(log, 2);

@@ -3,7 +3,8 @@
  * growing, a stack that keeps one block per request grows (series and
  * rate exact, bytes per "request" range), churn leaves nothing; the peak
  * and the stacks holding it; an invalid free; the process's exit; the same
- * results when the log of changes is replayed from a second pass. */
+ * results when the log of changes is replayed from a second pass; which
+ * frames are the runtime's and nvcc's glue (gt_glue_frames). */
 #include <math.h>
 
 #include "check.h"
@@ -59,7 +60,9 @@ static void check_run(const struct gt_leaks *l) {
   /* one MiB per step, the steps (last - first) / 20 + 1 ns long */
   uint64_t last = T0 + 20 * S; /* the invalid free */
   double step_min = (double)((last - T0) / GT_GROWTH_BUCKETS + 1) / 6e10;
+  CHECK(grows->rated && held->rated); /* the run lasted 1000 s: a rate */
   CHECK(fabs(grows->bytes_per_min - (double)MIB / step_min) < 1e-3);
+  CHECK(held->bytes_per_min == 0 && !signbit(held->bytes_per_min)); /* flat: 0, not -0 */
   CHECK(grows->range_name && !strcmp(l->ranges.strs[grows->range_name - 1], "request"));
   CHECK_EQ_U64(grows->range_bytes, 20 * MIB);
   CHECK_EQ_U64(l->range_counts[grows->range_name - 1], 20);
@@ -84,7 +87,32 @@ static void check_run(const struct gt_leaks *l) {
   CHECK_EQ_U64(l->last_ns, last);
 }
 
+/* Which frames are glue: a <<<>>> launch's and an allocation's stacks as
+ * nvcc -g builds them (innermost first). */
+static void check_glue(void) {
+  const struct gt_frame launch[] = {
+      {"__cudaLaunchKernel_helper(CUkern_st*)", "/cuda/include/crt/device_functions.h",
+       "app", 90, 0, 0},
+      {"__device_stub__Z4stepPf(float*)", "/tmp/app.cudafe1.stub.c", "app", 3, 0, 0},
+      {"step(float*)", "/src/app.cu", "app", 10, 0, 0}, /* nvcc's, named as the kernel */
+      {"main", "/src/app.cu", "app", 40, 0, 0},
+  };
+  CHECK(gt_glue_frames(launch, 4, 0) == 1 && gt_glue_frames(launch, 4, 1) == 2 &&
+        gt_glue_frames(launch, 4, 3) == 0);
+  CHECK(gt_leaks_origin(launch, 4) == &launch[3]);
+  const struct gt_frame alloc[] = {
+      {"cudaError cudaMalloc<float>(float**, unsigned long)",
+       "/cuda/include/cuda_runtime.h", "app", 879, 0, 0},
+      {"load(int)", "/src/app.cu", "app", 21, 0, 0},
+      {"cudaMalloc", "", "libcudart.so.13", 0, 0, 0},
+      {"serve", "/srv/serve.py", "", 7, 1, 0}, /* Python: never glue */
+  };
+  CHECK(gt_glue_frames(alloc, 4, 0) == 1 && gt_glue_frames(alloc, 4, 1) == 0 &&
+        gt_glue_frames(alloc, 4, 2) == 1 && gt_glue_frames(alloc, 4, 3) == 0);
+}
+
 int main(void) {
+  check_glue();
   char path[256], err[512];
   write_run(synth_path("growth.gtrace", path, sizeof path));
   struct gt_leaks l;

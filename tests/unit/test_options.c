@@ -1,9 +1,10 @@
 /* test_options.c — the one command-line parser (common/options.c): flags and
  * choices, every value type, `--opt=value`, `--`, a command line after the
  * first positional, positional counts, required options, the last of a
- * repeated option winning, and each error's exact message and status (2),
- * the generated usage and help compared byte for byte, --help and
- * --version (status 0). */
+ * repeated option winning, options that conflict (choices of one setting,
+ * `excludes`), and each error's exact message and status (2), the generated
+ * usage and help compared byte for byte, --help and --version (status 0),
+ * and the descriptions for the top-level help, man page and completion. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,7 +168,7 @@ static void test_equals_order_and_repeats(void) {
   const struct gt_command c = {
       .prog = "demo", .options = options, .args = "A B", .min_args = 2, .max_args = 2};
   struct outcome r;
-  PARSE(&c, &r, "a.gtrace", "--output=x", "--wait=1.5", "--fast", "--slow", "--output",
+  PARSE(&c, &r, "a.gtrace", "--output=x", "--wait=1.5", "--slow", "--slow", "--output",
         "y", "b.gtrace", "--pid=12", "--pid", "13", "--size=1e9");
   CHECK_EQ_U64(r.status, GT_OPTIONS_RUN);
   CHECK_EQ_U64(r.nargs, 2);
@@ -225,7 +226,8 @@ static void test_end_of_options(void) {
   CHECK_EQ_U64(v.json, 0);
   PARSE(&run, &r, "-o", "t", "--");
   CHECK_EQ_U64(r.status, 2);
-  CHECK_STR(r.err, "demo: missing argument\nusage: demo [--json] [-q] [--fast] [--slow] "
+  /* the choices of one setting: one word */
+  CHECK_STR(r.err, "demo: missing argument\nusage: demo [--json] [-q] [--fast | --slow] "
                    "[-o FILE] [--count N] [--pid P]\n            [--big N] [--wait T] "
                    "[--size SIZE] [--ring-kb N] [--pct PCT]\n            -- CMD "
                    "[ARGS...]\n");
@@ -410,6 +412,138 @@ static void test_help(void) {
   free(buf);
 }
 
+/* ---- conflicts ---- */
+
+struct excl {
+  int json, summary, mode, other;
+};
+
+#define EXCL_OPTIONS(v, excl)                                                            \
+  {                                                                                      \
+    GT_OPT_FLAG(0, "json", &(v)->json, "JSON"),                                          \
+        {.name = "summary",                                                              \
+         .type = GT_OPTION_FLAG,                                                         \
+         .help = "counts",                                                               \
+         .value = &(v)->summary,                                                         \
+         .excludes = (excl)},                                                            \
+        GT_OPT_SET(0, "fast", &(v)->mode, 1, "fast"),                                    \
+        GT_OPT_SET(0, "slow", &(v)->mode, 2, "slow"),                                    \
+        GT_OPT_SET(0, "other", &(v)->other, 2, "another setting"), GT_OPT_END            \
+  }
+#define EXCL_USAGE "usage: ex [--json] [--summary] [--fast | --slow] [--other] FILE\n"
+
+static void expect_conflict(const struct gt_command *c, const char *const *words,
+                            const char *message) {
+  struct outcome r;
+  parse(c, &r, words);
+  CHECK_EQ_U64(r.status, 2);
+  CHECK_STR(r.out, "");
+  char want[512];
+  snprintf(want, sizeof want, "ex: %s\n" EXCL_USAGE, message);
+  CHECK_STR(r.err, want);
+}
+
+#define CONFLICT(c, message, ...)                                                        \
+  expect_conflict(c, (const char *const[]){"ex", __VA_ARGS__, NULL}, message)
+
+/* Two choices of one setting, or an option and one it excludes (either
+ * way round): an error naming both in the order given; the same option
+ * twice, or choices of different settings, are fine. */
+static void test_conflicts(void) {
+  struct excl v = {0};
+  const struct gt_option options[] = EXCL_OPTIONS(&v, "json");
+  const struct gt_command c = {
+      .prog = "ex", .options = options, .args = "FILE", .min_args = 1, .max_args = 1};
+  CONFLICT(&c, "--fast and --slow cannot be used together", "--fast", "f", "--slow");
+  CONFLICT(&c, "--slow and --fast cannot be used together", "--slow", "--fast", "f");
+  CONFLICT(&c, "--json and --summary cannot be used together", "--json", "--summary",
+           "f");
+  CONFLICT(&c, "--summary and --json cannot be used together", "f", "--summary",
+           "--json");
+  struct outcome r;
+  v = (struct excl){0};
+  PARSE(&c, &r, "--fast", "--other", "--fast", "--summary", "--summary", "f");
+  CHECK_EQ_U64(r.status, GT_OPTIONS_RUN);
+  CHECK_EQ_U64(v.mode, 1);
+  CHECK_EQ_U64(v.other, 2);
+  CHECK_EQ_U64(v.summary, 1);
+  CHECK_EQ_U64(v.json, 0);
+  /* several names; a name the table lacks is the table's mistake */
+  const struct gt_option two[] = EXCL_OPTIONS(&v, "fast  json");
+  const struct gt_command c2 = {
+      .prog = "ex", .options = two, .args = "FILE", .max_args = 1};
+  CONFLICT(&c2, "--summary and --fast cannot be used together", "--summary", "--fast");
+  const struct gt_option bad[] = EXCL_OPTIONS(&v, "json jsn");
+  const struct gt_command c3 = {.prog = "ex", .options = bad, .args = "FILE"};
+  CONFLICT(&c3, "bad option table (--summary excludes --jsn, which it lacks)", "f");
+}
+
+/* ---- descriptions ---- */
+
+static void expect_description(const struct gt_command *c, const char *what,
+                               const char *want) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  CHECK_EQ_U64(gt_options_describe(c, what, f), 0);
+  fclose(f);
+  CHECK_STR(buf, want);
+  free(buf);
+  struct outcome r;
+  char arg[64];
+  snprintf(arg, sizeof arg, "--gt-describe=%s", what);
+  PARSE(c, &r, arg);
+  CHECK_EQ_U64(r.status, 0);
+  CHECK_STR(r.out, want);
+  CHECK_STR(r.err, "");
+}
+
+/* The same table as a top-level help entry, a man page section (roff
+ * escapes: '-' and '\\', a leading '.'), and a completion arm. */
+static void test_describe(void) {
+  const struct gt_option options[] = {
+      GT_OPT_FLAG('q', "quiet", NULL, ".quiet\\ly"),
+      GT_OPT_STRING('o', "output", NULL, "FILE", "the output (default: -)"),
+      GT_OPT_STRING(0, "pprof-dir", NULL, "DIR", "profiles"),
+      GT_OPT_UINT32(0, "pid", NULL, "P", "process P"),
+      GT_OPT_END,
+  };
+  const struct gt_command c = {.prog = "gputrace demo",
+                               .options = options,
+                               .args = "FILE",
+                               .min_args = 1,
+                               .max_args = 1,
+                               .about = "a demonstration of the describing of a command "
+                                        "whose about line is long"};
+  expect_description(
+      &c, "summary",
+      "  demo     a demonstration of the describing of a command whose about line is\n"
+      "           long\n"
+      "           gputrace demo [-q] [-o FILE] [--pprof-dir DIR] [--pid P] FILE\n");
+  expect_description(&c, "man",
+                     ".SS demo\n\\fBgputrace demo\\fR\n[\\-q]\n[\\-o\\ FILE]\n"
+                     "[\\-\\-pprof\\-dir\\ DIR]\n[\\-\\-pid\\ P]\nFILE\n"
+                     ".PP\na demonstration of the describing of a command whose about "
+                     "line is long.\n"
+                     ".TP\n\\fB\\-q\\fR, \\fB\\-\\-quiet\\fR\n\\&.quiet\\ely\n"
+                     ".TP\n\\fB\\-o\\fR, \\fB\\-\\-output\\fR \\fIFILE\\fR\n"
+                     "the output (default: \\-)\n"
+                     ".TP\n\\fB\\-\\-pprof\\-dir\\fR \\fIDIR\\fR\nprofiles\n"
+                     ".TP\n\\fB\\-\\-pid\\fR \\fIP\\fR\nprocess P\n"
+                     ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nprint the command's help\n");
+  expect_description(&c, "bash",
+                     "  demo)\n"
+                     "    opts='-q --quiet -o --output --pprof-dir --pid -h --help'\n"
+                     "    files='-o --output' dirs='--pprof-dir' args='--pid'\n"
+                     "    positional=files ;;\n");
+  struct outcome r;
+  PARSE(&c, &r, "--gt-describe=html");
+  CHECK_EQ_U64(r.status, 2);
+  CHECK_STR(r.out, "");
+  CHECK_STR(r.err,
+            "gputrace demo: bad --gt-describe 'html' (want summary, man or bash)\n");
+}
+
 /* The one decimal parser, which options and knobs share: digits only, not
  * empty, up to UINT64_MAX exactly. */
 static void test_decimal(void) {
@@ -435,5 +569,7 @@ int main(void) {
   test_errors();
   test_required_and_bounds();
   test_help();
+  test_conflicts();
+  test_describe();
   return check_finish("test_options");
 }

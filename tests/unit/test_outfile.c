@@ -2,7 +2,9 @@
  * (include/gputrace/outfile.h): a symbolic link is refused in every mode,
  * an existing file unless forced, and then only a regular file of ours with
  * one link (truncated, 0600); FIFOs are refused without blocking; devices
- * are written as they are; picked names skip whatever is there. */
+ * are written as they are; picked names skip whatever is there. A refusal
+ * says how to overwrite only where something can: the front end's own
+ * hint for a name taken, none for a directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -119,6 +121,30 @@ static void test_pick(void) {
   CHECK(access("/nonexistent/target", F_OK) != 0);
 }
 
+/* A name taken says how the front end overwrites it; a directory is said to
+ * be one, in every mode, with no hint (nothing overwrites it). */
+static void test_hints(void) {
+  char path[256], sub[256];
+  path_of(path, "hinted.gtrace");
+  write_file(path, "x", 0600);
+  CHECK(refused(path, GT_OUT_NEW,
+                "it exists (not overwritten; --force overwrites a file of yours)"));
+  gt_out_force_hint("GPUTRACE_FORCE=1");
+  CHECK(refused(
+      path, GT_OUT_NEW,
+      "it exists (not overwritten; GPUTRACE_FORCE=1 overwrites a file of yours)"));
+  gt_out_force_hint("--force");
+  path_of(sub, "a-dir");
+  CHECK(mkdir(sub, 0700) == 0);
+  for (int m = GT_OUT_NEW; m <= GT_OUT_APPEND; m++) {
+    char err[512] = "";
+    CHECK(gt_out_open(sub, (enum gt_out_mode)m, err, sizeof err) < 0 && errno == EISDIR);
+    char want[300];
+    snprintf(want, sizeof want, "cannot write %s: it is a directory", sub);
+    CHECK(strcmp(err, want) == 0);
+  }
+}
+
 int main(void) {
   if (!mkdtemp(dir))
     return 1;
@@ -126,6 +152,7 @@ int main(void) {
   test_special_files();
   test_append_and_create();
   test_pick();
+  test_hints();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   CHECK(system(cmd) == 0);

@@ -26,7 +26,7 @@ static Perftools__Profiles__Profile *read_back(const char *path) {
 
 int main(void) {
   const char *types[] = {"alloc_objects", "alloc_space"}, *units[] = {"count", "bytes"};
-  struct gt_pprof *p = gt_pprof_new(types, units, 2);
+  struct gt_pprof *p = gt_pprof_new(types, units, 2, 0); /* headline: the first */
   uint64_t f_main = gt_pprof_function(p, "main", "app.c");
   uint64_t f_leak = gt_pprof_function(p, "leak", "app.c");
   CHECK(gt_pprof_function(p, "main", "app.c") == f_main); /* interned */
@@ -58,6 +58,8 @@ int main(void) {
     CHECK(pr->n_sample_type == 2 &&
           !strcmp(str(pr, pr->sample_type[1]->type), "alloc_space") &&
           !strcmp(str(pr, pr->sample_type[1]->unit), "bytes"));
+    CHECK(!strcmp(str(pr, pr->default_sample_type), "alloc_objects") && pr->period_type &&
+          !strcmp(str(pr, pr->period_type->type), "alloc_objects"));
     CHECK(pr->n_sample == 2);
     CHECK(pr->sample[0]->n_value == 2 && pr->sample[0]->value[0] == 2 &&
           pr->sample[0]->value[1] == 2 << 20);

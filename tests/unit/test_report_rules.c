@@ -1,7 +1,8 @@
 /* test_report_rules.c — every finding of `gputrace report` (report_rules.c,
  * report_hw.c; docs/report.md states the rules) fires on a minimal
  * synthetic trace made to trigger it, and stays quiet on the same trace
- * just short of its threshold; a plain trace has no finding at all. */
+ * just short of its threshold; a plain trace has no finding at all. The
+ * verdict: none without CUDA calls, and a near tie names its runner-up. */
 #include "check.h"
 #include "report.h"
 #include "synth.h"
@@ -169,8 +170,28 @@ static void hw_thermal(struct synth *w, int fire) {
     metric(w, (10 + i * 500) * MS, GT_METRIC_TEMP, fire ? 84 : 80);
 }
 
+/* The verdict from given shares (per mille of traced time): none without a
+ * CUDA call; the runner-up named when within RP_VERDICT_CLOSE of it. */
+static void check_verdict(uint64_t calls, uint64_t copy, uint64_t idle, const char *want,
+                          const char *runner_up) {
+  struct report r = {
+      .cuda_calls = calls,
+      .dev_records = 1,
+      .sh = {.traced = 1000, .copy = copy, .idle = idle, .api = 10}}; /* cpu: idle + 10 */
+  rp_verdict(&r);
+  CHECK((r.verdict && want) ? !strcmp(r.verdict, want) : r.verdict == want);
+  CHECK((r.runner_up && runner_up) ? !strcmp(r.runner_up, runner_up)
+                                   : r.runner_up == runner_up);
+}
+
 int main(void) {
   char buf[512];
+  check_verdict(0, 444, 424, NULL, NULL); /* NVTX only: no data */
+  check_verdict(5, 0, 0, "cpu-bound", NULL);
+  check_verdict(5, 444, 424, "transfer-bound", "cpu-bound"); /* 44.4 against 43.4 */
+  check_verdict(5, 483, 424, "transfer-bound", "cpu-bound"); /* 4.9 points apart */
+  check_verdict(5, 485, 424, "transfer-bound", NULL);        /* 5.1 points apart */
+  check_verdict(5, 384, 435, "cpu-bound", NULL);
   CHECK(strcmp(findings("plain", plain, 1, 0, buf, sizeof buf), "") == 0);
   check_rule("api_errors", api_errors, 0);
   check_rule("pageable_memcpy", pageable, 0);

@@ -1,5 +1,6 @@
 /* test_util.c — the CLI's helpers: JSON strings from untrusted text (only
- * well-formed UTF-8 passes), option values, the hash map (growth,
+ * well-formed UTF-8 passes), text for terminals (cleaned, measured in
+ * columns) and names shortened to a column's width, option values, the hash map (growth,
  * deletion, key 0), exact percentiles (gt_durs: quickselect, the two-pass
  * radix select, its passes split over two threads, wide values) against a
  * sort. */
@@ -39,6 +40,79 @@ static int durs_exact(size_t n, unsigned shape) {
   gt_durs_free(&d);
   free(sorted);
   return ok;
+}
+
+/* gt_name_fit(name, width) is exactly `want`, in at most width columns. */
+static void fits(const char *name, int width, const char *want) {
+  char *got = gt_name_fit(name, width);
+  CHECK_MSG(strcmp(got, want) == 0 && gt_text_width(got) <= width,
+            "fit(%s, %d): got \"%s\", want \"%s\"", name, width, got, want);
+  free(got);
+}
+
+static void name_fitting(void) {
+  static const char *vec =
+      "void at::native::vectorized_elementwise_kernel<4, "
+      "at::native::AbsFunctor<float>, at::detail::Array<char*, 2> >"
+      "(int, at::native::AbsFunctor<float>, at::detail::Array<char*, 2>)";
+  fits(vec, 1000, vec); /* fits: whole */
+  /* the innermost lists first, in the name and in its parameters */
+  fits(vec, 153,
+       "void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<…>, "
+       "at::detail::Array<…> >(int, at::native::AbsFunctor<…>, at::detail::Array<…>)");
+  /* then the outer one, then the parameters */
+  fits(
+      vec, 152,
+      "void at::native::vectorized_elementwise_kernel<…>(int, at::native::AbsFunctor<…>, "
+      "at::detail::Array<…>)");
+  /* one column short of the 103 above: the parameters too */
+  fits(vec, 102, "void at::native::vectorized_elementwise_kernel<…>(…)");
+  fits(vec, 52, "void at::native::vectorized_elementwise_kernel<…>(…)");
+  /* then the start, from a scope */
+  fits(vec, 44, "…::vectorized_elementwise_kernel<…>(…)");
+  fits(vec, 20, "…ntwise_kernel<…>(…)");
+  fits(vec, 1, "…");
+  fits(vec, 0, "");
+  /* nested: the deepest list of more than one column, the longest first */
+  fits("a<b<c<d>>, e<f<gh>>>(x<y>)", 25, "a<b<c<d>>, e<f<…>>>(x<y>)");
+  fits("a<b<c<d>>, e<f<gh>>>(x<y>)", 22, "a<b<…>, e<f<…>>>(x<y>)");
+  fits("a<b<c<d>>, e<f<gh>>>(x<y>)", 19, "a<b<…>, e<…>>(x<y>)");
+  fits("a<b<c<d>>, e<f<gh>>>(x<y>)", 18, "a<…>(x<y>)");
+  fits("a<b<c<d>>, e<f<gh>>>(x<y>)", 13, "a<…>(x<y>)");
+  fits("a<b<c<d>>, e<f<gh>>>(x<y>)", 8, "a<…>(…)");
+  /* operators' '<' and '(' are no brackets */
+  static const char *lt = "bool operator< <int>(Box<int> const&, Box<int> const&)";
+  fits(lt, 50, "bool operator< <int>(Box<…> const&, Box<…> const&)");
+  fits(lt, 48, "bool operator< <…>(Box<…> const&, Box<…> const&)");
+  fits(lt, 30, "bool operator< <…>(…)");
+  fits("std::ostream& operator<< <char>(std::ostream&, Box<int> const&)", 40,
+       "std::ostream& operator<< <…>(…)");
+  fits("Cmp<int>::operator()(int, int) const", 30, "Cmp<…>::operator()(…) const");
+  fits("Cmp<int>::operator()(int, int) const", 26, "…::operator()(…) const");
+  /* a lambda: its braces and parentheses are brackets too */
+  static const char *lam = "void at::native::elementwise_kernel<128, 2, "
+                           "at::native::gpu_kernel_impl<Abs>(at::TensorIteratorBase&)"
+                           "::{lambda(int)#1}>(int, at::native::gpu_kernel_impl<Abs>"
+                           "(at::TensorIteratorBase&)::{lambda(int)#1})";
+  fits(lam, 60, "void at::native::elementwise_kernel<…>(…)");
+  /* no templates: the parameters, then the start */
+  fits("attention(float*, float const*, int)", 36,
+       "attention(float*, float const*, int)");
+  fits("attention(float*, float const*, int)", 35, "attention(…)");
+  fits("a_function_name_without_any_templates(int)", 30,
+       "…name_without_any_templates(…)");
+  fits("memcpy HtoD", 5, "…HtoD");
+  /* unbalanced: only cut */
+  fits("broken<int(x)", 8, "…<int(x)");
+  /* columns, not bytes: each of é ü … is one */
+  fits("héllo_wörld_ünïcode(int)", 22, "héllo_wörld_ünïcode(…)");
+  fits("héllo_wörld_ünïcode(int)", 17, "…wörld_ünïcode(…)");
+  CHECK(gt_text_width("é…x") == 3 && gt_text_width("") == 0);
+  char c[32];
+  CHECK(strcmp(gt_text_clean(c, sizeof c, "a\tb\xff\xc3\xa9;\x1b[2J"), "a?b?é;?[2J") ==
+        0);
+  CHECK(strcmp(gt_text_clean(c, 4, "abcdef"), "abc") == 0);
+  CHECK(strcmp(gt_text_clean(c, 3, "aé"), "a") == 0); /* not half a character */
 }
 
 static void json_of(const char *in, char *out, size_t len) {
@@ -109,5 +183,6 @@ int main(void) {
    * threads; an odd count leaves the second half one longer. */
   CHECK(durs_exact(1500001, 1));
   CHECK(durs_exact(1500001, 2));
+  name_fitting();
   return check_finish("test_util");
 }

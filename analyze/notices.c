@@ -1,0 +1,115 @@
+/* notices.c — see notices.h. */
+#include "notices.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "stats.h"
+
+/* Why a trace can hold no CUDA call, most likely first, each with what to
+ * try (docs/cli.md, "Nothing recorded"). */
+int gt_notice_no_cuda(const char *cmd, const char *path, struct gt_session *s) {
+  if (gt_model_totals(gt_session_model(s))->cuda_calls)
+    return 0;
+  fprintf(
+      stderr,
+      "%s: warning: no CUDA calls were recorded in %s\n"
+      "  likely causes:\n"
+      "  - the program links the CUDA runtime statically (nvcc's default,\n"
+      "    libcudart_static) and no CUDA driver was loaded: rebuild it with\n"
+      "    `nvcc -cudart shared` (`ldd PROGRAM | grep cudart` prints nothing\n"
+      "    when static)\n"
+      "  - the program never reached CUDA: it failed or exited first (see its output)\n"
+      "  - the CUDA runtime was loaded from an unusual path: `LD_DEBUG=libs PROGRAM\n"
+      "    2>&1 | grep -i cuda` shows which CUDA libraries it loaded, from where\n",
+      cmd, path);
+  return 1;
+}
+
+int gt_notice_no_cuda_file(const char *cmd, const char *path) {
+  char err[512];
+  struct gt_session_opts so = {.path = path, .quiet = 1, .threads = -1};
+  struct gt_session *s = gt_session_open(&so, err, sizeof err);
+  if (!s)
+    return 0; /* the collector said what went wrong with it */
+  struct gt_tool none = {0};
+  gt_session_run(s, &none);
+  int warned = gt_notice_no_cuda(cmd, path, s);
+  gt_session_close(s);
+  return warned;
+}
+
+static void print_pids(const struct gt_model *m) {
+  size_t n;
+  const uint32_t *p = gt_model_pids(m, &n);
+  if (!n) {
+    fputs("no process", stderr);
+    return;
+  }
+  fprintf(stderr, "pid%s", n == 1 ? "" : "s");
+  for (size_t i = 0; i < n && i < 8; i++)
+    fprintf(stderr, "%s %" PRIu32, i ? "," : "", p[i]);
+  if (n > 8)
+    fprintf(stderr, ", ... (%zu in all)", n);
+}
+
+static int has_pid(const struct gt_model *m, uint32_t pid) {
+  size_t n;
+  const uint32_t *p = gt_model_pids(m, &n);
+  for (size_t i = 0; i < n; i++)
+    if (p[i] == pid)
+      return 1;
+  return 0;
+}
+
+int gt_notice_filter(const char *cmd, const char *path, struct gt_session *s,
+                     const struct gt_filter *f) {
+  const struct gt_model *m = gt_session_model(s);
+  const struct gt_model_totals *t = gt_model_totals(m);
+  uint64_t origin = gt_session_origin(s);
+  uint64_t first = t->first_ns > origin ? t->first_ns - origin : 0;
+  uint64_t last = t->last_ns > origin ? t->last_ns - origin : 0;
+  int bad_pid = f->has_pid && !has_pid(m, f->pid);
+  /* a trace without timed calls has no span to miss: it has no data */
+  int bad_window = t->last_ns && (f->from_ns > last || f->to_ns <= first);
+  if (!bad_pid && !bad_window)
+    return 0;
+  char a[32], b[32];
+  if (bad_pid)
+    fprintf(stderr, "%s: --pid %" PRIu32 " matches nothing in %s", cmd, f->pid, path);
+  else if (f->to_ns == UINT64_MAX)
+    fprintf(stderr, "%s: --from %s matches nothing in %s", cmd,
+            gt_fmt_ns(a, sizeof a, f->from_ns), path);
+  else
+    fprintf(stderr, "%s: --from %s --to %s matches nothing in %s", cmd,
+            gt_fmt_ns(a, sizeof a, f->from_ns), gt_fmt_ns(b, sizeof b, f->to_ns), path);
+  fputs(": it holds ", stderr);
+  print_pids(m);
+  if (t->last_ns)
+    fprintf(stderr, "; its calls span +%s .. +%s\n", gt_fmt_ns(a, sizeof a, first),
+            gt_fmt_ns(b, sizeof b, last));
+  else
+    fputs("; no timed calls\n", stderr);
+  return 2;
+}
+
+int gt_color_option(const struct gt_option *o, const char *arg, char *want, size_t len) {
+  static const char *const names[] = {"auto", "always", "never"};
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(arg, names[i])) {
+      *(int *)o->value = i;
+      return 0;
+    }
+  snprintf(want, len, "auto, always or never");
+  return -1;
+}
+
+int gt_color_choose(int when, FILE *f) {
+  if (when != GT_COLOR_AUTO)
+    return when == GT_COLOR_ALWAYS;
+  const char *no = getenv("NO_COLOR");
+  return !(no && *no) && isatty(fileno(f));
+}

@@ -1,0 +1,51 @@
+/* notices.h — what every trace-reading command says when the trace cannot
+ * answer what was asked: no CUDA calls at all, or a --pid/--from/--to that
+ * selects nothing the trace holds; and whether text may be coloured. One
+ * text for each, here, so every command says it alike.
+ *
+ * Contract:
+ *  - gt_notice_no_cuda: after a session has run, when its model counted no
+ *    CUDA call (model.h, gt_model_totals.cuda_calls: NVTX alone is not
+ *    CUDA), prints on stderr "CMD: warning: no CUDA calls were recorded in
+ *    PATH" with the likely causes and what to try, and returns 1; else 0.
+ *  - gt_notice_filter: after a session has run, 0 when the filter can
+ *    match (no --pid, or a pid whose start the trace recorded; a window
+ *    that overlaps the span of the trace's calls (NVTX included), or a
+ *    trace without any); else prints on stderr "CMD: --pid P matches nothing in PATH: it
+ *    holds pids A, B; its calls span +X .. +Y" (or "--from T .. --to U
+ *    matches nothing") and returns 2, the exit status of bad usage.
+ *  - gt_color_choose: whether a command's text on `f` is coloured, from its
+ *    --color choice (GT_COLOR_*): always and never as said; auto colours a
+ *    terminal unless NO_COLOR is set to a non-empty value (no-color.org).
+ */
+#ifndef GPUTRACE_ANALYZE_NOTICES_H
+#define GPUTRACE_ANALYZE_NOTICES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gputrace/options.h"
+#include "session.h"
+
+int gt_notice_no_cuda(const char *cmd, const char *path, struct gt_session *s);
+/* The same for a trace not yet read (`record`, at its end): one pass over
+ * it with no layers; nothing is said of a trace it cannot open. */
+int gt_notice_no_cuda_file(const char *cmd, const char *path);
+
+struct gt_filter {
+  int has_pid;
+  uint32_t pid;
+  uint64_t from_ns, to_ns; /* relative to the origin; to_ns UINT64_MAX: the end */
+};
+int gt_notice_filter(const char *cmd, const char *path, struct gt_session *s,
+                     const struct gt_filter *f);
+
+enum { GT_COLOR_AUTO, GT_COLOR_ALWAYS, GT_COLOR_NEVER };
+/* The --color=WHEN option: int *p, one of GT_COLOR_*. */
+int gt_color_option(const struct gt_option *o, const char *arg, char *want, size_t len);
+#define GT_OPT_COLOR(p)                                                                  \
+  GT_OPT_CALLBACK(0, "color", p, gt_color_option, "WHEN",                                \
+                  "severities in colour: auto (a tty), always, never")
+int gt_color_choose(int when, FILE *f);
+
+#endif

@@ -1,0 +1,190 @@
+/* prom_kernels.c — GPU time by kernel for /metrics (prom_series.h).
+ *
+ * Each kernel's device time (DEVICE records of launches, weighted by their
+ * sample) adds up under the demangled name its process gave it
+ * (KERNEL_NAME), whichever process ran it. PROM_KERNEL_MAX names have a
+ * label: the first ones seen while there is room, then, at each publish,
+ * the top ones by GPU time (a name outside them takes the label of the
+ * lowest labeled name not among them once it has 10 % more time). A
+ * labeled name shows its whole time (a label new to it starts there: rate()
+ * counts from its second sample); PROM_OTHER counts the time of names
+ * while they had no label and of kernels without a name, so every series
+ * only grows, and a label that moves on simply ends.
+ * Cost: a map probe per DEVICE record; ranking (a sort of the names) at
+ * publish, only once there are more names than labels.
+ * Memory: PROM_KERNEL_NAMES names at most (later ones count as PROM_OTHER)
+ * and one map entry per (live process, kernel handle). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gputrace/map.h"
+#include "gputrace/trace_file.h"
+#include "prom_series.h"
+#include "util.h"
+
+#define PROM_KERNEL_NAMES 4096
+
+struct kname {
+  char name[PROM_NAME_MAX];
+  double ns;
+  int slot; /* its label in prom_work.kern, -1: none */
+};
+
+struct prom_kernels {
+  struct kname *names;
+  size_t nnames, cnames;
+  struct gt_map by_hash; /* hash of the name -> index + 1 */
+  struct gt_map handles; /* (pid, stub) -> index + 1 */
+  uint64_t *keys;        /* the keys of `handles`, and their pids, for process ends */
+  uint32_t *key_pids;
+  size_t nkeys, ckeys;
+  struct rank {
+    double ns;
+    unsigned i;
+  } * order; /* ranking's scratch */
+};
+
+struct prom_kernels *prom_kernels_new(void) {
+  struct prom_kernels *k = calloc(1, sizeof *k);
+  if (!k)
+    return NULL;
+  gt_map_init(&k->by_hash);
+  gt_map_init(&k->handles);
+  return k;
+}
+
+void prom_kernels_free(struct prom_kernels *k) {
+  if (!k)
+    return;
+  gt_map_free(&k->by_hash);
+  gt_map_free(&k->handles);
+  free(k->names);
+  free(k->keys);
+  free(k->key_pids);
+  free(k->order);
+  free(k);
+}
+
+/* The index of a name, added (with a label while there is room); -1 past
+ * PROM_KERNEL_NAMES. A name's index is at or after the one its hash maps
+ * to (the first name with that hash). */
+static long name_index(struct prom_kernels *k, struct prom_work *w, const char *name) {
+  uint64_t h = prom_name_hash(name), v;
+  if (gt_map_get(&k->by_hash, h, &v)) { /* the first with this hash, or (rarely) later */
+    for (size_t i = v - 1; i < k->nnames; i++)
+      if (!strncmp(k->names[i].name, name, PROM_NAME_MAX - 1))
+        return (long)i;
+  }
+  if (k->nnames == PROM_KERNEL_NAMES)
+    return -1;
+  if (k->nnames == k->cnames) {
+    size_t c = k->cnames ? 2 * k->cnames : 64;
+    struct kname *n = realloc(k->names, c * sizeof *n);
+    if (!n)
+      return -1;
+    k->names = n, k->cnames = c;
+  }
+  struct kname *n = &k->names[k->nnames];
+  prom_set_name(n->name, name);
+  n->ns = 0;
+  n->slot = w->nkern < PROM_KERNEL_MAX ? (int)w->nkern++ : -1;
+  if (n->slot >= 0)
+    prom_set_name(w->kern[n->slot].name, name), w->kern[n->slot].gpu_ns = 0;
+  if (!gt_map_get(&k->by_hash, h, &v))
+    gt_map_put(&k->by_hash, h, k->nnames + 1);
+  return (long)k->nnames++;
+}
+
+static void remember_key(struct prom_kernels *k, uint64_t key, uint32_t pid) {
+  if (k->nkeys == k->ckeys) {
+    size_t c = k->ckeys ? 2 * k->ckeys : 64;
+    uint64_t *keys = realloc(k->keys, c * sizeof *keys);
+    if (keys)
+      k->keys = keys;
+    uint32_t *pids = realloc(k->key_pids, c * sizeof *pids);
+    if (pids)
+      k->key_pids = pids;
+    if (!keys || !pids)
+      return; /* kept in the map: forgotten only at stop */
+    k->ckeys = c;
+  }
+  k->keys[k->nkeys] = key;
+  k->key_pids[k->nkeys++] = pid;
+}
+
+void prom_kernels_named(struct prom_kernels *k, struct prom_work *w,
+                        const struct gt_record *r) {
+  char text[GT_TEXT_MAX + 1];
+  gt_record_text(r, r->u.kname.text_len, text, sizeof text);
+  char *name = gt_demangle(text);
+  if (!name)
+    return;
+  long i = name_index(k, w, name);
+  free(name);
+  uint64_t key = gt_pid_key(r->pid, r->u.kname.kernel), old;
+  int known = gt_map_get(&k->handles, key, &old);
+  if (i < 0 && known)
+    gt_map_del(&k->handles, key); /* renamed past the bound: other */
+  else if (i >= 0 && gt_map_put(&k->handles, key, (uint64_t)i + 1) == 0 && !known)
+    remember_key(k, key, r->pid);
+}
+
+void prom_kernels_ended(struct prom_kernels *k, uint32_t pid) {
+  size_t j = 0;
+  for (size_t i = 0; i < k->nkeys; i++) {
+    if (k->key_pids[i] == pid) {
+      gt_map_del(&k->handles, k->keys[i]);
+      continue;
+    }
+    k->keys[j] = k->keys[i];
+    k->key_pids[j++] = k->key_pids[i];
+  }
+  k->nkeys = j;
+}
+
+void prom_kernels_device(struct prom_kernels *k, struct prom_work *w,
+                         const struct gt_record *r, double ns) {
+  uint64_t v = 0;
+  gt_map_get(&k->handles, gt_pid_key(r->pid, r->u.device.kernel), &v);
+  struct kname *n = v ? &k->names[v - 1] : NULL;
+  if (n)
+    n->ns += ns;
+  if (n && n->slot >= 0)
+    w->kern[n->slot].gpu_ns = n->ns;
+  else
+    w->kern[PROM_KERNEL_MAX].gpu_ns += ns;
+}
+
+static int by_time(const void *a, const void *b) {
+  double x = ((const struct rank *)a)->ns, y = ((const struct rank *)b)->ns;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void prom_kernels_rank(struct prom_kernels *k, struct prom_work *w) {
+  if (!k || k->nnames <= PROM_KERNEL_MAX)
+    return; /* every name has its label */
+  struct rank *o = realloc(k->order, k->nnames * sizeof *o);
+  if (!o)
+    return;
+  k->order = o;
+  for (size_t i = 0; i < k->nnames; i++)
+    o[i] = (struct rank){k->names[i].ns, (unsigned)i};
+  qsort(o, k->nnames, sizeof *o, by_time);
+  /* o[0..MAX) the top; labeled names below it give way, lowest first */
+  size_t give = k->nnames;
+  for (size_t t = 0; t < PROM_KERNEL_MAX; t++) {
+    struct kname *up = &k->names[o[t].i];
+    if (up->slot >= 0)
+      continue;
+    while (give > PROM_KERNEL_MAX && k->names[o[give - 1].i].slot < 0)
+      give--;
+    if (give == PROM_KERNEL_MAX)
+      return;
+    struct kname *down = &k->names[o[--give].i];
+    if (up->ns <= 1.1 * down->ns)
+      return; /* the rest are lower still */
+    up->slot = down->slot, down->slot = -1;
+    prom_set_name(w->kern[up->slot].name, up->name);
+    w->kern[up->slot].gpu_ns = up->ns;
+  }
+}
