@@ -90,3 +90,14 @@ def finish(proc, timeout=60):
         proc.communicate()
         raise
     eq(proc.returncode, 0, "record exit status (stderr: %s)" % err)
+
+
+def promtool_check(text):
+    """`promtool check metrics` accepts the page (skipped, said, without
+    promtool: Debian's package prometheus)."""
+    import shutil
+    if not shutil.which("promtool"):
+        print("SKIP promtool check: promtool (Debian package prometheus) is not installed")
+        return
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    eq((p.returncode, p.stdout + p.stderr), (0, ""), "promtool check metrics")
