@@ -461,6 +461,10 @@ int cmd_record(int argc, char **argv) {
     close(o.output_fd); /* the collector has its own */
   int ran;
   pid_t child = start_command(o.cmd, shim, socket_path, &o, &ran);
+  if (child <= 0 || !ran) { /* the collector's closing line would contradict ours */
+    ssize_t ignored = write(control_w, (char[]){GT_CONTROL_NEVER_RAN}, 1);
+    (void)ignored;
+  }
   int status = child <= 0 ? 127
                : sfd >= 0 ? wait_command(child, sfd)
                           : wait_status(child);

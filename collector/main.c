@@ -22,7 +22,9 @@
  *
  * Lifetime: with --control-fd (the `record` command) it runs until that
  * descriptor reaches EOF (the recorded command has exited, or the recorder
- * died) and no traced process remains. Without it (started by the shim
+ * died) and no traced process remains; a GT_CONTROL_NEVER_RAN byte on it
+ * first means the command could not be run: no closing summary line
+ * (record removes the empty trace and says so). Without it (started by the shim
  * under plain LD_PRELOAD) it stops once no process has been connected for
  * --linger-ms. SIGTERM and SIGHUP make it drain what is there and stop,
  * with a NOTE in the trace saying it stopped early when traced processes
@@ -50,6 +52,7 @@
 #include "gputrace/knobs.h"
 #include "gputrace/options.h"
 #include "gputrace/outfile.h"
+#include "gputrace/protocol.h"
 #include "gputrace/trace_file.h"
 #include "gputrace/version.h"
 
@@ -175,6 +178,7 @@ struct state {
   int ever_connected;
   uint64_t idle_since_ns; /* when the last process went away */
   int control_fd;         /* -1 once it reached EOF (or without one) */
+  int never_ran;          /* record wrote GT_CONTROL_NEVER_RAN: no closing line */
   struct gt_symq *symq;
 };
 
@@ -219,8 +223,11 @@ static void watch(struct state *st, int listen_fd, struct gt_sink *sink, int tim
       p[i].revents = 0; /* EINTR: deadlines are still checked below */
   if (st->control_fd >= 0 && p[1].revents) {
     char buf[64];
-    if (read(st->control_fd, buf, sizeof buf) <= 0)
+    ssize_t got = read(st->control_fd, buf, sizeof buf);
+    if (got <= 0)
       st->control_fd = -1;
+    else if (memchr(buf, GT_CONTROL_NEVER_RAN, (size_t)got))
+      st->never_ran = 1;
   }
   uint64_t now = gt_now_ns();
   int nclients = st->nclients; /* p[] follows this order; removal moves the last */
@@ -494,7 +501,7 @@ int main(int argc, char **argv) {
   }
   gt_output_close(w);
   gt_prom_stop(obs.prom);
-  if (!gt_collector_quiet && !o.autospawn) {
+  if (!gt_collector_quiet && !o.autospawn && !st->never_ran) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     uint64_t kept = taken - lost;

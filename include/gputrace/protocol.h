@@ -27,6 +27,9 @@
 #define GT_CMDLINE_MAX 1024u
 #define GT_ACK_OK 'K'
 #define GT_ACK_REFUSED 'R'
+/* `record` to its collector, on the --control-fd pipe (whose EOF says the
+ * command has exited): the command could not be run, so no closing line. */
+#define GT_CONTROL_NEVER_RAN 'n'
 /* The largest ring a collector maps (GPUTRACE_RING_KB's upper bound). */
 #define GT_RING_MAX_BYTES (1ull << 30)
 
