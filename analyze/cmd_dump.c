@@ -132,10 +132,9 @@ int cmd_dump(int argc, char **argv) {
   gt_tool_all(&tool, on_record);
   gt_session_run(d.session, &tool);
   gt_progress_done(&pg);
-  if (d.summary) {
-    gt_notice_no_cuda("gputrace dump", o.path, d.session);
+  gt_notice_no_cuda("gputrace dump", o.path, d.session); /* stderr: records stay clean */
+  if (d.summary)
     print_summary(&d);
-  }
   int damaged = gt_session_damaged(d.session);
   gt_session_close(d.session);
   if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -364,3 +364,16 @@ int gt_options_parse(const struct gt_command *c, int argc, char **argv, int *nar
   *nargs = n;
   return GT_OPTIONS_RUN;
 }
+
+int gt_option_host_port(const struct gt_option *o, const char *arg, char *want,
+                        size_t wantlen) {
+  char host[256];
+  unsigned port;
+  if (gt_parse_host_port(arg, host, sizeof host, &port) != 0) {
+    snprintf(want, wantlen, "ADDR:PORT, a port from 0 to 65535");
+    return -1;
+  }
+  if (o->value)
+    *(const char **)o->value = arg;
+  return 0;
+}

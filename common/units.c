@@ -60,3 +60,22 @@ int gt_parse_decimal(const char *s, uint64_t *n) {
   *n = v;
   return 0;
 }
+
+int gt_parse_host_port(const char *s, char *host, size_t hostlen, unsigned *port) {
+  const char *colon = strrchr(s, ':');
+  uint64_t n;
+  if (!colon || colon == s || gt_parse_decimal(colon + 1, &n) != 0 || n > 65535)
+    return -1;
+  size_t len = (size_t)(colon - s);
+  if (s[0] == '[') { /* [::1]:9400 */
+    if (len < 2 || colon[-1] != ']')
+      return -1;
+    s++, len -= 2;
+  }
+  if (!len || len >= hostlen)
+    return -1;
+  memcpy(host, s, len);
+  host[len] = '\0';
+  *port = (unsigned)n;
+  return 0;
+}

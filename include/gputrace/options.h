@@ -76,6 +76,11 @@ struct gt_option;
 typedef int (*gt_option_fn)(const struct gt_option *o, const char *arg, char *want,
                             size_t wantlen);
 
+/* A callback for listening addresses (const char *value): HOST:PORT or
+ * [V6]:PORT with a port from 0 to 65535 (gt_parse_host_port, units.h). */
+int gt_option_host_port(const struct gt_option *o, const char *arg, char *want,
+                        size_t wantlen);
+
 #define GT_OPTION_REQUIRED 1u /* flags: the command does not run without it */
 
 struct gt_option {

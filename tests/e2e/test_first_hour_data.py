@@ -45,7 +45,8 @@ def commands(trace, other):
             ("flame", ["flame", trace]), ("flame", ["flame", "--gpu", trace]),
             ("chrome", ["chrome", "--force", "-o", os.path.join(TMP, "x.json"), trace]),
             ("pprof", ["pprof", "--force", "-o", os.path.join(TMP, "x.pb.gz"), trace]),
-            ("dump", ["dump", "--summary", trace]),
+            ("dump", ["dump", "--summary", trace]), ("dump", ["dump", trace]),
+            ("dump", ["dump", "--json", trace]),
             ("diff", ["diff", other, trace])]
 
 

@@ -561,8 +561,30 @@ static void test_decimal(void) {
   CHECK(gt_knob_parse(GT_KNOB_PPROF_KEEP, "0", &n, want, sizeof want) == 0 && n == 0);
 }
 
+/* Listening addresses: HOST:PORT and [V6]:PORT, ports 0..65535 only. */
+static void test_host_port(void) {
+  char host[16];
+  unsigned port = 7;
+  CHECK(gt_parse_host_port("127.0.0.1:9400", host, sizeof host, &port) == 0 &&
+        port == 9400);
+  CHECK_STR(host, "127.0.0.1");
+  CHECK(gt_parse_host_port("[::1]:0", host, sizeof host, &port) == 0 && port == 0);
+  CHECK_STR(host, "::1");
+  CHECK(gt_parse_host_port("h:65535", host, sizeof host, &port) == 0 && port == 65535);
+  port = 7;
+  const char *bad[] = {"h:65536", "h:99999",
+                       "h:-1",    "h:http",
+                       "h:",      ":80",
+                       "h",       "[]:80",
+                       "[::1:80", "a-name-too-long-for-16:80"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK_MSG(gt_parse_host_port(bad[i], host, sizeof host, &port) == -1 && port == 7,
+              "%s accepted", bad[i]);
+}
+
 int main(void) {
   test_decimal();
+  test_host_port();
   test_values();
   test_equals_order_and_repeats();
   test_end_of_options();
