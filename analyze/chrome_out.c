@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "gputrace/outfile.h"
+#include "util.h"
 
 #define CO_BUF_BYTES (1u << 20)
 #define CO_ZOUT_BYTES (256u << 10)
@@ -164,16 +165,6 @@ void co_hex(struct co_out *o, uint64_t v) {
   co_commit(o, cw_hex(co_reserve(o, 24), v));
 }
 
-/* Length of a valid UTF-8 sequence at p, or 0. */
-static int utf8_len(const unsigned char *p) {
-  unsigned char c = p[0];
-  int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-  for (int i = 1; i < len; i++)
-    if ((p[i] & 0xC0) != 0x80)
-      return 0;
-  return len;
-}
-
 void co_str(struct co_out *o, const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   co_char(o, '"');
@@ -195,7 +186,7 @@ void co_str(struct co_out *o, const char *s) {
       co_put(o, esc, 6);
       p++;
     } else {
-      int len = utf8_len(p);
+      int len = gt_utf8_len(p); /* the one check (model/util.h) */
       if (len) {
         co_put(o, (const char *)p, (size_t)len);
         p += len;

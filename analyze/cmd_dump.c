@@ -2,13 +2,13 @@
  * every record.
  *
  * Text: one line per record, times relative to the session's origin (the
- * first record in the file). --json: JSON Lines, one object per record
- * (fields in docs/cli.md, from fields.c). --summary: counts per kind and
- * per API instead of the records. Records come in file order (what the
- * collector wrote, as it wrote it), or in time order with --time-order.
- * Frees show the bytes and memory of the allocation they matched; launches
- * the demangled kernel name. Exit 0, or 3 when the trace is damaged (what
- * could be read is printed, with warnings on stderr).
+ * first record in the file); the traced process's text escaped
+ * (gt_text_escape: no control byte, no forged line). --json: JSON Lines, one object per
+ * record (fields in docs/cli.md, from fields.c). --summary: counts per kind and per API
+ * instead of the records. Records come in file order (what the collector wrote, as it
+ * wrote it), or in time order with --time-order. Frees show the bytes and memory of the
+ * allocation they matched; launches the demangled kernel name. Exit 0, or 3 when the
+ * trace is damaged (what could be read is printed, with warnings on stderr).
  */
 #include <inttypes.h>
 #include <stdio.h>

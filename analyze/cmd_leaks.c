@@ -346,6 +346,12 @@ int cmd_leaks(int argc, char **argv) {
     print_json(&l);
   else
     print_text(&l, o.path);
+  char lost[256];
+  if (gt_notice_stacks_lost(
+          gt_model_totals(gt_session_model(l.session))->dropped_by_kind[GT_KIND_STACK],
+          lost, sizeof lost))
+    fprintf(o.json ? stderr : stdout, "%s%s\n",
+            o.json ? "gputrace leaks: warning: " : "!! ", lost);
   int leaked = 0;
   for (size_t i = 0; i < l.nleaks; i++)
     leaked |= !l.leaks[i].suppressed;

@@ -193,6 +193,11 @@ int cmd_pprof(int argc, char **argv) {
   (op.gpu ? gpu_profile : memory_profile)(&op, s, &p, &t0, &dur);
   gt_progress_done(&pg);
   gt_notice_no_cuda("gputrace pprof", op.in, s);
+  char lost[256];
+  if (gt_notice_stacks_lost(
+          gt_model_totals(gt_session_model(s))->dropped_by_kind[GT_KIND_STACK], lost,
+          sizeof lost))
+    fprintf(stderr, "gputrace pprof: warning: %s\n", lost);
   const struct gt_filter f = {op.has_pid, op.pid, op.from, op.to ? op.to : UINT64_MAX};
   if (gt_notice_filter("gputrace pprof", op.in, s, &f)) {
     gt_session_close(s);

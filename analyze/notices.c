@@ -96,6 +96,17 @@ int gt_notice_filter(const char *cmd, const char *path, struct gt_session *s,
   return 2;
 }
 
+uint64_t gt_notice_stacks_lost(uint64_t n, char *buf, size_t len) {
+  if (len)
+    buf[0] = '\0';
+  if (n && len)
+    snprintf(buf, len,
+             "%" PRIu64 " call%s stack%s not recorded: the process passed its cap of "
+             "distinct stacks (GPUTRACE_STACK_CAP, 1,048,576 unless lowered)",
+             n, n == 1 ? "'s" : "s'", n == 1 ? " was" : "s were");
+  return n;
+}
+
 int gt_color_option(const struct gt_option *o, const char *arg, char *want, size_t len) {
   static const char *const names[] = {"auto", "always", "never"};
   for (int i = 0; i < 3; i++)

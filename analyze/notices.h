@@ -14,6 +14,12 @@
  *    trace without any); else prints on stderr "CMD: --pid P matches nothing in PATH: it
  *    holds pids A, B; its calls span +X .. +Y" (or "--from T .. --to U
  *    matches nothing") and returns 2, the exit status of bad usage.
+ *  - gt_notice_stacks_lost: given the calls whose stack the shim could not
+ *    keep (DROP records of kind stack: past GPUTRACE_STACK_CAP distinct
+ *    stacks; dropped_by_kind[GT_KIND_STACK]), returns them and puts in buf
+ *    "N calls' stacks were not recorded: the process passed its
+ *    cap of distinct stacks (GPUTRACE_STACK_CAP, 1,048,576 unless lowered)";
+ *    0 and an empty buf when none. leaks, report and pprof say it.
  *  - gt_color_choose: whether a command's text on `f` is coloured, from its
  *    --color choice (GT_COLOR_*): always and never as said; auto colours a
  *    terminal unless NO_COLOR is set to a non-empty value (no-color.org).
@@ -39,6 +45,8 @@ struct gt_filter {
 };
 int gt_notice_filter(const char *cmd, const char *path, struct gt_session *s,
                      const struct gt_filter *f);
+
+uint64_t gt_notice_stacks_lost(uint64_t n, char *buf, size_t len);
 
 enum { GT_COLOR_AUTO, GT_COLOR_ALWAYS, GT_COLOR_NEVER };
 /* The --color=WHEN option: int *p, one of GT_COLOR_*. */

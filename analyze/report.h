@@ -290,6 +290,10 @@ struct report {
   struct rp_finding *findings;
   size_t nfindings, cfindings;
   struct rp_hw *hw; /* report_hw.c: NVML readings; NULL when the trace has none */
+  /* Set before rp_read: sees every event of the pass after the layers
+   * did (a page drawing time series over the same read: cmd_html.c). */
+  void (*tap)(void *ctx, const struct gt_event *ev);
+  void *tap_ctx;
 };
 
 /* report_hw.c: METRIC and NOTE records in; section, findings and JSON out. */

@@ -723,8 +723,11 @@ static void graph_node_cb(void *ctx, const struct gt_event *ev) {
 
 static void feed_cb(void *ctx, const struct gt_event *ev) {
   struct gt_record scratch; /* frees with the bytes they freed */
-  feed(ctx, ev->rec->kind == GT_KIND_FREE ? gt_event_record(ev, &scratch) : ev->rec,
+  struct report *r = ctx;
+  feed(r, ev->rec->kind == GT_KIND_FREE ? gt_event_record(ev, &scratch) : ev->rec,
        ev->range);
+  if (r->tap)
+    r->tap(r->tap_ctx, ev);
 }
 
 int rp_read(struct report *r, const char *path, const char *cmd) {

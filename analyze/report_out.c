@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "notices.h"
 #include "report.h"
 #include "util.h"
 
@@ -146,11 +147,16 @@ static void text_summary(FILE *o, const struct report *r, const char *path) {
   if (r->opt.has_pid)
     fprintf(o, " · pid %u", r->opt.pid);
   fputc('\n', o);
-  if (r->dropped || r->lost)
+  /* calls without their stack (past the stack cap) undercount nothing */
+  uint64_t dropped = r->dropped - r->dropped_by_kind[GT_KIND_STACK];
+  if (dropped || r->lost)
     fprintf(o,
             "  !! %" PRIu64 " records dropped, %" PRIu64
             " lost — figures below undercount\n",
-            r->dropped, r->lost);
+            dropped, r->lost);
+  char lost[256];
+  if (gt_notice_stacks_lost(r->dropped_by_kind[GT_KIND_STACK], lost, sizeof lost))
+    fprintf(o, "  !! %s\n", lost);
   if (r->damaged)
     fprintf(o, "  !! the trace is damaged: figures cover what could be read\n");
 }
@@ -472,6 +478,12 @@ static void json_ev(FILE *o, const struct rp_finding *f) {
   fputs("}", o);
 }
 
+/* A share of the traced time, 0..1: a part said to be larger (a damaged
+ * process's figures) is all of it, as gt_fmt_pct has it in text. */
+static double share_of(uint64_t part, double whole) {
+  return (double)part >= whole ? 1.0 : (double)part / whole;
+}
+
 static void json_head(FILE *o, const struct report *r) {
   const struct rp_shares *s = &r->sh;
   double w = s->traced ? (double)s->traced : 1;
@@ -501,9 +513,9 @@ static void json_head(FILE *o, const struct report *r) {
           r->verdict ? "\"" : "", r->verdict ? r->verdict : "null",
           r->verdict ? "\"" : "", r->verdict ? "false" : "true", r->runner_up ? "\"" : "",
           r->runner_up ? r->runner_up : "null", r->runner_up ? "\"" : "", s->traced,
-          s->blocked, (double)s->copy / w, (double)s->kernel / w, (double)s->launch / w,
-          (double)s->sync / w, (double)s->api / w, (double)s->idle / w, s->copy,
-          s->kernel, s->launch, s->sync, s->api, s->idle);
+          s->blocked, share_of(s->copy, w), share_of(s->kernel, w),
+          share_of(s->launch, w), share_of(s->sync, w), share_of(s->api, w),
+          share_of(s->idle, w), s->copy, s->kernel, s->launch, s->sync, s->api, s->idle);
   for (size_t i = 0; i < r->nfindings; i++) {
     const struct rp_finding *f = &r->findings[i];
     fprintf(o, "%s\n {\"rule\":\"%s\",\"severity\":\"%s\",\"message\":", i ? "," : "",

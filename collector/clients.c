@@ -3,7 +3,10 @@
  *
  * A connection starts in the handshake: non-blocking, served from the poll
  * loop, so a client that connects and says nothing costs the others
- * nothing; one silent past GT_HANDSHAKE_NS is refused. A ring is mapped
+ * nothing; one silent past GT_HANDSHAKE_NS is refused. Every refused or
+ * failed handshake (a client that gave up waiting included) leaves a NOTE
+ * flagged GT_F_UNTRACED naming the process, so the trace says who went
+ * untraced. A ring is mapped
  * only within GT_RING_MAX_BYTES and never faulted in here.
  *
  * The end of a process is told by the process, not by its socket: a
@@ -12,7 +15,12 @@
  * when the socket closes the client is kept and drained while its pidfd says
  * the process lives and its /proc/PID/maps still holds the ring's memfd
  * (after an exec it does not). A newer connection from the same pid (an
- * exec'd image that is traced again) also ends it (collector/main.c). */
+ * exec'd image that is traced again) also ends it (collector/main.c).
+ *
+ * A process may scribble on its own ring: times, drop counters and heads
+ * are bounded (GT_TIME_MARGIN_NS, GT_DROPS_PER_NS, the ring's slots); what
+ * passes a bound is dropped or ignored, and a NOTE flagged incomplete names
+ * the process after its end, so every reader warns about it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -33,11 +41,20 @@
 #include "gputrace/map.h"
 #include "gputrace/protocol.h"
 #include "gputrace/trace_file.h"
+#include "util.h" /* gt_text_clean */
 
 #define GT_STALL_NS 2000000000ull     /* a live writer this late is presumed stuck */
 #define GT_HANDSHAKE_NS 5000000000ull /* the shim waits 5 s for its answer */
 #define GT_MAPS_CHECK_NS 1000000000ull
 #define GT_SYMBOLS_WAIT_NS 5000000000ull
+/* Bounds on what a process's ring says (it may have scribbled on it): a
+ * time within its run (from its ring's creation, or its handshake if that
+ * says later, to the drain) give or take GT_TIME_MARGIN_NS; drop counters
+ * that grew at most GT_DROPS_PER_NS a ns since then (a hook costs tens of
+ * ns a thread). Past them, what it says is ignored and its data marked
+ * damaged. */
+#define GT_TIME_MARGIN_NS 10000000000ull
+#define GT_DROPS_PER_NS 16u
 
 struct gt_client {
   int fd;    /* the connection; -1 once it closed */
@@ -67,6 +84,10 @@ struct gt_client {
   struct gt_knames *knames;
   int looking;            /* inside a look-ahead for a kernel's name */
   struct gt_map host_fns; /* host functions given to the symbolizer */
+  uint64_t begin_ns;      /* the earliest time its records may have (less the margin) */
+  uint64_t now_ns;        /* the drain's: the latest (plus the margin) */
+  uint64_t bad_times;     /* records with a time outside its run, dropped */
+  int bad_counters;       /* drop counters out of bounds, ignored */
 };
 
 static void note(const char *what, unsigned pid) {
@@ -145,7 +166,7 @@ static void put_process_start(struct gt_sink *sink, const struct gt_client *c,
                               const struct gt_hello *hello) {
   struct gt_record buf[GT_MAX_SLOTS];
   memset(buf, 0, sizeof buf[0]);
-  buf[0].ts_ns = hello->start_ns;
+  buf[0].ts_ns = c->begin_ns; /* hello->start_ns, unless it says after now */
   buf[0].pid = buf[0].tid = c->pid;
   buf[0].api = GT_API_gputrace_process;
   buf[0].kind = GT_KIND_PROCESS;
@@ -237,6 +258,52 @@ static int ring_mapped(const struct gt_client *c) {
   return found;
 }
 
+/* A handshake that failed leaves a process untraced: say so in the trace
+ * (a NOTE flagged GT_F_UNTRACED, which every command shows as a warning
+ * without calling the trace damaged: a hostile client cannot fail every
+ * command), with
+ * its command line (from /proc, else its hello's), made safe for a
+ * terminal. A hello sent GT_HANDSHAKE_NS or more ago whose answer could not
+ * be given came from a process that gave up waiting (the collector was
+ * stopped or starved): it says so. */
+static void note_untraced(struct gt_sink *sink, const struct gt_client *c,
+                          const struct gt_hello *hello, const char *why,
+                          uint64_t now_ns) {
+  char cmd[256] = "", path[64], text[GT_TEXT_MAX];
+  snprintf(path, sizeof path, "/proc/%u/cmdline", c->pid);
+  int fd = c->pid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  ssize_t n = fd >= 0 ? read(fd, cmd, sizeof cmd - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  for (ssize_t i = 0; i < n; i++)
+    cmd[i] = cmd[i] ? cmd[i] : ' ';
+  if (n <= 0 && hello)
+    n = snprintf(cmd, sizeof cmd, "%.*s",
+                 (int)(hello->cmdline_len < GT_CMDLINE_MAX ? hello->cmdline_len : 0),
+                 hello->cmdline);
+  n = n < (ssize_t)sizeof cmd ? n : (ssize_t)sizeof cmd - 1;
+  while (n > 0 && cmd[n - 1] == ' ') /* the last argument's NUL */
+    n--;
+  cmd[n > 0 ? n : 0] = '\0';
+  char clean[sizeof cmd];
+  gt_text_clean(clean, sizeof clean, cmd);
+  int gave_up = hello && hello->start_ns && now_ns - hello->start_ns >= GT_HANDSHAKE_NS;
+  int len = snprintf(text, sizeof text, "pid %u%s%s%s ran untraced: %s", c->pid,
+                     clean[0] ? " (" : "", clean, clean[0] ? ")" : "",
+                     gave_up ? "it gave up waiting 5 s for the collector's answer "
+                               "(the collector was stopped or starved)"
+                             : why);
+  struct gt_record buf[GT_MAX_SLOTS];
+  memset(buf, 0, sizeof buf[0]);
+  buf[0].ts_ns = now_ns;
+  buf[0].api = GT_API_gputrace_note;
+  buf[0].kind = GT_KIND_NOTE;
+  buf[0].flags = GT_F_UNTRACED;
+  gt_record_attach_text(&buf[0], text,
+                        len < (int)sizeof text ? (size_t)len : sizeof text - 1);
+  gt_sink_put(sink, &buf[0]);
+}
+
 /* The handshake: 1 done, 0 waiting, -1 refused (free the client). */
 static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns) {
   struct gt_hello hello;
@@ -264,9 +331,11 @@ static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns)
     snprintf(why, sizeof why, "lost a process during the handshake");
   if (why[0]) {
     note(why, c->pid);
+    note_untraced(sink, c, memfd >= 0 ? &hello : NULL, why, now_ns);
     return -1;
   }
   c->live = 1;
+  c->begin_ns = hello.start_ns && hello.start_ns < now_ns ? hello.start_ns : now_ns;
   put_process_start(sink, c, &hello);
   return 1;
 }
@@ -352,10 +421,13 @@ static void put_count(struct gt_sink *sink, const struct gt_client *c, unsigned 
 }
 
 static void account_drops(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns) {
+  uint64_t most = (now_ns - c->begin_ns + GT_TIME_MARGIN_NS) * GT_DROPS_PER_NS;
   for (unsigned k = 0; k < GT_KIND_COUNT; k++) {
     uint64_t d = atomic_load_explicit(&c->ring.hdr->dropped[k], memory_order_relaxed);
-    if (d <= c->last_dropped[k])
-      continue; /* counters only grow; anything else is ignored */
+    if (d < c->last_dropped[k] || d > most)
+      c->bad_counters = 1; /* counters only grow, and no faster than calls */
+    if (d <= c->last_dropped[k] || d > most)
+      continue; /* ignored */
     put_count(sink, c, GT_API_gputrace_drop, k, d - c->last_dropped[k], now_ns);
     c->dropped += d - c->last_dropped[k];
     c->last_dropped[k] = d;
@@ -479,8 +551,18 @@ static void name_host_fn(struct gt_client *c, uint64_t fn) {
   c->sym_seq = seq ? seq : c->sym_seq;
 }
 
+/* A call's or DEVICE record's time within the process's run (the margin
+ * each side), its end too. */
+static int time_in_run(const struct gt_client *c, const struct gt_record *rec) {
+  if (!gt_kind_is_call(rec->kind) && rec->kind != GT_KIND_DEVICE)
+    return 1; /* definitions and the like: their times figure nowhere */
+  uint64_t lo = c->begin_ns > GT_TIME_MARGIN_NS ? c->begin_ns - GT_TIME_MARGIN_NS : 0;
+  uint64_t hi = c->now_ns + GT_TIME_MARGIN_NS;
+  return rec->ts_ns >= lo && rec->ts_ns <= hi && rec->dur_ns <= hi - rec->ts_ns;
+}
+
 /* One record read from the ring into the sink's space: fix it up and
- * commit it (or hold it: kernel names). */
+ * commit it (or hold it: kernel names; or drop it: a time it cannot have). */
 static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *rec) {
   rec->pid = c->pid; /* the connection, not the ring, says who wrote it */
   /* DEVICE records are made off the hot path from CLOCK_MONOTONIC
@@ -488,6 +570,10 @@ static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *re
   if (c->tsc && rec->kind != GT_KIND_DEVICE) {
     rec->ts_ns = gt_tsc_to_ns(rec->ts_ns);
     rec->dur_ns = gt_tsc_span_ns(rec->dur_ns);
+  }
+  if (!time_in_run(c, rec)) {
+    c->bad_times++;
+    return;
   }
   c->records++;
   if (rec->kind == GT_KIND_KERNEL_NAME && !gt_knames_offer(c->knames, rec))
@@ -510,6 +596,7 @@ unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned bud
   unsigned n = 0;
   if (!c->live || c->drained)
     return 0;
+  c->now_ns = now_ns;
   /* While the process runs, a head is re-read once a pass (ring.h); once it
    * is gone, to the end. */
   c->ring.eager = c->hung_up;
@@ -542,6 +629,31 @@ unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned bud
   return n;
 }
 
+/* A process that scribbled on its ring: what was ignored, in a NOTE that
+ * every reader warns about (GT_F_INCOMPLETE: its figures are not whole). */
+static void put_damage(const struct gt_client *c, struct gt_sink *sink, uint64_t now_ns) {
+  if (!c->bad_times && !c->bad_counters && !c->ring.scribbled)
+    return;
+  struct gt_record buf[GT_MAX_SLOTS];
+  memset(buf, 0, sizeof buf[0]);
+  buf[0].ts_ns = c->ended_ns ? c->ended_ns : now_ns;
+  buf[0].pid = buf[0].tid = c->pid;
+  buf[0].api = GT_API_gputrace_note;
+  buf[0].kind = GT_KIND_NOTE;
+  buf[0].flags = GT_F_INCOMPLETE;
+  char text[240];
+  int n = snprintf(text, sizeof text,
+                   "process %u wrote garbage into its ring: %llu records with times "
+                   "outside its run dropped, drop counters %s, %llu impossible "
+                   "positions skipped; its figures are not whole",
+                   c->pid, (unsigned long long)c->bad_times,
+                   c->bad_counters ? "out of bounds ignored" : "sound",
+                   (unsigned long long)c->ring.scribbled);
+  gt_record_attach_text(&buf[0], text, (size_t)n);
+  gt_sink_put(sink, &buf[0]);
+  gt_collector_say("%s", text);
+}
+
 void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns) {
   if (!c->live) {
     gt_client_free(c);
@@ -566,14 +678,21 @@ void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns
   rec.u.proc.lost = c->ring.lost;
   rec.u.proc.exited = atomic_load(&c->ring.hdr->exited) != 0;
   gt_sink_put(sink, &rec);
+  put_damage(c, sink, now_ns);
   if (c->dropped || c->ring.lost) {
-    /* DEVICE drops also count device work the shim could not time. */
+    /* DEVICE drops also count device work the shim could not time; STACK
+     * drops, calls past the stack cap (no ring was full). */
     uint64_t device = c->last_dropped[GT_KIND_DEVICE];
-    char what[160];
-    snprintf(what, sizeof what,
-             "%llu records dropped (ring full), %llu device times missing, %llu lost",
-             (unsigned long long)(c->dropped - device), (unsigned long long)device,
-             (unsigned long long)c->ring.lost);
+    uint64_t stacks = c->last_dropped[GT_KIND_STACK];
+    char what[200];
+    int n =
+        snprintf(what, sizeof what,
+                 "%llu records dropped (ring full), %llu device times missing, %llu lost",
+                 (unsigned long long)(c->dropped - device - stacks),
+                 (unsigned long long)device, (unsigned long long)c->ring.lost);
+    if (stacks && n > 0 && (size_t)n < sizeof what)
+      snprintf(what + n, sizeof what - (size_t)n, ", %llu calls past the stack cap",
+               (unsigned long long)stacks);
     note(what, c->pid);
   }
   gt_client_free(c);

@@ -175,7 +175,8 @@ int gt_nvml_device(const struct gt_nvml *n, unsigned dev, const char **uuid,
 void gt_nvml_take(struct gt_nvml *n, struct gt_sink *sink, int wait);
 void gt_nvml_stop(struct gt_nvml *n, struct gt_sink *sink);
 
-/* ---- prom.c: live metrics on /metrics (libmicrohttpd) ----
+/* ---- prom.c: live metrics on /metrics (libmicrohttpd), and /top.jsonl
+ * for `gputrace top` (live_view.h) ----
  * Start serves ADDR:PORT from libmicrohttpd's thread (NULL and a message in
  * err when it cannot). gt_prom_observe is the sink's observer (the drain
  * loop: no lock); gt_prom_publish copies the counters for the HTTP thread

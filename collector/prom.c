@@ -10,7 +10,10 @@
  * GT_PROM_MAX_PIDS live processes, GT_PROM_MAX_GPUS devices, the NVML
  * readings and clock-event reasons (fixed tables), GT_PROM_MAX_XIDS XID
  * values per device, GT_PROM_MAX_PIDS GPU processes in all, and the
- * ranges and kernels of prom_work.c (prom_series.h). API latency is a
+ * ranges and kernels of prom_work.c (prom_series.h). HTTP is bounded too:
+ * GT_PROM_MAX_CONNECTIONS at once, idle ones closed, a short backlog, poll
+ * (not select), so held connections cannot take the descriptors tracing
+ * needs nor make the server spin. API latency is a
  * histogram (prom_api_bounds). NVML readings: the last of each; a device's
  * GPU processes are replaced by each sample's list (its PROCS reading).
  * CUDA graphs as every analysis counts them (model/graphs.h): a captured
@@ -29,7 +32,9 @@
 
 #include "collector.h"
 #include "gputrace/map.h"
+#include "gputrace/units.h"
 #include "graphs.h"
+#include "live_view.h"
 #include "prom_series.h"
 
 #ifdef GT_HAVE_MHD
@@ -40,6 +45,14 @@
 #define GT_PROM_MAX_GPUS 16
 #define GT_PROM_MAX_XIDS 8 /* XID values per device with a label of their own */
 #define GT_PROM_PUBLISH_NS 100000000ull /* 100 ms */
+/* HTTP is a guest of the collector, whose descriptors trace processes: at
+ * most this many connections at once (a scraper, top, a person: a few),
+ * each closed after GT_PROM_IDLE_S without a byte, and a short listen
+ * backlog, so held connections cost at most these descriptors and past them
+ * wait in the kernel or are refused there (docs/monitoring/README.md). */
+#define GT_PROM_MAX_CONNECTIONS 32u
+#define GT_PROM_IDLE_S 5u
+#define GT_PROM_BACKLOG 16u
 
 struct prom_counters {
   uint64_t launches;
@@ -75,6 +88,7 @@ struct gt_prom {
   struct gt_map allocs;      /* (pid, ptr) -> bytes of live device allocations */
   struct gt_graphs *graphs;  /* what each graph launch runs */
   struct prom_work_state *work;
+  struct gt_live_view *view;
   uint32_t last_pid; /* the process of the last DEVICE record, and its slot */
   int last_slot;
   uint64_t last_publish;
@@ -179,6 +193,7 @@ void gt_prom_observe(void *ctx, const struct gt_record *r) {
 
 static void observe_work(struct gt_prom *p, const struct gt_record *r) {
   struct prom_counters *c = &p->live;
+  gt_live_view_observe(p->view, r);
   switch (r->kind) {
   case GT_KIND_LAUNCH:
     c->launches++;
@@ -233,6 +248,7 @@ void gt_prom_publish(struct gt_prom *p, uint64_t now, int force) {
     return;
   p->last_publish = now;
   prom_work_publish(p->work);
+  gt_live_view_publish(p->view);
   pthread_mutex_lock(&p->mu);
   p->snap = p->live;
   pthread_mutex_unlock(&p->mu);
@@ -516,6 +532,19 @@ static char *prom_format(const struct prom_counters *c, size_t *len) {
   return b.s;
 }
 
+/* /top.jsonl: what `gputrace top` reads beside /metrics (live_view.c). */
+static struct MHD_Response *live_view_response(struct gt_prom *p) {
+  size_t len = 0;
+  char *text = gt_live_view_format(p->view, &len);
+  struct MHD_Response *resp =
+      text ? MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE) : NULL;
+  if (resp)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/jsonl");
+  else
+    free(text);
+  return resp;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_len, void **con_cls) {
@@ -526,6 +555,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
   if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
     status = MHD_HTTP_METHOD_NOT_ALLOWED;
     resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  } else if (!strcmp(url, "/top.jsonl")) {
+    if (!(resp = live_view_response(p)))
+      return MHD_NO;
   } else if (strcmp(url, "/metrics")) {
     static const char msg[] = "gputrace-collector: metrics are at /metrics\n";
     status = MHD_HTTP_NOT_FOUND;
@@ -578,21 +610,16 @@ struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
   snprintf(err, errlen, "--prometheus: built without libmicrohttpd");
   return NULL;
 #else
-  char host[256];
-  const char *colon = strrchr(addr_port, ':');
-  if (!colon || colon == addr_port || (size_t)(colon - addr_port) >= sizeof host ||
-      !colon[1]) {
-    snprintf(err, errlen, "--prometheus %s: expected ADDR:PORT", addr_port);
+  char host[256], service[8];
+  unsigned want_port;
+  if (gt_parse_host_port(addr_port, host, sizeof host, &want_port) != 0) {
+    snprintf(err, errlen, "--prometheus %s: expected ADDR:PORT (a port from 0 to 65535)",
+             addr_port);
     return NULL;
   }
-  memcpy(host, addr_port, (size_t)(colon - addr_port));
-  host[colon - addr_port] = '\0';
-  if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1]:9400 */
-    memmove(host, host + 1, strlen(host));
-    host[strlen(host) - 1] = '\0';
-  }
+  snprintf(service, sizeof service, "%u", want_port);
   struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *ai;
-  int rc = getaddrinfo(host, colon + 1, &hints, &ai);
+  int rc = getaddrinfo(host, service, &hints, &ai);
   if (rc != 0) {
     snprintf(err, errlen, "--prometheus %s: %s", addr_port, gai_strerror(rc));
     return NULL;
@@ -606,10 +633,13 @@ struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
   gt_map_init(&p->allocs);
   p->graphs = gt_graphs_new(NULL); /* no model: kernels by stub */
   p->work = prom_work_new(&p->live.work);
+  p->view = gt_live_view_new();
   if (gethostname(p->live.hostname, sizeof p->live.hostname - 1) != 0)
     p->live.hostname[0] = '\0';
   pthread_mutex_init(&p->mu, NULL);
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
+  /* poll, not select: a descriptor past FD_SETSIZE (a collector with many
+   * traced processes) must not stop the server or make it spin */
+  unsigned flags = MHD_USE_POLL_INTERNAL_THREAD;
   if (ai->ai_family == AF_INET6)
     flags |= MHD_USE_IPv6;
   uint16_t port = ai->ai_family == AF_INET6
@@ -617,7 +647,9 @@ struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
                       : ntohs(((struct sockaddr_in *)(void *)ai->ai_addr)->sin_port);
   p->daemon =
       MHD_start_daemon(flags, port, NULL, NULL, handle, p, MHD_OPTION_SOCK_ADDR,
-                       ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+                       ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, GT_PROM_IDLE_S,
+                       MHD_OPTION_CONNECTION_LIMIT, GT_PROM_MAX_CONNECTIONS,
+                       MHD_OPTION_LISTEN_BACKLOG_SIZE, GT_PROM_BACKLOG, MHD_OPTION_END);
   if (!p->daemon)
     snprintf(err, errlen, "--prometheus %s: cannot listen there: %s", addr_port,
              why_not_listening(ai));
@@ -626,10 +658,17 @@ struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
     gt_map_free(&p->allocs);
     gt_graphs_free(p->graphs);
     prom_work_free(p->work);
+    gt_live_view_free(p->view);
     pthread_mutex_destroy(&p->mu);
     free(p);
     return NULL;
   }
+  const union MHD_DaemonInfo *bound =
+      MHD_get_daemon_info(p->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  if (want_port == 0 && bound) /* the system chose: say which, or nobody can scrape */
+    fprintf(stderr, "gputrace-collector: serving http://%s%s%s:%u/metrics\n",
+            strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
+            (unsigned)bound->port);
   return p;
 #endif
 }
@@ -643,6 +682,7 @@ void gt_prom_stop(struct gt_prom *p) {
   gt_map_free(&p->allocs);
   gt_graphs_free(p->graphs);
   prom_work_free(p->work);
+  gt_live_view_free(p->view);
   pthread_mutex_destroy(&p->mu);
   free(p);
 }

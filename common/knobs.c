@@ -157,6 +157,24 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
          NULL,
          {"none", "cudaProfilerApi", "nvtx:NAME"},
          "record only inside capture ranges (as record --capture-range)"},
+    [GT_KNOB_READ_WAIT] = {"GPUTRACE_READ_WAIT",
+                           DURATION,
+                           60000000000ull,
+                           0,
+                           86400,
+                           NULL,
+                           {NULL},
+                           "how long a command waits for a trace's collector to finish "
+                           "it"},
+    [GT_KNOB_STACK_CAP] = {"GPUTRACE_STACK_CAP",
+                           NUMBER,
+                           GT_STACK_CAP_MAX,
+                           1,
+                           GT_STACK_CAP_MAX,
+                           "stacks",
+                           {NULL},
+                           "distinct call stacks kept per process; calls past it have "
+                           "none (counted)"},
 };
 
 /* Variables that are no knob of this table but are ours all the same. */

@@ -166,8 +166,10 @@ read_sub(struct gt_ring *ring, unsigned i, struct gt_record *out) {
   }
   uint64_t avail = head - src->tail, bs = ring->block_slots;
   if (avail > ring->nblocks * bs) {
-    /* No writer of ours gets that far ahead: skip to its head, counted. */
-    ring->lost = ring->lost + avail < ring->lost ? UINT64_MAX : ring->lost + avail;
+    /* No writer of ours gets that far ahead: skip to its head, counted
+     * (as lost: at most the slots that exist) and as a scribble. */
+    ring->lost += ring->nblocks * bs;
+    ring->scribbled++;
     release_block(ring, src);
     src->tail = src->seen = head;
     publish(ring, i);

@@ -15,8 +15,11 @@
  * (gt_session: one worker fewer than the CPUs).
  *
  * Memory: a job owns its compressed and decompressed buffers (about 1 MiB
- * each chunk); workers stay at most `ahead` chunks ahead of the caller, so
- * jobs in use are `ahead` plus the chunks the caller holds.
+ * each chunk; buffers over KEEP_BYTES are freed with the chunk); workers
+ * stay at most `ahead` chunks and AHEAD_BYTES decompressed bytes ahead of
+ * the caller (the chunks each thread is decompressing may pass it: a chunk
+ * is at most GT_CHUNK_MAX_BYTES), so jobs in use are those plus the chunks
+ * the caller holds.
  */
 #include <errno.h>
 #include <glob.h>
@@ -28,16 +31,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zstd.h>
 
+#include "gputrace/knobs.h"
 #include "gputrace/trace_file.h"
 
 #define GT_CHUNK_MAX_SLOTS (GT_CHUNK_MAX_BYTES / GT_SLOT_SIZE)
 #define MAX_THREADS 16
 #define JOB_WARNINGS 4 /* messages one chunk can bring (resync, corruption, ...) */
 #define WARN_LEN 600
+#define AHEAD_BYTES (16u << 20) /* decompressed bytes ahead: no new chunk past it */
+#define KEEP_BYTES (2u * GT_CHUNK_TARGET) /* a job's buffers kept for the next chunk */
 
 enum job_status { JOB_OK, JOB_BAD, JOB_END };
 
@@ -51,6 +58,7 @@ struct job {
   uint64_t index;   /* from its header */
   unsigned char *frame, *data;
   size_t frame_cap, data_cap, frame_len, data_len;
+  size_t counted;     /* its part of the reader's ahead_bytes */
   int bad, truncated; /* counted by the caller when it takes the job */
   int nwarn, unsaid;  /* messages kept; more, counted but not kept */
   char warn[JOB_WARNINGS][WARN_LEN];
@@ -82,7 +90,8 @@ struct gt_reader {
   uint64_t next_out; /* serial the caller gets next */
   uint64_t taken;    /* serials handed to workers (== next_serial) */
   unsigned ahead, threads, started;
-  int stop, oom; /* oom: a job could not be allocated; reading stops */
+  uint64_t ahead_bytes; /* decompressed size of the chunks taken, not yet handed out */
+  int stop, oom;        /* oom: a job could not be allocated; reading stops */
   struct worker workers[MAX_THREADS];
   /* ---- the caller's ---- */
   char *first_path;
@@ -118,6 +127,11 @@ static void say(struct gt_reader *r, const char *msg) {
     fprintf(stderr, "%s\n", msg);
 }
 
+void gt_reader_note(struct gt_reader *r, const char *what) {
+  if (!r->quiet)
+    fprintf(stderr, "gputrace: note: %s: %s\n", r->first_path, what);
+}
+
 /* ---- opening ---- */
 
 /* Open `path` and check its header: the FILE, or NULL with err set. */
@@ -148,42 +162,93 @@ static FILE *open_checked(const char *path, struct gt_file_header *h, char *err,
   return fp;
 }
 
+/* The header's completion mark, as the file holds it now. */
+static int marked_complete(int fd) {
+  uint32_t flags = 0;
+  return pread(fd, &flags, sizeof flags, offsetof(struct gt_file_header, flags)) ==
+             (ssize_t)sizeof flags &&
+         (flags & GT_FILE_F_COMPLETE);
+}
+
+/* Is `pid` a running gputrace-collector? Its name (/proc/PID/comm, cut to
+ * 15 characters by the kernel) says so; an unreadable one says no. */
+static int collector_alive(uint32_t pid) {
+  char path[64], comm[32] = "";
+  snprintf(path, sizeof path, "/proc/%u/comm", pid);
+  FILE *f = pid ? fopen(path, "r") : NULL;
+  if (!f)
+    return 0;
+  int ok = fgets(comm, sizeof comm, f) != NULL;
+  fclose(f);
+  return ok && strncmp(comm, "gputrace-collec", 15) == 0;
+}
+
+/* Wait for the lock, at most GPUTRACE_READ_WAIT, while its holder is a live
+ * collector and the file is not marked complete. 1: the lock is ours. */
+static int wait_for_writer(int fd, const char *path, const struct gt_file_header *h) {
+  fprintf(stderr,
+          "gputrace: %s is still being written by its collector (pid %u): waiting for "
+          "it to finish (--no-wait reads it as it is)\n",
+          path, h->collector_pid);
+  uint64_t limit = gt_knob(GT_KNOB_READ_WAIT), waited = 0, step = 20000000; /* 20 ms */
+  while (waited < limit && collector_alive(h->collector_pid) && !marked_complete(fd)) {
+    nanosleep(&(struct timespec){0, (long)step}, NULL);
+    waited += step;
+    if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 /* Is the collector still writing this file (it holds an exclusive lock,
- * trace_file.h)? By default wait for it to finish, with a note; with
- * `now`, read it as it is. Then a file its collector never marked
- * complete gets `note` (a warning for the caller to give). */
+ * trace_file.h)? Only if the header is not marked complete and the pid it
+ * names is a live gputrace-collector: a lock anyone else holds is not
+ * waited for. By default wait for the collector to finish, with a note, at
+ * most GPUTRACE_READ_WAIT; with `now`, or past that, read it as it is. Then
+ * a file never marked complete gets `note` (a warning for the caller). */
 static void writer_state(FILE *fp, const char *path, const struct gt_file_header *h,
                          int now, char *note, size_t notelen) {
   note[0] = '\0';
   if (h->version < 2)
     return; /* no lock, no mark in version 1 */
   int fd = fileno(fp);
-  if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK)
-      return;
-    if (now) {
+  int locked = flock(fd, LOCK_SH | LOCK_NB) == 0;
+  if (!locked && errno != EWOULDBLOCK)
+    return;
+  if (marked_complete(fd)) {
+    if (locked)
+      flock(fd, LOCK_UN);
+    return; /* finished: whoever holds a lock on it now is no writer */
+  }
+  if (!locked && collector_alive(h->collector_pid)) {
+    if (!now && wait_for_writer(fd, path, h))
+      locked = 1;
+    else if (!marked_complete(fd) && collector_alive(h->collector_pid)) {
+      char waited[64] = "";
+      if (!now)
+        snprintf(waited, sizeof waited, " after %llu s of waiting",
+                 (unsigned long long)(gt_knob(GT_KNOB_READ_WAIT) / 1000000000u));
       snprintf(note, notelen,
-               "incomplete: still being written by its collector (pid %u); read as it "
-               "was",
-               h->collector_pid);
+               "incomplete: still being written by its collector (pid %u)%s; read as "
+               "it was",
+               h->collector_pid, waited);
       return;
-    }
-    fprintf(stderr,
-            "gputrace: %s is still being written by its collector (pid %u): waiting for "
-            "it to finish (--no-wait reads it as it is)\n",
-            path, h->collector_pid);
-    while (flock(fd, LOCK_SH) != 0 && errno == EINTR) {
     }
   }
-  uint32_t flags = 0;
-  if (pread(fd, &flags, sizeof flags, offsetof(struct gt_file_header, flags)) ==
-          (ssize_t)sizeof flags &&
-      !(flags & GT_FILE_F_COMPLETE))
-    snprintf(note, notelen,
-             "incomplete: its collector (pid %u) stopped without finishing it; what it "
-             "wrote is read",
-             h->collector_pid);
-  flock(fd, LOCK_UN);
+  uint32_t flags = 0; /* a collector whose writes failed (full disk) says so */
+  if (!marked_complete(fd))
+    snprintf(
+        note, notelen,
+        pread(fd, &flags, sizeof flags, offsetof(struct gt_file_header, flags)) ==
+                    (ssize_t)sizeof flags &&
+                (flags & GT_FILE_F_WRITE_FAILED)
+            ? "incomplete: its collector (pid %u) ran out of space (a write failed); "
+              "what it wrote is read"
+            : "incomplete: its collector (pid %u) stopped without finishing it; what "
+              "it wrote is read",
+        h->collector_pid);
+  if (locked)
+    flock(fd, LOCK_UN);
 }
 
 /* A rolling set (BASE.0001.gtrace, ...) for a path that is not a file. */
@@ -396,7 +461,9 @@ static void decompress(struct job *j, ZSTD_DCtx *dctx, const char *path) {
 
 /* A job for the next serial, or NULL when workers are far enough ahead. */
 static struct job *free_job(struct gt_reader *r) {
-  if (r->taken - r->next_out >= r->ahead && r->started)
+  if ((r->taken - r->next_out >= r->ahead ||
+       (r->ahead_bytes >= AHEAD_BYTES && r->taken > r->next_out)) &&
+      r->started)
     return NULL;
   for (size_t i = 0; i < r->njobs; i++)
     if (!r->jobs[i]->in_use) {
@@ -424,6 +491,10 @@ static void produce(struct gt_reader *r, struct job *j, ZSTD_DCtx *dctx) {
   char path[WARN_LEN];
   snprintf(path, sizeof path, "%s", r->path);
   pthread_mutex_unlock(&r->src_mu);
+  pthread_mutex_lock(&r->mu);
+  j->counted = j->status == JOB_OK ? j->data_len : 0;
+  r->ahead_bytes += j->counted;
+  pthread_mutex_unlock(&r->mu);
   decompress(j, dctx, path);
   pthread_mutex_lock(&r->mu);
   j->ready = 1;
@@ -489,6 +560,7 @@ static struct job *next_job(struct gt_reader *r) {
         struct job *j = r->jobs[i];
         j->ready = 0;
         r->next_out++;
+        r->ahead_bytes -= j->counted;
         pthread_cond_broadcast(&r->cv_free);
         pthread_mutex_unlock(&r->mu);
         return j;
@@ -510,6 +582,11 @@ static struct job *next_job(struct gt_reader *r) {
 }
 
 static void release_job(struct gt_reader *r, struct job *j) {
+  if (j->data_cap > KEEP_BYTES) { /* an oversized chunk's buffers are not kept */
+    free(j->data), free(j->frame);
+    j->data = j->frame = NULL;
+    j->data_cap = j->frame_cap = 0;
+  }
   pthread_mutex_lock(&r->mu);
   j->in_use = 0;
   pthread_cond_broadcast(&r->cv_free);
@@ -570,6 +647,16 @@ static void warn_incomplete(struct gt_reader *r, const struct gt_chunk *c,
   say(r, msg);
 }
 
+/* A warning, not damage: what the trace holds is whole. */
+static void warn_untraced(struct gt_reader *r, const struct gt_chunk *c,
+                          const struct gt_record *rec) {
+  char text[GT_TEXT_MAX + 1];
+  gt_record_text(rec, rec->u.note.text_len, text, sizeof text);
+  if (!r->quiet)
+    fprintf(stderr, "gputrace: warning: %s: %s\n",
+            c->file < r->set.gl_pathc ? r->set.gl_pathv[c->file] : r->first_path, text);
+}
+
 const struct gt_record *gt_chunk_record(struct gt_reader *r, const struct gt_chunk *c,
                                         size_t *pos) {
   while (*pos < c->len) {
@@ -592,6 +679,8 @@ const struct gt_record *gt_chunk_record(struct gt_reader *r, const struct gt_chu
     if (rec->kind == GT_KIND_NOTE && (rec->flags & GT_F_INCOMPLETE))
       warn_incomplete(r, c,
                       rec); /* every command shows that part of the run is missing */
+    else if (rec->kind == GT_KIND_NOTE && (rec->flags & GT_F_UNTRACED))
+      warn_untraced(r, c, rec); /* and which processes went untraced */
     return rec;
   }
   return NULL;

@@ -235,6 +235,8 @@ int gt_writer_close(struct gt_writer *w) {
   int rc = gt_writer_flush(w);
   if (rc == 0 && !w->error[0])
     mark(w, GT_FILE_F_COMPLETE); /* before close() lets the readers in */
+  else                           /* in place, within the file: room even on a full disk */
+    mark(w, GT_FILE_F_WRITE_FAILED);
   if (close(w->fd) != 0 && !w->error[0]) {
     snprintf(w->error, sizeof w->error, "%s", strerror(errno));
     rc = -1;

@@ -262,8 +262,13 @@ static void dims(FILE *o, const struct gt_field *f, const struct gt_record *r) {
 
 static void text_value(FILE *o, const struct gt_field *f, const struct gt_record *r,
                        const char *s) {
-  if (s) {
-    fprintf(o, f->out & GT_FO_QUOTE ? "\"%s\"" : "%s", s);
+  if (s) { /* traced text: escaped, so it cannot forge a line (util.h) */
+    int quote = (f->out & GT_FO_QUOTE) != 0;
+    if (quote)
+      fputc('"', o);
+    gt_text_escape(o, s, quote);
+    if (quote)
+      fputc('"', o);
     return;
   }
   switch (f->type) {

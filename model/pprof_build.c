@@ -75,7 +75,13 @@ struct gt_pprof *gt_pprof_new(const char *const *types, const char *const *units
 }
 
 int64_t gt_pprof_string(struct gt_pprof *p, const char *s) {
-  return (int64_t)gt_strtab_intern(&p->strings, s ? s : "");
+  /* a protobuf string is UTF-8: traced text is made so (util.h) */
+  char *buf = NULL;
+  size_t cap = 0;
+  int64_t id =
+      (int64_t)gt_strtab_intern(&p->strings, gt_text_utf8(s ? s : "", &buf, &cap));
+  free(buf);
+  return id;
 }
 
 /* Find-or-add by a hash whose entries are checked with same(): probing on

@@ -4,7 +4,9 @@
  * Contract:
  *  - Strings, functions (name, file), mappings (range, file, build id) and
  *    locations are interned: asking twice for the same one gives the same
- *    id. Ids start at 1 (0 means "none", as in profile.proto).
+ *    id. Ids start at 1 (0 means "none", as in profile.proto). Strings
+ *    are stored as valid UTF-8 (gt_text_utf8: each invalid byte as
+ *    U+FFFD), as protobuf's string type requires.
  *  - A native location is keyed by (mapping, address) and carries its
  *    symbolized lines (innermost first, inline frames included); a Python
  *    location by (function, line), with no mapping or address.

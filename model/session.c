@@ -1,6 +1,8 @@
 /* session.c — see session.h. */
 #include "session.h"
 
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@ struct gt_session {
   struct slot slots[GT_SESSION_WINDOW + 1];
   unsigned nlive;
   uint64_t serial;
+  size_t held; /* decompressed bytes of the live slots' chunks */
   /* progress (gt_session_opts) */
   void (*progress)(void *ctx, uint64_t read, uint64_t total);
   void *progress_ctx;
@@ -51,7 +54,10 @@ void gt_tool_kinds(struct gt_tool *t, uint32_t kinds, gt_handler fn) {
  * CPU, even at a lower priority, takes part of the analysing thread's core
  * (docs/PERFORMANCE.md, One session for every command). */
 static unsigned default_threads(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+  cpu_set_t set;
+  long n = (sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                        : sysconf(_SC_NPROCESSORS_ONLN)) -
+           1; /* the CPUs it may run on (taskset, a container's cpuset) */
   return n < 1 ? 0 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
 }
 
@@ -172,6 +178,7 @@ static void run_in_file_order(struct gt_session *s) {
 static void done_with(struct gt_session *s, unsigned h) {
   struct slot *sl = &s->slots[h];
   if (--sl->pending == 0) {
+    s->held -= sl->chunk.len;
     gt_reader_release(s->rd, &sl->chunk);
     sl->live = 0;
     s->nlive--;
@@ -189,9 +196,11 @@ static int pop_one(struct gt_session *s) {
   return 1;
 }
 
-/* Over the window: pass records on until the oldest chunk is released. */
+/* Over the window (chunks or bytes): pass records on until the oldest
+ * chunk is released. The newest chunk alone may pass the bytes. */
 static void shrink(struct gt_session *s) {
-  while (s->nlive > GT_SESSION_WINDOW) {
+  while (s->nlive > GT_SESSION_WINDOW ||
+         (s->nlive > 1 && s->held > GT_SESSION_WINDOW_BYTES)) {
     unsigned oldest = 0;
     for (unsigned i = 1; i <= GT_SESSION_WINDOW; i++)
       if (s->slots[i].live &&
@@ -218,6 +227,7 @@ static void run_in_time_order(struct gt_session *s) {
     /* Held (pending 1) while its records go in: some may leave at once. */
     *sl = (struct slot){.chunk = c, .pending = 1, .serial = s->serial++, .live = 1};
     s->nlive++;
+    s->held += c.len;
     size_t pos = 0;
     uint64_t n = 0;
     for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos)); n++) {
@@ -239,6 +249,15 @@ static void run_in_time_order(struct gt_session *s) {
   while (pop_one(s))
     ;
   s->late = gt_order_late(s->order);
+  if (s->late) { /* no damage, but not the order asked for: said once */
+    char what[160];
+    snprintf(what, sizeof what,
+             "%llu records came after the time-order window (%u chunks, %u MiB) had "
+             "passed later ones on: read out of order",
+             (unsigned long long)s->late, GT_SESSION_WINDOW,
+             GT_SESSION_WINDOW_BYTES >> 20);
+    gt_reader_note(s->rd, what);
+  }
 }
 
 void gt_session_run(struct gt_session *s, const struct gt_tool *t) {

@@ -15,9 +15,12 @@
  *    (order.h). Records of other kinds are passed on as they are read. The
  *    merge passes a record on once every thread active lately has a later
  *    one buffered, and holds at most GT_SESSION_WINDOW chunks (about 11,000
- *    one-slot records each): a record that comes later in the file than
+ *    one-slot records each) and GT_SESSION_WINDOW_BYTES of decompressed
+ *    records (or the one newest chunk, when a chunk is larger: at most
+ *    GT_CHUNK_MAX_BYTES): a record that comes later in the file than
  *    that reaches is passed on at once, out of order, and counted
- *    (gt_session_late). Time order has a cost per record
+ *    (gt_session_late; said once on stderr through the reader's
+ *    gt_reader_note: no damage). Time order has a cost per record
  *    (docs/PERFORMANCE.md, One session for every command).
  *  - Layers (model.h) see each record before the tool does and annotate the
  *    event: frees matched to their allocation, completed NVTX ranges;
@@ -35,8 +38,9 @@
  *    reading goes on; gt_session_damaged says so afterwards (exit status 3
  *    in every command).
  *  - Memory: the window's chunks (ordered) or one chunk, the chunks being
- *    decompressed (two per thread), and the layers' state — independent of
- *    the length of the trace.
+ *    decompressed (two per thread, and at most 16 MiB ahead beyond the one
+ *    each thread decompresses: trace_reader.c), and the layers' state —
+ *    independent of the length of the trace and of what its chunks claim.
  */
 #ifndef GPUTRACE_MODEL_SESSION_H
 #define GPUTRACE_MODEL_SESSION_H
@@ -48,6 +52,8 @@
 #include "model.h"
 
 #define GT_SESSION_WINDOW 16u /* chunks of look-ahead for time order */
+/* and decompressed bytes of look-ahead (the newest chunk alone may pass it) */
+#define GT_SESSION_WINDOW_BYTES (16u << 20)
 
 typedef void (*gt_handler)(void *ctx, const struct gt_event *ev);
 

@@ -304,7 +304,10 @@ const char *gt_fmt_gbps(char *buf, size_t len, uint64_t bytes, uint64_t ns) {
 const char *gt_fmt_pct(char *buf, size_t len, double part, double whole) {
   if (whole <= 0)
     snprintf(buf, len, "-");
-  else
-    snprintf(buf, len, "%.1f %%", 100.0 * part / whole);
+  else /* a part of a whole: a part said to be larger (damage) is all of it */
+    snprintf(buf, len, "%.1f %%",
+             part >= whole ? 100.0
+             : part <= 0   ? 0.0
+                           : 100.0 * part / whole);
   return buf;
 }

@@ -58,7 +58,7 @@ const char *gt_fmt_ns(char *buf, size_t len, uint64_t ns);
 const char *gt_fmt_bytes(char *buf, size_t len, uint64_t bytes);
 /* bytes per ns = GB/s: "23.9 GB/s"; "-" when ns is 0 */
 const char *gt_fmt_gbps(char *buf, size_t len, uint64_t bytes, uint64_t ns);
-/* "12.3 %" of part / whole; "-" when whole is 0 */
+/* "12.3 %" of part / whole, within 0 .. 100 %; "-" when whole is 0 */
 const char *gt_fmt_pct(char *buf, size_t len, double part, double whole);
 
 #endif

@@ -9,12 +9,12 @@ int gt_streq(const char *a, const char *b) {
   return strcmp(a, b) == 0;
 }
 
-/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
- * forms, no surrogates, nothing past U+10FFFF), or 0. */
-static int utf8_len(const unsigned char *p) {
+int gt_utf8_len(const unsigned char *p) {
   unsigned char c = p[0];
   unsigned char lo = 0x80, hi = 0xBF;
   int len;
+  if (c < 0x80)
+    return 1;
   if (c >= 0xC2 && c <= 0xDF)
     len = 2;
   else if (c >= 0xE0 && c <= 0xEF) {
@@ -35,6 +35,35 @@ static int utf8_len(const unsigned char *p) {
   return len;
 }
 
+const char *gt_text_utf8(const char *s, char **buf, size_t *cap) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) { /* the common case: valid, returned as it is */
+    int n = *p < 0x80 ? 1 : gt_utf8_len(p);
+    if (!n)
+      break;
+    p += n;
+  }
+  if (!*p)
+    return s;
+  size_t len = strlen(s);
+  *buf = gt_grow(*buf, cap, 3 * len + 1, 1); /* each byte at most 3 */
+  char *o = *buf;
+  for (p = (const unsigned char *)s; *p;) {
+    int n = *p < 0x80 ? 1 : gt_utf8_len(p);
+    if (n) {
+      memcpy(o, p, (size_t)n);
+      o += n;
+      p += n;
+    } else { /* U+FFFD */
+      memcpy(o, "\xEF\xBF\xBD", 3);
+      o += 3;
+      p++;
+    }
+  }
+  *o = 0;
+  return *buf;
+}
+
 void gt_json_str(FILE *out, const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   fputc('"', out);
@@ -52,7 +81,7 @@ void gt_json_str(FILE *out, const char *s) {
       p++;
     } else {
       /* Text from a traced process: pass valid UTF-8, replace the rest. */
-      int len = utf8_len(p);
+      int len = gt_utf8_len(p);
       if (len) {
         fwrite(p, 1, (size_t)len, out);
         p += len;
@@ -82,12 +111,13 @@ char *gt_text_clean(char *dst, size_t len, const char *s) {
   size_t j = 0;
   const unsigned char *p = (const unsigned char *)s;
   while (*p && len) {
-    int n = *p < 0x80 ? 1 : utf8_len(p);
-    if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+    int n = *p < 0x80 ? 1 : gt_utf8_len(p);
+    int c1 = *p == 0xC2 && p[1] < 0xA0; /* C1 controls: a terminal's CSI */
+    if (n == 0 || c1 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
       if (j + 1 >= len)
         break;
       dst[j++] = '?';
-      p++;
+      p += c1 ? 2 : 1;
       continue;
     }
     if (j + (size_t)n >= len)
@@ -316,4 +346,31 @@ void *gt_find_or_add(struct gt_map *index, uint64_t key, void *items, size_t *n,
   }
   *at = (size_t)i;
   return items;
+}
+
+void gt_text_escape(FILE *out, const char *s, int quote) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    const unsigned char *run = p; /* plain text in one go */
+    int n;
+    while (*p >= 0x20 && *p != 0x7f && *p != '\\' && !(quote && *p == '"') &&
+           (n = gt_utf8_len(p)) > 0 && !(*p == 0xC2 && p[1] < 0xA0))
+      p += n;
+    fwrite(run, 1, (size_t)(p - run), out);
+    unsigned char c = *p;
+    if (!c)
+      break;
+    if (c == 0xC2 && p[1] >= 0x80 && p[1] < 0xA0) { /* C1 controls (CSI...) */
+      fprintf(out, "\\u%04x", p[1]);
+      p += 2;
+      continue;
+    }
+    if (c == '\\' || c == '"')
+      fprintf(out, "\\%c", c);
+    else if (c == '\n' || c == '\t' || c == '\r')
+      fprintf(out, "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+    else
+      fprintf(out, "\\x%02x", c);
+    p++;
+  }
 }

@@ -22,6 +22,18 @@
 #include "gputrace/units.h"
 
 void gt_json_str(FILE *out, const char *s);
+/* The one UTF-8 check of every output (JSON, Chrome, pprof, text): the
+ * length of the well-formed sequence at p (RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF; an ASCII byte, NUL included, is 1),
+ * or 0. */
+int gt_utf8_len(const unsigned char *p);
+/* s for a line of text (dump): valid UTF-8 as it is; '\\' as "\\\\";
+ * '\n', '\t', '\r' as "\\n", "\\t", "\\r"; every other control byte, DEL
+ * and each byte of invalid UTF-8 as "\\xHH" (ESC: "\\x1b"), the C1
+ * controls U+0080..U+009F as "\\u00HH"; with `quote`,
+ * '"' as "\\\"". Nothing that reaches a terminal can move the cursor or
+ * start a line. */
+void gt_text_escape(FILE *out, const char *s, int quote);
 
 /* The version of the layout of every JSON document the CLI prints (report,
  * leaks and diff --json, chrome's metadata, each line of dump --json): the
@@ -30,10 +42,16 @@ void gt_json_str(FILE *out, const char *s);
 #define GT_JSON_SCHEMA_VERSION 1
 char *gt_demangle(const char *name);
 
-/* s made safe for a terminal into dst (len bytes): control bytes and
- * invalid UTF-8 become '?', one byte each, so a dst of strlen(s) + 1 bytes
+/* s made safe for a terminal into dst (len bytes): control bytes, C1
+ * controls (U+0080..U+009F, 2 bytes) and invalid UTF-8 become '?', one
+ * byte each, so a dst of strlen(s) + 1 bytes
  * holds all of it; longer text is cut at a character. Returns dst. */
 char *gt_text_clean(char *dst, size_t len, const char *s);
+/* s as valid UTF-8 for a store that requires it (SQLite TEXT, CSV): s
+ * itself when it is valid, else a copy in *buf (grown as needed; the
+ * caller frees it) with each invalid byte as U+FFFD. Control bytes, quotes
+ * and newlines are kept: they are data there, not terminal commands. */
+const char *gt_text_utf8(const char *s, char **buf, size_t *cap);
 /* Display columns of UTF-8 text: one per character (bytes that are not
  * continuation bytes). */
 int gt_text_width(const char *s);

@@ -26,26 +26,42 @@
  *    addresses fall in are written first as MODULE records, and each distinct
  *    Python (code, line) as a PYFRAME record, so the collector can symbolize
  *    while the process runs or after it died.
- *  - The intern table is lock-free (CAS on a hash); a full table gives id 0
- *    and is counted. Module scans take a mutex: they happen only when a
- *    stack holds an address outside every known module (start, dlopen).
+ *  - The stack table is lock-free (CAS on a hash) and grows: a chain of
+ *    fixed segments of 65,536 slots (1 MiB each), the first static, the
+ *    others mmap'd (never malloc: async-signal-safe) when a probe window of
+ *    every earlier one is full, published with a release store (a loser of
+ *    the race unmaps its own). Slots are never freed, so a stack is always
+ *    found in the first segment whose window holds it or an empty slot.
+ *    At most GPUTRACE_STACK_CAP distinct stacks (default and largest
+ *    1,048,576; the segments at most 2 slots per stack: 32 MiB). Past it, or
+ *    when every segment's window is full, the call gets id 0 and is counted
+ *    as a dropped STACK record (a DROP of kind stack: one per call left
+ *    without its stack); readers say so (leaks, report, pprof). The Python
+ *    frame table is one segment; a full window gives id 0. Module scans
+ *    take a mutex: they happen only when a stack holds an address outside
+ *    every known module (start, dlopen).
  *  - A forked child forgets everything and re-emits into its own ring.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "devtime.h" /* gt_count_dropped */
 #include "gputrace/knobs.h"
 #include "pyframes.h"
 #include "shim.h"
 
-#define STACK_SLOTS 65536u /* distinct stacks per process */
+#define SEG_SLOTS 65536u      /* slots per segment of the stack table */
+#define MAX_SEGS 32u          /* 2 slots per stack at the largest cap */
+#define STACK_LOST UINT32_MAX /* a slot's id past the cap */
 #define PYFRAME_SLOTS 65536u
 #define MAX_MODULES 1024
 #define UNWIND_MAX (GT_STACK_MAX_DEPTH + 16)
@@ -58,10 +74,11 @@ struct intern_slot {
   _Atomic uint32_t id;  /* 0 until published */
 };
 
-static struct intern_slot g_stacks[STACK_SLOTS];
+static struct intern_slot g_stacks[SEG_SLOTS];       /* segment 0 */
+static struct intern_slot *_Atomic g_segs[MAX_SEGS]; /* 1.. mmap'd */
+static uint32_t g_stack_cap = GT_STACK_CAP_MAX, g_nsegs = MAX_SEGS;
 static struct intern_slot g_pyframes[PYFRAME_SLOTS];
 static _Atomic uint32_t g_next_stack = 1, g_next_pyframe = 1;
-static _Atomic uint64_t g_table_full;
 
 struct module {
   uintptr_t start, end;
@@ -78,6 +95,9 @@ void gt_stacks_configure(void) {
                               [GT_STACKS_ALL] = STACKS_ALL,
                               [GT_STACKS_NONE] = STACKS_NONE};
   gt_stacks_mode = modes[gt_knob(GT_KNOB_STACKS)];
+  g_stack_cap = (uint32_t)gt_knob(GT_KNOB_STACK_CAP);
+  g_nsegs = (uint32_t)(((uint64_t)g_stack_cap * 2 + SEG_SLOTS - 1) / SEG_SLOTS);
+  g_nsegs = g_nsegs > MAX_SEGS ? MAX_SEGS : g_nsegs;
   if (gt_stacks_mode != STACKS_NONE) {
     /* glibc loads libgcc_s (dlopen, malloc) on the first backtrace(): do it
      * at start-up rather than inside the first traced call. */
@@ -232,7 +252,8 @@ static uint64_t mix64(uint64_t h) {
   return h ^ (h >> 33);
 }
 
-/* Find or claim `key` in a table; *fresh says the caller must publish it. */
+/* Find or claim `key` in a table's probe window; *fresh says the caller
+ * must publish it. NULL: the window is full of other keys. */
 static struct intern_slot *intern(struct intern_slot *table, uint32_t slots, uint64_t key,
                                   int *fresh) {
   key |= 1;
@@ -251,17 +272,53 @@ static struct intern_slot *intern(struct intern_slot *table, uint32_t slots, uin
     if (cur == key)
       return s;
   }
-  atomic_fetch_add_explicit(&g_table_full, 1, memory_order_relaxed);
   return NULL;
 }
 
-/* The published id of a slot another thread claimed (it publishes at once). */
+/* Segment i of the stack table, mapped and published on first need. */
+static struct intern_slot *segment(uint32_t i) {
+  if (i == 0)
+    return g_stacks;
+  struct intern_slot *seg = atomic_load_explicit(&g_segs[i], memory_order_acquire);
+  if (seg)
+    return seg;
+  size_t bytes = sizeof(struct intern_slot) * SEG_SLOTS;
+  void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
+    return NULL;
+  struct intern_slot *expected = NULL;
+  if (atomic_compare_exchange_strong_explicit(&g_segs[i], &expected, m,
+                                              memory_order_acq_rel, memory_order_acquire))
+    return m;
+  munmap(m, bytes); /* another thread published one first */
+  return expected;
+}
+
+/* Find or claim `key` in the first segment whose window holds it or room. */
+static struct intern_slot *intern_stack(uint64_t key, int *fresh) {
+  for (uint32_t i = 0; i < g_nsegs; i++) {
+    struct intern_slot *seg = segment(i);
+    if (!seg)
+      return NULL;
+    struct intern_slot *s = intern(seg, SEG_SLOTS, key, fresh);
+    if (s)
+      return s;
+  }
+  return NULL;
+}
+
+/* The published id of a slot another thread claimed (it publishes as soon
+ * as its record is written): spin a little, then yield to it (it may be
+ * preempted on a loaded machine); bounded, 0 when it never comes. */
 static uint32_t wait_id(struct intern_slot *s) {
   uint32_t id;
   for (int spin = 0; (id = atomic_load_explicit(&s->id, memory_order_acquire)) == 0;
-       spin++)
-    if (spin > 1000000)
+       spin++) {
+    if (spin > 1000 + 100000)
       return 0;
+    if (spin > 1000)
+      sched_yield();
+  }
   return id;
 }
 
@@ -398,17 +455,23 @@ uint32_t gt_stack_id(void) {
     python += (entries[i] & GT_STACK_PYFRAME) != 0;
   }
   int fresh;
-  struct intern_slot *s = intern(g_stacks, STACK_SLOTS, hash ^ (uint64_t)depth, &fresh);
-  if (!s)
+  struct intern_slot *s = intern_stack(hash ^ (uint64_t)depth, &fresh);
+  uint32_t id = !s ? STACK_LOST : fresh ? atomic_fetch_add(&g_next_stack, 1) : wait_id(s);
+  if (fresh && id > g_stack_cap) {
+    id = STACK_LOST; /* past the cap: the slot says so to later callers */
+    atomic_store_explicit(&s->id, id, memory_order_release);
+  }
+  if (id == STACK_LOST || id == 0) {
+    gt_count_dropped(GT_KIND_STACK, 1);
     return 0;
+  }
   if (!fresh)
-    return wait_id(s);
+    return id;
   for (int i = 0; i < depth; i++)
     if (!(entries[i] & GT_STACK_PYFRAME) && !known_module((uintptr_t)entries[i])) {
       scan_modules();
       break;
     }
-  uint32_t id = atomic_fetch_add(&g_next_stack, 1);
   emit_stack(id, entries, depth, python);
   atomic_store_explicit(&s->id, id, memory_order_release);
   return id;
@@ -418,13 +481,14 @@ void gt_stacks_after_fork(void) {
   /* The parent's stacks and modules live in the parent's ring (under its
    * pid): this process writes its own, so forget them. */
   memset(g_stacks, 0, sizeof g_stacks);
+  for (uint32_t i = 1; i < MAX_SEGS; i++) {
+    struct intern_slot *seg = atomic_exchange(&g_segs[i], NULL);
+    if (seg)
+      munmap(seg, sizeof(struct intern_slot) * SEG_SLOTS);
+  }
   memset(g_pyframes, 0, sizeof g_pyframes);
   atomic_store(&g_next_stack, 1);
   atomic_store(&g_next_pyframe, 1);
   atomic_store(&g_nmodules, 0);
   pthread_mutex_init(&g_module_lock, NULL);
-}
-
-uint64_t gt_stacks_table_full(void) {
-  return atomic_load(&g_table_full);
 }

@@ -10,7 +10,10 @@ packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libdw-dev
           python3 python3-dev clang clang-format # python3-dev: CPython's headers, for test_pyframes_layout
           patchelf util-linux procps # scripts/bundle.sh and its test (unshare, pgrep)
           man-db groff-base # the man page's test: man -l renders it, groff -ww checks it
-          libmicrohttpd-dev curl) # live metrics (--prometheus) and their test
+          libmicrohttpd-dev curl # live metrics (--prometheus) and their test
+          tmux # gputrace top's test drives it in an 80x24 terminal
+          chromium # gputrace html's test opens the page in it, headless
+          libsqlite3-dev sqlite3) # gputrace export --format sqlite and its test
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 missing=()

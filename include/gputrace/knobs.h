@@ -39,8 +39,14 @@ enum gt_knob_id {
   GT_KNOB_PPROF_KEEP,        /* live profiles kept per process and kind, 0..1e6, 60 */
   GT_KNOB_LAUNCH_STACKS,     /* auto (0) | 1..1000000000 launches, auto */
   GT_KNOB_CAPTURE_RANGE,     /* none | cudaProfilerApi | nvtx:NAME (the name: getenv) */
+  GT_KNOB_READ_WAIT,         /* ns a reader waits for a live collector, 0 s..24 h, 60 s */
+  GT_KNOB_STACK_CAP, /* distinct stacks per process, 1..GT_STACK_CAP_MAX, the max */
   GT_KNOB_COUNT
 };
+
+/* The most distinct call stacks a process interns (its table: 32 MiB at
+ * most); GPUTRACE_STACK_CAP may only lower it. */
+#define GT_STACK_CAP_MAX 1048576u
 
 /* Choice indices of the choice knobs. */
 enum { GT_CLOCK_AUTO = 0, GT_CLOCK_FORCE_MONOTONIC = 1 };

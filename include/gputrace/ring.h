@@ -185,8 +185,10 @@ struct gt_ring {
   _Atomic uint64_t *seq; /* the shared ring */
   unsigned char *slots;
   uint64_t mask;
-  uint64_t tail; /* consumer: the shared ring's next position (private) */
-  uint64_t lost; /* consumer: slots skipped as invalid or abandoned */
+  uint64_t tail;      /* consumer: the shared ring's next position (private) */
+  uint64_t lost;      /* consumer: slots skipped as invalid or abandoned */
+  uint64_t scribbled; /* consumer: heads past what any writer reaches (the
+                         process wrote on its ring), skipped */
   unsigned nsub;
   struct gt_sub *dir;
   uint32_t *lists;           /* nsub lists of nblocks block numbers */

@@ -169,6 +169,9 @@ enum gt_proc_phase {
 #define GT_F_EXPANDED                                                                    \
   0x8000u /* made by the analyzer, never in a trace: a graph launch (or its DEVICE       \
              record) whose nodes' records follow it: a call, not work */
+#define GT_F_UNTRACED                                                                    \
+  0x10000u /* NOTE: a process the collector could not trace (refused or given-up         \
+              handshake); readers warn about it, the trace is not damaged */
 
 struct gt_mem_args { /* ALLOC, FREE */
   uint64_t ptr;

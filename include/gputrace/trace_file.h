@@ -12,14 +12,19 @@
  *    as lost, never block, and gt_writer_error() reports them.
  *  - While a collector writes a file it holds an exclusive flock(2) on it and
  *    sets GT_FILE_F_COMPLETE in the header just before it lets go, so a
- *    reader can tell a file still being written (the lock is held: by
- *    default it waits for it), finished, or left unfinished by a collector
- *    that died (no lock, no mark: a warning).
+ *    reader can tell a file still being written (the lock is held, the
+ *    header not marked, and the pid it names is a live gputrace-collector:
+ *    by default it waits for it, at most GPUTRACE_READ_WAIT), finished (the
+ *    mark: whoever holds a lock), or left unfinished by a collector that
+ *    died (no mark, no live collector: a warning). A writer whose writes failed
+ *    (full disk) marks GT_FILE_F_WRITE_FAILED instead: the reader's
+ *    warning says it ran out of space.
  *  - The reader never trusts the file: every length is bounded and checked;
  *    problems become warnings (counted, with the file name and offset) and
  *    reading continues where it safely can. A NOTE flagged GT_F_INCOMPLETE
  *    (the collector stopped early) is a warning too, so every command says
- *    that part of the run is missing.
+ *    that part of the run is missing; one flagged GT_F_UNTRACED (a process
+ *    the collector could not trace) is a warning that is no damage.
  */
 #ifndef GPUTRACE_TRACE_FILE_H
 #define GPUTRACE_TRACE_FILE_H
@@ -35,6 +40,7 @@
 #define GT_FILE_VERSION 2u
 #define GT_FILE_VERSION_MIN 1u     /* still read: version 1 has no completion mark */
 #define GT_FILE_F_COMPLETE 1u      /* header flags: the collector finished this file */
+#define GT_FILE_F_WRITE_FAILED 2u  /* header flags: a write failed (full disk) */
 #define GT_CHUNK_MAGIC 0x4b434847u /* "GHCK" */
 #define GT_CHUNK_TARGET (1u << 20) /* uncompressed bytes per chunk */
 #define GT_CHUNK_MAX_BYTES (64u << 20) /* bound a reader accepts */
@@ -162,6 +168,9 @@ size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf,
 /* Count problems without printing them (fuzzing, tools that report them
  * their own way). */
 void gt_reader_set_quiet(struct gt_reader *r, int quiet);
+/* Say something about the trace that is no damage (not counted): "gputrace:
+ * note: PATH: what" on stderr, unless quiet. */
+void gt_reader_note(struct gt_reader *r, const char *what);
 
 const struct gt_file_header *gt_reader_header(const struct gt_reader *r);
 uint64_t gt_reader_warnings(const struct gt_reader *r);

@@ -6,6 +6,9 @@
  *   hostile_client fifo PATH SECONDS  a MODULE record naming PATH (a FIFO), a STACK
  *   hostile_client mutate SECONDS     STACK records whose slot counts another
  *                                     thread keeps flipping while they are read
+ *   hostile_client scribble SECONDS   10 honest synchronizations, then records
+ *                                     with impossible times, garbage drop counters
+ *                                     and a sub-ring head far past its ring
  *
  * Prints one line: "ack K", "ack R" (the collector's answer) or "no ack".
  * Exits 0 whatever the collector does: the test judges the collector. */
@@ -143,6 +146,36 @@ static void mutate(double seconds) {
   close(fd);
 }
 
+static void put_sync(uint64_t ts, uint64_t dur) {
+  struct gt_record r;
+  memset(&r, 0, sizeof r);
+  r.pid = r.tid = (uint32_t)getpid();
+  r.kind = GT_KIND_SYNC;
+  r.api = GT_API_cudaDeviceSynchronize;
+  r.nslots = 1;
+  r.ts_ns = ts;
+  r.dur_ns = dur;
+  gt_ring_write(&g_ring, &r);
+}
+
+/* A buggy program's stray writes into its own ring, beside honest records. */
+static void scribble(double seconds) {
+  int fd = ring_connect();
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  uint64_t now = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+  for (int i = 0; i < 10; i++)
+    put_sync(now + (uint64_t)i * 1000, 500);
+  put_sync(now + (17524196857ull * 1000000000u), 1000); /* far in the future */
+  put_sync(1000, 1000);                                 /* long before it started */
+  put_sync(now, UINT64_MAX - now / 2);                  /* an end past any time */
+  pause_s(seconds / 2);                                 /* the collector takes those */
+  atomic_store(&g_ring.hdr->dropped[GT_KIND_LAUNCH], 3008939473955805617ull);
+  atomic_store(&g_ring.dir[0].head, 0xdeadbeefdeadbeefull);
+  pause_s(seconds / 2);
+  close(fd);
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "silent") && argc == 4) {
@@ -182,9 +215,11 @@ int main(int argc, char **argv) {
     close(fd);
   } else if (!strcmp(mode, "mutate") && argc == 3) {
     mutate(atof(argv[2]));
+  } else if (!strcmp(mode, "scribble") && argc == 3) {
+    scribble(atof(argv[2]));
   } else {
     fprintf(stderr, "usage: hostile_client silent N SECONDS | huge BYTES | fifo PATH "
-                    "SECONDS | mutate SECONDS\n");
+                    "SECONDS | mutate SECONDS | scribble SECONDS\n");
     return 2;
   }
   return 0;

@@ -94,7 +94,7 @@ def test_truncated_trace_reads_partially():
 
 
 SHORT_USAGE = ("usage: gputrace COMMAND [ARGS...]\n"
-               "commands: record dump leaks flame chrome report diff pprof\n"
+               "commands: record dump leaks flame chrome report diff pprof top html export\n"
                "`gputrace --help` says what each does and lists its options.\n")
 
 
@@ -113,7 +113,7 @@ SAMPLE_VALUES = {"FILE": "x.gtrace", "OUT": "x.json", "OUT.pb.gz": "x.pb.gz", "P
                  "T": "1.5s", "N": "64", "SIZE": "1GiB", "DURATION": "5m", "PCT": "5",
                  "ADDR:PORT": "127.0.0.1:9400", "PATH": "x.sock",
                  "cudaProfilerApi|nvtx:NAME": "cudaProfilerApi", "DIR": TMP,
-                 "WHEN": "auto"}
+                 "WHEN": "auto", "FMT": "csv"}
 HELP_LINE = re.compile(r"^  (?:-(\w), |    )--([\w-]+)(?: (\S+))?(?:\s|$)")
 
 
@@ -147,7 +147,7 @@ def test_help_lists_what_the_parser_takes():
     for argv in PROGRAMS:
         opts, usage = listed_options(argv)
         names = [o[1] for o in opts]
-        reads_a_trace = len(argv) == 2 and argv[1] != "record"
+        reads_a_trace = len(argv) == 2 and argv[1] not in ("record", "top")
         eq("help" in names, True, "%s --help lists --help" % prog_name(argv))
         eq("no-wait" in names, reads_a_trace, "%s --help lists --no-wait" % prog_name(argv))
         for short, name, value in opts:

@@ -97,6 +97,9 @@ def test_output_size_limit_and_full_disk():
     r = subprocess.run([GPUTRACE, "dump", "--summary", out], capture_output=True, text=True)
     if r.returncode not in (0, 3) or not r.stdout.startswith("records:"):
         raise AssertionError("partial trace unreadable: %d %s" % (r.returncode, r.stderr))
+    # the collector ran to its end: it ran out of space, it did not stop early
+    if "ran out of space (a write failed)" not in r.stderr or "stopped without" in r.stderr:
+        raise AssertionError("the warning does not say the disk filled: " + r.stderr)
     if os.path.getsize(out) > 4096:
         raise AssertionError("wrote past the limit")
 

@@ -6,9 +6,12 @@ and synchronizations, 2 ms apart) whose ring holds only half a second of
 records. Whatever the attacker does, the collector must keep draining: the
 program's 800 calls are all in the trace, nothing dropped or lost, and
 `record` finishes with the program's status."""
+import json
 import os
+import re
 import signal
 import subprocess
+import time
 from gtest import *
 
 STEADY_N = 400
@@ -31,7 +34,7 @@ def kill_leftovers(out):
             pass
 
 
-def attack(name, hostile_args, pause=0.2):
+def attack(name, hostile_args, pause=0.2, dump_rc=0):
     """Run the attacker and steady side by side; return (record stderr,
     attacker output, events, steady's pid)."""
     out = os.path.join(TMP, name + ".gtrace")
@@ -49,7 +52,7 @@ def attack(name, hostile_args, pause=0.2):
        "steady's status and output (stderr: %r)" % p.stderr)
     if "collector reported errors" in p.stderr:
         raise AssertionError("collector failed: %r" % p.stderr)
-    events = dump(out)
+    events = dump(out, dump_rc)
     starts = [e for e in events if e["kind"] == "process" and e["phase"] == "start"
               and "steady" in e["cmdline"]]
     eq(len(starts), 1, "steady traced once")
@@ -61,6 +64,56 @@ def attack(name, hostile_args, pause=0.2):
     end = select(mine, kind="process", phase="end")
     eq([(e["dropped"], e["lost"]) for e in end], [(0, 0)], "steady's end record")
     return p.stderr, open(said).read(), events, pid
+
+
+def test_scribbling_ring():
+    # A process that writes garbage into its own ring (a buggy program can):
+    # before, its drop counter (3008939473955805617), a head far past its
+    # ring (lost 18446744073709551615) and impossible times went into the
+    # trace as they were: report said "wall time 17524196857.46 s", shares
+    # of 138 %, status 0.
+    t0 = time.monotonic()
+    err, said, events, _ = attack("scribble", ["scribble", "1"], dump_rc=3)
+    took = time.monotonic() - t0
+    eq(said, "ack K\n", "attacker accepted")
+    hostile = [e["pid"] for e in events if e["kind"] == "process" and e["phase"] == "start"
+               and e["cmdline"] == "hostile_client"]
+    eq(len(hostile), 1, "attacker traced")
+    mine = select(events, pid=hostile[0])
+    syncs = select(mine, kind="sync")
+    eq(len(syncs), 10, "its honest synchronizations, and only those")
+    eq(ring_drops(mine), 0, "its garbage drop counter ignored")
+    end = select(mine, kind="process", phase="end")
+    eq(len(end), 1, "its end")
+    eq(end[0]["dropped"], 0, "dropped in its end record")
+    if not 0 < end[0]["lost"] <= 64 * 1024 // 64:
+        raise AssertionError("lost in its end record: %d" % end[0]["lost"])
+    what = ("process %d wrote garbage into its ring: 3 records with times outside its "
+            "run dropped, drop counters out of bounds ignored, 1 impossible positions "
+            "skipped; its figures are not whole" % hostile[0])
+    if what not in err:
+        raise AssertionError("collector note: %r" % err)
+    notes = select(mine, kind="note")
+    eq([n["note"] for n in notes], [what], "the NOTE marking its data damaged")
+    out = os.path.join(TMP, "scribble.gtrace")
+    r = subprocess.run([GPUTRACE, "report", out], capture_output=True, text=True,
+                       timeout=120)
+    eq(r.returncode, 3, "report: damage is status 3 (stderr %r)" % r.stderr)
+    if "incomplete: " + what not in r.stderr:
+        raise AssertionError("report names the damaged process: %r" % r.stderr)
+    wall = re.search(r"wall time ([0-9.]+) (s|ms)", r.stdout)
+    secs = float(wall.group(1)) / (1000 if wall.group(2) == "ms" else 1)
+    if secs > took:
+        raise AssertionError("wall time %.2f s, the run took %.2f s" % (secs, took))
+    shares = [float(x) for x in re.findall(r"([0-9.]+) %", r.stdout)]
+    if not shares or max(shares) > 100:
+        raise AssertionError("shares %r:\n%s" % (shares, r.stdout))
+    r = subprocess.run([GPUTRACE, "report", "--json", out], capture_output=True, text=True,
+                       timeout=120)
+    sh = json.loads(r.stdout)["shares"]
+    fractions = [sh[k] for k in ("copy", "kernel", "launch", "sync", "api", "idle")]
+    if not all(0 <= f <= 1 for f in fractions):
+        raise AssertionError("JSON shares out of 0..1: %r" % sh)
 
 
 def test_silent_clients():
@@ -111,4 +164,5 @@ def test_mutating_ring():
                              (len(stacks), sorted({len(s["entries"]) for s in stacks})))
 
 
-main([test_silent_clients, test_huge_ring, test_fifo_module, test_mutating_ring])
+main([test_silent_clients, test_huge_ring, test_fifo_module, test_mutating_ring,
+      test_scribbling_ring])

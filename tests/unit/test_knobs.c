@@ -115,6 +115,11 @@ int main(void) {
       GT_KNOB_GPU_TIMING_EVENTS, "GPUTRACE_GPU_TIMING_EVENTS", "1e3", 65536,
       "gputrace: ignoring GPUTRACE_GPU_TIMING_EVENTS=1e3 (want a whole number of events "
       "from 2 to 4194304); using 65536\n");
+  EXPECT(GT_KNOB_STACK_CAP, "GPUTRACE_STACK_CAP", "1000", 1000, "");
+  EXPECT(GT_KNOB_STACK_CAP, "GPUTRACE_STACK_CAP", "", 1048576, "");
+  EXPECT(GT_KNOB_STACK_CAP, "GPUTRACE_STACK_CAP", "2000000", 1048576,
+         "gputrace: ignoring GPUTRACE_STACK_CAP=2000000 (want a whole number of stacks "
+         "from 1 to 1048576); using 1048576\n");
   EXPECT(GT_KNOB_NVML_MS, "GPUTRACE_NVML_MS", "abc", 500,
          "gputrace: ignoring GPUTRACE_NVML_MS=abc (want a whole number of ms from 10 to "
          "3600000); using 500\n");
@@ -124,6 +129,11 @@ int main(void) {
          "gputrace: ignoring GPUTRACE_PPROF_EVERY=500ms (want a duration such as 60s, 5m "
          "or 1h, from 1s to 86400s); using 60s\n");
   EXPECT(GT_KNOB_PPROF_KEEP, "GPUTRACE_PPROF_KEEP", "0", 0, "");
+  EXPECT(GT_KNOB_READ_WAIT, "GPUTRACE_READ_WAIT", "0s", 0, "");
+  EXPECT(GT_KNOB_READ_WAIT, "GPUTRACE_READ_WAIT", "5m", 300000000000ull, "");
+  EXPECT(GT_KNOB_READ_WAIT, "GPUTRACE_READ_WAIT", "2d", 60000000000ull,
+         "gputrace: ignoring GPUTRACE_READ_WAIT=2d (want a duration such as 60s, 5m "
+         "or 1h, from 0s to 86400s); using 60s\n");
   EXPECT(GT_KNOB_CLOCK, "GPUTRACE_CLOCK", "tsc", GT_CLOCK_AUTO,
          "gputrace: ignoring GPUTRACE_CLOCK=tsc (want auto or monotonic); using auto\n");
   EXPECT(GT_KNOB_NVTX, "GPUTRACE_NVTX", "99999999999999999999999", 1,

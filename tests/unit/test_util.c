@@ -113,6 +113,44 @@ static void name_fitting(void) {
         0);
   CHECK(strcmp(gt_text_clean(c, 4, "abcdef"), "abc") == 0);
   CHECK(strcmp(gt_text_clean(c, 3, "aé"), "a") == 0); /* not half a character */
+  /* gt_text_utf8: valid text (controls, quotes, newlines too) as it is, the
+   * same pointer; each invalid byte as U+FFFD */
+  char *ub = NULL;
+  size_t ucap = 0;
+  const char *ok = "a,\"b\"\n\tc é";
+  CHECK(gt_text_utf8(ok, &ub, &ucap) == ok && ub == NULL);
+  CHECK(strcmp(gt_text_utf8("x\xffy\xc0\x95", &ub, &ucap),
+               "x\xef\xbf\xbdy\xef\xbf\xbd\xef\xbf\xbd") == 0);
+  free(ub);
+}
+
+static void escape_of(const char *in, int quote, char *out, size_t len) {
+  FILE *f = fmemopen(out, len, "w");
+  gt_text_escape(f, in, quote);
+  fclose(f);
+}
+
+/* The one UTF-8 check (RFC 3629) and dump's escaping of traced text. */
+static void test_utf8_and_escape(void) {
+  const unsigned char *u = (const unsigned char *)"a\xc3\xa9\xe2\x82\xac\xf0\x9f\x9a\x80";
+  CHECK(gt_utf8_len(u) == 1 && gt_utf8_len(u + 1) == 2 && gt_utf8_len(u + 3) == 3 &&
+        gt_utf8_len(u + 6) == 4);
+  CHECK(gt_utf8_len((const unsigned char *)"\xc0\x80") == 0);         /* overlong */
+  CHECK(gt_utf8_len((const unsigned char *)"\xe0\x80\x80") == 0);     /* overlong */
+  CHECK(gt_utf8_len((const unsigned char *)"\xed\xa0\x80") == 0);     /* surrogate */
+  CHECK(gt_utf8_len((const unsigned char *)"\xf4\x90\x80\x80") == 0); /* > U+10FFFF */
+  CHECK(gt_utf8_len((const unsigned char *)"\x80") == 0);             /* continuation */
+  CHECK(gt_utf8_len((const unsigned char *)"\xe2\x82") == 0);         /* cut short */
+  char buf[128];
+  escape_of("a\nFORGED\r\t\x1b[2J\x7f\\\"\xc0\x80\xc2\x9b\xc3\xa9", 0, buf, sizeof buf);
+  CHECK(strcmp(buf, "a\\nFORGED\\r\\t\\x1b[2J\\x7f\\\\\"\\xc0\\x80\\u009b\xc3\xa9") == 0);
+  escape_of("say \"hi\"", 1, buf, sizeof buf);
+  CHECK(strcmp(buf, "say \\\"hi\\\"") == 0);
+  char c[16];
+  CHECK(strcmp(gt_text_clean(c, sizeof c,
+                             "a\xc2\x9b"
+                             "2J"),
+               "a?2J") == 0); /* C1 CSI */
 }
 
 static void json_of(const char *in, char *out, size_t len) {
@@ -122,6 +160,7 @@ static void json_of(const char *in, char *out, size_t len) {
 }
 
 int main(void) {
+  test_utf8_and_escape();
   char buf[256];
   json_of("a\"b\\c\n\x01", buf, sizeof buf);
   CHECK(strcmp(buf, "\"a\\\"b\\\\c\\u000a\\u0001\"") == 0);

@@ -1,0 +1,119 @@
+/* export_tables.c — the tables of `gputrace export` (see export.h): the
+ * one definition both writers work from, and docs/export.md's schema.
+ *
+ * Contract: each table lists its columns in the order ex_run fills them
+ * (export_rows.c); a column named "id" comes first and is the table's key
+ * (SQLite's INTEGER PRIMARY KEY). Times are ns relative to the trace's
+ * origin (metadata.origin_ns), signed. The per-kind columns follow the
+ * names dump --json gives the same fields (model/fields.c), split into one
+ * column per value (grid_x, ..., not "[x,y,z]") and as numbers, not hex
+ * strings, so that they join and compare. Appending a column is safe;
+ * changing one's meaning raises EX_SCHEMA_VERSION. */
+#include "export.h"
+
+#define I(n, u)                                                                          \
+  { n, EX_INT, u }
+#define R(n, u)                                                                          \
+  { n, EX_REAL, u }
+#define T(n)                                                                             \
+  { n, EX_TEXT, "" }
+#define N(cols) (sizeof(cols) / sizeof((cols)[0]))
+/* What every call table starts with, after its id. */
+#define CALL_COLUMNS                                                                     \
+  I("pid", ""), I("tid", ""), T("api"), I("start_ns", "ns"), I("dur_ns", "ns"),          \
+      I("result", "cudaError_t"), I("stack_id", "")
+/* When the work ran on the device: its DEVICE record, NULL when untimed. */
+#define DEVICE_COLUMNS                                                                   \
+  I("device_start_ns", "ns"), I("device_end_ns", "ns"), I("device_ns", "ns")
+
+static const struct ex_column metadata[] = {T("key"), T("value")};
+static const struct ex_column processes[] = {
+    I("pid", ""),      I("ppid", ""),      I("start_ns", "ns"),
+    I("end_ns", "ns"), I("exited", "0/1"), T("cmdline"),
+    I("records", ""),  I("dropped", ""),   I("lost", "")};
+static const struct ex_column threads[] = {
+    I("pid", ""), I("tid", ""), I("first_ns", "ns"), I("last_ns", "ns"), I("calls", "")};
+static const struct ex_column api_calls[] = {I("id", ""), CALL_COLUMNS, T("kind"),
+                                             I("handle", ""), I("handle2", "")};
+static const struct ex_column launches[] = {I("id", ""),       CALL_COLUMNS,
+                                            T("kernel"),       I("grid_x", ""),
+                                            I("grid_y", ""),   I("grid_z", ""),
+                                            I("block_x", ""),  I("block_y", ""),
+                                            I("block_z", ""),  I("shared_mem", "bytes"),
+                                            I("stream", ""),   I("corr", ""),
+                                            I("graph", "0/1"), I("captured", "0/1"),
+                                            I("node", "0/1"),  DEVICE_COLUMNS};
+static const struct ex_column copies[] = {
+    I("id", ""),         CALL_COLUMNS,         T("dir"),
+    I("bytes", "bytes"), I("stream", ""),      I("dst", ""),
+    I("src", ""),        I("width", "bytes"),  I("height", "rows"),
+    I("pinned", "0/1"),  I("pageable", "0/1"), I("async", "0/1"),
+    I("corr", ""),       I("captured", "0/1"), I("node", "0/1"),
+    DEVICE_COLUMNS};
+static const struct ex_column memsets[] = {
+    I("id", ""),      CALL_COLUMNS,    I("ptr", ""),  I("bytes", "bytes"),
+    I("value", ""),   I("stream", ""), I("corr", ""), I("captured", "0/1"),
+    I("node", "0/1"), DEVICE_COLUMNS};
+static const struct ex_column allocations[] = {
+    I("id", ""),         I("pid", ""),
+    I("tid", ""),        T("api"),
+    I("start_ns", "ns"), I("result", "cudaError_t"),
+    I("stack_id", ""),   T("memory"),
+    I("ptr", ""),        I("bytes", "bytes"),
+    T("ended"),          I("free_id", ""),
+    I("free_ns", "ns"),  I("free_tid", ""),
+    T("free_api"),       I("free_stack_id", "")};
+static const struct ex_column frees[] = {
+    I("id", ""), CALL_COLUMNS,        I("ptr", ""),     T("status"),
+    T("memory"), I("bytes", "bytes"), I("alloc_id", "")};
+static const struct ex_column stacks[] = {I("pid", ""), I("stack_id", ""),
+                                          I("depth", "frames"), I("python", "frames")};
+static const struct ex_column frames[] = {
+    I("pid", ""),  I("stack_id", ""), I("level", ""),     T("function"), T("file"),
+    I("line", ""), T("module"),       I("python", "0/1"), I("ip", "")};
+static const struct ex_column nvtx_ranges[] = {
+    I("id", ""),       I("pid", ""),        I("tid", ""),
+    T("name"),         I("start_ns", "ns"), I("end_ns", "ns"),
+    I("dur_ns", "ns"), I("depth", ""),      I("domain", "")};
+static const struct ex_column device[] = {I("id", ""),
+                                          I("pid", ""),
+                                          I("tid", ""),
+                                          T("of_kind"),
+                                          T("api"),
+                                          T("kernel"),
+                                          I("start_ns", "ns"),
+                                          I("end_ns", "ns"),
+                                          I("dur_ns", "ns"),
+                                          I("stream", ""),
+                                          I("bytes", "bytes"),
+                                          T("dir"),
+                                          I("corr", ""),
+                                          I("sample", "1 in N"),
+                                          T("source"),
+                                          I("device", ""),
+                                          I("estimated", "0/1"),
+                                          I("call_id", "")};
+static const struct ex_column metrics[] = {
+    I("id", ""), I("ts_ns", "ns"),   I("device", ""), T("metric"),
+    T("unit"),   R("value", "unit"), I("pid", "")};
+
+#define TABLE(id, n, ix) [id] = {#n, n, N(n), ix}
+const struct ex_table ex_tables[EX_NTABLES] = {
+    TABLE(EX_METADATA, metadata, ""),
+    TABLE(EX_PROCESSES, processes, ""),
+    TABLE(EX_THREADS, threads, ""),
+    TABLE(EX_API_CALLS, api_calls, ""),
+    TABLE(EX_LAUNCHES, launches, "pid,tid,start_ns"),
+    TABLE(EX_COPIES, copies, "pid,start_ns"),
+    TABLE(EX_MEMSETS, memsets, ""),
+    TABLE(EX_ALLOCATIONS, allocations, "pid,start_ns;pid,stack_id"),
+    TABLE(EX_FREES, frees, "alloc_id"),
+    TABLE(EX_STACKS, stacks, "pid,stack_id"),
+    TABLE(EX_FRAMES, frames, "pid,stack_id"),
+    TABLE(EX_NVTX_RANGES, nvtx_ranges, "name"),
+    TABLE(EX_DEVICE, device, "call_id"),
+    TABLE(EX_METRICS, metrics, "metric,ts_ns"),
+};
+_Static_assert(N(launches) <= EX_MAX_COLUMNS && N(copies) <= EX_MAX_COLUMNS &&
+                   N(device) <= EX_MAX_COLUMNS && N(allocations) <= EX_MAX_COLUMNS,
+               "rows fit a row buffer");

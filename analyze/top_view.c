@@ -1,0 +1,245 @@
+/* top_view.c — the lines of `gputrace top` (top.h) from two samples: the
+ * figures of the later one and rates over the time between them.
+ *
+ * Layout (80x24 and up; every line cut to the width):
+ *   a title: the source, the interval, NVML's GPU utilization, drops;
+ *   processes: PID, live and peak device memory, launches/s, GPU busy %
+ *     (its kernels' device time over the interval), sorted by the key;
+ *   copies: each direction that moved bytes, its bandwidth and total;
+ *   kernels: the top ones by device time in the last interval;
+ *   allocation sites: the user's frame (leaks.h's gt_leaks_origin) of the
+ *     stacks holding the most live device memory;
+ *   the keys (when asked for a footer).
+ * Rows are shared out so that each table keeps at least its header. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gputrace/schema.h"
+#include "leaks.h"
+#include "stats.h"
+#include "top.h"
+#include "util.h"
+
+#define NAME_MIN 20 /* columns a name keeps whatever the width */
+
+struct out {
+  char **lines;
+  size_t n, cap, max;
+  int width;
+};
+
+/* One line, cut to the width (the text is ASCII but for fitted names). */
+__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt,
+                                                      ...) {
+  if (o->n >= o->max)
+    return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  int cols = 0;
+  size_t i = 0;
+  for (; buf[i]; i++) {
+    if (((unsigned char)buf[i] & 0xC0) != 0x80 && ++cols > o->width)
+      break;
+  }
+  buf[i] = '\0';
+  o->lines = gt_grow(o->lines, &o->cap, o->n + 1, sizeof *o->lines);
+  o->lines[o->n] = gt_xcalloc(i + 1, 1);
+  memcpy(o->lines[o->n++], buf, i + 1);
+}
+
+/* A name fitted to `width` columns and padded to them. */
+static void fit(char *dst, size_t len, const char *name, int width) {
+  size_t n = strlen(name) + 1;
+  char *clean = gt_text_clean(gt_xcalloc(n, 1), n, name), *f = gt_name_fit(clean, width);
+  int pad = width - gt_text_width(f);
+  snprintf(dst, len, "%s%*s", f, pad > 0 ? pad : 0, "");
+  free(f);
+  free(clean);
+}
+
+static const struct top_proc *find_proc(const struct top_sample *s, uint32_t pid) {
+  for (size_t i = 0; s && i < s->nprocs; i++)
+    if (s->procs[i].pid == pid)
+      return &s->procs[i];
+  return NULL;
+}
+
+struct prow {
+  const struct top_proc *p;
+  double launches_s, busy; /* < 0: unknown (no earlier sample) */
+};
+
+static int sort_key;
+static int by_key(const void *a, const void *b) {
+  const struct prow *x = a, *y = b;
+  double u = sort_key == TOP_SORT_GPU        ? x->busy
+             : sort_key == TOP_SORT_LAUNCHES ? x->launches_s
+                                             : (double)x->p->live;
+  double v = sort_key == TOP_SORT_GPU        ? y->busy
+             : sort_key == TOP_SORT_LAUNCHES ? y->launches_s
+                                             : (double)y->p->live;
+  return u < v ? 1 : u > v ? -1 : x->p->pid < y->p->pid ? -1 : x->p->pid > y->p->pid;
+}
+
+static void processes(struct out *o, const struct top_screen *scr,
+                      const struct top_sample *prev, const struct top_sample *cur,
+                      double dt, size_t rows) {
+  static const char *const mark[] = {"LIVE*", "GPU%*", "LAUNCH/S*"};
+  put(o, "%-8s %11s %11s %11s %7s", "PID",
+      scr->sort == TOP_SORT_MEMORY ? mark[0] : "LIVE", "PEAK",
+      scr->sort == TOP_SORT_LAUNCHES ? mark[2] : "LAUNCH/S",
+      scr->sort == TOP_SORT_GPU ? mark[1] : "GPU%");
+  struct prow *r = gt_xcalloc(cur->nprocs + 1, sizeof *r);
+  for (size_t i = 0; i < cur->nprocs; i++) {
+    const struct top_proc *p = &cur->procs[i], *q = find_proc(prev, p->pid);
+    r[i] = (struct prow){p, -1, -1};
+    if (q && dt > 0) {
+      r[i].launches_s =
+          p->launches >= q->launches ? (double)(p->launches - q->launches) / dt : 0;
+      r[i].busy = p->gpu_s >= q->gpu_s ? 100 * (p->gpu_s - q->gpu_s) / dt : 0;
+    }
+  }
+  sort_key = scr->sort;
+  qsort(r, cur->nprocs, sizeof *r, by_key);
+  for (size_t i = 0; i < cur->nprocs && i < rows; i++) {
+    char live[32], peak[32], ls[32], busy[32];
+    gt_fmt_bytes(live, sizeof live, r[i].p->live);
+    if (r[i].p->has_view)
+      gt_fmt_bytes(peak, sizeof peak, r[i].p->peak);
+    else
+      snprintf(peak, sizeof peak, "-");
+    snprintf(ls, sizeof ls, r[i].launches_s < 0 || !r[i].p->has_view ? "-" : "%.1f",
+             r[i].launches_s);
+    snprintf(busy, sizeof busy, r[i].busy < 0 ? "-" : "%.1f", r[i].busy);
+    put(o, "%-8u %11s %11s %11s %7s", r[i].p->pid, live, peak, ls, busy);
+  }
+  if (!cur->nprocs)
+    put(o, "(no traced process yet)");
+  free(r);
+}
+
+static void copies(struct out *o, const struct top_sample *prev,
+                   const struct top_sample *cur, double dt) {
+  char line[512] = "COPIES";
+  size_t n = strlen(line);
+  int any = 0;
+  for (unsigned d = 0; d < TOP_DIRS; d++) {
+    if (!cur->copy_bytes[d])
+      continue;
+    uint64_t moved = prev && cur->copy_bytes[d] >= prev->copy_bytes[d]
+                         ? cur->copy_bytes[d] - prev->copy_bytes[d]
+                         : 0;
+    char total[32], bw[40];
+    if (prev && dt > 0) /* per second: MiB/s reads better than 0.05 GB/s */
+      snprintf(bw, sizeof bw, "%s/s",
+               gt_fmt_bytes(total, sizeof total, (uint64_t)llround((double)moved / dt)));
+    else
+      snprintf(bw, sizeof bw, "-");
+    gt_fmt_bytes(total, sizeof total, cur->copy_bytes[d]);
+    n += (size_t)snprintf(line + n, sizeof line - n, "  %s %s (%s)", gt_dir_name(d), bw,
+                          total);
+    any = 1;
+  }
+  put(o, "%s%s", line, any ? "" : "  none");
+}
+
+struct krow {
+  const char *name;
+  double s;
+};
+static int by_time(const void *a, const void *b) {
+  const struct krow *x = a, *y = b;
+  return x->s < y->s ? 1 : x->s > y->s ? -1 : strcmp(x->name, y->name);
+}
+
+static void kernels(struct out *o, const struct top_sample *prev,
+                    const struct top_sample *cur, double dt, size_t rows) {
+  int w = o->width - 22 > NAME_MIN ? o->width - 22 : NAME_MIN;
+  char head[256];
+  fit(head, sizeof head, "KERNEL (GPU time in the last interval)", w);
+  put(o, "%s %11s %8s", head, "GPU TIME", "GPU%");
+  struct krow *k = gt_xcalloc(cur->nkernels + 1, sizeof *k);
+  size_t n = 0;
+  for (size_t i = 0; i < cur->nkernels; i++) {
+    double before = 0;
+    for (size_t j = 0; prev && j < prev->nkernels; j++)
+      if (!strcmp(prev->kernels[j].name, cur->kernels[i].name))
+        before = prev->kernels[j].gpu_s;
+    if (prev && cur->kernels[i].gpu_s > before)
+      k[n++] = (struct krow){cur->kernels[i].name, cur->kernels[i].gpu_s - before};
+  }
+  qsort(k, n, sizeof *k, by_time);
+  for (size_t i = 0; i < n && i < rows; i++) {
+    char name[1024], t[32];
+    fit(name, sizeof name, k[i].name, w);
+    put(o, "%s %11s %8.1f", name, gt_fmt_ns(t, sizeof t, (uint64_t)llround(k[i].s * 1e9)),
+        dt > 0 ? 100 * k[i].s / dt : 0.0);
+  }
+  if (!n)
+    put(o, "(no kernel ran)");
+  free(k);
+}
+
+static void sites(struct out *o, const struct top_sample *cur, size_t rows) {
+  int w = o->width - 37 > NAME_MIN ? o->width - 37 : NAME_MIN;
+  char head[256];
+  fit(head, sizeof head, "ALLOCATION SITE (live device memory)", w);
+  put(o, "%s %8s %11s %7s", head, "PID", "LIVE", "BLOCKS");
+  for (int i = 0; i < cur->nsites && (size_t)i < rows; i++) {
+    const struct top_site *s = &cur->sites[i];
+    const struct gt_frame *f = gt_leaks_origin(s->frames, s->nframes);
+    char where[1024], name[1024], live[32];
+    if (f && f->file[0])
+      snprintf(where, sizeof where, "%s:%u %s", gt_base_name(f->file), f->line,
+               f->function);
+    else
+      snprintf(where, sizeof where, "%s", f ? f->function : "(no stack)");
+    fit(name, sizeof name, where, w);
+    put(o, "%s %8u %11s %7llu", name, s->pid, gt_fmt_bytes(live, sizeof live, s->live),
+        (unsigned long long)s->blocks);
+  }
+  if (!cur->nsites)
+    put(o, "(no live device memory)");
+}
+
+size_t top_view_lines(const struct top_screen *scr, const struct top_sample *prev,
+                      const struct top_sample *cur, char ***lines) {
+  struct out o = {.max = scr->height > 0 ? (size_t)scr->height : 1, .width = scr->width};
+  double dt = prev ? cur->t - prev->t : 0;
+  char util[32] = "-";
+  if (cur->gpu_util >= 0)
+    snprintf(util, sizeof util, "%.0f %%", cur->gpu_util);
+  put(&o, "gputrace top %s  every %.1fs  GPU util %s  dropped %llu", scr->source,
+      dt > 0 ? dt : 0.0, util, (unsigned long long)cur->dropped);
+  /* rows beyond the title, the four headers, the copies and the footer */
+  size_t fixed = 6 + (scr->footer != 0), room = o.max > fixed ? o.max - fixed : 0;
+  size_t np = cur->nprocs ? cur->nprocs : 1, nk = cur->nkernels ? cur->nkernels : 1;
+  size_t pr = np < room / 3 ? np : room / 3 ? room / 3 : 1;
+  size_t kr = nk < (room - pr) / 2 ? nk : (room - pr) / 2 ? (room - pr) / 2 : 1;
+  size_t sr = room > pr + kr ? room - pr - kr : 1;
+  size_t body = o.max - (scr->footer != 0);
+  o.max = body;
+  processes(&o, scr, prev, cur, dt, pr);
+  copies(&o, prev, cur, dt);
+  kernels(&o, prev, cur, dt, kr);
+  sites(&o, cur, sr);
+  while (scr->footer && o.n < body) /* the keys on the bottom line */
+    put(&o, "%s", "");
+  o.max = body + (scr->footer != 0);
+  if (scr->footer)
+    put(&o, "q quit  m sort by memory  g by GPU time  l by launches");
+  *lines = o.lines;
+  return o.n;
+}
+
+void top_lines_free(char **lines, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(lines[i]);
+  free(lines);
+}

@@ -1,0 +1,286 @@
+"""`gputrace export`: SQLite and CSV tables of a trace, checked against the
+other commands' exact figures — launch, allocation and copy counts against
+dump --summary, live bytes against leaks, per-kernel GPU time and NVTX range
+counts against report --json — on the demo (infer 20) and on a two-process
+trace; the example queries of docs/export.md run on it; CSV has the same rows,
+header rows and RFC 4180 quoting; --pid, a pid not there, an existing output,
+the default name."""
+import csv
+import json
+import os
+import re
+import sqlite3
+import subprocess
+
+from gtest import *
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SQLITE3 = "/usr/bin/sqlite3"
+TABLES = ["metadata", "processes", "threads", "api_calls", "launches", "copies", "memsets",
+          "allocations", "frees", "stacks", "frames", "nvtx_ranges", "device", "metrics"]
+# A command-line argument that needs every CSV rule: a comma, a quote, a newline.
+ODD = 'odd, "quoted"\nname'
+
+
+def export(trace, *args, rc=0):
+    p = run([GPUTRACE, "export", trace] + list(args), base_env())
+    if p.returncode != rc:
+        raise AssertionError("export %s: rc %d, expected %d: %s" %
+                             (args, p.returncode, rc, p.stderr))
+    return p
+
+
+def fresh(path):
+    if os.path.isdir(path):
+        for f in os.listdir(path):
+            os.unlink(os.path.join(path, f))
+        os.rmdir(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+    return path
+
+
+def to_sqlite(trace, name, *args):
+    out = fresh(os.path.join(TMP, name + ".sqlite"))
+    export(trace, "-o", out, *args)
+    return sqlite3.connect(out), out
+
+
+def rows(db, sql, *params):
+    return db.execute(sql, params).fetchall()
+
+
+def summary_counts(trace):
+    """dump --summary's records per kind."""
+    p = run([GPUTRACE, "dump", "--summary", trace], base_env(), check_rc=0)
+    body = p.stdout.split("by kind:\n", 1)[1].split("by api:\n", 1)[0]
+    return {k: int(n) for k, n in re.findall(r"^\s+(\S+)\s+(\d+)$", body, re.M)}
+
+
+def leaks_live_bytes(trace):
+    p = run([GPUTRACE, "leaks", "--json", trace], base_env())
+    totals = json.loads(p.stdout)["totals"]
+    return {t["pid"]: sum(t[m]["bytes"] for m in ("device", "pinned_host", "managed"))
+            for t in totals}
+
+
+def report_json(trace):
+    return json.loads(run([GPUTRACE, "report", "--json", trace], base_env(),
+                          check_rc=0).stdout)
+
+
+_demo = {}
+
+
+def demo():
+    """The demo trace (infer 20, with an odd argument) and its export."""
+    if not _demo:
+        _, trace = record([prog("infer"), "20", ODD])
+        db, path = to_sqlite(trace, "demo")
+        _demo.update(trace=trace, db=db, path=path)
+    return _demo["trace"], _demo["db"], _demo["path"]
+
+
+def check_against_commands(trace, db):
+    n = summary_counts(trace)
+    for table, kind in (("launches", "launch"), ("allocations", "alloc"),
+                        ("copies", "memcpy"), ("memsets", "memset"), ("frees", "free"),
+                        ("device", "device")):
+        eq(rows(db, "SELECT count(*) FROM " + table)[0][0], n.get(kind, 0),
+           "%s rows vs dump --summary's %s" % (table, kind))
+    marks = count(dump(trace), kind="nvtx", op="mark")
+    calls = sum(n.get(k, 0) for k in ("sync", "stream", "event", "graph")) + marks
+    eq(rows(db, "SELECT count(*) FROM api_calls")[0][0], calls,
+       "api_calls rows: dump --summary's sync, stream, event, graph, and NVTX marks")
+    eq(rows(db, "SELECT count(*) FROM device d JOIN launches l ON l.id = d.call_id "
+                "WHERE d.of_kind = 'launch' AND (l.pid, l.tid, l.corr) != (d.pid, d.tid, d.corr)"),
+       [(0,)], "device.call_id names the launch of the same pid, tid and corr")
+    eq(rows(db, "SELECT count(*) FROM launches WHERE device_ns IS NOT NULL")[0][0],
+       rows(db, "SELECT count(*) FROM device WHERE of_kind = 'launch' AND call_id IS NOT NULL")[0][0],
+       "matched launches, both ways")
+    live = dict(rows(db, "SELECT pid, sum(bytes) FROM allocations WHERE ended = 'live' "
+                         "GROUP BY pid"))
+    want = {pid: b for pid, b in leaks_live_bytes(trace).items() if b}
+    eq(live, want, "live bytes at the end vs leaks --json totals")
+    r = report_json(trace)
+    gpu = {k["kernel"]: k["gpu_total_ns"] for k in r["kernels"] if k.get("gpu_timed")}
+    got = dict(rows(db, "SELECT kernel, sum(device_ns) FROM launches "
+                        "WHERE device_ns IS NOT NULL GROUP BY kernel"))
+    eq(got, gpu, "launches' device time per kernel vs report --json gpu_total_ns")
+    ranges = {g["name"]: g["count"] for g in r["ranges"]}
+    got = dict(rows(db, "SELECT name, count(*) FROM nvtx_ranges WHERE end_ns IS NOT NULL "
+                        "GROUP BY name"))
+    eq(got, ranges, "NVTX ranges per name vs report --json")
+
+
+def test_demo_matches_commands():
+    trace, db, _ = demo()
+    eq(rows(db, "SELECT count(*) FROM launches")[0][0] > 0, True, "launches exported")
+    check_against_commands(trace, db)
+    untimed = rows(db, "SELECT count(*) FROM launches WHERE device_ns IS NULL")[0][0]
+    eq(untimed, 0, "every demo launch has its DEVICE record")
+    eq(rows(db, "SELECT count(*) FROM device WHERE call_id IS NULL")[0][0], 0,
+       "every DEVICE record matched its call")
+
+
+def test_metadata_and_schema():
+    trace, db, _ = demo()
+    meta = dict(rows(db, "SELECT key, value FROM metadata"))
+    eq(meta["schema_version"], "1", "export schema version")
+    eq(meta["trace"], trace, "trace")
+    eq(int(meta["origin_ns"]) > 0 and int(meta["origin_realtime_ns"]) > 10**18, True,
+       "origin")
+    eq(rows(db, "SELECT min(start_ns) >= 0 FROM launches")[0][0], 1, "relative times")
+    idx = {r[0] for r in rows(db, "SELECT name FROM sqlite_master WHERE type = 'index'")}
+    for want in ("launches_pid_tid_start_ns", "allocations_pid_stack_id", "frames_pid_stack_id",
+                 "nvtx_ranges_name", "device_call_id"):
+        eq(want in idx, True, "index " + want)
+    frames = rows(db, "SELECT function, file, line FROM frames f JOIN allocations a "
+                      "ON f.pid = a.pid AND f.stack_id = a.stack_id WHERE a.ended = 'live'")
+    eq(any(os.path.basename(f) == "infer.cu" and line > 0 for _, f, line in frames), True,
+       "live allocations' stacks have infer.cu lines")
+    cmd = rows(db, "SELECT cmdline FROM processes")[0][0]
+    eq(cmd.endswith(ODD), True, "command line kept whole: " + repr(cmd))
+
+
+def test_doc_schema_and_queries():
+    """Every table and column is documented; each example query runs."""
+    _, db, path = demo()
+    doc = open(os.path.join(ROOT, "docs", "export.md")).read()
+    for t in TABLES:
+        sec = doc.split("\n### %s\n" % t, 1)
+        if len(sec) < 2:
+            raise AssertionError("docs/export.md: no section for " + t)
+        body = sec[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
+        named = set()
+        for cell in re.findall(r"^\| ([a-z_0-9, ]+) \|", body, re.M):
+            named.update(c.strip() for c in cell.split(","))
+        cols = [r[1] for r in rows(db, "PRAGMA table_info(%s)" % t)]
+        common = {"id", "pid", "tid", "api", "start_ns", "dur_ns", "result", "stack_id"}
+        missing = [c for c in cols if c not in named and not
+                   ("api_calls" != t and c in common and "common columns" in body)]
+        eq(missing, [], "columns of %s missing from docs/export.md" % t)
+    queries = re.findall(r"```sql\n(.*?)```", doc, re.S)
+    eq(len(queries) >= 5, True, "example queries in docs/export.md")
+    for q in queries:
+        p = subprocess.run([SQLITE3, path], input=q, capture_output=True, text=True)
+        if p.returncode != 0 or p.stderr or not p.stdout.strip():
+            raise AssertionError("query failed or empty:\n%s\n%s" % (q, p.stderr))
+
+
+def test_csv_same_tables():
+    trace, db, _ = demo()
+    out = fresh(os.path.join(TMP, "demo.csv"))
+    p = export(trace, "--format", "csv", "-o", out)
+    if not re.search(r"wrote .*demo\.csv/ \([\d.]+ MB, \d+ rows in 14 files\)", p.stderr):
+        raise AssertionError("closing line: " + p.stderr)
+    eq(sorted(os.listdir(out)), sorted(t + ".csv" for t in TABLES), "one file a table")
+    for t in TABLES:
+        with open(os.path.join(out, t + ".csv"), newline="") as f:
+            raw = f.read()
+        if raw and not raw.endswith("\r\n"):
+            raise AssertionError("%s.csv: records end with CRLF" % t)
+        data = list(csv.reader(raw.splitlines(keepends=True)))
+        cols = [r[1] for r in rows(db, "PRAGMA table_info(%s)" % t)]
+        eq(data[0], cols, "%s.csv header" % t)
+        eq(len(data) - 1, rows(db, "SELECT count(*) FROM " + t)[0][0], "%s.csv rows" % t)
+        eq(os.stat(os.path.join(out, t + ".csv")).st_mode & 0o777, 0o600, "mode of " + t)
+    with open(os.path.join(out, "processes.csv"), newline="") as f:
+        procs = list(csv.DictReader(f))
+    eq(procs[0]["cmdline"].endswith(ODD), True, "comma, quote, newline round-trip")
+    eq(os.stat(out).st_mode & 0o777, 0o700, "directory mode")
+
+
+def test_two_processes_and_pid_filter():
+    _, trace = record([prog("forked")])
+    db, _ = to_sqlite(trace, "forked")
+    check_against_commands(trace, db)
+    pids = [r[0] for r in rows(db, "SELECT pid FROM processes ORDER BY start_ns")]
+    eq(len(pids), 2, "two processes")
+    child = pids[1]
+    sub, _ = to_sqlite(trace, "forked_child", "--pid", str(child))
+    for t in TABLES:
+        cols = [r[1] for r in rows(sub, "PRAGMA table_info(%s)" % t)]
+        if "pid" in cols and t != "metrics":
+            got = {r[0] for r in rows(sub, "SELECT DISTINCT pid FROM " + t)}
+            eq(got <= {child}, True, "%s: only the child's rows (%s)" % (t, got))
+            eq(rows(sub, "SELECT count(*) FROM " + t)[0][0],
+               rows(db, "SELECT count(*) FROM %s WHERE pid = ?" % t, child)[0][0],
+               "%s: the child's rows, all of them" % t)
+    out = fresh(os.path.join(TMP, "nopid.sqlite"))
+    p = export(trace, "-o", out, "--pid", "1", rc=2)
+    if "--pid 1 matches nothing" not in p.stderr:
+        raise AssertionError("message: " + p.stderr)
+    eq(os.path.lexists(out), False, "nothing left behind after a filter matching nothing")
+
+
+def test_time_window():
+    trace, db, _ = demo()
+    lo, hi = 50000000, 100000000  # 50 ms .. 100 ms
+    sub, _ = to_sqlite(trace, "window", "--from", "50ms", "--to", "100ms")
+    for t, col in (("launches", "start_ns"), ("copies", "start_ns"), ("device", "start_ns"),
+                   ("nvtx_ranges", "start_ns"), ("allocations", "start_ns")):
+        q = "SELECT count(*) FROM %s WHERE %s >= ? AND %s < ?" % (t, col, col)
+        eq(rows(sub, "SELECT count(*) FROM " + t)[0][0], rows(db, q, lo, hi)[0][0],
+           "%s inside --from 50ms --to 100ms" % t)
+    meta = dict(rows(sub, "SELECT key, value FROM metadata"))
+    eq((meta["from_ns"], meta["to_ns"]), (str(lo), str(hi)), "the window in metadata")
+    out = fresh(os.path.join(TMP, "late.sqlite"))
+    p = export(trace, "-o", out, "--from", "1h", rc=2)
+    if "matches nothing" not in p.stderr or os.path.lexists(out):
+        raise AssertionError("--from past the end: " + p.stderr)
+
+
+def test_existing_output_and_default_name():
+    trace, _, path = demo()
+    p = export(trace, "-o", path, rc=2)
+    if "exists" not in p.stderr:
+        raise AssertionError("refusal message: " + p.stderr)
+    before = os.stat(path).st_size
+    p = export(trace, "-o", path, "--force")
+    if "sqlite3 " + path not in p.stderr:
+        raise AssertionError("closing line: " + p.stderr)
+    eq(os.stat(path).st_size, before, "--force rewrote the same database")
+    eq(os.stat(path).st_mode & 0o777, 0o600, "database mode")
+    csvdir = os.path.join(TMP, "demo.csv")
+    if os.path.isdir(csvdir):
+        export(trace, "--format", "csv", "-o", csvdir, rc=2)
+        export(trace, "--format", "csv", "-o", csvdir, "--force")
+        dirlink = fresh(os.path.join(TMP, "dirlink.csv"))
+        os.symlink(csvdir, dirlink)
+        before = sorted(os.listdir(csvdir))
+        export(trace, "--format", "csv", "-o", dirlink, "--force", rc=2)
+        eq(sorted(os.listdir(csvdir)), before, "a linked directory's files untouched")
+        os.unlink(dirlink)
+    default = fresh(trace[:-len(".gtrace")] + ".sqlite")
+    export(trace)
+    eq(os.path.isfile(default), True, "default output: FILE's .sqlite")
+    link = fresh(os.path.join(TMP, "link.sqlite"))
+    os.symlink(default, link)
+    export(trace, "-o", link, "--force", rc=2)
+    export(trace, "-o", trace, "--force", rc=2)
+    eq(summary_counts(trace).get("launch", 0) > 0, True, "the trace is untouched")
+
+
+def test_nvml_metrics():
+    """METRIC records (the stand-in NVML, scripted) as metrics rows, value for value."""
+    script = os.path.join(TMP, "export_nvml.txt")
+    with open(script, "w") as f:
+        f.write("0 10 5 9500 10000 80 100000 300000 1500 5000 100 200 90\n")
+    out = os.path.join(TMP, "export_nvml.gtrace")
+    record([prog("steady"), "200"], out=out, GPUTRACE_STANDIN_NVML_SCRIPT=script,
+           GPUTRACE_NVML_MS=50)
+    want = sorted((e["device"], e["metric"], e["value"]) for e in dump(out)
+                  if e["kind"] == "metric")
+    eq(len(want) > 0, True, "the trace has NVML readings")
+    db, _ = to_sqlite(out, "nvml")
+    got = sorted(rows(db, "SELECT device, metric, value FROM metrics"))
+    eq(got, want, "metrics rows vs dump --json's METRIC records")
+    eq(rows(db, "SELECT unit FROM metrics WHERE metric = 'gpu_util' LIMIT 1"), [("%",)],
+       "unit")
+
+
+if __name__ == "__main__":
+    main([test_demo_matches_commands, test_metadata_and_schema, test_doc_schema_and_queries,
+          test_csv_same_tables, test_two_processes_and_pid_filter,
+          test_time_window, test_existing_output_and_default_name, test_nvml_metrics])
