@@ -173,19 +173,6 @@ static char *cw_fields(char *p, const struct gt_record *r) {
   return p;
 }
 
-static uint32_t corr_of(const struct gt_record *r) {
-  switch (r->kind) {
-  case GT_KIND_LAUNCH:
-    return r->u.launch.corr;
-  case GT_KIND_MEMCPY:
-    return r->u.copy.corr;
-  case GT_KIND_MEMSET:
-    return r->u.set.corr;
-  default:
-    return 0;
-  }
-}
-
 static void counter(struct chrome *ch, uint32_t pid, const char *name_lit, size_t n,
                     const char *key_lit, size_t k, uint64_t value, int64_t ts) {
   struct co_out *o = &ch->out;
@@ -284,7 +271,7 @@ static void host_call(struct chrome *ch, const struct gt_record *r) {
   ch_call(ch, th, &s, &e);
   int in = ch_in_window(ch, s0, e0);
   int64_t mid = s + (e - s) / 2; /* strictly inside when dur >= 2 ns */
-  uint32_t corr = corr_of(r);
+  uint32_t corr = gt_record_corr(r);
   if (in) {
     ch_name_thread(ch, th);
     call_slice(ch, th, r, s, e);

@@ -279,19 +279,6 @@ static void work_row(struct ex *x, struct held *h, const struct gt_record *dev) 
     memset_row(x, h, dev);
 }
 
-static uint32_t corr_of(const struct gt_record *r) {
-  switch (r->kind) {
-  case GT_KIND_LAUNCH:
-    return r->u.launch.corr;
-  case GT_KIND_MEMCPY:
-    return r->u.copy.corr;
-  case GT_KIND_MEMSET:
-    return r->u.set.corr;
-  default:
-    return 0;
-  }
-}
-
 static uint64_t hold_key(uint32_t pid, uint32_t tid, uint32_t corr) {
   return gt_pid_key(pid, (uint64_t)tid << 32 | corr);
 }
@@ -305,7 +292,8 @@ static struct gt_map *idx_of(struct ex *x, const struct held *h) {
 
 static uint64_t held_key(const struct held *h) {
   const struct gt_record *r = &h->rec;
-  return hold_key(r->pid, r->tid, h->table == EX_DEVICE ? r->u.device.corr : corr_of(r));
+  return hold_key(r->pid, r->tid,
+                  h->table == EX_DEVICE ? r->u.device.corr : gt_record_corr(r));
 }
 
 static void device_row(struct ex *x, const struct gt_record *r, const struct held *h);
@@ -351,7 +339,7 @@ static void on_work(struct ex *x, const struct gt_record *r, unsigned table) {
   struct held h = {.rec = *r, .table = table, .used = 1}, d;
   if (table == EX_LAUNCHES)
     h.kernel = gt_model_kernel(x->m, r);
-  uint32_t corr = corr_of(r);
+  uint32_t corr = gt_record_corr(r);
   if (!corr || r->result != 0 || (r->flags & (GT_F_CAPTURED | GT_F_NODE))) {
     work_row(x, &h, NULL); /* nothing ran, or nothing will say when */
     return;

@@ -288,20 +288,12 @@ static void note_untraced(struct gt_sink *sink, const struct gt_client *c,
   char clean[sizeof cmd];
   gt_text_clean(clean, sizeof clean, cmd);
   int gave_up = hello && hello->start_ns && now_ns - hello->start_ns >= GT_HANDSHAKE_NS;
-  int len = snprintf(text, sizeof text, "pid %u%s%s%s ran untraced: %s", c->pid,
-                     clean[0] ? " (" : "", clean, clean[0] ? ")" : "",
-                     gave_up ? "it gave up waiting 5 s for the collector's answer "
-                               "(the collector was stopped or starved)"
-                             : why);
-  struct gt_record buf[GT_MAX_SLOTS];
-  memset(buf, 0, sizeof buf[0]);
-  buf[0].ts_ns = now_ns;
-  buf[0].api = GT_API_gputrace_note;
-  buf[0].kind = GT_KIND_NOTE;
-  buf[0].flags = GT_F_UNTRACED;
-  gt_record_attach_text(&buf[0], text,
-                        len < (int)sizeof text ? (size_t)len : sizeof text - 1);
-  gt_sink_put(sink, &buf[0]);
+  snprintf(text, sizeof text, "pid %u%s%s%s ran untraced: %s", c->pid,
+           clean[0] ? " (" : "", clean, clean[0] ? ")" : "",
+           gave_up ? "it gave up waiting 5 s for the collector's answer "
+                     "(the collector was stopped or starved)"
+                   : why);
+  gt_sink_note(sink, now_ns, 0, GT_F_UNTRACED, text);
 }
 
 /* The handshake: 1 done, 0 waiting, -1 refused (free the client). */
@@ -634,23 +626,15 @@ unsigned gt_client_drain(struct gt_client *c, struct gt_sink *sink, unsigned bud
 static void put_damage(const struct gt_client *c, struct gt_sink *sink, uint64_t now_ns) {
   if (!c->bad_times && !c->bad_counters && !c->ring.scribbled)
     return;
-  struct gt_record buf[GT_MAX_SLOTS];
-  memset(buf, 0, sizeof buf[0]);
-  buf[0].ts_ns = c->ended_ns ? c->ended_ns : now_ns;
-  buf[0].pid = buf[0].tid = c->pid;
-  buf[0].api = GT_API_gputrace_note;
-  buf[0].kind = GT_KIND_NOTE;
-  buf[0].flags = GT_F_INCOMPLETE;
   char text[240];
-  int n = snprintf(text, sizeof text,
-                   "process %u wrote garbage into its ring: %llu records with times "
-                   "outside its run dropped, drop counters %s, %llu impossible "
-                   "positions skipped; its figures are not whole",
-                   c->pid, (unsigned long long)c->bad_times,
-                   c->bad_counters ? "out of bounds ignored" : "sound",
-                   (unsigned long long)c->ring.scribbled);
-  gt_record_attach_text(&buf[0], text, (size_t)n);
-  gt_sink_put(sink, &buf[0]);
+  snprintf(text, sizeof text,
+           "process %u wrote garbage into its ring: %llu records with times "
+           "outside its run dropped, drop counters %s, %llu impossible "
+           "positions skipped; its figures are not whole",
+           c->pid, (unsigned long long)c->bad_times,
+           c->bad_counters ? "out of bounds ignored" : "sound",
+           (unsigned long long)c->ring.scribbled);
+  gt_sink_note(sink, c->ended_ns ? c->ended_ns : now_ns, c->pid, GT_F_INCOMPLETE, text);
   gt_collector_say("%s", text);
 }
 

@@ -78,6 +78,11 @@ struct gt_sink *gt_sink_start(struct gt_output *out);
 /* 1 while the queue of chunks awaiting compression is under its bound. */
 int gt_sink_has_room(struct gt_sink *s);
 void gt_sink_put(struct gt_sink *s, const struct gt_record *rec);
+/* A NOTE record of the collector's own (text: a C string, cut to GT_TEXT_MAX),
+ * about process pid (0: the run or the machine), with its flags
+ * (GT_F_INCOMPLETE, GT_F_UNTRACED: what readers warn about). */
+void gt_sink_note(struct gt_sink *s, uint64_t ts_ns, uint32_t pid, uint32_t flags,
+                  const char *text);
 /* Zero-copy variant: room for GT_MAX_SLOTS slots at the end of the current
  * chunk; fill it, then gt_sink_commit takes the record (rec->nslots). */
 struct gt_record *gt_sink_space(struct gt_sink *s);

@@ -311,19 +311,12 @@ static void stop_early(struct state *st, struct gt_sink *sink) {
   if (noted || running == 0)
     return;
   noted = 1;
-  struct gt_record buf[GT_MAX_SLOTS];
-  memset(buf, 0, sizeof buf[0]);
-  buf[0].ts_ns = now;
-  buf[0].api = GT_API_gputrace_note;
-  buf[0].kind = GT_KIND_NOTE;
-  buf[0].flags = GT_F_INCOMPLETE;
   char text[200];
-  int n = snprintf(text, sizeof text,
-                   "the collector stopped early (%s) while %d traced process%s running: "
-                   "what they did afterwards is not in the trace",
-                   strsignal(g_stop), running, running == 1 ? " was" : "es were");
-  gt_record_attach_text(&buf[0], text, (size_t)n);
-  gt_sink_put(sink, &buf[0]);
+  snprintf(text, sizeof text,
+           "the collector stopped early (%s) while %d traced process%s running: "
+           "what they did afterwards is not in the trace",
+           strsignal(g_stop), running, running == 1 ? " was" : "es were");
+  gt_sink_note(sink, now, 0, GT_F_INCOMPLETE, text);
   gt_collector_say("%s", text);
 }
 

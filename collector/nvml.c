@@ -103,14 +103,7 @@ struct gt_nvml {
 };
 
 static void note(struct gt_sink *sink, uint64_t ts, const char *text) {
-  struct gt_record rec[GT_MAX_SLOTS];
-  memset(rec, 0, sizeof rec);
-  rec[0].ts_ns = ts;
-  rec[0].pid = 0; /* not a process: the machine */
-  rec[0].kind = GT_KIND_NOTE;
-  rec[0].api = GT_API_gputrace_note;
-  gt_record_attach_text(&rec[0], text, strlen(text));
-  gt_sink_put(sink, &rec[0]);
+  gt_sink_note(sink, ts, 0, 0, text); /* not a process: the machine */
 }
 
 struct reading {

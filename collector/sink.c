@@ -144,6 +144,19 @@ void gt_sink_put(struct gt_sink *s, const struct gt_record *rec) {
   gt_sink_commit(s);
 }
 
+void gt_sink_note(struct gt_sink *s, uint64_t ts_ns, uint32_t pid, uint32_t flags,
+                  const char *text) {
+  struct gt_record *rec = gt_sink_space(s);
+  memset(rec, 0, sizeof *rec);
+  rec->ts_ns = ts_ns;
+  rec->pid = rec->tid = pid;
+  rec->api = GT_API_gputrace_note;
+  rec->kind = GT_KIND_NOTE;
+  rec->flags = flags;
+  gt_record_attach_text(rec, text, strlen(text));
+  gt_sink_commit(s);
+}
+
 uint64_t gt_sink_records(const struct gt_sink *s) {
   return s->records;
 }

@@ -224,13 +224,7 @@ void gt_symq_take(struct gt_symq *q, struct gt_sink *sink) {
 }
 
 static void put_note(struct gt_sink *sink, const char *text) {
-  struct gt_record buf[GT_MAX_SLOTS];
-  memset(buf, 0, sizeof buf[0]);
-  buf[0].ts_ns = gt_now_ns();
-  buf[0].api = GT_API_gputrace_note;
-  buf[0].kind = GT_KIND_NOTE;
-  gt_record_attach_text(&buf[0], text, strlen(text));
-  gt_sink_put(sink, &buf[0]);
+  gt_sink_note(sink, gt_now_ns(), 0, 0, text);
 }
 
 void gt_symq_stop(struct gt_symq *q, struct gt_sink *sink, uint64_t stall_ns) {

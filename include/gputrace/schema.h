@@ -426,6 +426,21 @@ _Static_assert(sizeof(struct gt_copy_args) <= 56 && sizeof(struct gt_device_args
                "payloads fit the union");
 _Static_assert(sizeof(struct gt_text_slot) == GT_SLOT_SIZE, "text is one slot");
 
+/* The correlation id of a launch, copy or memset (what its DEVICE record
+ * names); 0 for other kinds and for calls without one. */
+static inline uint32_t gt_record_corr(const struct gt_record *r) {
+  switch (r->kind) {
+  case GT_KIND_LAUNCH:
+    return r->u.launch.corr;
+  case GT_KIND_MEMCPY:
+    return r->u.copy.corr;
+  case GT_KIND_MEMSET:
+    return r->u.set.corr;
+  default:
+    return 0;
+  }
+}
+
 /* Number of slots a record with `text_len` bytes of text needs. */
 static inline unsigned gt_slots_for_text(uint32_t text_len) {
   return 1u + (text_len + GT_TEXT_PER_SLOT - 1u) / GT_TEXT_PER_SLOT;
