@@ -523,24 +523,42 @@ static void sync_table(FILE *o, const struct report *r) {
   table_close(o);
 }
 
+/* A range's warm figures; "-" for a range that ran once (it has none, as
+ * report's "(once)"), never 0 ns. */
+static void range_warm(FILE *o, const struct rp_range *g) {
+  if (!g->warm) {
+    for (int i = 0; i < 8; i++)
+      td_none(o);
+    return;
+  }
+  td_ns(o, g->p50);
+  td_ns(o, g->p90);
+  td_ns(o, g->p99);
+  td_ns(o, g->max);
+  td_ns(o, g->mean);
+  td_u(o, g->launches);
+  td_bytes(o, g->bytes);
+  td_u(o, g->allocs);
+}
+
 static void range_table(FILE *o, const struct report *r) {
-  static const char *const heads[] = {"range", "count", "p50",      "p90",   "p99",
-                                      "max",   "mean",  "launches", "bytes", "allocs"};
-  fputs("<h3>NVTX ranges (warm occurrences: all but the first)</h3>\n", o);
-  table_open(o, "nvtx", heads, 10, -1);
+  static const char *const heads[] = {"range",    "count", "first", "p50",
+                                      "p90",      "p99",   "max",   "mean",
+                                      "launches", "bytes", "allocs"};
+  fputs("<h3>NVTX ranges (first: the cold start; the rest over the warm occurrences: all "
+        "but the first)</h3>\n",
+        o);
+  table_open(o, "nvtx", heads, 11, -1);
   size_t n = 0, *ord = order(r, r->rnames.n, by_range_total, &n);
   for (size_t j = 0; j < n; j++) {
     const struct rp_range *g = &r->ranges[ord[j]];
     td_name(o, r->rnames.strs[ord[j]]);
     td_u(o, g->n);
-    td_ns(o, g->p50);
-    td_ns(o, g->p90);
-    td_ns(o, g->p99);
-    td_ns(o, g->max);
-    td_ns(o, g->mean);
-    td_u(o, g->launches);
-    td_bytes(o, g->bytes);
-    td_u(o, g->allocs);
+    if (g->n && g->cold.end >= g->cold.start)
+      td_ns(o, g->cold.end - g->cold.start);
+    else
+      td_none(o);
+    range_warm(o, g);
     fputs("</tr>\n", o);
   }
   free(ord);

@@ -65,6 +65,17 @@ def table_first_column(dom, table_id):
     return [html.unescape(c) for c in re.findall(r"<tr><td>(.*?)</td>", body, re.S)]
 
 
+def table_row(dom, table_id, first):
+    """The cells' text of the row of table#table_id whose first cell is first."""
+    m = re.search(r'<table[^>]*id="%s"[^>]*>(.*?)</table>' % table_id, dom, re.S)
+    for row in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S):
+        cells = [html.unescape(re.sub(r"<[^>]*>", "", c))
+                 for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        if cells and cells[0] == first:
+            return cells
+    raise AssertionError("no row %r in table#%s" % (first, table_id))
+
+
 def memory_peak(text):
     m = re.search(r'<svg[^>]*id="memory"[^>]*data-peak="(\d+)"', text)
     assert m, "no svg#memory with data-peak"
@@ -114,6 +125,9 @@ def test_demo():
         assert html.escape(f["rule"]) in text, "finding %s not on the page" % f["rule"]
     eq(len(table_first_column(dom, "api")), len(rep["api"]), "API table rows")
     eq(len(table_first_column(dom, "nvtx")), len(rep["ranges"]), "NVTX table rows")
+    once = table_row(dom, "nvtx", "load_model")
+    eq((once[1], once[2] != "-", once[3:5]), ("1", True, ["-", "-"]),
+       "a range that ran once: its count, its first's time, no warm p50 or p90 (never 0 ns)")
     assert 'class="flame"' in text, "no flame graph"
     shot = os.path.join(BUILD, "html_demo.png")
     if os.path.exists(shot):
