@@ -23,6 +23,14 @@ PROGS = os.path.join(BUILD, "tests", "cuda")
 TMP = tempfile.mkdtemp(prefix="gt_e2e_")
 
 
+def cmake_cache(name):
+    """The value of `name` in the build's CMakeCache.txt ("" when empty or unset)."""
+    import re
+    with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+        m = re.search(r"^%s:\w+=(.*)$" % re.escape(name), f.read(), re.M)
+    return m.group(1) if m else ""
+
+
 def prog(name):
     return os.path.join(PROGS, name)
 

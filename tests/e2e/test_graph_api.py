@@ -253,9 +253,7 @@ DRIVER = [
 
 def stub_libcuda():
     """NVIDIA's stub libcuda of the toolkit the build used."""
-    cache = open(os.path.join(BUILD, "CMakeCache.txt")).read()
-    nvcc = re.search(r"^GPUTRACE_NVCC:\w+=(.+)$", cache, re.M).group(1)
-    root = os.path.dirname(os.path.dirname(nvcc))
+    root = os.path.dirname(os.path.dirname(cmake_cache("GPUTRACE_NVCC")))
     for sub in ("lib64/stubs", "targets/x86_64-linux/lib/stubs", "targets/sbsa-linux/lib/stubs"):
         path = os.path.join(root, sub, "libcuda.so")
         if os.path.exists(path):

@@ -10,7 +10,7 @@ import os
 import re
 import subprocess
 
-from gtest import BUILD, GPUTRACE, TMP, base_env, eq, main, prog, record, run
+from gtest import GPUTRACE, TMP, base_env, cmake_cache, eq, main, prog, record, run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 README = open(os.path.join(ROOT, "README.md")).read()
@@ -88,15 +88,10 @@ def test_command_lines_name_real_commands_and_options():
     check_command_lines(code_blocks(cli), "docs/cli.md")
 
 
-def nvcc():
-    cache = open(os.path.join(BUILD, "CMakeCache.txt")).read()
-    return re.search(r"^GPUTRACE_NVCC:\w+=(.+)$", cache, re.M).group(1)
-
-
 def test_own_program_built_as_the_readme_says():
     src = os.path.join(ROOT, "samples", "infer.cu")
     exe = os.path.join(TMP, "own_infer")
-    subprocess.run([nvcc(), "-g", "-cudart", "shared", "-o", exe, src], check=True, timeout=300)
+    subprocess.run([cmake_cache("GPUTRACE_NVCC"), "-g", "-cudart", "shared", "-o", exe, src], check=True, timeout=300)
     _, trace = record([exe, "3"])
     p = run([GPUTRACE, "report", trace], base_env(), check_rc=0)
     if "no CUDA calls were recorded" in p.stdout + p.stderr:
