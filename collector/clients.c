@@ -643,7 +643,7 @@ void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns
     gt_client_free(c);
     return;
   }
-  gt_symq_take(c->symq, sink); /* its frames come before its end */
+  /* Its frames are in the sink already (gt_client_done waits for them). */
   gt_symq_end(c->symq, c->pid);
   account_drops(c, sink, now_ns);
   if (c->ring.lost)

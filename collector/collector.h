@@ -152,7 +152,9 @@ void gt_sym_forget(struct gt_symbolizer *s, uint32_t pid); /* the process ended 
  * stall draining. Push copies STACK/MODULE records (returns the item's
  * number, 0 when a stack was left out: backlog over 64 MiB, counted);
  * take moves finished FRAME records to the sink (drain loop); done says
- * whether item `seq` is finished; stop waits for the backlog until the
+ * whether item `seq`'s frames are in the sink. Push, take and pace never
+ * wait for the worker (it may hold the queue's lock: then items and
+ * frames wait for a later call). Stop waits for the backlog until the
  * worker has made no progress for stall_ns, and writes a NOTE for what was
  * left. Pace, after each drain pass with the records it moved: a storm
  * (GT_SYMQ_BUSY_RECORDS a pass) holds the worker, for up to 1 s (stop

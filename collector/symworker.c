@@ -8,14 +8,21 @@
  * draining of rings.
  *
  * Both queues are byte buffers under one mutex, held only to append or to
- * swap a buffer out: the worker never symbolizes with it held. Items are
- * numbered; `done` is the number of the last item whose frames are queued,
- * so a client can wait for its own stacks before its end record.
- * The input queue is bounded: past GT_SYMQ_MAX_BYTES, stacks are counted and
- * left unsymbolized (modules and ends are always taken: they are few and
- * later stacks need them). Stopping waits for the backlog while the worker
- * makes progress, and gives up after a stall; what is left is reported in
- * a NOTE record, never waited for forever. The worker runs at the lowest
+ * swap a buffer out: the worker never symbolizes with it held. The drain
+ * loop never waits for that mutex: the worker runs at nice 19, so on a busy
+ * machine it can be preempted while holding it and not run again for
+ * hundreds of ms (CFS gives nice 19 1/68th of a nice-0 share, and lends no
+ * priority to a lock's holder), and a drain loop blocked behind it lets the
+ * rings overflow. So the drain loop only ever try-locks: items wait in its
+ * own staging buffer until a try succeeds (a later push, take or pace),
+ * frames wait in the worker's. Items are numbered; `taken` is the number of
+ * the last item whose frames are in the sink, so a client can wait for its
+ * own stacks before its end record.
+ * The input queue (staged and handed over) is bounded: past
+ * GT_SYMQ_MAX_BYTES, stacks are counted and left unsymbolized (modules and
+ * ends are always taken: they are few and later stacks need them). Stopping waits for the
+ * backlog while the worker makes progress, and gives up after a stall; what is left is
+ * reported in a NOTE record, never waited for forever. The worker runs at the lowest
  * priority (nice 19), below the drain loop, and is held while the drain
  * loop is busy (gt_symq_pace: a pass that moved GT_SYMQ_BUSY_RECORDS or
  * more), for at most GT_SYMQ_HOLD_NS a storm: even at nice 19, reading
@@ -57,13 +64,16 @@ struct gt_symq {
   int started;
   pthread_mutex_t mu;
   pthread_cond_t wake;
-  struct buf in, out;  /* under mu */
-  struct buf got;      /* drain loop: FRAME records swapped out of `out` */
-  int stop;            /* under mu */
-  int held;            /* under mu: gt_symq_pace holds the worker */
-  uint64_t busy_since; /* drain loop only: the storm's first pass, 0: none */
-  uint64_t pushed;     /* drain loop only */
-  _Atomic uint64_t done;
+  struct buf in, out;        /* under mu */
+  struct buf stage;          /* drain loop only: items not yet handed over to `in` */
+  struct buf got;            /* drain loop only: FRAME records swapped out of `out` */
+  size_t in_seen;            /* drain loop only: in.len when it last held mu */
+  int stop;                  /* under mu */
+  int held;                  /* under mu: gt_symq_pace holds the worker */
+  uint64_t busy_since;       /* drain loop only: the storm's first pass, 0: none */
+  uint64_t pushed;           /* drain loop only */
+  uint64_t taken;            /* drain loop only: items whose frames are in the sink */
+  _Atomic uint64_t done;     /* the worker's: items whose frames are in `out` */
   uint64_t skipped;          /* drain loop only: stacks left unsymbolized */
   struct gt_symbolizer *sym; /* worker only */
 };
@@ -154,25 +164,43 @@ struct gt_symq *gt_symq_start(void) {
   return q;
 }
 
+/* Drain loop, mu held: hand the staged items to the worker. An append
+ * that fails (out of memory) leaves them staged for the next try. */
+static void hand_over(struct gt_symq *q) {
+  if (q->stage.len > 0) {
+    if (q->in.len == 0)
+      swap_buf(&q->in, &q->stage);
+    else if (buf_append(&q->in, q->stage.p, q->stage.len) == 0)
+      q->stage.len = 0;
+    pthread_cond_signal(&q->wake);
+  }
+  q->in_seen = q->in.len;
+}
+
+/* Drain loop: staged items to the worker, unless it holds mu right now. */
+static void try_hand_over(struct gt_symq *q) {
+  if (q->stage.len == 0 || pthread_mutex_trylock(&q->mu) != 0)
+    return;
+  hand_over(q);
+  pthread_mutex_unlock(&q->mu);
+}
+
 static uint64_t push(struct gt_symq *q, uint32_t type, uint32_t pid,
                      const struct gt_record *rec) {
   struct item it = {.type = type, .pid = pid, .nslots = rec ? rec->nslots : 0};
-  size_t len = (size_t)it.nslots * GT_SLOT_SIZE;
-  pthread_mutex_lock(&q->mu);
-  int ok = q->started && (type != ITEM_STACK || q->in.len < GT_SYMQ_MAX_BYTES);
+  size_t len = (size_t)it.nslots * GT_SLOT_SIZE, start = q->stage.len;
+  int ok =
+      q->started && (type != ITEM_STACK || q->stage.len + q->in_seen < GT_SYMQ_MAX_BYTES);
   if (ok) {
-    size_t start = q->in.len;
     it.seq = q->pushed + 1;
-    ok = buf_append(&q->in, &it, sizeof it) == 0 &&
-         (!rec || buf_append(&q->in, rec, len) == 0);
+    ok = buf_append(&q->stage, &it, sizeof it) == 0 &&
+         (!rec || buf_append(&q->stage, rec, len) == 0);
     if (ok)
       q->pushed++;
     else
-      q->in.len = start; /* out of memory: no half-written item */
+      q->stage.len = start; /* out of memory: no half-written item */
   }
-  if (ok)
-    pthread_cond_signal(&q->wake);
-  pthread_mutex_unlock(&q->mu);
+  try_hand_over(q);
   if (!ok && type == ITEM_STACK)
     q->skipped++;
   return ok ? it.seq : 0;
@@ -198,29 +226,44 @@ void gt_symq_pace(struct gt_symq *q, unsigned moved, uint64_t now_ns) {
   else if (!q->busy_since)
     q->busy_since = now_ns;
   int hold = busy && now_ns - q->busy_since < GT_SYMQ_HOLD_NS;
-  pthread_mutex_lock(&q->mu);
+  if (pthread_mutex_trylock(&q->mu) != 0)
+    return; /* the worker is at work: the next pass holds or frees it */
   if (q->held && !hold)
     pthread_cond_signal(&q->wake);
   q->held = hold;
+  hand_over(q);
   pthread_mutex_unlock(&q->mu);
 }
 
 int gt_symq_done(const struct gt_symq *q, uint64_t seq) {
-  return !q || atomic_load_explicit(&q->done, memory_order_acquire) >= seq;
+  return !q || q->taken >= seq;
 }
 
-void gt_symq_take(struct gt_symq *q, struct gt_sink *sink) {
-  if (!q)
-    return;
-  pthread_mutex_lock(&q->mu);
-  swap_buf(&q->out, &q->got);
-  pthread_mutex_unlock(&q->mu);
+/* Drain loop: the frames of `got` into the sink. */
+static void put_got(struct gt_symq *q, struct gt_sink *sink) {
   for (size_t off = 0; off < q->got.len;) {
     const struct gt_record *rec = (const void *)(q->got.p + off);
     gt_sink_put(sink, rec);
     off += (size_t)rec->nslots * GT_SLOT_SIZE;
   }
   q->got.len = 0;
+}
+
+/* Drain loop, mu held: swap the finished frames out. Every item numbered
+ * up to `done` as read here has its frames in `out` (the worker appends
+ * them, then, after unlocking, moves `done`). */
+static void swap_out(struct gt_symq *q) {
+  swap_buf(&q->out, &q->got);
+  q->taken = atomic_load_explicit(&q->done, memory_order_acquire);
+}
+
+void gt_symq_take(struct gt_symq *q, struct gt_sink *sink) {
+  if (!q || pthread_mutex_trylock(&q->mu) != 0)
+    return; /* the worker holds it: take them next pass */
+  swap_out(q);
+  hand_over(q);
+  pthread_mutex_unlock(&q->mu);
+  put_got(q, sink);
 }
 
 static void put_note(struct gt_sink *sink, const char *text) {
@@ -230,22 +273,27 @@ static void put_note(struct gt_sink *sink, const char *text) {
 void gt_symq_stop(struct gt_symq *q, struct gt_sink *sink, uint64_t stall_ns) {
   if (!q)
     return;
+  /* Draining is over: waiting for the lock is fine now. */
   pthread_mutex_lock(&q->mu);
+  hand_over(q);
   q->stop = 1;
   pthread_cond_signal(&q->wake);
   uint64_t pushed = q->pushed;
   pthread_mutex_unlock(&q->mu);
   /* A large symbol file takes long but moves on; a stuck read does not. */
   uint64_t last = atomic_load(&q->done), since = gt_now_ns();
-  while (!gt_symq_done(q, pushed) && gt_now_ns() - since < stall_ns) {
+  while (last < pushed && gt_now_ns() - since < stall_ns) {
     struct timespec pause = {0, 5000000};
     nanosleep(&pause, NULL);
     uint64_t now_done = atomic_load(&q->done);
     if (now_done != last)
       last = now_done, since = gt_now_ns();
   }
+  pthread_mutex_lock(&q->mu);
+  swap_out(q);
+  pthread_mutex_unlock(&q->mu);
+  put_got(q, sink);
   int finished = gt_symq_done(q, pushed);
-  gt_symq_take(q, sink);
   char text[200];
   if (!finished) {
     snprintf(text, sizeof text,
@@ -265,6 +313,7 @@ void gt_symq_stop(struct gt_symq *q, struct gt_sink *sink, uint64_t stall_ns) {
     pthread_join(q->thread, NULL);
   gt_sym_free(q->sym);
   free(q->in.p);
+  free(q->stage.p);
   free(q->out.p);
   free(q->got.p);
   pthread_mutex_destroy(&q->mu);

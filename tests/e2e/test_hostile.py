@@ -58,10 +58,14 @@ def attack(name, hostile_args, pause=0.2, dump_rc=0):
     eq(len(starts), 1, "steady traced once")
     pid = starts[0]["pid"]
     mine = select(events, pid=pid)
-    eq(count(mine, kind="launch"), STEADY_N, "steady's launches")
-    eq(count(mine, kind="sync"), STEADY_N, "steady's synchronizations")
-    eq(ring_drops(mine), 0, "steady's dropped records")
     end = select(mine, kind="process", phase="end")
+    # On a failure, how the records went missing (dropped: its ring was full,
+    # the collector did not drain it) and what the collector said.
+    why = "dropped %d, end (dropped, lost) %r; record's stderr: %r" % (
+        ring_drops(mine), [(e["dropped"], e["lost"]) for e in end], p.stderr[-800:])
+    eq(count(mine, kind="launch"), STEADY_N, "steady's launches (%s)" % why)
+    eq(count(mine, kind="sync"), STEADY_N, "steady's synchronizations (%s)" % why)
+    eq(ring_drops(mine), 0, "steady's dropped records")
     eq([(e["dropped"], e["lost"]) for e in end], [(0, 0)], "steady's end record")
     return p.stderr, open(said).read(), events, pid
 
