@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# stacks.sh — cost of a native stack capture per allocation/free: 200,000
-# cudaMalloc/cudaFree pairs from a 30-frame-deep call chain on the stand-in
-# (timeline off), traced with GPUTRACE_STACKS=none and =alloc in one run,
-# alternating, REPS times; prints medians and the difference per call.
+# stacks.sh — cost of a native stack capture per allocation/free: PAIRS
+# cudaMalloc/cudaFree pairs from a DEPTH-deep call chain on the stand-in
+# (timeline off), untraced and traced with GPUTRACE_STACKS=none, with stacks
+# from cached unwind rules (GPUTRACE_UNWIND=cached, the default) and from
+# backtrace() (GPUTRACE_UNWIND=backtrace), alternating, REPS times; prints
+# the runs, then the fastest (the code's cost) and the median (what a busy
+# machine pays) per call, and each capture's cost (traced less stacks=none).
 # Usage: bench/stacks.sh [REPS=5] [PAIRS=200000] [DEPTH=30] [BUILD=build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,19 +14,31 @@ prog=$build/bench/alloc_loop
 [ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-. bench/lib.sh # median
-run() { GPUTRACE_STACKS=$1 "$build/bin/gputrace" record -q --force -o "$tmp/s.gtrace" -- "$prog" "$n" "$depth" | awk '{print $2}'; }
-none=() alloc=() plain=()
+. bench/lib.sh # median, fastest
+run() { GPUTRACE_STACKS=$1 GPUTRACE_UNWIND=$2 "$build/bin/gputrace" record -q --force \
+  -o "$tmp/s.gtrace" -- "$prog" "$n" "$depth" | awk '{print $2}'; }
+plain=() none=() cached=() bt=()
 for ((i = 1; i <= reps; i++)); do
   plain+=("$("$prog" "$n" "$depth" | awk '{print $2}')")
-  none+=("$(run none)")
-  alloc+=("$(run alloc)")
+  none+=("$(run none cached)")
+  cached+=("$(run alloc cached)")
+  bt+=("$(run alloc backtrace)")
 done
-mp=$(printf '%s\n' "${plain[@]}" | median); mn=$(printf '%s\n' "${none[@]}" | median)
-ma=$(printf '%s\n' "${alloc[@]}" | median)
-printf '%-34s %s\n' "pairs x depth" "$n x $depth" "untraced ns/call (runs)" "${plain[*]}" \
-  "traced, no stacks (runs)" "${none[*]}" "traced, stacks (runs)" "${alloc[*]}"
-printf '| %-30s | %10s |\n|%s|%s|\n' "metric (median)" "ns" "--------------------------------" "------------"
-printf '| %-30s | %10.1f |\n' "untraced per call" "$mp" "traced, GPUTRACE_STACKS=none" "$mn" \
-  "traced, GPUTRACE_STACKS=alloc" "$ma" \
-  "stack capture per call" "$(awk -v a="$ma" -v b="$mn" 'BEGIN {print a - b}')"
+printf '%-36s %s\n' "pairs x depth" "$n x $depth" "untraced ns/call (runs)" "${plain[*]}" \
+  "traced, no stacks (runs)" "${none[*]}" "traced, cached rules (runs)" "${cached[*]}" \
+  "traced, backtrace() (runs)" "${bt[*]}"
+stat() { printf '%s\n' "$@" | $how; }
+printf '| %-34s | %10s | %10s |\n|%s|%s|%s|\n' "ns per call" "fastest" "median" \
+  "------------------------------------" "------------" "------------"
+for how in fastest median; do
+  eval "p_$how=\$(stat \"\${plain[@]}\") n_$how=\$(stat \"\${none[@]}\")"
+  eval "c_$how=\$(stat \"\${cached[@]}\") b_$how=\$(stat \"\${bt[@]}\")"
+done
+row() { printf '| %-34s | %10.1f | %10.1f |\n' "$1" "$2" "$3"; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN {print a - b}'; }
+row "untraced" "$p_fastest" "$p_median"
+row "traced, GPUTRACE_STACKS=none" "$n_fastest" "$n_median"
+row "traced, stacks, cached rules" "$c_fastest" "$c_median"
+row "traced, stacks, backtrace()" "$b_fastest" "$b_median"
+row "capture, cached rules" "$(sub "$c_fastest" "$n_fastest")" "$(sub "$c_median" "$n_median")"
+row "capture, backtrace()" "$(sub "$b_fastest" "$n_fastest")" "$(sub "$b_median" "$n_median")"

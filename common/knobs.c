@@ -175,6 +175,15 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
                            {NULL},
                            "distinct call stacks kept per process; calls past it have "
                            "none (counted)"},
+    [GT_KNOB_UNWIND] = {"GPUTRACE_UNWIND",
+                        CHOICE,
+                        0,
+                        0,
+                        0,
+                        NULL,
+                        {"cached", "backtrace"},
+                        "native stacks from cached unwind rules, or all from glibc's "
+                        "backtrace() (the same frames, about 20x the cost)"},
 };
 
 /* Variables that are no knob of this table but are ours all the same. */

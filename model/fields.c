@@ -153,6 +153,8 @@ static const struct gt_field stack[] = {
     {K("id"), .text = "id", .type = GT_FT_UINT, AT(stack.id)},
     {K("depth"), .text = "depth", .type = GT_FT_UINT, AT(stack.depth)},
     {K("python"), .text = "python", .type = GT_FT_UINT, AT(stack.python)},
+    {K("backtrace"), .text = "backtrace", .type = GT_FT_BOOL, .bit = GT_F_UNWIND_FALLBACK,
+     .when = GT_F_UNWIND_FALLBACK},
     {K("entries"), .type = GT_FT_STACK},
 };
 static const struct gt_field module[] = {

@@ -5,16 +5,15 @@
  *    traced call) or none. gt_stack_id() is called from gt_record_begin with
  *    the recursion guard held and returns the id of the calling thread's
  *    current stack (0 when off or when it cannot be captured).
- *  - Native frames come from glibc's backtrace() (libgcc's DWARF unwinder,
- *    which glibc loads from the system on first use), with the shim's own
- *    frames skipped. Not libunwind, although it is faster
- *    (docs/PERFORMANCE.md, "Stack capture per allocation"): the shim is
- *    injected into programs that may load their own libunwind (two copies
- *    under one soname clash, and Debian ships no position-independent
- *    libunwind.a to hide inside the shim), and libunwind keeps descriptors
- *    in the program (its memory-validation pipe) that a program closing
- *    all descriptors reuses. libgcc's unwinder keeps none, needs nothing
- *    bundled, and finds unwind tables lock-free (_dl_find_object).
+ *  - Native frames come from unwind.c: backtrace()'s frames from unwind
+ *    rules cached per return address (about 20x cheaper), or backtrace()
+ *    itself for what it does not handle and under GPUTRACE_UNWIND=backtrace;
+ *    the shim's own frames are skipped. Not libunwind: the shim is injected
+ *    into programs that may load their own libunwind (two copies under one
+ *    soname clash, and Debian ships no position-independent libunwind.a to
+ *    hide inside the shim), and libunwind keeps descriptors in the program
+ *    (its memory-validation pipe) that a program closing all descriptors
+ *    reuses (docs/PERFORMANCE.md, "Stack capture per allocation").
  *  - Python frames replace the evaluation-loop frames of a CPython found in
  *    the process (looked up with dlsym, never linked): they are spliced in
  *    where the innermost _PyEval_EvalFrameDefault frame was. A thread that
@@ -43,7 +42,6 @@
  *  - A forked child forgets everything and re-emits into its own ring.
  */
 #include <dlfcn.h>
-#include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -58,6 +56,7 @@
 #include "gputrace/knobs.h"
 #include "pyframes.h"
 #include "shim.h"
+#include "unwind.h"
 
 #define SEG_SLOTS 65536u      /* slots per segment of the stack table */
 #define MAX_SEGS 32u          /* 2 slots per stack at the largest cap */
@@ -98,12 +97,9 @@ void gt_stacks_configure(void) {
   g_stack_cap = (uint32_t)gt_knob(GT_KNOB_STACK_CAP);
   g_nsegs = (uint32_t)(((uint64_t)g_stack_cap * 2 + SEG_SLOTS - 1) / SEG_SLOTS);
   g_nsegs = g_nsegs > MAX_SEGS ? MAX_SEGS : g_nsegs;
-  if (gt_stacks_mode != STACKS_NONE) {
-    /* glibc loads libgcc_s (dlopen, malloc) on the first backtrace(): do it
-     * at start-up rather than inside the first traced call. */
-    void *warm[2];
-    backtrace(warm, 2);
-  }
+  if (gt_stacks_mode != STACKS_NONE) /* at start-up, not in the first traced call */
+    gt_unwind_init(gt_knob(GT_KNOB_UNWIND) == GT_UNWIND_CACHED,
+                   gt_real_dlsym(RTLD_DEFAULT, "_dl_find_object"));
 }
 
 int gt_stacks_wanted(unsigned kind, unsigned api) {
@@ -250,6 +246,29 @@ static uint64_t mix64(uint64_t h) {
   h ^= h >> 33;
   h *= 0xc4ceb9fe1a85ec53ull;
   return h ^ (h >> 33);
+}
+
+/* A stack's identity in the table (its 64-bit hash is its key). Four
+ * lanes, each a rotate-multiply per entry, mixed at the end: a chain of
+ * mix64 per entry was half of a warm capture's cost (its latency, ~12
+ * cycles an entry; docs/PERFORMANCE.md, "Stack capture per allocation"). */
+static inline uint64_t lane_step(uint64_t lane, uint64_t entry) {
+  uint64_t h = (lane ^ entry) * 0x9FB21C651E98DF25ull;
+  return h << 29 | h >> 35;
+}
+static uint64_t stack_hash(const uint64_t *entries, int depth) {
+  uint64_t a = 0x9E3779B97F4A7C15ull, b = 0xC2B2AE3D27D4EB4Full, c = 0x165667B19E3779F9ull,
+           d = 0x27D4EB2F165667C5ull;
+  int i = 0;
+  for (; i + 4 <= depth; i += 4) {
+    a = lane_step(a, entries[i]);
+    b = lane_step(b, entries[i + 1]);
+    c = lane_step(c, entries[i + 2]);
+    d = lane_step(d, entries[i + 3]);
+  }
+  for (; i < depth; i++)
+    a = lane_step(a, entries[i] + (uint64_t)i); /* the tail: its position mixed in */
+  return mix64(mix64(a ^ mix64(b)) ^ mix64(c ^ mix64(d)));
 }
 
 /* Find or claim `key` in a table's probe window; *fresh says the caller
@@ -403,22 +422,25 @@ static int python_frames(uint64_t *out, int max) {
 
 /* ---- stacks ---- */
 
-static void emit_stack(uint32_t id, const uint64_t *entries, int depth, int python) {
+static void emit_stack(uint32_t id, const uint64_t *entries, int depth, int python,
+                       int fell_back) {
   struct gt_record rec;
   uint64_t now = gt_now();
   gt_record_begin(&rec, GT_API_gputrace_stack, now, now, 0);
+  rec.flags |= fell_back ? GT_F_UNWIND_FALLBACK : 0u;
   rec.u.stack.id = id;
   rec.u.stack.depth = (uint32_t)depth;
   rec.u.stack.python = (uint32_t)python;
   gt_emit_text(&rec, (const char *)entries, (size_t)depth * sizeof *entries);
 }
 
-/* Native frames outside this library, with Python frames spliced in. */
-static int collect(uint64_t *out) {
+/* Native frames outside this library, with Python frames spliced in;
+ * *fell_back: the native ones came from backtrace() (unwind.h). */
+static int collect(uint64_t *out, int *fell_back) {
   if (atomic_load(&g_py_state) != 1)
     find_python(); /* where the eval loop is, before the first walk */
   void *ips[UNWIND_MAX];
-  int n = backtrace(ips, UNWIND_MAX);
+  int n = gt_unwind(ips, UNWIND_MAX, fell_back);
   int depth = 0, spliced = 0;
   uint64_t py[GT_STACK_MAX_DEPTH];
   int npy = -1;
@@ -445,15 +467,14 @@ uint32_t gt_stack_id(void) {
     return 0;
   find_self();
   uint64_t entries[GT_STACK_MAX_DEPTH];
-  int depth = collect(entries);
+  int fell_back = 0;
+  int depth = collect(entries, &fell_back);
   if (depth == 0)
     return 0;
-  uint64_t hash = 0x9E3779B97F4A7C15ull;
+  uint64_t hash = stack_hash(entries, depth);
   int python = 0;
-  for (int i = 0; i < depth; i++) {
-    hash = mix64(hash ^ entries[i]);
+  for (int i = 0; i < depth; i++)
     python += (entries[i] & GT_STACK_PYFRAME) != 0;
-  }
   int fresh;
   struct intern_slot *s = intern_stack(hash ^ (uint64_t)depth, &fresh);
   uint32_t id = !s ? STACK_LOST : fresh ? atomic_fetch_add(&g_next_stack, 1) : wait_id(s);
@@ -472,7 +493,7 @@ uint32_t gt_stack_id(void) {
       scan_modules();
       break;
     }
-  emit_stack(id, entries, depth, python);
+  emit_stack(id, entries, depth, python, fell_back);
   atomic_store_explicit(&s->id, id, memory_order_release);
   return id;
 }

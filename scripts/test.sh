@@ -7,7 +7,8 @@
 #   3. ThreadSanitizer on the lock-free ring and registry tests, on the
 #      unit tests that read through a session (its decompression threads),
 #      on percentiles split over two threads (test_util) and on the
-#      collector's symbolizer queue (test_symq).
+#      collector's symbolizer queue (test_symq) and on the native unwinder's
+#      rule cache, 4 threads at once (test_unwind).
 # Usage: scripts/test.sh [--quick]   (--quick: step 1 only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,8 +36,8 @@ run_suite build ""
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer =="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run_suite build-asan "" -DGPUTRACE_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug
-echo "== ThreadSanitizer (ring, registry, session, percentiles, symbolizer queue) =="
+echo "== ThreadSanitizer (ring, registry, session, percentiles, symbolizer queue, unwinder) =="
 TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan \
-  "-R ^(test_ring|test_registry|test_session|test_alloc|test_report_rules|test_leaks|test_util|test_symq)$" \
+  "-R ^(test_ring|test_registry|test_session|test_alloc|test_report_rules|test_leaks|test_util|test_symq|test_unwind)$" \
   -DGPUTRACE_SANITIZE=thread \
   -DCMAKE_BUILD_TYPE=Debug

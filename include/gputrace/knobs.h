@@ -41,6 +41,7 @@ enum gt_knob_id {
   GT_KNOB_CAPTURE_RANGE,     /* none | cudaProfilerApi | nvtx:NAME (the name: getenv) */
   GT_KNOB_READ_WAIT,         /* ns a reader waits for a live collector, 0 s..24 h, 60 s */
   GT_KNOB_STACK_CAP, /* distinct stacks per process, 1..GT_STACK_CAP_MAX, the max */
+  GT_KNOB_UNWIND,    /* cached | backtrace */
   GT_KNOB_COUNT
 };
 
@@ -51,6 +52,7 @@ enum gt_knob_id {
 /* Choice indices of the choice knobs. */
 enum { GT_CLOCK_AUTO = 0, GT_CLOCK_FORCE_MONOTONIC = 1 };
 enum { GT_STACKS_ALLOC = 0, GT_STACKS_ALL = 1, GT_STACKS_NONE = 2 };
+enum { GT_UNWIND_CACHED = 0, GT_UNWIND_BACKTRACE = 1 };
 enum { GT_TIMING_AUTO = 0, GT_TIMING_EVENTS = 1, GT_TIMING_CUPTI = 2, GT_TIMING_OFF = 3 };
 enum { GT_RANGE_NONE = 0, GT_RANGE_PROFILER = 1, GT_RANGE_NVTX = 2 };
 

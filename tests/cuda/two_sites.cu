@@ -6,7 +6,7 @@
 // Each site is its own "first launch" site (a return address of its own);
 // hot and cold are interleaved with period 11, so one-in-N sampling (N prime
 // to 11) hits them in proportion to their launches.
-// usage: two_sites  expect: launch=1103 sync=1
+// usage: two_sites [ROUNDS=1]  expect: launch=1100*ROUNDS+3 (the loop ROUNDS times) sync=1
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -32,16 +32,19 @@ __attribute__((noinline)) void rare(int i) {
   cudaLaunchKernel((const void *)step, dim3(1), dim3(32), a, 0, 0);
 }
 
-int main() {
-  for (int i = 0; i < 1100; i++) {
+int main(int argc, char **argv) {
+  long rounds = 1;
+  if (argc > 1)
+    sscanf(argv[1], "%ld", &rounds);
+  for (long i = 0; i < 1100 * rounds; i++) {
     if (i % 11 == 5)
-      cold(i);
+      cold((int)i);
     else
-      hot(i);
+      hot((int)i);
   }
   for (int i = 0; i < 3; i++)
     rare(i);
   cudaDeviceSynchronize();
-  printf("two_sites: 1103 launches\n");
+  printf("two_sites: %ld launches\n", 1100 * rounds + 3);
   return 0;
 }
