@@ -183,7 +183,7 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
                         NULL,
                         {"cached", "backtrace"},
                         "native stacks from cached unwind rules, or all from glibc's "
-                        "backtrace() (the same frames, about 20x the cost)"},
+                        "backtrace() (the same frames, about 25x the cost)"},
 };
 
 /* Variables that are no knob of this table but are ours all the same. */

@@ -173,7 +173,7 @@ enum gt_proc_phase {
   0x10000u /* NOTE: a process the collector could not trace (refused or given-up         \
               handshake); readers warn about it, the trace is not damaged */
 #define GT_F_UNWIND_FALLBACK                                                             \
-  0x20000u /* STACK: its native frames came from backtrace() (the shim's cached         \
+  0x20000u /* STACK: its native frames came from backtrace() (the shim's cached          \
               unwinder met a frame it does not handle): the same frames, slower */
 
 struct gt_mem_args { /* ALLOC, FREE */
