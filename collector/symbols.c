@@ -16,8 +16,11 @@
  *  - For each STACK record, every native address not seen before in that
  *    process becomes FRAME records: one per inline level (innermost first),
  *    function names demangled. Addresses are return addresses: they are
- *    looked up at ip - 1, the call instruction. Unknown addresses still get
- *    a FRAME ("??", the module's file name if any).
+ *    looked up at ip - 1, the call instruction; but where nothing is named
+ *    at ip - 1 and a symbol starts at ip, at ip (a signal handler's return
+ *    address is its trampoline's first byte: glibc's __restore_rt).
+ *    Unknown addresses still get a FRAME ("??", the module's file name if
+ *    any).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -355,6 +358,13 @@ static const struct module *module_at(const struct proc *p, uint64_t pc) {
   return NULL;
 }
 
+/* 1 when a symbol of mod starts exactly at file address addr. */
+static int symbol_starts_at(Dwfl_Module *mod, Dwarf_Addr addr) {
+  GElf_Off offset = 1;
+  GElf_Sym sym;
+  return dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL) && offset == 0;
+}
+
 static void symbolize(const struct proc *p, uint64_t ip, uint32_t pid, gt_sym_put_fn put,
                       void *ctx) {
   uint64_t pc = ip - 1;
@@ -363,7 +373,10 @@ static void symbolize(const struct proc *p, uint64_t ip, uint32_t pid, gt_sym_pu
   const char *module = m && m->file ? m->file->name : NULL;
   int n = 1;
   if (m && m->file && m->file->mod) {
-    n = resolve(m->file->mod, pc - m->bias, levels);
+    Dwfl_Module *mod = m->file->mod;
+    if (!dwfl_module_addrname(mod, pc - m->bias) && symbol_starts_at(mod, ip - m->bias))
+      pc = ip; /* a signal frame: the trampoline itself */
+    n = resolve(mod, pc - m->bias, levels);
   } else {
     snprintf(levels[0].function, sizeof levels[0].function, "??");
     levels[0].file = NULL;

@@ -44,8 +44,10 @@ def test_same_frames_as_backtrace():
         eq(cached[nbytes], slow[nbytes], "%s's stack, cached rules vs backtrace()" % function)
     deep = [f for f in cached[1 * MiB] if f[0] == "deep(int)"]
     eq(len(deep), 30, "deep(int) frames under deep_leak")
-    # the handler's caller is the signal frame (glibc's __restore_rt), then raise()
+    # the handler's caller is the signal frame (glibc's __restore_rt, named
+    # at its first byte), then raise()
     through = [f[0] for f in cached[2 * MiB]]
+    eq(through[1], "__restore_rt", "the signal frame under the handler")
     if "raise" not in through or "main" not in through:
         raise AssertionError("the handler's stack does not reach raise and main: %r" % through)
     eq(flagged, [allocs[2 * MiB]], "stacks from backtrace() under the cached unwinder: the "
