@@ -62,12 +62,14 @@ enum ex_table_id {
   EX_STACKS,
   EX_FRAMES,
   EX_NVTX_RANGES,
-  EX_DEVICE,
+  EX_DEVICE_UNMATCHED,
   EX_METRICS,
   EX_NTABLES
 };
 
 extern const struct ex_table ex_tables[EX_NTABLES];
+/* SQLite: CREATE VIEW device, every DEVICE record (docs/export.md). */
+extern const char ex_device_view[];
 
 /* One value of a row: NULL, or of its column's type. */
 struct ex_value {

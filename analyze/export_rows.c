@@ -5,15 +5,16 @@
  *  - File order, with the heap, NVTX and symbol layers. A call lands in
  *    the table of its kind (launches, copies, memsets, allocations, frees)
  *    or in api_calls (sync, stream, event, graph, NVTX marks); NVTX
- *    ranges (their push and pop, start and end) in nvtx_ranges, DEVICE
- *    records in device, METRIC records in metrics.
+ *    ranges (their push and pop, start and end) in nvtx_ranges, METRIC
+ *    records in metrics. A DEVICE record goes into its call's row (the
+ *    device columns), or, when no call row took it, into device_unmatched.
  *  - A launch, copy or memset with a correlation id waits for its DEVICE
  *    record (same pid, tid and corr, the kind it timed) to fill its device
  *    columns, and a DEVICE record written before its call (a synchronous
  *    copy's) waits for the call, in one ring of EX_HOLD rows: one still
  *    waiting when the ring comes round to it (EX_HOLD held rows later), or
- *    at the end, is written unmatched (device sampled 1 in N, or untimed).
- *    The DEVICE row gets the call's id (call_id) when it matched.
+ *    at the end, is written unmatched (device sampled 1 in N, or untimed;
+ *    a DEVICE record: into device_unmatched).
  *  - An allocation is written when its life ends: freed (with its free's
  *    id and time), replaced (a new allocation at its address, its free not
  *    seen), or live at the end of the trace; one the heap does not track
@@ -38,7 +39,6 @@
 
 struct held { /* a work row waiting for its DEVICE record */
   struct gt_record rec;
-  const char *kernel;
   uint64_t id;
   unsigned table, used;
 };
@@ -201,16 +201,27 @@ static void graph_flags(struct ex *x, const struct gt_record *r) {
   v_int(x, (r->flags & GT_F_NODE) != 0);
 }
 
+static const char *source_name(unsigned s) {
+  return s == GT_DEVTIME_EVENTS ? "events" : s == GT_DEVTIME_CUPTI ? "cupti" : NULL;
+}
+
+/* The call's DEVICE record, which has no row of its own then: when the
+ * work ran and what only the DEVICE record knows (sample, source, device,
+ * estimated). */
 static void device_columns(struct ex *x, const struct gt_record *dev) {
   if (!dev) {
-    v_null(x);
-    v_null(x);
-    v_null(x);
+    for (int i = 0; i < 7; i++)
+      v_null(x);
     return;
   }
+  const struct gt_device_args *d = &dev->u.device;
   v_ns(x, dev->ts_ns);
   v_ns(x, dev->ts_ns + dev->dur_ns);
   v_int(x, (int64_t)dev->dur_ns);
+  v_int(x, d->sample ? d->sample : 1);
+  v_name(x, source_name(d->source));
+  v_int(x, d->device);
+  v_int(x, (dev->flags & GT_F_ESTIMATED) != 0);
 }
 
 /* ---- launches, copies, memsets ---- */
@@ -219,7 +230,9 @@ static void launch_row(struct ex *x, const struct held *h, const struct gt_recor
   const struct gt_record *r = &h->rec;
   const struct gt_launch_args *l = &r->u.launch;
   call_columns(x, h->id, r);
-  v_text(x, h->kernel);
+  /* The name now, not when the launch was held: a kernel registered again
+   * meanwhile frees the name it replaces. */
+  v_text(x, gt_model_kernel(x->m, r));
   for (int i = 0; i < 3; i++)
     v_int(x, l->grid[i]);
   for (int i = 0; i < 3; i++)
@@ -287,24 +300,23 @@ static uint64_t hold_key(uint32_t pid, uint32_t tid, uint32_t corr) {
  * records that came before their call (dev_idx: a synchronous copy's comes
  * while the call is still running), both in one ring. */
 static struct gt_map *idx_of(struct ex *x, const struct held *h) {
-  return h->table == EX_DEVICE ? &x->dev_idx : &x->hold_idx;
+  return h->table == EX_DEVICE_UNMATCHED ? &x->dev_idx : &x->hold_idx;
 }
 
 static uint64_t held_key(const struct held *h) {
   const struct gt_record *r = &h->rec;
   return hold_key(r->pid, r->tid,
-                  h->table == EX_DEVICE ? r->u.device.corr : gt_record_corr(r));
+                  h->table == EX_DEVICE_UNMATCHED ? r->u.device.corr : gt_record_corr(r));
 }
 
-static void device_row(struct ex *x, const struct gt_record *r, const struct held *h);
+static void device_row(struct ex *x, const struct gt_record *r);
 
 /* Write a held row without its match, and free its place. */
 static void hold_flush(struct ex *x, struct held *h) {
   gt_map_del(idx_of(x, h), held_key(h));
   h->used = 0;
-  if (h->table == EX_DEVICE) {
-    x->unmatched++;
-    device_row(x, &h->rec, NULL);
+  if (h->table == EX_DEVICE_UNMATCHED) {
+    device_row(x, &h->rec);
   } else {
     work_row(x, h, NULL);
   }
@@ -327,7 +339,7 @@ static int hold_take(struct ex *x, struct gt_map *map, uint64_t key, unsigned ki
   if (!gt_map_get(map, key, &slot))
     return 0;
   struct held *h = &x->hold[slot];
-  if ((h->table == EX_DEVICE ? h->rec.u.device.of_kind : h->rec.kind) != kind)
+  if ((h->table == EX_DEVICE_UNMATCHED ? h->rec.u.device.of_kind : h->rec.kind) != kind)
     return 0;
   *out = *h;
   h->used = 0;
@@ -337,8 +349,6 @@ static int hold_take(struct ex *x, struct gt_map *map, uint64_t key, unsigned ki
 
 static void on_work(struct ex *x, const struct gt_record *r, unsigned table) {
   struct held h = {.rec = *r, .table = table, .used = 1}, d;
-  if (table == EX_LAUNCHES)
-    h.kernel = gt_model_kernel(x->m, r);
   uint32_t corr = gt_record_corr(r);
   if (!corr || r->result != 0 || (r->flags & (GT_F_CAPTURED | GT_F_NODE))) {
     work_row(x, &h, NULL); /* nothing ran, or nothing will say when */
@@ -346,7 +356,6 @@ static void on_work(struct ex *x, const struct gt_record *r, unsigned table) {
   }
   if (hold_take(x, &x->dev_idx, hold_key(r->pid, r->tid, corr), r->kind, &d)) {
     work_row(x, &h, &d.rec);
-    device_row(x, &d.rec, &h);
     return;
   }
   hold_put(x, &h);
@@ -359,21 +368,17 @@ static unsigned table_of_work(unsigned kind) {
                                   : EX_NTABLES;
 }
 
-static const char *source_name(unsigned s) {
-  return s == GT_DEVTIME_EVENTS ? "events" : s == GT_DEVTIME_CUPTI ? "cupti" : NULL;
-}
-
-static void device_row(struct ex *x, const struct gt_record *r, const struct held *h) {
+/* A DEVICE record no call row took: its row of device_unmatched. */
+static void device_row(struct ex *x, const struct gt_record *r) {
   const struct gt_device_args *d = &r->u.device;
   int launch = d->of_kind == GT_KIND_LAUNCH;
-  v_int(x, (int64_t)++x->next_id[EX_DEVICE]);
+  x->unmatched++;
+  v_int(x, (int64_t)++x->next_id[EX_DEVICE_UNMATCHED]);
   v_int(x, r->pid);
   v_int(x, r->tid);
   v_name(x, gt_kind_is_record(d->of_kind) ? gt_kind_name(d->of_kind) : NULL);
   v_name(x, gt_api_name(r->api));
-  v_text(x, !launch ? NULL
-            : h     ? h->kernel
-                    : gt_model_kernel_of(x->m, r->pid, d->kernel, 0));
+  v_text(x, launch ? gt_model_kernel_of(x->m, r->pid, d->kernel, 0) : NULL);
   v_ns(x, r->ts_ns);
   v_ns(x, r->ts_ns + r->dur_ns);
   v_int(x, (int64_t)r->dur_ns);
@@ -385,23 +390,17 @@ static void device_row(struct ex *x, const struct gt_record *r, const struct hel
   v_name(x, source_name(d->source));
   v_int(x, d->device);
   v_int(x, (r->flags & GT_F_ESTIMATED) != 0);
-  if (h)
-    v_int(x, (int64_t)h->id);
-  else
-    v_null(x);
-  emit(x, EX_DEVICE);
+  emit(x, EX_DEVICE_UNMATCHED);
 }
 
 static void on_device(struct ex *x, const struct gt_record *r) {
   const struct gt_device_args *d = &r->u.device;
-  struct held w, h = {.rec = *r, .table = EX_DEVICE, .used = 1};
+  struct held w, h = {.rec = *r, .table = EX_DEVICE_UNMATCHED, .used = 1};
   if (!d->corr) {
-    x->unmatched++;
-    device_row(x, r, NULL);
+    device_row(x, r);
   } else if (hold_take(x, &x->hold_idx, hold_key(r->pid, r->tid, d->corr), d->of_kind,
                        &w)) {
     work_row(x, &w, r);
-    device_row(x, r, &w);
   } else {
     hold_put(x, &h);
   }

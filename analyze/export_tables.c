@@ -22,9 +22,12 @@
 #define CALL_COLUMNS                                                                     \
   I("pid", ""), I("tid", ""), T("api"), I("start_ns", "ns"), I("dur_ns", "ns"),          \
       I("result", "cudaError_t"), I("stack_id", "")
-/* When the work ran on the device: its DEVICE record, NULL when untimed. */
+/* When the work ran on the device, and how that was measured: its DEVICE
+ * record (which then has no row of its own), NULL when untimed. */
 #define DEVICE_COLUMNS                                                                   \
-  I("device_start_ns", "ns"), I("device_end_ns", "ns"), I("device_ns", "ns")
+  I("device_start_ns", "ns"), I("device_end_ns", "ns"), I("device_ns", "ns"),            \
+      I("device_sample", "1 in N"), T("device_source"), I("device", ""),                 \
+      I("device_estimated", "0/1")
 
 static const struct ex_column metadata[] = {T("key"), T("value")};
 static const struct ex_column processes[] = {
@@ -75,24 +78,25 @@ static const struct ex_column nvtx_ranges[] = {
     I("id", ""),       I("pid", ""),        I("tid", ""),
     T("name"),         I("start_ns", "ns"), I("end_ns", "ns"),
     I("dur_ns", "ns"), I("depth", ""),      I("domain", "")};
-static const struct ex_column device[] = {I("id", ""),
-                                          I("pid", ""),
-                                          I("tid", ""),
-                                          T("of_kind"),
-                                          T("api"),
-                                          T("kernel"),
-                                          I("start_ns", "ns"),
-                                          I("end_ns", "ns"),
-                                          I("dur_ns", "ns"),
-                                          I("stream", ""),
-                                          I("bytes", "bytes"),
-                                          T("dir"),
-                                          I("corr", ""),
-                                          I("sample", "1 in N"),
-                                          T("source"),
-                                          I("device", ""),
-                                          I("estimated", "0/1"),
-                                          I("call_id", "")};
+/* DEVICE records that no call row took (the others are in their call's
+ * row, DEVICE_COLUMNS): the columns of the `device` view (ex_device_view). */
+static const struct ex_column device_unmatched[] = {I("id", ""),
+                                                    I("pid", ""),
+                                                    I("tid", ""),
+                                                    T("of_kind"),
+                                                    T("api"),
+                                                    T("kernel"),
+                                                    I("start_ns", "ns"),
+                                                    I("end_ns", "ns"),
+                                                    I("dur_ns", "ns"),
+                                                    I("stream", ""),
+                                                    I("bytes", "bytes"),
+                                                    T("dir"),
+                                                    I("corr", ""),
+                                                    I("sample", "1 in N"),
+                                                    T("source"),
+                                                    I("device", ""),
+                                                    I("estimated", "0/1")};
 static const struct ex_column metrics[] = {
     I("id", ""), I("ts_ns", "ns"),   I("device", ""), T("metric"),
     T("unit"),   R("value", "unit"), I("pid", "")};
@@ -103,17 +107,41 @@ const struct ex_table ex_tables[EX_NTABLES] = {
     TABLE(EX_PROCESSES, processes, ""),
     TABLE(EX_THREADS, threads, ""),
     TABLE(EX_API_CALLS, api_calls, ""),
-    TABLE(EX_LAUNCHES, launches, "pid,tid,start_ns"),
-    TABLE(EX_COPIES, copies, "pid,start_ns"),
+    TABLE(EX_LAUNCHES, launches, "tid,start_ns"),
+    TABLE(EX_COPIES, copies, "tid,start_ns"),
     TABLE(EX_MEMSETS, memsets, ""),
     TABLE(EX_ALLOCATIONS, allocations, "pid,start_ns;pid,stack_id"),
     TABLE(EX_FREES, frees, "alloc_id"),
     TABLE(EX_STACKS, stacks, "pid,stack_id"),
     TABLE(EX_FRAMES, frames, "pid,stack_id"),
-    TABLE(EX_NVTX_RANGES, nvtx_ranges, "name"),
-    TABLE(EX_DEVICE, device, "call_id"),
+    TABLE(EX_NVTX_RANGES, nvtx_ranges, ""),
+    TABLE(EX_DEVICE_UNMATCHED, device_unmatched, ""),
     TABLE(EX_METRICS, metrics, "metric,ts_ns"),
 };
 _Static_assert(N(launches) <= EX_MAX_COLUMNS && N(copies) <= EX_MAX_COLUMNS &&
-                   N(device) <= EX_MAX_COLUMNS && N(allocations) <= EX_MAX_COLUMNS,
+                   N(device_unmatched) <= EX_MAX_COLUMNS &&
+                   N(allocations) <= EX_MAX_COLUMNS,
                "rows fit a row buffer");
+
+/* Every DEVICE record, as the `device` table was before DEVICE records
+ * moved into their calls' rows: the timed rows of launches, copies and
+ * memsets (call_id: the row's id), then device_unmatched (call_id NULL).
+ * A launch's DEVICE record has bytes 0 and no dir; stream, bytes, dir, api
+ * and kernel of a matched one are its call's. One clause a line (not
+ * clang-formatted). */
+#define DEV_COLS(t)                                                                      \
+  "device_start_ns AS start_ns, device_end_ns AS end_ns, device_ns AS dur_ns, "          \
+  "stream, " t ", corr, device_sample AS sample, device_source AS source, device, "      \
+  "device_estimated AS estimated, id AS call_id"
+/* clang-format off */
+const char ex_device_view[] =
+    "CREATE VIEW device AS "
+    "SELECT pid, tid, 'launch' AS of_kind, api, kernel, "
+    DEV_COLS("0 AS bytes, NULL AS dir") " FROM launches WHERE device_start_ns IS NOT NULL "
+    "UNION ALL SELECT pid, tid, 'memcpy', api, NULL, "
+    DEV_COLS("bytes, dir") " FROM copies WHERE device_start_ns IS NOT NULL "
+    "UNION ALL SELECT pid, tid, 'memset', api, NULL, "
+    DEV_COLS("bytes, NULL") " FROM memsets WHERE device_start_ns IS NOT NULL "
+    "UNION ALL SELECT pid, tid, of_kind, api, kernel, start_ns, end_ns, dur_ns, stream, "
+    "bytes, dir, corr, sample, source, device, estimated, NULL FROM device_unmatched";
+/* clang-format on */

@@ -10,7 +10,7 @@
 # Usage: bench/export.sh [RECORDS=20000000] [BUILD=build] [FORMATS="sqlite csv"]
 #                        [RUNS=1] [BASE=]
 # Figures go in docs/PERFORMANCE.md (gputrace export), with this command
-# and the load average (printed at the end).
+# and the load average (printed at the start and at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20000000}; build=${2:-build}; formats=${3:-sqlite csv}; runs=${4:-1}; base=${5:-}
@@ -21,6 +21,7 @@ done
 [ -x "$gen" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench: needs /usr/bin/time (Debian's time package)" >&2; exit 2; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$gen" "$tmp/t.gtrace" "$n" --threads 4 --device
 printf 'trace: %d records, %.1f MB\n' "$n" "$(du -k "$tmp/t.gtrace" | awk '{print $1 / 1000}')"
 printf '| %-12s | %3s | %8s | %10s | %9s | %10s | %12s |\n|%s|%s|%s|%s|%s|%s|%s|\n' \
@@ -55,4 +56,4 @@ awk -v n="$n" '{k = $1 (NF > 2 ? " " $2 : ""); s[k] = s[k] " " $NF}
          med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
          printf "%-12s fastest %.2f s (%.2f M rec/s), median %.2f s (%.2f M rec/s), %d runs\n",
            k, v[1], n / v[1] / 1e6, med, n / med / 1e6, m}}' "$tmp/secs" | sort
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,8 +1,9 @@
 """`gputrace export`: SQLite and CSV tables of a trace, checked against the
 other commands' exact figures — launch, allocation and copy counts against
 dump --summary, live bytes against leaks, per-kernel GPU time and NVTX range
-counts against report --json — on the demo (infer 20) and on a two-process
-trace; the example queries of docs/export.md run on it; CSV has the same rows,
+counts against report --json, the DEVICE records (the call rows' device
+columns, device_unmatched, the `device` view) against dump --summary and
+dump --json — on the demo (infer 20) and on a two-process trace; the example queries of docs/export.md run on it; CSV has the same rows,
 header rows and RFC 4180 quoting; --pid, a pid not there, an existing output,
 the default name."""
 import csv
@@ -17,7 +18,10 @@ from gtest import *
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SQLITE3 = "/usr/bin/sqlite3"
 TABLES = ["metadata", "processes", "threads", "api_calls", "launches", "copies", "memsets",
-          "allocations", "frees", "stacks", "frames", "nvtx_ranges", "device", "metrics"]
+          "allocations", "frees", "stacks", "frames", "nvtx_ranges", "device_unmatched",
+          "metrics"]
+VIEWS = ["device"]  # SQLite only: every DEVICE record
+WORK = (("launches", "launch"), ("copies", "memcpy"), ("memsets", "memset"))
 # A command-line argument that needs every CSV rule: a comma, a quote, a newline.
 ODD = 'odd, "quoted"\nname'
 
@@ -98,6 +102,19 @@ def check_against_commands(trace, db):
     eq(rows(db, "SELECT count(*) FROM launches WHERE device_ns IS NOT NULL")[0][0],
        rows(db, "SELECT count(*) FROM device WHERE of_kind = 'launch' AND call_id IS NOT NULL")[0][0],
        "matched launches, both ways")
+    timed = sum(rows(db, "SELECT count(*) FROM %s WHERE device_start_ns IS NOT NULL" % t)[0][0]
+                for t, _ in WORK)
+    unmatched = rows(db, "SELECT count(*) FROM device_unmatched")[0][0]
+    eq(timed + unmatched, n.get("device", 0),
+       "timed launches, copies, memsets + device_unmatched = dump --summary's device")
+    meta = dict(rows(db, "SELECT key, value FROM metadata"))
+    eq(int(meta["unmatched_device"]), unmatched, "metadata.unmatched_device")
+    for t, _ in WORK:
+        eq(rows(db, "SELECT count(*) FROM %s WHERE (device_start_ns IS NULL) != "
+                    "(device_sample IS NULL) OR (device_start_ns IS NULL) != (device IS NULL) "
+                    "OR device_end_ns != device_start_ns + device_ns" % t), [(0,)],
+           "%s: the device columns all set or all NULL, consistent" % t)
+    check_device_columns(trace, db)
     live = dict(rows(db, "SELECT pid, sum(bytes) FROM allocations WHERE ended = 'live' "
                          "GROUP BY pid"))
     want = {pid: b for pid, b in leaks_live_bytes(trace).items() if b}
@@ -113,6 +130,30 @@ def check_against_commands(trace, db):
     eq(got, ranges, "NVTX ranges per name vs report --json")
 
 
+def check_device_columns(trace, db):
+    """Each DEVICE record of dump --json is in the row of its call (same pid,
+    tid, corr and kind) or in device_unmatched, with its times, sample,
+    source, device and estimated flag."""
+    origin = int(dict(rows(db, "SELECT key, value FROM metadata"))["origin_ns"])
+    want = sorted((e["of_kind"], e["pid"], e["tid"], e["corr"], e["ts_ns"] - origin,
+                   e["ts_ns"] + e["dur_ns"] - origin, e["dur_ns"], e.get("sample", 1),
+                   e.get("source"), e.get("device", 0), int(bool(e.get("estimated"))))
+                  for e in dump(trace) if e["kind"] == "device")
+    got = []
+    for t, kind in WORK:
+        got += [(kind,) + r for r in rows(
+            db, "SELECT pid, tid, corr, device_start_ns, device_end_ns, device_ns, "
+                "device_sample, device_source, device, device_estimated FROM %s "
+                "WHERE device_start_ns IS NOT NULL" % t)]
+    got += rows(db, "SELECT of_kind, pid, tid, corr, start_ns, end_ns, dur_ns, sample, "
+                    "source, device, estimated FROM device_unmatched")
+    eq(sorted(got), want, "DEVICE records of dump --json vs the call rows' device columns "
+                          "and device_unmatched")
+    view = rows(db, "SELECT of_kind, pid, tid, corr, start_ns, end_ns, dur_ns, sample, "
+                    "source, device, estimated FROM device")
+    eq(sorted(view), want, "the device view vs dump --json's DEVICE records")
+
+
 def test_demo_matches_commands():
     trace, db, _ = demo()
     eq(rows(db, "SELECT count(*) FROM launches")[0][0] > 0, True, "launches exported")
@@ -121,6 +162,8 @@ def test_demo_matches_commands():
     eq(untimed, 0, "every demo launch has its DEVICE record")
     eq(rows(db, "SELECT count(*) FROM device WHERE call_id IS NULL")[0][0], 0,
        "every DEVICE record matched its call")
+    eq(rows(db, "SELECT count(*) FROM device_unmatched")[0][0], 0,
+       "no row of device_unmatched")
 
 
 def test_metadata_and_schema():
@@ -132,9 +175,21 @@ def test_metadata_and_schema():
        "origin")
     eq(rows(db, "SELECT min(start_ns) >= 0 FROM launches")[0][0], 1, "relative times")
     idx = {r[0] for r in rows(db, "SELECT name FROM sqlite_master WHERE type = 'index'")}
-    for want in ("launches_pid_tid_start_ns", "allocations_pid_stack_id", "frames_pid_stack_id",
-                 "nvtx_ranges_name", "device_call_id"):
-        eq(want in idx, True, "index " + want)
+    eq(sorted(idx), sorted(["launches_tid_start_ns", "copies_tid_start_ns",
+                            "allocations_pid_start_ns", "allocations_pid_stack_id",
+                            "frees_alloc_id", "stacks_pid_stack_id", "frames_pid_stack_id",
+                            "metrics_metric_ts_ns"]), "the indexes docs/export.md lists")
+    doc = open(os.path.join(ROOT, "docs", "export.md")).read()
+    ixdoc = doc.split("\n## Indexes\n", 1)[1].split("\n## ", 1)[0]
+    for i in idx:
+        eq("`%s`" % i in ixdoc, True, "index %s documented" % i)
+    eq(rows(db, "SELECT type FROM sqlite_master WHERE name = 'device'"), [("view",)],
+       "device is a view")
+    plan = " ".join(r[-1] for r in rows(
+        db, "EXPLAIN QUERY PLAN SELECT count(*) FROM nvtx_ranges r JOIN launches l "
+            "ON l.pid = r.pid AND l.tid = r.tid AND l.start_ns BETWEEN r.start_ns AND r.end_ns"))
+    eq("launches_tid_start_ns" in plan, True, "a thread's launches in a range use the "
+                                              "index: " + plan)
     frames = rows(db, "SELECT function, file, line FROM frames f JOIN allocations a "
                       "ON f.pid = a.pid AND f.stack_id = a.stack_id WHERE a.ended = 'live'")
     eq(any(os.path.basename(f) == "infer.cu" and line > 0 for _, f, line in frames), True,
@@ -147,7 +202,7 @@ def test_doc_schema_and_queries():
     """Every table and column is documented; each example query runs."""
     _, db, path = demo()
     doc = open(os.path.join(ROOT, "docs", "export.md")).read()
-    for t in TABLES:
+    for t in TABLES + VIEWS:
         sec = doc.split("\n### %s\n" % t, 1)
         if len(sec) < 2:
             raise AssertionError("docs/export.md: no section for " + t)
@@ -199,7 +254,7 @@ def test_two_processes_and_pid_filter():
     eq(len(pids), 2, "two processes")
     child = pids[1]
     sub, _ = to_sqlite(trace, "forked_child", "--pid", str(child))
-    for t in TABLES:
+    for t in TABLES + VIEWS:
         cols = [r[1] for r in rows(sub, "PRAGMA table_info(%s)" % t)]
         if "pid" in cols and t != "metrics":
             got = {r[0] for r in rows(sub, "SELECT DISTINCT pid FROM " + t)}
