@@ -19,12 +19,10 @@ reps=${1:-7}
 n=${2:-1000000}
 build=${3:-build}
 prog=$build/bench/launch_loop
-[ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
+. bench/lib.sh # median, built, scratch
+built "$build" "$prog"
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-. bench/lib.sh # median
+scratch
 modes=(off events sample16)
 declare -A ns timed untimed ldrops
 untraced=()

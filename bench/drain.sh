@@ -8,8 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}; n=${2:-20000000}; build=${3:-build}
 prog=$build/bin/gputrace-drain-bench
-[ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
-. bench/lib.sh # median
+. bench/lib.sh # median, built
+built "$build" "$prog"
 read_rate=() live_rate=() zstd_rate=()
 for ((i = 1; i <= reps; i++)); do
   out=$("$prog" "$n")

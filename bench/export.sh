@@ -15,12 +15,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20000000}; build=${2:-build}; formats=${3:-sqlite csv}; runs=${4:-1}; base=${5:-}
 gen=$build/bin/gputrace-gen-trace
-for b in "$build" ${base:+"$base"}; do
-  [ -x "$b/bin/gputrace" ] || { echo "bench: build first (cmake --build $b)" >&2; exit 2; }
-done
-[ -x "$gen" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "bench: needs /usr/bin/time (Debian's time package)" >&2; exit 2; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. bench/lib.sh # built, need_time, scratch
+built "$build" "$build/bin/gputrace" "$gen"
+[ -z "$base" ] || built "$base" "$base/bin/gputrace"
+need_time
+scratch
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$gen" "$tmp/t.gtrace" "$n" --threads 4 --device
 printf 'trace: %d records, %.1f MB\n' "$n" "$(du -k "$tmp/t.gtrace" | awk '{print $1 / 1000}')"

@@ -14,12 +14,10 @@ n=${2:-20000000}
 build=${3:-build}
 gt=$build/bin/gputrace
 gen=$build/bin/gputrace-gen-trace
-[ -x "$gt" ] && [ -x "$gen" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "bench: needs /usr/bin/time (Debian package time)" >&2; exit 2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-. bench/lib.sh # median
+. bench/lib.sh # median, built, need_time, scratch
+built "$build" "$gt" "$gen"
+need_time
+scratch
 
 trace=${4:-}
 if [ -z "$trace" ]; then

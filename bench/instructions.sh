@@ -17,11 +17,11 @@ n=${1:-20000}
 build=${2:-build}
 prog=$build/bench/launch_loop
 command -v valgrind >/dev/null || { echo "bench: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
-[ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
+. bench/lib.sh # built, scratch
+built "$build" "$prog"
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 unset GPUTRACE_GPU_TIMING GPUTRACE_GPU_TIMING_SAMPLE
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+scratch
 launches=$((n + 10000))
 
 # per_launch CALLGRIND_OUT: the stub's inclusive instructions per launch

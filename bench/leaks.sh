@@ -6,11 +6,11 @@
 # Usage: bench/leaks.sh [REPS=3] [EVENTS=10000000] [BUILD=build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/lib.sh # median
+. bench/lib.sh # median, built, scratch
 reps=${1:-3}; n=${2:-10000000}; build=${3:-build}
 gt=$build/bin/gputrace; gen=$build/bin/gputrace-gen-trace
-[ -x "$gt" ] && [ -x "$gen" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+built "$build" "$gt" "$gen"
+scratch
 "$gen" "$tmp/t.gtrace" "$n" --seed 1
 printf '| %-22s | %8s | %10s | %8s |\n|%s|%s|%s|%s|\n' "command (median of $reps)" seconds \
   "M events/s" "RSS MiB" "------------------------" "----------" "------------" "----------"

@@ -5,3 +5,24 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 
 # fastest: the smallest of numbers on stdin, one per line.
 fastest() { sort -g | head -1; }
+
+# built BUILD FILE...: exit 2, naming the build to make, unless every FILE
+# (a program or library of that build) is there.
+built() {
+  local build=$1 f
+  shift
+  for f; do
+    [ -x "$f" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
+  done
+}
+
+# need_time: GNU time at /usr/bin/time (peak RSS), from Debian's time package.
+need_time() {
+  [ -x /usr/bin/time ] || { echo "bench: needs /usr/bin/time (Debian's time package)" >&2; exit 2; }
+}
+
+# scratch: a temporary directory in $tmp, removed when the script exits.
+scratch() {
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+}

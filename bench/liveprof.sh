@@ -12,14 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}; n=${2:-1000000}; build=${3:-build}
 gputrace=$build/bin/gputrace
-for p in "$gputrace" "$build/bench/launch_loop" "$build/bench/alloc_loop"; do
-  [ -x "$p" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
-done
+. bench/lib.sh # median, built, scratch
+built "$build" "$gputrace" "$build/bench/launch_loop" "$build/bench/alloc_loop"
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 unset GPUTRACE_GPU_TIMING GPUTRACE_GPU_TIMING_SAMPLE GPUTRACE_PPROF_DIR
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. bench/lib.sh # median
+scratch
 
 declare -A cpu per_rec prog_ns drops files
 run() { # key pprof(0|1) cmd...: one recorded run

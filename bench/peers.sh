@@ -8,14 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-3}; n=${2:-20000}; build=${3:-build}
 prog=$build/bench/launch_loop
-[ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
+. bench/lib.sh # median, built, scratch
+built "$build" "$prog"
 if ! command -v ltrace >/dev/null; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get install -y -qq ltrace >/dev/null
 fi
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-. bench/lib.sh # median
+scratch
 plain=() ours=() lt=()
 for ((i = 1; i <= reps; i++)); do
   plain+=("$("$prog" "$n" | awk '{print $2}')")

@@ -11,10 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}; n=${2:-20000}; depth=${3:-20}; build=${4:-build}; py=${5:-python3}
-[ -x "$build/bin/gputrace" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
+. bench/lib.sh # median, fastest, built, scratch
+built "$build" "$build/bin/gputrace"
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-. bench/lib.sh # median, fastest
+scratch
 loop() { "$py" bench/py_alloc_loop.py "$n" "$depth" "$1" | awk '{print $2}'; }
 traced() { GPUTRACE_STACKS=$2 GPUTRACE_UNWIND=$3 "$build/bin/gputrace" record -q -o \
   "$tmp/s.gtrace" --force -- "$py" bench/py_alloc_loop.py "$n" "$depth" "$1" | awk '{print $2}'; }

@@ -27,13 +27,12 @@ build=${3:-build}
 prog=${BENCH_PROG:-$build/bench/launch_loop}
 floor=$PWD/$build/bench/libfloor_shim.so
 floor_shared=$PWD/$build/bench/libfloor_shared.so
-[ -x "$prog" ] && [ -f "$floor" ] && [ -f "$floor_shared" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
+. bench/lib.sh # median, built, scratch
+built "$build" "$prog" "$floor" "$floor_shared"
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 unset GPUTRACE_GPU_TIMING GPUTRACE_GPU_TIMING_SAMPLE
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+scratch
 
-. bench/lib.sh # median
 declare -A ns drops records
 traced() { # setting env... : ns per launch, dropped and recorded launches
   local setting=$1 out summary

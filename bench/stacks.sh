@@ -11,10 +11,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}; n=${2:-200000}; depth=${3:-30}; build=${4:-build}
 prog=$build/bench/alloc_loop
-[ -x "$prog" ] || { echo "bench: build first (cmake --build $build)" >&2; exit 2; }
+. bench/lib.sh # median, fastest, built, scratch
+built "$build" "$prog"
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-. bench/lib.sh # median, fastest
+scratch
 run() { GPUTRACE_STACKS=$1 GPUTRACE_UNWIND=$2 "$build/bin/gputrace" record -q --force \
   -o "$tmp/s.gtrace" -- "$prog" "$n" "$depth" | awk '{print $2}'; }
 plain=() none=() cached=() bt=()
