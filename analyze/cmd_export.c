@@ -78,10 +78,8 @@ static int parse(int argc, char **argv, struct export_opts *o) {
   if (st != GT_OPTIONS_RUN)
     return st;
   o->in = argv[0];
-  if (o->f.to_ns <= o->f.from_ns) {
-    fprintf(stderr, "gputrace export: --to must be later than --from\n");
+  if (!gt_notice_window("export", o->f.from_ns, o->f.to_ns))
     return 2;
-  }
   if (!o->out)
     o->out = o->out_owned = default_out(o->in, o->format);
   return GT_OPTIONS_RUN;

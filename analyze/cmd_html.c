@@ -70,10 +70,8 @@ static int parse_opts(int argc, char **argv, struct html_opts *op) {
     return st;
   op->in = argv[0];
   o->no_wait = op->no_wait;
-  if (o->to_ns <= o->from_ns) {
-    fprintf(stderr, "gputrace html: --to must be later than --from\n");
+  if (!gt_notice_window("html", o->from_ns, o->to_ns))
     return 2;
-  }
   if (!op->out)
     op->out = op->out_owned = default_out(op->in);
   return GT_OPTIONS_RUN;

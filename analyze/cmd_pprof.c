@@ -69,10 +69,8 @@ static int parse(int argc, char **argv, struct pprof_opts *o) {
   if (st != GT_OPTIONS_RUN)
     return st;
   o->in = argv[0];
-  if (o->to && o->to <= o->from) {
-    fprintf(stderr, "gputrace pprof: --to must be later than --from\n");
-    return 2;
-  }
+  if (!gt_notice_window("pprof", o->from, o->to ? o->to : UINT64_MAX))
+    return 2;    /* --to 0 (or none): to the end */
   if (!o->out) { /* run.gtrace -> run.mem.pb.gz */
     size_t len = strlen(o->in);
     int strip = len > 7 && strcmp(o->in + len - 7, ".gtrace") == 0;

@@ -48,10 +48,8 @@ static int parse_args(int argc, char **argv, struct rp_options *o, const char **
   if (st != GT_OPTIONS_RUN)
     return st;
   *path = argv[0];
-  if (o->to_ns <= o->from_ns) {
-    fprintf(stderr, "gputrace report: --to must be later than --from\n");
+  if (!gt_notice_window("report", o->from_ns, o->to_ns))
     return 2;
-  }
   return GT_OPTIONS_RUN;
 }
 

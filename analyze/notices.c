@@ -65,6 +65,13 @@ static int has_pid(const struct gt_model *m, uint32_t pid) {
   return 0;
 }
 
+int gt_notice_window(const char *cmd, uint64_t from_ns, uint64_t to_ns) {
+  if (to_ns > from_ns)
+    return 1;
+  fprintf(stderr, "gputrace %s: --to must be later than --from\n", cmd);
+  return 0;
+}
+
 int gt_notice_filter(const char *cmd, const char *path, struct gt_session *s,
                      const struct gt_filter *f) {
   const struct gt_model *m = gt_session_model(s);

@@ -14,6 +14,9 @@
  *    trace without any); else prints on stderr "CMD: --pid P matches nothing in PATH: it
  *    holds pids A, B; its calls span +X .. +Y" (or "--from T .. --to U
  *    matches nothing") and returns 2, the exit status of bad usage.
+ *  - gt_notice_window: before reading, 1 when --from and --to make a
+ *    window (to later than from); else prints "gputrace CMD: --to must be
+ *    later than --from" and returns 0 (the command exits 2).
  *  - gt_notice_stacks_lost: given the calls whose stack the shim could not
  *    keep (DROP records of kind stack: past GPUTRACE_STACK_CAP distinct
  *    stacks; dropped_by_kind[GT_KIND_STACK]), returns them and puts in buf
@@ -45,6 +48,7 @@ struct gt_filter {
 };
 int gt_notice_filter(const char *cmd, const char *path, struct gt_session *s,
                      const struct gt_filter *f);
+int gt_notice_window(const char *cmd, uint64_t from_ns, uint64_t to_ns);
 
 uint64_t gt_notice_stacks_lost(uint64_t n, char *buf, size_t len);
 

@@ -101,6 +101,20 @@ def test_filter_matching_nothing_is_an_error():
             eq(os.path.exists(out), False, "%s %s wrote nothing" % (cmd, args))
 
 
+def test_backwards_window_is_refused():
+    # --to at or before --from: refused before the trace is read, one text
+    _, trace = record([prog("nvtx")], out=os.path.join(TMP, "window.gtrace"))
+    for cmd in ("report", "html", "export", "pprof"):
+        out = os.path.join(TMP, "window." + cmd)
+        extra = [] if cmd == "report" else ["-o", out]
+        for args in (["--from", "2s", "--to", "1s"], ["--from", "1s", "--to", "1s"]):
+            p = run([GPUTRACE, cmd, trace] + extra + args, base_env())
+            eq((p.returncode, p.stdout, p.stderr),
+               (2, "", "gputrace %s: --to must be later than --from\n" % cmd),
+               "%s %s" % (cmd, args))
+            eq(os.path.exists(out), False, "%s %s wrote nothing" % (cmd, args))
+
+
 def test_empty_trace_has_no_verdict():
     p, trace = record(["/bin/true"], out=os.path.join(TMP, "true.gtrace"))
     p = run([GPUTRACE, "report", trace], base_env(), check_rc=0)
@@ -191,6 +205,7 @@ def test_colour_on_terminals_only():
 
 if __name__ == "__main__":
     main([test_static_runtime_warns_everywhere, test_traced_program_no_warning,
-          test_filter_matching_nothing_is_an_error, test_empty_trace_has_no_verdict,
+          test_filter_matching_nothing_is_an_error,
+      test_backwards_window_is_refused, test_empty_trace_has_no_verdict,
           test_near_tie_names_the_runner_up, test_growth_over_a_short_run_has_no_rate,
           test_colour_on_terminals_only])
