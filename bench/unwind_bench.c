@@ -144,7 +144,7 @@ static void report(const char *what, uint64_t *ns, double per) {
 int main(int argc, char **argv) {
   if (argc > 1)
     g_n = atol(argv[1]) > 0 ? atol(argv[1]) : g_n;
-  gt_unwind_init(1, dlsym(RTLD_DEFAULT, "_dl_find_object"));
+  gt_unwind_init(1, dlsym);
   /* levels of at_depth that make the loops' stacks DEPTH frames deep */
   int levels = DEPTH - ((int)at_depth(1, count_frames) - 1);
   uint64_t warm[ROUNDS], bt[ROUNDS], cold[ROUNDS];

@@ -98,8 +98,7 @@ void gt_stacks_configure(void) {
   g_nsegs = (uint32_t)(((uint64_t)g_stack_cap * 2 + SEG_SLOTS - 1) / SEG_SLOTS);
   g_nsegs = g_nsegs > MAX_SEGS ? MAX_SEGS : g_nsegs;
   if (gt_stacks_mode != STACKS_NONE) /* at start-up, not in the first traced call */
-    gt_unwind_init(gt_knob(GT_KNOB_UNWIND) == GT_UNWIND_CACHED,
-                   gt_real_dlsym(RTLD_DEFAULT, "_dl_find_object"));
+    gt_unwind_init(gt_knob(GT_KNOB_UNWIND) == GT_UNWIND_CACHED, gt_real_dlsym);
 }
 
 int gt_stacks_wanted(unsigned kind, unsigned api) {

@@ -640,15 +640,16 @@ __attribute__((noinline)) int gt_unwind(void **ips, int max, int *fell_back) {
   return n - 1;
 }
 
-void gt_unwind_init(int cached, void *dl_find_object) {
+void gt_unwind_init(int cached, void *(*lookup)(void *handle, const char *name)) {
   g_cached = cached;
-  memcpy(&g_find_object, &dl_find_object, sizeof dl_find_object);
   void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-  void *bt = libc ? dlsym(libc, "backtrace") : NULL;
-  if (bt)
-    memcpy(&g_backtrace, &bt, sizeof bt);
-  if (libc)
+  if (libc) {
+    void *find = lookup(libc, "_dl_find_object"), *bt = lookup(libc, "backtrace");
+    memcpy(&g_find_object, &find, sizeof find);
+    if (bt)
+      memcpy(&g_backtrace, &bt, sizeof bt);
     dlclose(libc);
+  }
   void *warm[2];
   g_backtrace(warm, 2);
 }

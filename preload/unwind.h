@@ -8,11 +8,13 @@
 #define GT_UNWIND_MAX 256 /* the most frames one call gives */
 
 /* Set up once at start-up, before any gt_unwind (not async-signal-safe):
- * dl_find_object is glibc's _dl_find_object (2.35+) as dlsym finds it, or
- * NULL (then modules are found with dl_iterate_phdr); backtrace() is
- * warmed (glibc loads libgcc_s on its first call: dlopen, malloc).
- * cached = 0: every stack from backtrace() (GPUTRACE_UNWIND=backtrace). */
-void gt_unwind_init(int cached, void *dl_find_object);
+ * libc's _dl_find_object (glibc 2.35+; without it modules are found with
+ * dl_iterate_phdr) and its own backtrace() are looked up in libc.so.6 with
+ * `lookup` (dlsym, or the shim's gt_real_dlsym: the shim wraps dlsym), and
+ * backtrace() is warmed (glibc loads libgcc_s on its first call: dlopen,
+ * malloc). cached = 0: every stack from backtrace() (GPUTRACE_UNWIND=
+ * backtrace). */
+void gt_unwind_init(int cached, void *(*lookup)(void *handle, const char *name));
 
 /* The calling thread's return addresses, innermost first, as backtrace()
  * called at the same place gives them: ips[0] is the return address into

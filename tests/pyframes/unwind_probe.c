@@ -29,7 +29,7 @@ static void print_frames(const char *label, void **ips, int n) {
 void unwind_probe_init(void) {
   int expected = 0;
   if (atomic_compare_exchange_strong(&g_ready, &expected, 1)) {
-    gt_unwind_init(1, dlsym(RTLD_DEFAULT, "_dl_find_object"));
+    gt_unwind_init(1, dlsym);
     atomic_store(&g_ready, 2);
   }
   while (atomic_load(&g_ready) != 2) {

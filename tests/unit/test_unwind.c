@@ -412,7 +412,7 @@ static void test_threads(void) {
 }
 
 int main(int argc, char **argv) {
-  gt_unwind_init(1, dlsym(RTLD_DEFAULT, "_dl_find_object"));
+  gt_unwind_init(1, dlsym);
   find_real_backtrace();
   CHECK(dlsym(RTLD_DEFAULT, "_dl_find_object") != NULL); /* glibc 2.35+ here */
   /* argv[1]: the cases to run ("threads" under ThreadSanitizer), else all */
