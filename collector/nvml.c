@@ -34,6 +34,11 @@ typedef struct {
 typedef struct {
   unsigned long long total, free, used;
 } nvmlMemory_t;
+typedef struct { /* nvmlMemory_v2_t */
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+#define NVML_MEMORY_V2 ((unsigned)sizeof(nvmlMemory_v2_t) | 2u << 24)
 typedef struct { /* nvmlProcessInfo_t of the _v3 (and _v2) functions */
   unsigned int pid;
   unsigned long long usedGpuMemory;
@@ -61,6 +66,7 @@ struct nvml_fns {
   nvmlReturn_t (*handle)(unsigned int, nvmlDevice_t *);
   nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
   nvmlReturn_t (*mem)(nvmlDevice_t, nvmlMemory_t *);
+  nvmlReturn_t (*mem_v2)(nvmlDevice_t, nvmlMemory_v2_t *); /* optional */
   nvmlReturn_t (*temp)(nvmlDevice_t, int, unsigned int *);
   nvmlReturn_t (*temp_threshold)(nvmlDevice_t, int, unsigned int *); /* optional */
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
@@ -134,6 +140,19 @@ static void push(struct gt_nvml *n, uint64_t ts, unsigned dev, const struct read
   fill(&n->q[n->nq++], ts, dev, g);
 }
 
+/* Total and used memory as nvidia-smi shows them: _v2 reports what the
+ * driver reserves for itself apart (615 MiB of an H200 on driver 580), where
+ * the first function counts it as used (docs/gpu-validation.md); drivers
+ * before 510 have only that one. */
+static int memory_info(struct gt_nvml *n, nvmlDevice_t h, nvmlMemory_t *m) {
+  nvmlMemory_v2_t v2 = {.version = NVML_MEMORY_V2};
+  if (n->f.mem_v2 && n->f.mem_v2(h, &v2) == 0) {
+    *m = (nvmlMemory_t){.total = v2.total, .free = v2.free, .used = v2.used};
+    return 0;
+  }
+  return n->f.mem(h, m);
+}
+
 #define GOT(m, x) (got[k++] = (struct reading){(m), 0, (double)(x)})
 
 /* The readings of one device, in the order a reader needs (the total before
@@ -147,7 +166,7 @@ static int read_basic(struct gt_nvml *n, nvmlDevice_t h, struct reading *got) {
     GOT(GT_METRIC_GPU_UTIL, u.gpu);
     GOT(GT_METRIC_MEM_UTIL, u.memory);
   }
-  if (n->f.mem(h, &m) == 0) {
+  if (memory_info(n, h, &m) == 0) {
     GOT(GT_METRIC_MEM_TOTAL, m.total);
     GOT(GT_METRIC_MEM_USED, m.used);
   }
@@ -275,6 +294,7 @@ static int resolve(struct gt_nvml *n) {
 #undef SYM
 #define OPT(field, name) *(void **)&n->f.field = dlsym(n->lib, name);
   OPT(temp_threshold, "nvmlDeviceGetTemperatureThreshold")
+  OPT(mem_v2, "nvmlDeviceGetMemoryInfo_v2")
   OPT(clock_events, "nvmlDeviceGetCurrentClocksEventReasons")
   if (!n->f.clock_events) /* drivers before 535 */
     OPT(clock_events, "nvmlDeviceGetCurrentClocksThrottleReasons")
