@@ -128,6 +128,7 @@ static const struct gt_field count[] = {
 static const struct gt_field dev_launch[] = {
     {K("kernel"), .text = "", .type = GT_FT_KERNEL, AT(device.kernel)},
     DEVICE_TAIL,
+    {K("wait_ns"), .text = "wait_ns", .type = GT_FT_UINT, AT(device.wait_ns), CH},
 };
 static const struct gt_field dev_copy[] = {
     {K("dir"), .text = "", .type = GT_FT_NAME, AT(device.dir), .name = gt_dir_name},

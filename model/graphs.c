@@ -29,6 +29,7 @@ struct eager { /* device time outside graphs: a kernel's shortest run, or the
   uint64_t n;
   uint64_t kernel; /* as the DEVICE records name it */
   uint32_t pid;
+  uint32_t shape; /* 0: every configuration of the kernel */
 };
 
 enum api_class {
@@ -196,7 +197,7 @@ static const struct eager *eager_by_name(struct gt_graphs *g, uint32_t pid,
   uint64_t want = kernel_identity(g, pid, kernel);
   at = 0;
   for (size_t i = 0; i < g->neager && want != kernel && !at; i++)
-    if (g->eager[i].pid == pid && g->eager[i].kernel &&
+    if (g->eager[i].pid == pid && g->eager[i].kernel && !g->eager[i].shape &&
         kernel_identity(g, pid, g->eager[i].kernel) == want)
       at = i + 1;
   if (gt_model_kernel_known(g->model, pid, kernel)) /* else: named later, ask again */
@@ -425,18 +426,33 @@ static void expand_launch(struct gt_graphs *g, const struct gt_record *l,
   }
 }
 
-/* A node's eager reference (0: none); host functions take no device time. */
+static const struct eager *eager_get(const struct gt_graphs *g, uint64_t key) {
+  uint64_t at;
+  return gt_map_get(&g->eager_idx, key, &at) ? &g->eager[at] /* gt_find_or_add's */
+                                             : NULL;
+}
+
+/* A kernel's entry for one launch configuration, beside its entry for all. */
+static uint64_t shape_key(uint64_t kernel_key, uint32_t shape) {
+  return kernel_key ^ (uint64_t)shape * 0x9e3779b97f4a7c15ull;
+}
+
+/* A node's eager reference (0: none); host functions take no device time.
+ * A kernel node's is its own configuration's shortest run where that
+ * configuration ran eagerly (timed by events), else the kernel's. */
 static double node_weight(struct gt_graphs *g, uint32_t pid,
                           const struct gt_graph_node *n) {
-  uint64_t at;
-  const struct eager *e =
-      gt_map_get(&g->eager_idx, eager_key(pid, n->kind, n->dir, n->kernel), &at)
-          ? &g->eager[at] /* gt_find_or_add's positions */
-      : n->kind == GT_KIND_LAUNCH && g->model ? eager_by_name(g, pid, n->kernel)
-                                              : NULL;
+  const struct eager *e = eager_get(g, eager_key(pid, n->kind, n->dir, n->kernel));
+  if (!e && n->kind == GT_KIND_LAUNCH && g->model)
+    e = eager_by_name(g, pid, n->kernel);
   if (!e || !e->n)
     return 0;
-  return n->kind == GT_KIND_LAUNCH ? e->ns : e->ns * (double)n->bytes;
+  if (n->kind != GT_KIND_LAUNCH)
+    return e->ns * (double)n->bytes;
+  const struct eager *same = eager_get(
+      g, shape_key(eager_key(pid, GT_KIND_LAUNCH, 0, e->kernel),
+                   gt_launch_shape(n->grid, n->block, n->shmem)));
+  return same && same->n ? same->ns : e->ns;
 }
 
 static int timed_node(const struct gt_graph_node *n) {
@@ -491,6 +507,17 @@ static void expand_device(struct gt_graphs *g, const struct gt_record *d,
   }
 }
 
+/* Keep the least of a run into an eager entry. */
+static void eager_keep(struct gt_graphs *g, uint64_t key, uint32_t shape, double ns,
+                       const struct gt_record *d) {
+  struct eager *e = eager_of(g, key);
+  e->shape = shape;
+  if (!e->n++ || ns < e->ns)
+    e->ns = ns;
+  e->kernel = d->u.device.of_kind == GT_KIND_LAUNCH ? d->u.device.kernel : 0;
+  e->pid = d->pid;
+}
+
 static void eager_device(struct gt_graphs *g, const struct gt_record *d) {
   const struct gt_device_args *a = &d->u.device;
   if (a->of_kind == GT_KIND_LAUNCH && (d->flags & GT_F_HOST_FN))
@@ -502,11 +529,10 @@ static void eager_device(struct gt_graphs *g, const struct gt_record *d) {
    * and inside a graph nothing delays it so. */
   double ns = a->of_kind == GT_KIND_LAUNCH ? (double)d->dur_ns
                                            : (double)d->dur_ns / (double)a->bytes;
-  struct eager *e = eager_of(g, eager_key(d->pid, a->of_kind, a->dir, a->kernel));
-  if (!e->n++ || ns < e->ns)
-    e->ns = ns;
-  e->kernel = a->of_kind == GT_KIND_LAUNCH ? a->kernel : 0;
-  e->pid = d->pid;
+  uint64_t key = eager_key(d->pid, a->of_kind, a->dir, a->kernel);
+  eager_keep(g, key, 0, ns, d);
+  if (a->of_kind == GT_KIND_LAUNCH && a->shape)
+    eager_keep(g, shape_key(key, a->shape), a->shape, ns, d);
 }
 
 #define GR_HELD_MAX 4096u

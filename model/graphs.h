@@ -33,7 +33,9 @@
  *  - Node records of a DEVICE record: the launch's measured span shared
  *    over its kernel, copy and memset nodes, in node order from its start,
  *    flagged GT_F_ESTIMATED: each node gets its eager reference (kernels:
- *    the kernel's shortest device time outside graphs; copies and
+ *    the shortest device time outside graphs of the kernel at the
+ *    node's launch configuration (grid, block, shared memory) when events
+ *    timed that one eagerly (DEVICE shape), else of the kernel; copies and
  *    memsets: their lowest ns per byte times the node's bytes), all scaled
  *    down when they add up to more than the span; nodes without one share
  *    what is left (the whole span when none has one). What remains is the

@@ -32,6 +32,7 @@
  *    matched: the resolver then switches to events.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -242,14 +243,39 @@ static void buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t
 
 /* ---- life cycle ---- */
 
+/* The directory of the process's own CUDA runtime, if one is loaded. */
+static int cudart_dir(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  const char *slash = strrchr(info->dlpi_name, '/');
+  if (!slash || strncmp(slash + 1, "libcudart.so", 12) != 0)
+    return 0;
+  snprintf(arg, 512, "%.*s", (int)(slash - info->dlpi_name), info->dlpi_name);
+  return 1;
+}
+
+/* libcupti in this order: one the process already loaded (a profiler's);
+ * the one beside the process's libcudart, which matches it: a wheel's, as
+ * PyTorch's (nvidia/cu13/lib holds both; CUDA 12 wheels put it in a sibling
+ * nvidia/cuda_cupti/lib), where no loader path reaches; by soname; the
+ * toolkit's (CUDA_HOME, else /usr/local/cuda). */
 static void *open_cupti(void) {
-  static const char *const names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (h)
-      return h;
+  static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+  static const char *const beside[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
+                                       "../../cuda_cupti/lib/libcupti.so.12"};
+  void *h = NULL;
+  for (size_t i = 0; !h && i < sizeof names / sizeof names[0]; i++)
+    h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  char dir[512] = "", path[1024];
+  if (!h)
+    dl_iterate_phdr(cudart_dir, dir);
+  for (size_t i = 0; !h && dir[0] && i < sizeof beside / sizeof beside[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, beside[i]);
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   }
-  char path[512];
+  for (size_t i = 0; !h && i < sizeof names / sizeof names[0]; i++)
+    h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  if (h)
+    return h;
   const char *home = getenv("CUDA_HOME");
   snprintf(path, sizeof path, "%s/extras/CUPTI/lib64/libcupti.so",
            home && *home ? home : "/usr/local/cuda");

@@ -433,6 +433,7 @@ static void dt_after(int token, cudaError_t result) {
     release(i); /* nothing ran between the events */
     return;
   }
+  s->host_end = gt_dt_mono_ns(); /* the work was queued by the call's return */
   if (gt_dt_cu.event_record(s->ev[1], stream_for(s->stream, s->ptsz)) != 0) {
     gt_dt_cu.get_last(); /* clear before: the call succeeded */
     release(i);
@@ -459,10 +460,13 @@ static void fill_from_record(struct dt_slot *s, const struct gt_record *rec) {
   s->sample = tls_op_sample;
   s->kernel = s->bytes = 0;
   s->dir = 0;
+  s->shape = 0;
   switch (rec->kind) {
   case GT_KIND_LAUNCH:
     s->kernel = rec->u.launch.kernel;
     s->corr = rec->u.launch.corr;
+    s->shape = gt_launch_shape(rec->u.launch.grid, rec->u.launch.block,
+                               rec->u.launch.shared_mem);
     break;
   case GT_KIND_MEMCPY:
     s->bytes = rec->u.copy.bytes;
@@ -496,6 +500,8 @@ static void dt_commit(const struct gt_record *rec) {
   int32_t i = token - 1;
   struct dt_slot *s = &gt_dt.slots[i];
   fill_from_record(s, rec);
+  if (rec->kind != GT_KIND_LAUNCH || (rec->flags & (GT_F_GRAPH | GT_F_HOST_FN)))
+    s->host_end = 0; /* only a kernel's start is estimated (devtime_resolve.c) */
   if (rec->kind == GT_KIND_MEMCPY && s->dir == GT_DIR_HTOH) {
     release(i); /* a host copy: nothing ran on the device */
     return;

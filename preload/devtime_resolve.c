@@ -20,10 +20,13 @@
  *    device clock, host(A') = host(A) + elapsed(A, A'), and re-based on
  *    their own measurement only when the two disagree by more than 50 us
  *    (clock drift). An op's end = host(A) + elapsed(A, end), its start =
- *    end - elapsed(start, end), clamped to no earlier than the host time
- *    just after its start event was recorded (work cannot start before it
- *    was queued), and nudged by at most 64 ns to keep each stream's
- *    records in order despite float rounding.
+ *    end - elapsed(start, end); a kernel launch's start then raised to
+ *    when the host had queued it, host_end + the device's least recent lag
+ *    (launch_start: on an idle stream the start event runs before the
+ *    kernel is queued), the difference kept as wait_ns; then clamped to no
+ *    earlier than the host time just after its start event was recorded
+ *    (work cannot start before it was queued), and nudged by at most 64 ns
+ *    to keep each stream's records in order despite float rounding.
  *  - DEVICE records carry CLOCK_MONOTONIC ns in ts_ns and dur_ns whatever
  *    the ring's clock: the collector does not convert them.
  *  - An op whose events fail (not NotReady) goes untimed and is counted.
@@ -52,6 +55,8 @@
 #define DT_ANCHOR_SLACK_NS 1000ull
 #define DT_ROUNDING_NS 64ll
 #define DT_BLOCKED_MAX 64
+#define DT_LAG_EPOCH 256  /* ops per epoch of the least-lag estimate */
+#define DT_LAG_MIN_OPS 16 /* ops seen before a kernel's start is estimated */
 
 /* Per stream: the end of the last record emitted (resolve_mu). */
 static struct {
@@ -227,6 +232,8 @@ static void emit_device(const struct dt_slot *s, int64_t start, int64_t end,
   rec.u.device.of_kind = s->of_kind;
   rec.u.device.dir = s->dir;
   rec.u.device.device = s->dev1 - 1;
+  rec.u.device.shape = s->shape;
+  rec.u.device.wait_ns = s->wait_ns;
   gt_emit_device(&rec);
 }
 
@@ -243,6 +250,36 @@ static void keep(struct sweep *sw, int32_t i) {
 static void push(int32_t *list, int32_t i) {
   gt_dt.slots[i].next = *list;
   *list = i;
+}
+
+/* ---- a kernel's start on an idle stream ---- */
+
+static void lag_note(struct dt_device *d, int64_t lag) {
+  if (d->lag_n == 0 || lag < d->lag_min[0])
+    d->lag_min[0] = lag;
+  if (++d->lag_n == DT_LAG_EPOCH) {
+    d->lag_min[1] = d->lag_min[0];
+    d->lag_n = 0;
+    d->lag_epochs += d->lag_epochs < 2;
+  }
+}
+
+/* When a kernel started: its start event ran once the stream's earlier
+ * work was done, or, on an idle stream, once the host queued the event,
+ * before the launch call (4-5 us of host work on an H200) had queued the
+ * kernel: then the kernel started about a lag after the call returned,
+ * not at the event. max(start, host_end + lag), unless that reaches the
+ * end (then the estimate is off: the event's start is kept). The lag is
+ * the least seen recently, so a busy stream's is never taken for it. */
+static int64_t launch_start(const struct dt_device *d, const struct dt_slot *s,
+                            int64_t start, int64_t end) {
+  if (!s->host_end || (d->lag_epochs == 0 && d->lag_n < DT_LAG_MIN_OPS))
+    return start;
+  int64_t lag = d->lag_epochs ? d->lag_min[1] : d->lag_min[0];
+  if (d->lag_n && d->lag_min[0] < lag)
+    lag = d->lag_min[0];
+  int64_t queued = (int64_t)s->host_end + lag;
+  return queued > start && queued < end ? queued : start;
 }
 
 /* Ops that completed: a DEVICE record; errors: counted untimed. */
@@ -274,6 +311,10 @@ static void resolve_one(struct sweep *sw, int32_t i) {
     return;
   }
   int64_t end = d->ref_host + el_end, start = end - (dur > 0 ? dur : 0);
+  lag_note(d, start - (int64_t)s->host_lb);
+  int64_t queued = launch_start(d, s, start, end);
+  s->wait_ns = (uint32_t)(queued - start);
+  start = queued;
   if (start < (int64_t)s->host_lb)
     start = (int64_t)s->host_lb; /* cannot have started before it was queued */
   if (end < start)

@@ -151,6 +151,7 @@ struct si_config {
   double memset_gbps;        /* GPUTRACE_STANDIN_MEMSET_GBPS */
   uint64_t graph_ns;         /* GPUTRACE_STANDIN_GRAPH_NS */
   uint64_t mem_bytes;        /* GPUTRACE_STANDIN_MEM_BYTES */
+  uint64_t launch_host_ns;   /* GPUTRACE_STANDIN_LAUNCH_HOST_NS */
 };
 extern struct si_config si_cfg;
 extern int si_cfg_ready;

@@ -101,8 +101,9 @@ static void config_load(void) {
   env_gbps("GPUTRACE_STANDIN_MEMSET_GBPS", &c.memset_gbps);
   env_u64("GPUTRACE_STANDIN_GRAPH_NS", &c.graph_ns);
   env_u64("GPUTRACE_STANDIN_MEM_BYTES", &c.mem_bytes);
+  env_u64("GPUTRACE_STANDIN_LAUNCH_HOST_NS", &c.launch_host_ns);
   uint64_t *clamp[] = {&c.kernel_base_ns, &c.kernel_ps_thread, &c.copy_latency_ns,
-                       &c.graph_ns};
+                       &c.graph_ns, &c.launch_host_ns};
   for (size_t i = 0; i < sizeof(clamp) / sizeof(clamp[0]); i++)
     if (*clamp[i] > SI_DUR_MAX)
       *clamp[i] = SI_DUR_MAX;

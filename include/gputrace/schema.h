@@ -242,9 +242,15 @@ struct gt_device_args { /* DEVICE: ts_ns = device start on the host clock,
   uint8_t of_kind; /* GT_KIND_LAUNCH, GT_KIND_MEMCPY or GT_KIND_MEMSET */
   uint8_t dir;     /* copies: enum gt_dir */
   uint8_t source;  /* enum gt_devtime_source */
-  uint8_t pad[5];
-  int32_t device; /* device ordinal */
-  uint32_t pad2;
+  uint8_t pad;
+  uint32_t wait_ns; /* kernel launches timed with events: ns from the start
+                       event to the kernel's start, estimated, while the host
+                       was still launching it on an idle stream (ts_ns is
+                       after it; docs/devtime.md) */
+  int32_t device;   /* device ordinal */
+  uint32_t shape; /* launches timed with events: gt_launch_shape of the
+                     launch's configuration (a graph node's eager reference,
+                     model/graphs.h); 0: not known */
 };
 
 struct gt_handle_args { /* SYNC, STREAM, EVENT */
@@ -428,6 +434,19 @@ _Static_assert(sizeof(struct gt_copy_args) <= 56 && sizeof(struct gt_device_args
                    sizeof(struct gt_graph_args) <= 56 && sizeof(struct gt_mem_args) <= 56,
                "payloads fit the union");
 _Static_assert(sizeof(struct gt_text_slot) == GT_SLOT_SIZE, "text is one slot");
+
+/* A launch configuration (grid, block, dynamic shared memory) as 32 bits,
+ * never 0: one kernel runs for several shapes (a GEMM library's for each
+ * layer), each with its own duration. */
+static inline uint32_t gt_launch_shape(const uint32_t grid[3], const uint32_t block[3],
+                                       uint64_t shared_mem) {
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over the seven words */
+  const uint64_t words[7] = {grid[0],  grid[1],  grid[2],   block[0],
+                             block[1], block[2], shared_mem};
+  for (int i = 0; i < 7; i++)
+    h = (h ^ words[i]) * 0x100000001b3ull;
+  return (uint32_t)(h ^ h >> 32) | 1u;
+}
 
 /* The correlation id of a launch, copy or memset (what its DEVICE record
  * names); 0 for other kinds and for calls without one. */

@@ -20,6 +20,8 @@
 //   fork     1 launch; the child 2 launches and exit(); the parent 1 more
 //   errors   a failed launch left pending, a launch, the error read back
 //   maps     whether libcupti is mapped in the process
+//   idle     40 launches on a stream, each waited for: each is queued on an
+//            idle stream
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -199,6 +201,16 @@ static void errors() {
   printf("devtime errors: %d %d errno %d\n", e1, e2, err_errno);
 }
 
+static void idle() {
+  cudaStream_t s;
+  CK(cudaStreamCreate(&s));
+  for (int i = 0; i < 40; i++) {
+    work<<<2000, 256, 0, s>>>(nullptr);
+    CK(cudaStreamSynchronize(s));
+  }
+  printf("devtime idle: 40 launches\n");
+}
+
 static void maps() {
   work<<<1, 1>>>(nullptr);
   CK(cudaDeviceSynchronize());
@@ -218,7 +230,8 @@ int main(int argc, char **argv) {
   } modes[] = {{"kernels", kernels}, {"copies", copies},   {"sample", sample},
                {"exhaust", exhaust}, {"graph", graph},     {"destroy", destroy},
                {"streams", streams}, {"capture", capture}, {"reset", reset},
-               {"fork", forked},     {"errors", errors},   {"maps", maps}};
+               {"fork", forked},     {"errors", errors},   {"maps", maps},
+               {"idle", idle}};
   for (auto &m : modes)
     if (strcmp(m.name, mode) == 0) {
       m.fn();

@@ -6,6 +6,7 @@ each other (stream order) and the drop counters (untimed work)."""
 import ctypes
 import os
 import json
+import shutil
 from gtest import *
 
 US = 1000
@@ -93,6 +94,35 @@ def test_kernel_durations_and_order():
     in_stream_order(dev, "one stream")
     eq([d["corr"] for d in sorted(dev, key=lambda e: e["ts_ns"])], list(range(1, 8)),
        "device order = launch order")
+
+
+def test_kernel_start_on_an_idle_stream():
+    """Each kernel of `idle` is queued on an idle stream by a launch that
+    spends 30 us on the host first (GPUTRACE_STANDIN_LAUNCH_HOST_NS, as a
+    GPU's driver spends 4-5 us): its start event runs at once, the kernel
+    only once queued. Once 16 ops have shown the submission lag, the DEVICE
+    records start after that wait (wait_ns) and last the kernel's 53.2 us
+    (within 10 %, 20 of the 24 at least), where the events' span would be
+    30 us longer."""
+    stdout, events = trace("idle", GPUTRACE_STANDIN_LAUNCH_HOST_NS=30 * US)
+    eq(stdout, "devtime idle: 40 launches\n", "stdout")
+    dev = sorted(device(events), key=lambda d: d["corr"])
+    eq(len(dev), 40, "DEVICE records")
+    want = kernel_ns(2000, 256)
+    # a host preempted after queueing the kernel, before the hook read the
+    # clock, moves an estimate late: a few may be short, none long
+    close = [d for d in dev[16:] if abs(d["dur_ns"] - want) <= want * 0.10]
+    if len(close) < 20 or max(d["dur_ns"] for d in dev[16:]) > want * 1.10:
+        raise AssertionError("%d of 24 within 10 %% of %d ns: %s" % (
+            len(close), want, [d["dur_ns"] for d in dev[16:]]))
+    for d in close:
+        if d["wait_ns"] < 29 * US:  # 30 us and the hook's own work, less the lag (~0 here)
+            raise AssertionError("corr %d: wait %d ns, the launch's host work is 30 us" %
+                                 (d["corr"], d["wait_ns"]))
+        h = host_call(events, d)
+        if d["ts_ns"] < h["ts_ns"] + 29 * US:
+            raise AssertionError("corr %d starts %d ns after its launch call began" %
+                                 (d["corr"], d["ts_ns"] - h["ts_ns"]))
 
 
 def test_no_event_call_of_the_shim_is_traced():
@@ -344,7 +374,31 @@ def test_auto_uses_events_cupti_on_request():
         eq(p.stdout, "devtime maps: libcupti loaded\n", "CUPTI was tried")
 
 
-main([test_kernel_durations_and_order, test_no_event_call_of_the_shim_is_traced,
+def test_cupti_beside_the_runtime():
+    """A wheel's layout (PyTorch's nvidia/cu13/lib holds libcudart and
+    libcupti, on no loader path): GPUTRACE_GPU_TIMING=cupti takes the libcupti
+    beside the runtime the process loaded, the one that matches it, not the
+    system's; without a driver it then falls back to events."""
+    if not cupti_loadable():
+        print("skip: no libcupti.so.13 on this machine")
+        return
+    with open("/proc/self/maps") as f:  # cupti_loadable() mapped the system's
+        system = next(l.split()[-1] for l in f if "libcupti.so" in l)
+    wheel = os.path.join(TMP, "site-packages", "nvidia", "cu13", "lib")
+    os.makedirs(wheel, exist_ok=True)
+    for src in (os.path.join(STANDIN, "libcudart.so.13"), system):
+        shutil.copy(src, os.path.join(wheel, os.path.basename(src)))
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cupti_beside.py")
+    args = [sys.executable, script, os.path.join(wheel, "libcudart.so.13")]
+    p, out = record(args, out=os.path.join(TMP, "beside.gtrace"), GPUTRACE_GPU_TIMING="cupti")
+    eq(p.stdout, "libcupti: %s\n" % wheel, "libcupti loaded from the wheel")
+    eq([d["source"] for d in device(dump(out))], ["events"], "no driver: events")
+    p, _ = record(args, out=os.path.join(TMP, "beside_auto.gtrace"))
+    eq(p.stdout, "libcupti: not loaded\n", "auto never loads CUPTI")
+
+
+main([test_kernel_durations_and_order, test_cupti_beside_the_runtime,
+      test_kernel_start_on_an_idle_stream, test_no_event_call_of_the_shim_is_traced,
       test_copy_durations_by_direction, test_sampling_every_fourth_launch_per_thread,
       test_event_pool_exhaustion_is_counted, test_graph_launch_spans,
       test_destroyed_stream_still_resolves, test_default_streams,

@@ -209,5 +209,25 @@ def test_per_thread_stream_capture():
        "kernel rows: runs, of which in graph launches")
 
 
-main([test_capture_survives_tracing, test_per_thread_stream_capture, test_chrome_graph_spans, test_report_counts_graph_runs, test_graphs_section,
+def test_same_kernel_two_shapes():
+    """graph_shapes.cu runs one kernel at 64 and 1024 blocks, eagerly (3
+    steps) and in each of 20 graph launches: each node's time is estimated
+    from its own configuration's eager runs, so the kernel's GPU total is
+    the model's within 10 % (with the kernel's shortest run for both nodes
+    it would be 67 % short)."""
+    replays, warm = 20, 3
+    p, path = record([prog("graph_shapes"), str(replays)],
+                     out=os.path.join(TMP, "graphs_shapes.gtrace"), GPUTRACE_GPU_TIMING="events",
+                     GPUTRACE_GPU_TIMING_SAMPLE=1, **KNOBS)
+    eq(p.stdout, "replays: %d\n" % replays, "traced output")
+    k = {r["kernel"]: r for r in report(path)["kernels"]}["gemm_like(float*, int)"]
+    eq((k["launches"], k["graph_launches"], k["gpu_timed"], k["gpu_estimated"]),
+       (2 * (warm + replays), 2 * replays, 2 * (warm + replays), 2 * replays),
+       "runs, graph runs, timed, estimated")
+    want = (warm + replays) * (kernel_ns(64, 256) + kernel_ns(1024, 256))
+    if abs(k["gpu_total_ns"] - want) > want * 0.10:
+        raise AssertionError("GPU total %d ns, the model says %d" % (k["gpu_total_ns"], want))
+
+
+main([test_capture_survives_tracing, test_same_kernel_two_shapes, test_per_thread_stream_capture, test_chrome_graph_spans, test_report_counts_graph_runs, test_graphs_section,
       test_graph_findings, test_graph_memory])
