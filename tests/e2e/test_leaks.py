@@ -197,14 +197,17 @@ def test_flame():
 
 
 def test_memory_a_caching_allocator_holds():
-    """A block allocated inside PyTorch's caching allocator is its cache (a
-    segment), not the program's leak: leaks says who holds it, the report
-    counts it apart at the end; the program's own leak has no holder."""
+    """A block PyTorch's caching allocator takes for its cache (a segment,
+    DeviceCachingAllocator::alloc_block) is not the program's leak: leaks
+    says who holds it, the report counts it apart at the end. A tensor the
+    allocator gives its own cudaMalloc (PYTORCH_NO_CUDA_MEMORY_CACHING=1) and
+    the program's own leak have no holder."""
     p, out = record([prog("holders")])
     eq(p.stdout, "holders: ok\n", "program output")
     d = json.loads(run([GPUTRACE, "leaks", "--json", out], base_env(), check_rc=0).stdout)
     eq(sorted((l["bytes"], l.get("holder")) for l in d["leaks"]),
-       [(1 << 20, None), (20 << 20, "pytorch_caching_allocator")], "leaks and their holders")
+       [(1 << 20, None), (2 << 20, None), (20 << 20, "pytorch_caching_allocator")],
+       "leaks and their holders")
     text = run([GPUTRACE, "leaks", out], base_env(), check_rc=0).stdout
     if "held by PyTorch's caching allocator: segments it reserves" not in text:
         raise AssertionError("no holder line:\n" + text)
