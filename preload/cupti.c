@@ -1,12 +1,18 @@
 /* cupti.c — device times from the CUPTI activity API (GPUTRACE_GPU_TIMING
  * auto or cupti), when libcupti can be dlopen'ed and initializes — that
  * is, on a machine with a GPU and a driver. Never a build or run-time
- * requirement: the few CUPTI types used are declared here, with the record
- * layouts of cupti_activity.h (CUDA 12 and 13 keep these prefixes).
+ * requirement: the few CUPTI types used are declared in cupti_abi.h, with
+ * the record layouts of cupti_activity.h (CUDA 12 and 13 keep these
+ * prefixes), checked against the toolkit's header by test_cupti_abi.
  *
- * NOT VERIFIED ON HARDWARE: written and reviewed without a GPU. What was
- * checked here: libcupti.so.13 loads and cuptiActivityEnable fails without
- * a driver, so `auto` falls back to events (tests/e2e/test_devtime.py).
+ * NOT YET SEEN WORKING ON HARDWARE. On an H200 (2026-11-27) a session never
+ * started: PyTorch's libcupti was in its wheel, beside libcudart, on no
+ * loader path, and once found, enabling the DRIVER kind (declared 6, the
+ * header's 4) failed, so every `cupti` run fell back to events. Both are
+ * fixed and tested here; the parsing after a successful enable has still
+ * not run. What is checked here: libcupti.so.13 loads and
+ * cuptiActivityEnable fails without a driver, so `cupti` falls back to
+ * events (tests/e2e/test_devtime.py).
  *
  * Contract:
  *  - gt_cupti_start enables CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME and
@@ -41,46 +47,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cupti_abi.h"
 #include "devtime_int.h"
-
-enum {
-  KIND_MEMCPY = 1,
-  KIND_MEMSET = 2,
-  KIND_KERNEL = 3,
-  KIND_RUNTIME = 5,
-  KIND_DRIVER = 6,
-  KIND_CONCURRENT_KERNEL = 10,
-  KIND_EXTERNAL_CORRELATION = 39,
-  EXT_KIND_CUSTOM0 = 3,
-  CUPTI_FLUSH_FORCED = 1,
-};
-
-struct act_kernel { /* CUpti_ActivityKernel4..10, leading fields */
-  uint32_t kind;
-  uint8_t cache_config, shared_config;
-  uint16_t registers;
-  uint32_t pgc_requested, pgc_executed;
-  uint64_t start, end, completed;
-  uint32_t device_id, context_id, stream_id;
-  int32_t grid[3], block[3];
-  int32_t static_smem, dynamic_smem;
-  uint32_t local_per_thread, local_total;
-  uint32_t correlation_id;
-};
-struct act_copy { /* CUpti_ActivityMemcpy5/6 and Memset3/4, leading fields */
-  uint32_t kind;
-  uint32_t kinds_or_value;
-  uint64_t bytes, start, end;
-  uint32_t device_id, context_id, stream_id, correlation_id;
-};
-struct act_extcorr { /* CUpti_ActivityExternalCorrelation */
-  uint32_t kind, external_kind;
-  uint64_t external_id;
-  uint32_t correlation_id, reserved;
-};
-_Static_assert(offsetof(struct act_kernel, correlation_id) == 92, "CUpti_ActivityKernel");
-_Static_assert(offsetof(struct act_copy, correlation_id) == 44, "CUpti_ActivityMemcpy");
-_Static_assert(offsetof(struct act_extcorr, correlation_id) == 16, "ExternalCorrelation");
 
 typedef int (*cupti_fn_ts)(uint64_t *);
 typedef void (*cupti_req_fn)(uint8_t **, size_t *, size_t *);

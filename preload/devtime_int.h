@@ -55,8 +55,8 @@ struct dt_slot {
   uint64_t stream_key; /* 0x1 legacy, 0x2 per-thread, else the handle */
   uint64_t kernel, bytes;
   uint32_t tid, corr, flags;
-  uint32_t sample; /* the 1-in-N this op was timed at (DEVICE record) */
-  uint32_t shape;  /* launches: gt_launch_shape */
+  uint32_t sample;   /* the 1-in-N this op was timed at (DEVICE record) */
+  uint32_t shape;    /* launches: gt_launch_shape */
   uint32_t wait_ns;  /* resolver: DEVICE wait_ns */
   uint64_t host_end; /* CLOCK_MONOTONIC ns just after the call returned (the
                         work was queued by then); kept for kernel launches
@@ -64,6 +64,8 @@ struct dt_slot {
   uint16_t api;
   uint8_t dir;
 };
+
+#define DT_LAGS 256
 
 struct dt_device {
   int32_t free_head; /* slots whose events belong to this device */
@@ -77,12 +79,13 @@ struct dt_device {
   int have_ref;
   int64_t ref_host; /* CLOCK_MONOTONIC ns of anchor[cur] */
   uint64_t ref_at;  /* when it was taken */
-  /* the least lag (start - host_lb) of the ops resolved in this and the
-     previous DT_LAG_EPOCH: an idle stream's, the time a queued command takes
-     to run, anchor error included */
-  int64_t lag_min[2];
-  uint32_t lag_n; /* ops in this epoch */
-  int lag_epochs; /* epochs completed (2: lag_min[1] is a full one) */
+  /* lags (start - host_lb) of the last DT_LAGS ops resolved, and the
+     estimate made from them once per sweep (devtime_resolve.c) */
+  int64_t lags[DT_LAGS];
+  uint32_t nlags, lag_next;
+  uint32_t lag_fresh; /* lags noted since the estimate */
+  int lag_known;
+  int64_t lag;
 };
 
 struct dt_state {
