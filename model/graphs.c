@@ -449,9 +449,9 @@ static double node_weight(struct gt_graphs *g, uint32_t pid,
     return 0;
   if (n->kind != GT_KIND_LAUNCH)
     return e->ns * (double)n->bytes;
-  const struct eager *same = eager_get(
-      g, shape_key(eager_key(pid, GT_KIND_LAUNCH, 0, e->kernel),
-                   gt_launch_shape(n->grid, n->block, n->shmem)));
+  const struct eager *same =
+      eager_get(g, shape_key(eager_key(pid, GT_KIND_LAUNCH, 0, e->kernel),
+                             gt_launch_shape(n->grid, n->block, n->shmem)));
   return same && same->n ? same->ns : e->ns;
 }
 

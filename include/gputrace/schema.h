@@ -248,9 +248,9 @@ struct gt_device_args { /* DEVICE: ts_ns = device start on the host clock,
                        was still launching it on an idle stream (ts_ns is
                        after it; docs/devtime.md) */
   int32_t device;   /* device ordinal */
-  uint32_t shape; /* launches timed with events: gt_launch_shape of the
-                     launch's configuration (a graph node's eager reference,
-                     model/graphs.h); 0: not known */
+  uint32_t shape;   /* launches timed with events: gt_launch_shape of the
+                       launch's configuration (a graph node's eager reference,
+                       model/graphs.h); 0: not known */
 };
 
 struct gt_handle_args { /* SYNC, STREAM, EVENT */
