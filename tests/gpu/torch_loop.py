@@ -17,11 +17,15 @@ DIR/<phase>.json (Chrome trace), the reference gpu-check compares with.
 for --seconds, between the markers of phase 0, for the NVML check.
 
 --out FILE gets a JSON summary: per phase the median host time per iteration
-(ms), the iteration count and the bytes per iteration each way.
+(ms), the iteration count and the bytes per iteration each way; and the
+model's parameter bytes. --exit-holding ends the process with os._exit while
+the model is alive, so its weights are allocated at the end (with
+PYTORCH_NO_CUDA_MEMORY_CACHING=1, each its own allocation).
 """
 import argparse
 import json
 import statistics
+import sys
 import time
 
 import torch
@@ -112,14 +116,18 @@ def run_phase(index, phase, model, args):
             "marks": [MARK_START + index, MARK_END + index]}
 
 
+KEPT = []  # --exit-holding: the model, alive when the process ends
+
+
 def serve(args):
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[Block(args.dim, args.heads) for _ in range(2)])
-    model = model.to("cuda", torch.bfloat16).eval()
-    out = {}
+    model = model.to("cuda", torch.bfloat16).eval()  # the weights' line (gpu_checks.py)
+    out = {"param_bytes": sum(p.numel() * p.element_size() for p in model.parameters())}
     with torch.inference_mode():
         for phase in args.phases.split(","):
             out[phase] = run_phase(PHASES.index(phase), phase, model, args)
+    KEPT.append(model)
     return out
 
 
@@ -152,6 +160,9 @@ def main():
     p.add_argument("--seconds", type=float, default=4.0)
     p.add_argument("--profile-dir")
     p.add_argument("--out")
+    p.add_argument("--exit-holding", action="store_true",
+                   help="end with os._exit while the model is alive: its weights are "
+                   "still allocated when the process ends")
     args = p.parse_args()
     result = serve(args) if args.mode == "serve" else nvml_load(args)
     result["torch"] = torch.__version__
@@ -161,6 +172,10 @@ def main():
         with open(args.out, "w") as f:
             f.write(text + "\n")
     print(text)
+    if args.exit_holding:
+        import os
+        sys.stdout.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":
