@@ -80,7 +80,7 @@ struct dt_device {
   int64_t ref_host; /* CLOCK_MONOTONIC ns of anchor[cur] */
   uint64_t ref_at;  /* when it was taken */
   /* lags (start - host_lb) of the last DT_LAGS ops resolved, and the
-     estimate made from them once per sweep (devtime_resolve.c) */
+     submission lag estimated from them (devtime_resolve.c, lag_estimate) */
   int64_t lags[DT_LAGS];
   uint32_t nlags, lag_next;
   uint32_t lag_fresh; /* lags noted since the estimate */

@@ -21,9 +21,10 @@
  *    their own measurement only when the two disagree by more than 50 us
  *    (clock drift). An op's end = host(A) + elapsed(A, end), its start =
  *    end - elapsed(start, end); a kernel launch's start then raised to
- *    when the host had queued it, host_end + the device's least recent lag
- *    (launch_start: on an idle stream the start event runs before the
- *    kernel is queued), the difference kept as wait_ns; then clamped to no
+ *    when the host had queued it, host_end + the device's submission lag
+ *    (launch_start, lag_estimate: on an idle stream the start event runs
+ *    before the kernel is queued), the difference kept as wait_ns; then
+ *    clamped to no
  *    earlier than the host time just after its start event was recorded
  *    (work cannot start before it was queued), and nudged by at most 64 ns
  *    to keep each stream's records in order despite float rounding.
@@ -348,7 +349,7 @@ static void resolve_one(struct sweep *sw, int32_t i) {
   int64_t end = d->ref_host + el_end, start = end - (dur > 0 ? dur : 0);
   lag_note(d, start - (int64_t)s->host_lb);
   int64_t queued = launch_start(d, s, start, end);
-  s->wait_ns = (uint32_t)(queued - start);
+  s->wait_ns = queued - start < UINT32_MAX ? (uint32_t)(queued - start) : UINT32_MAX;
   start = queued;
   if (start < (int64_t)s->host_lb)
     start = (int64_t)s->host_lb; /* cannot have started before it was queued */
