@@ -22,7 +22,7 @@
  *    (clock drift). An op's end = host(A) + elapsed(A, end), its start =
  *    end - elapsed(start, end); a kernel launch's start then raised to
  *    when the host had queued it, host_end + the device's submission lag
- *    (launch_start, lag_estimate: on an idle stream the start event runs
+ *    (launch_start, devtime_lag.h: on an idle stream the start event runs
  *    before the kernel is queued), the difference kept as wait_ns; then
  *    clamped to no
  *    earlier than the host time just after its start event was recorded
@@ -40,6 +40,7 @@
 
 #include "capture.h"
 #include "devtime_int.h"
+#include "devtime_lag.h"
 #include "transport.h"
 
 #define DT_SWEEP_NS 2000000ll /* between sweeps while ops are pending */
@@ -56,9 +57,6 @@
 #define DT_ANCHOR_SLACK_NS 1000ull
 #define DT_ROUNDING_NS 64ll
 #define DT_BLOCKED_MAX 64
-#define DT_LAG_MIN_OPS 16      /* ops seen before a kernel's start is estimated */
-#define DT_LAG_DENSE_NS 1000ll /* an idle stream's lags lie this close */
-#define DT_LAG_MAX_NS 50000ll  /* a lag beyond this is no queueing delay */
 
 /* Per stream: the end of the last record emitted (resolve_mu). */
 static struct {
@@ -94,43 +92,15 @@ static void lag_note(struct dt_device *d, int64_t lag) {
   d->nlags += d->nlags < DT_LAGS;
 }
 
-/* No qsort: glibc's may allocate, and the resolver is the app's guest. */
-static void sort_lags(int64_t *v, uint32_t n) {
-  for (uint32_t i = 1; i < n; i++) {
-    int64_t x = v[i];
-    uint32_t j = i;
-    for (; j > 0 && v[j - 1] > x; j--)
-      v[j] = v[j - 1];
-    v[j] = x;
-  }
-}
-
-/* The submission lag of a device: how long a command queued on an idle
- * stream takes to run, anchor error included. Of the recent ops' lags, the
- * lowest dense group (k of them within 1 us, k = n/16, at least 4): an
- * idle stream's ops cluster there (3.1-3.5 us after the launch call began
- * on an H200), a busy stream's lie above and spread; a host preempted
- * between recording the start event and reading the clock gives a rare
- * outlier below, which the least would have taken (it did, on the H200).
- * None before 16 ops, nor above 50 us. Made again after each new lag
- * while there are few, then after every 32 (a 256-value insertion sort). */
+/* Made again after each new lag while there are few, then after every 32
+ * (a 256-value insertion sort). */
 static void lag_estimate(struct dt_device *d) {
   if (!d->lag_fresh || (d->nlags > 64 && d->lag_fresh < 32))
     return;
   d->lag_fresh = 0;
-  d->lag_known = 0;
-  if (d->nlags < DT_LAG_MIN_OPS)
-    return;
   int64_t v[DT_LAGS];
-  uint32_t n = d->nlags, k = n / 16 > 4 ? n / 16 : 4;
-  memcpy(v, d->lags, n * sizeof v[0]);
-  sort_lags(v, n);
-  for (uint32_t i = 0; i + k <= n; i++)
-    if (v[i + k - 1] - v[i] <= DT_LAG_DENSE_NS) {
-      d->lag = v[i + k / 2];
-      d->lag_known = d->lag <= DT_LAG_MAX_NS;
-      return;
-    }
+  memcpy(v, d->lags, d->nlags * sizeof v[0]);
+  d->lag_known = gt_dt_lag_estimate(v, d->nlags, &d->lag);
 }
 
 /* When a kernel started: its start event ran once the stream's earlier
