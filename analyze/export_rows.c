@@ -322,9 +322,13 @@ static void hold_flush(struct ex *x, struct held *h) {
   }
 }
 
+/* A slot of the first round was never written: not read either. Reading
+ * a fresh page of the calloc'ed ring maps the zero page, and the write that
+ * follows then replaces it with a TLB shootdown of the writer thread's core:
+ * 4-5 % of an export's samples (perf), gone. */
 static void hold_put(struct ex *x, const struct held *h) {
-  uint64_t slot = x->hold_seq++ % EX_HOLD;
-  if (x->hold[slot].used)
+  uint64_t slot = x->hold_seq % EX_HOLD;
+  if (x->hold_seq++ >= EX_HOLD && x->hold[slot].used)
     hold_flush(x, &x->hold[slot]);
   x->hold[slot] = *h;
   if (gt_map_put(idx_of(x, h), held_key(h), slot) != 0)
@@ -608,8 +612,9 @@ static void on_event(void *ctx, const struct gt_event *ev) {
 /* ---- the end ---- */
 
 static void hold_flush_all(struct ex *x) {
-  for (uint64_t n = 0; n < EX_HOLD; n++) { /* oldest first */
-    struct held *h = &x->hold[(x->hold_seq + n) % EX_HOLD];
+  uint64_t first = x->hold_seq > EX_HOLD ? x->hold_seq - EX_HOLD : 0;
+  for (uint64_t n = first; n < x->hold_seq; n++) { /* oldest first; slots written */
+    struct held *h = &x->hold[n % EX_HOLD];
     if (h->used)
       hold_flush(x, h);
   }
