@@ -227,20 +227,21 @@ static int cudart_dir(struct dl_phdr_info *info, size_t size, void *arg) {
  * nvidia/cuda_cupti/lib), where no loader path reaches; by soname; the
  * toolkit's (CUDA_HOME, else /usr/local/cuda). */
 static void *open_cupti(void) {
-  static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
-  static const char *const beside[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
-                                       "../../cuda_cupti/lib/libcupti.so.12"};
+  /* the names, then (beside libcudart only) a CUDA 12 wheel's sibling */
+  static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
+                                      "../../cuda_cupti/lib/libcupti.so.12"};
+  enum { SONAMES = 3, BESIDE = 4 };
   void *h = NULL;
-  for (size_t i = 0; !h && i < sizeof names / sizeof names[0]; i++)
+  for (size_t i = 0; !h && i < SONAMES; i++)
     h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   char dir[512] = "", path[1024];
   if (!h)
     dl_iterate_phdr(cudart_dir, dir);
-  for (size_t i = 0; !h && dir[0] && i < sizeof beside / sizeof beside[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, beside[i]);
+  for (size_t i = 0; !h && dir[0] && i < BESIDE; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   }
-  for (size_t i = 0; !h && i < sizeof names / sizeof names[0]; i++)
+  for (size_t i = 0; !h && i < SONAMES; i++)
     h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
   if (h)
     return h;

@@ -57,7 +57,6 @@ struct dt_slot {
   uint32_t tid, corr, flags;
   uint32_t sample;   /* the 1-in-N this op was timed at (DEVICE record) */
   uint32_t shape;    /* launches: gt_launch_shape */
-  uint32_t wait_ns;  /* resolver: DEVICE wait_ns */
   uint64_t host_end; /* CLOCK_MONOTONIC ns just after the call returned (the
                         work was queued by then); kept for kernel launches
                         only, else 0 once committed */

@@ -24,10 +24,10 @@
  *    when the host had queued it, host_end + the device's submission lag
  *    (launch_start, devtime_lag.h: on an idle stream the start event runs
  *    before the kernel is queued), the difference kept as wait_ns; then
- *    clamped to no
- *    earlier than the host time just after its start event was recorded
- *    (work cannot start before it was queued), and nudged by at most 64 ns
- *    to keep each stream's records in order despite float rounding.
+ *    clamped to no earlier than the host time just after its start event
+ *    was recorded (work cannot start before it was queued), and nudged by
+ *    at most 64 ns to keep each stream's records in order despite float
+ *    rounding.
  *  - DEVICE records carry CLOCK_MONOTONIC ns in ts_ns and dur_ns whatever
  *    the ring's clock: the collector does not convert them.
  *  - An op whose events fail (not NotReady) goes untimed and is counted.
@@ -257,7 +257,7 @@ static void keep_order(uint64_t id, int64_t *start, int64_t *end) {
 }
 
 static void emit_device(const struct dt_slot *s, int64_t start, int64_t end,
-                        uint32_t pid) {
+                        uint32_t wait_ns, uint32_t pid) {
   struct gt_record rec;
   gt_dt_device_begin(&rec, pid, s->tid, s->api, s->flags, (uint64_t)start,
                      (uint64_t)(end - start), GT_DEVTIME_EVENTS, s->sample);
@@ -269,7 +269,7 @@ static void emit_device(const struct dt_slot *s, int64_t start, int64_t end,
   rec.u.device.dir = s->dir;
   rec.u.device.device = s->dev1 - 1;
   rec.u.device.shape = s->shape;
-  rec.u.device.wait_ns = s->wait_ns;
+  rec.u.device.wait_ns = wait_ns;
   gt_emit_device(&rec);
 }
 
@@ -319,14 +319,15 @@ static void resolve_one(struct sweep *sw, int32_t i) {
   int64_t end = d->ref_host + el_end, start = end - (dur > 0 ? dur : 0);
   lag_note(d, start - (int64_t)s->host_lb);
   int64_t queued = launch_start(d, s, start, end);
-  s->wait_ns = queued - start < UINT32_MAX ? (uint32_t)(queued - start) : UINT32_MAX;
+  uint32_t wait_ns =
+      queued - start < UINT32_MAX ? (uint32_t)(queued - start) : UINT32_MAX;
   start = queued;
   if (start < (int64_t)s->host_lb)
     start = (int64_t)s->host_lb; /* cannot have started before it was queued */
   if (end < start)
     end = start;
   keep_order(id, &start, &end);
-  emit_device(s, start, end, sw->pid);
+  emit_device(s, start, end, wait_ns, sw->pid);
   push(&sw->freed, i);
 }
 
