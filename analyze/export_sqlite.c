@@ -11,10 +11,12 @@
  *    lock): an export cut short leaves a file to delete, never a trace.
  *  - Tables from ex_tables (a column "id" is the INTEGER PRIMARY KEY);
  *    prepared INSERTs per table (one row, and EX_MULTI rows), values
- *    bound, never spliced into SQL text; rows committed in transactions of
- *    about EX_SQLITE_BATCH; the indexes each table names are made after
- *    the last row (faster than keeping them up to date row by row); the
- *    view `device` (ex_device_view) made with the tables.
+ *    bound, never spliced into SQL text, and only those that differ from
+ *    what the parameter holds from the statement's last run (struct
+ *    bound); rows committed in transactions of about EX_SQLITE_BATCH; the
+ *    indexes each table names are made after the last row (faster than
+ *    keeping them up to date row by row), reading the table through a
+ *    memory map; the view `device` (ex_device_view) made with the tables.
  *  - SQLite runs on a writer thread of its own: the caller's thread
  *    (ex_run: reading the trace, making rows) encodes each row into the
  *    current batch (a byte buffer per table) and hands a batch of
@@ -40,7 +42,7 @@
 #define EX_BATCH_BYTES (1u << 20) /* a batch is handed over past this */
 #define EX_MULTI 32               /* rows an INSERT statement takes at once */
 
-enum { TAG_NULL, TAG_INT, TAG_REAL, TAG_TEXT };
+enum { TAG_NULL, TAG_INT, TAG_REAL, TAG_TEXT, TAG_NONE };
 
 struct buf { /* rows: per column a tag, then 8 bytes or u32 length, text, NUL */
   unsigned char *p;
@@ -53,10 +55,30 @@ struct batch { /* rows by table: each table's in the order given */
   size_t len; /* bytes in all */
 };
 
+/* What one parameter of a prepared INSERT holds now. SQLite keeps a
+ * statement's bindings across sqlite3_reset, so a value equal to the one
+ * bound is not bound again (about half of a launch row's values repeat
+ * in the same place 32 rows later: pid, api, grid, block, flags); text is
+ * bound from the slot's own copy (SQLITE_STATIC), never from a batch
+ * buffer that is refilled while SQLite still points into it. */
+struct bound {
+  unsigned char tag; /* TAG_*; TAG_NONE until first bound */
+  uint32_t len, cap; /* text: bytes, and room at s */
+  int64_t i;         /* an integer's or a real's 8 bytes */
+  char *s;
+};
+
+/* The parameters of one statement, in order. */
+struct params {
+  struct bound *b;
+  unsigned n;
+};
+
 struct sq {
   sqlite3 *db;
   sqlite3_stmt *ins[EX_NTABLES], *insn[EX_NTABLES]; /* 1 row, EX_MULTI rows */
-  unsigned char has_id[EX_NTABLES];                 /* its first column is "id" */
+  struct params ins_bound[EX_NTABLES], insn_bound[EX_NTABLES];
+  unsigned char has_id[EX_NTABLES]; /* its first column is "id" */
   pthread_t thread;
   int started, sync_made;
   pthread_mutex_t mu;
@@ -79,6 +101,21 @@ static int fail(struct sq *l, const char *what) {
 
 static int exec(struct sq *l, const char *sql) {
   return sqlite3_exec(l->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : fail(l, sql);
+}
+
+/* n parameters, none bound yet. */
+static void params_make(struct params *ps, unsigned n) {
+  ps->b = gt_xcalloc(n, sizeof *ps->b);
+  ps->n = n;
+  for (unsigned k = 0; k < n; k++)
+    ps->b[k].tag = TAG_NONE;
+}
+
+static void params_free(struct params *ps) {
+  for (unsigned k = 0; ps->b && k < ps->n; k++)
+    free(ps->b[k].s);
+  free(ps->b);
+  *ps = (struct params){0};
 }
 
 /* "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT, ...)" and its INSERTs of one row and of
@@ -116,6 +153,9 @@ static int make_table(struct sq *l, unsigned t) {
                                      &l->insn[t], NULL) != SQLITE_OK))
     rc = fail(l, tb->name);
   free(insert);
+  unsigned nvalues = tb->ncols - l->has_id[t];
+  params_make(&l->ins_bound[t], nvalues);
+  params_make(&l->insn_bound[t], EX_MULTI * nvalues);
   return rc;
 }
 
@@ -167,29 +207,58 @@ static void encode(struct batch *bt, unsigned t, int has_id, const struct ex_val
   bt->len += (size_t)(p - start);
 }
 
-/* Bind a row's values from p, from parameter first+1: past the row. */
+/* Bind value i of a statement to the slot's copy of a text, unless it
+ * holds that text already. */
+static int bind_text(sqlite3_stmt *st, int i, struct bound *b, const char *s,
+                     uint32_t n) {
+  if (b->tag == TAG_TEXT && b->len == n && memcmp(b->s, s, n) == 0)
+    return SQLITE_OK;
+  if (n + 1 > b->cap) {
+    b->cap = n + 1 > 64 ? n + 1 : 64;
+    free(b->s);
+    b->s = malloc(b->cap);
+    if (!b->s)
+      gt_oom();
+  }
+  memcpy(b->s, s, n + 1);
+  b->tag = TAG_TEXT;
+  b->len = n;
+  return sqlite3_bind_text(st, i, b->s, (int)n, SQLITE_STATIC);
+}
+
+/* Bind a row's values from p to parameters first+1... (bound: what they
+ * hold, kept up to date): past the row. */
 static const unsigned char *bind_row(sqlite3_stmt *st, unsigned ncols, int first,
-                                     const unsigned char *p, int *rc) {
+                                     struct bound *bound, const unsigned char *p,
+                                     int *rc) {
   for (unsigned c = 0; c < ncols && *rc == SQLITE_OK; c++) {
     int i = first + (int)c + 1;
+    struct bound *b = &bound[first + (int)c];
     unsigned char tag = *p++;
+    if (tag == TAG_TEXT) {
+      uint32_t n;
+      memcpy(&n, p, 4);
+      *rc = bind_text(st, i, b, (const char *)p + 4, n);
+      p += 4 + (size_t)n + 1;
+      continue;
+    }
+    int64_t v = 0;
+    if (tag != TAG_NULL) {
+      memcpy(&v, p, 8);
+      p += 8;
+    }
+    if (b->tag == tag && b->i == v)
+      continue; /* bound already */
+    b->tag = tag;
+    b->i = v;
     if (tag == TAG_NULL) {
       *rc = sqlite3_bind_null(st, i);
     } else if (tag == TAG_INT) {
-      int64_t v;
-      memcpy(&v, p, 8);
-      p += 8;
       *rc = sqlite3_bind_int64(st, i, v);
-    } else if (tag == TAG_REAL) {
-      double d;
-      memcpy(&d, p, 8);
-      p += 8;
-      *rc = sqlite3_bind_double(st, i, d);
     } else {
-      uint32_t n;
-      memcpy(&n, p, 4);
-      *rc = sqlite3_bind_text(st, i, (const char *)p + 4, (int)n, SQLITE_STATIC);
-      p += 4 + (size_t)n + 1;
+      double d;
+      memcpy(&d, &v, 8);
+      *rc = sqlite3_bind_double(st, i, d);
     }
   }
   return p;
@@ -204,9 +273,10 @@ static int write_batch(struct sq *l, const struct batch *b) {
     for (unsigned left = tb->rows; left;) {
       unsigned n = left >= EX_MULTI ? EX_MULTI : 1;
       sqlite3_stmt *st = n > 1 ? l->insn[t] : l->ins[t];
+      struct bound *bound = n > 1 ? l->insn_bound[t].b : l->ins_bound[t].b;
       int rc = SQLITE_OK;
       for (unsigned r = 0; r < n; r++)
-        p = bind_row(st, ncols, (int)(r * ncols), p, &rc);
+        p = bind_row(st, ncols, (int)(r * ncols), bound, p, &rc);
       if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE) {
         sqlite3_reset(st);
         return fail(l, ex_tables[t].name);
@@ -302,6 +372,8 @@ static void finalize_all(struct sq *l) {
     sqlite3_finalize(l->ins[t]);
     sqlite3_finalize(l->insn[t]);
     l->ins[t] = l->insn[t] = NULL;
+    params_free(&l->ins_bound[t]); /* the texts they pointed at */
+    params_free(&l->insn_bound[t]);
   }
 }
 
@@ -329,7 +401,9 @@ static int sq_finish(void *ctx) {
     return -1;
   if (exec(l, "COMMIT") != 0)
     return writer_failed(l);
-  if (exec(l, "PRAGMA cache_size=-65536") != 0) /* the index sorts' memory */
+  /* 64 MiB for the index sorts; the tables read through a map, not
+   * copied by read(): a tenth off the launches index. */
+  if (exec(l, "PRAGMA cache_size=-65536; PRAGMA mmap_size=1099511627776") != 0)
     return writer_failed(l);
   for (unsigned t = 0; t < EX_NTABLES; t++)
     if (make_indexes(l, &ex_tables[t]) != 0)

@@ -3,7 +3,10 @@
 # (SQLite, then CSV) on a generated trace of RECORDS records with device
 # times (bench/gen_trace.c --device, 4 threads): records/s, seconds, peak
 # RSS (/usr/bin/time -v), output size; RUNS runs of each format, the
-# fastest and the median given.
+# fastest and the median given; then one more run of each, untimed, for
+# its peak anonymous memory (RssAnon read every 20 ms): peak RSS also
+# counts the database pages SQLite maps to build the indexes (page cache
+# the file has anyway, not the export's own memory).
 # With BASE (another build directory, e.g. one of the commit before), each
 # run of BUILD alternates with one of BASE's on the same trace, so that
 # both see the same load (the other's row is marked "base").
@@ -42,11 +45,31 @@ one() { # one() LABEL BUILD FORMAT RUN
   echo "$1 $secs" >>"$tmp/secs"
   rm -rf "$out"
 }
+anon() { # anon LABEL BUILD FORMAT: the untimed run's peak RssAnon
+  local out=$tmp/t.$3 pid kb peak=0 k v state=
+  "$2/bin/gputrace" export --format "$3" -o "$out" "$tmp/t.gtrace" 2>"$tmp/err" &
+  pid=$!
+  while [ -r "/proc/$pid/status" ] && [ "${state:-}" != Z ]; do
+    while read -r k v _; do
+      [ "$k" != State: ] || state=$v
+      [ "$k" != RssAnon: ] || kb=$v
+    done <"/proc/$pid/status" 2>/dev/null || true
+    [ -z "${kb:-}" ] || [ "$kb" -le "$peak" ] || peak=$kb
+    sleep 0.02
+  done
+  wait "$pid" || { cat "$tmp/err" >&2; exit 1; }
+  printf '%-12s peak anonymous memory %.1f MiB\n' "$1" "$(awk -v k="$peak" 'BEGIN {print k / 1024}')"
+  rm -rf "$out"
+}
 for fmt in $formats; do
   for r in $(seq 1 "$runs"); do
     [ -z "$base" ] || one "$fmt base" "$base" "$fmt" "$r"
     one "$fmt" "$build" "$fmt" "$r"
   done
+done
+for fmt in $formats; do
+  [ -z "$base" ] || anon "$fmt base" "$base" "$fmt" >>"$tmp/anon"
+  anon "$fmt" "$build" "$fmt" >>"$tmp/anon"
 done
 echo
 awk -v n="$n" '{k = $1 (NF > 2 ? " " $2 : ""); s[k] = s[k] " " $NF}
@@ -55,4 +78,5 @@ awk -v n="$n" '{k = $1 (NF > 2 ? " " $2 : ""); s[k] = s[k] " " $NF}
          med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
          printf "%-12s fastest %.2f s (%.2f M rec/s), median %.2f s (%.2f M rec/s), %d runs\n",
            k, v[1], n / v[1] / 1e6, med, n / med / 1e6, m}}' "$tmp/secs" | sort
+cat "$tmp/anon"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -246,6 +246,58 @@ def test_csv_same_tables():
     eq(os.stat(out).st_mode & 0o777, 0o700, "directory mode")
 
 
+def csv_cell(v):
+    """A SQLite value as the CSV writer gives it: NULL empty, integers in
+    decimal, reals as %.17g, text as it is."""
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "%.17g" % v
+    return str(v)
+
+
+def check_cells_as_csv(trace, db, name):
+    """Every table of the SQLite export equals the CSV export's, value for
+    value in row order: the CSV writer binds nothing, so a value the SQLite
+    writer failed to bind (it binds only what changed in each parameter
+    since the statement's last run) shows here, named by table, row and
+    column."""
+    out = fresh(os.path.join(TMP, name + ".csv"))
+    export(trace, "--format", "csv", "-o", out)
+    for t in TABLES:
+        with open(os.path.join(out, t + ".csv"), newline="") as f:
+            data = list(csv.reader(f))
+        cols = data[0]
+        got = [[csv_cell(v) for v in r] for r in rows(db, "SELECT * FROM " + t)]
+        eq(len(got), len(data) - 1, "%s (%s): rows" % (t, name))
+        for i, (a, b) in enumerate(zip(got, data[1:])):
+            if a != b:
+                bad = [(c, x, y) for c, x, y in zip(cols, a, b) if x != y]
+                raise AssertionError("%s (%s) row %d: SQLite vs CSV (column, sqlite, "
+                                     "csv): %s" % (t, name, i + 1, bad[:4]))
+
+
+def test_cells_as_csv():
+    """The demo, and a generated trace of 4 threads with DEVICE records
+    (launch rows timed and untimed, allocations freed and live): enough
+    rows that each 32-row statement runs many times, with values that
+    change kind (NULL, integer, text) from one run to the next."""
+    trace, db, _ = demo()
+    check_cells_as_csv(trace, db, "demo_cells")
+    gen = os.path.join(TMP, "cells.gtrace")
+    run([os.path.join(BIN, "gputrace-gen-trace"), gen, "60000", "--threads", "4", "--device"],
+        base_env())
+    db, _ = to_sqlite(gen, "cells")
+    eq(rows(db, "SELECT count(*) > 640, sum(device_ns IS NULL) > 0, "
+                "sum(device_ns IS NOT NULL) > 0 FROM launches"), [(1, 1, 1)],
+       "generated: launches, timed and untimed")
+    eq(rows(db, "SELECT count(DISTINCT kernel) > 1, count(DISTINCT tid) FROM launches"),
+       [(1, 4)], "generated: kernels and threads")
+    eq(rows(db, "SELECT sum(free_id IS NULL) > 0, sum(free_id IS NOT NULL) > 0 "
+                "FROM allocations"), [(1, 1)], "generated: allocations live and freed")
+    check_cells_as_csv(gen, db, "cells")
+
+
 def test_two_processes_and_pid_filter():
     _, trace = record([prog("forked")])
     db, _ = to_sqlite(trace, "forked")
@@ -337,5 +389,5 @@ def test_nvml_metrics():
 
 if __name__ == "__main__":
     main([test_demo_matches_commands, test_metadata_and_schema, test_doc_schema_and_queries,
-          test_csv_same_tables, test_two_processes_and_pid_filter,
+          test_csv_same_tables, test_cells_as_csv, test_two_processes_and_pid_filter,
           test_time_window, test_existing_output_and_default_name, test_nvml_metrics])
