@@ -428,7 +428,7 @@ int cmd_record(int argc, char **argv) {
     return rc;
   char shim[PATH_MAX], collector[PATH_MAX], socket_path[128], err[256], out[64];
   o.output_fd = -1;
-  if (sibling("GPUTRACE_LIB", "../lib/libgputrace.so", shim, sizeof shim) != 0 ||
+  if (sibling(GT_ENV_LIB, "../lib/libgputrace.so", shim, sizeof shim) != 0 ||
       sibling(GT_ENV_COLLECTOR, "gputrace-collector", collector, sizeof collector) != 0) {
     fprintf(stderr, "gputrace record: cannot find libgputrace.so and gputrace-collector "
                     "next to this program (set GPUTRACE_LIB / GPUTRACE_COLLECTOR)\n");

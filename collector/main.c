@@ -339,7 +339,7 @@ static void observe(void *ctx, const struct gt_record *rec) {
  * is a warning (the trace matters more) for one that inherited it. */
 static int start_liveprof(const struct options *o, struct observers *obs, char *err,
                           size_t errlen) {
-  const char *dir = o->pprof_dir ? o->pprof_dir : getenv("GPUTRACE_PPROF_DIR");
+  const char *dir = o->pprof_dir ? o->pprof_dir : getenv(GT_ENV_PPROF_DIR);
   if (!dir || !*dir)
     return 0;
   uint64_t every = o->pprof_every_ns ? o->pprof_every_ns : gt_knob(GT_KNOB_PPROF_EVERY);

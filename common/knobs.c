@@ -29,7 +29,7 @@ struct knob {
 };
 
 static const struct knob knobs[GT_KNOB_COUNT] = {
-    [GT_KNOB_DISABLE] = {"GPUTRACE_DISABLE",
+    [GT_KNOB_DISABLE] = {GT_ENV_DISABLE,
                          BOOL,
                          0,
                          0,
@@ -38,7 +38,7 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
                          {NULL},
                          "forward calls only, trace nothing"},
     [GT_KNOB_QUIET] =
-        {"GPUTRACE_QUIET", BOOL, 0, 0, 1, NULL, {NULL}, "no warnings on stderr"},
+        {GT_ENV_QUIET, BOOL, 0, 0, 1, NULL, {NULL}, "no warnings on stderr"},
     [GT_KNOB_FORCE] = {"GPUTRACE_FORCE",
                        BOOL,
                        0,
@@ -55,7 +55,7 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
                       NULL,
                       {NULL},
                       "set NVTX_INJECTION64_PATH when unset, to record NVTX ranges"},
-    [GT_KNOB_RING_KB] = {"GPUTRACE_RING_KB",
+    [GT_KNOB_RING_KB] = {GT_ENV_RING_KB,
                          NUMBER,
                          GT_DEFAULT_RING_KB,
                          16,
@@ -187,9 +187,8 @@ static const struct knob knobs[GT_KNOB_COUNT] = {
 };
 
 /* Variables that are no knob of this table but are ours all the same. */
-static const char *const other_names[] = {"GPUTRACE_OUTPUT",        "GPUTRACE_SOCKET",
-                                          "GPUTRACE_COLLECTOR",     "GPUTRACE_LIB",
-                                          "GPUTRACE_OUTPUT_PICKED", "GPUTRACE_PPROF_DIR"};
+static const char *const other_names[] = {GT_ENV_OUTPUT, GT_ENV_SOCKET, GT_ENV_COLLECTOR,
+                                          GT_ENV_LIB,    GT_ENV_PICKED, GT_ENV_PPROF_DIR};
 
 static _Atomic uint32_t g_warned; /* one bit per knob; bit 31: unknown names */
 

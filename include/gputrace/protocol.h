@@ -57,6 +57,8 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
 #define GT_ENV_DISABLE "GPUTRACE_DISABLE"      /* 1: the shim forwards only */
 #define GT_ENV_COLLECTOR "GPUTRACE_COLLECTOR"  /* path of gputrace-collector */
 #define GT_ENV_QUIET "GPUTRACE_QUIET"          /* 1: no notes on stderr */
+#define GT_ENV_LIB "GPUTRACE_LIB"              /* path of libgputrace.so (record) */
+#define GT_ENV_PPROF_DIR "GPUTRACE_PPROF_DIR"  /* live profiles' folder (collector) */
 #define GT_DEFAULT_RING_KB 32768u              /* ~510,000 launches */
 
 #endif
