@@ -222,10 +222,15 @@ __attribute__((format(printf, 1, 2))) void gt_collector_say(const char *fmt, ...
  * Rings stamped with GT_CLOCK_TSC are converted as they are drained, with a
  * tick length measured against CLOCK_MONOTONIC: first over a few ms at
  * start, then over the whole run (refreshed every 100 ms), so the error
- * shrinks from ~1e-5 to ~1e-8 as the run goes on. */
+ * shrinks from ~1e-5 to ~1e-8 as the run goes on; the conversion is
+ * continuous and increasing across refreshes (tsc.c's contract).
+ * gt_tsc_start and gt_tsc_anchor are calibrate's and refresh's work on
+ * given (tsc, monotonic) samples (test_tsc feeds its own). */
 uint64_t gt_now_ns(void);
 void gt_tsc_calibrate(void);
 void gt_tsc_refresh(uint64_t now_ns);
+void gt_tsc_start(uint64_t tsc0, uint64_t mono0, uint64_t tsc1, uint64_t mono1);
+void gt_tsc_anchor(uint64_t tsc, uint64_t mono);
 uint64_t gt_tsc_to_ns(uint64_t ticks);
 uint64_t gt_tsc_span_ns(uint64_t ticks);
 
