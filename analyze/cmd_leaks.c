@@ -272,8 +272,9 @@ static void json_invalid(const struct gt_leaks *l) {
   }
 }
 
-static void print_json(const struct gt_leaks *l) {
-  printf("{\"schema_version\":%d,\"leaks\":[", GT_JSON_SCHEMA_VERSION);
+static void print_json(const struct gt_leaks *l, uint64_t stacks_lost) {
+  printf("{\"schema_version\":%d,\"stacks_lost\":%" PRIu64 ",\"leaks\":[",
+         GT_JSON_SCHEMA_VERSION, stacks_lost);
   json_leaks(l, 0);
   printf("],\"totals\":[");
   json_totals(l);
@@ -342,14 +343,14 @@ int cmd_leaks(int argc, char **argv) {
     return 2;
   }
   gt_notice_no_cuda("gputrace leaks", o.path, l.session);
+  uint64_t stacks_lost =
+      gt_model_totals(gt_session_model(l.session))->dropped_by_kind[GT_KIND_STACK];
   if (o.json)
-    print_json(&l);
+    print_json(&l, stacks_lost);
   else
     print_text(&l, o.path);
   char lost[256];
-  if (gt_notice_stacks_lost(
-          gt_model_totals(gt_session_model(l.session))->dropped_by_kind[GT_KIND_STACK],
-          lost, sizeof lost))
+  if (gt_notice_stacks_lost(stacks_lost, lost, sizeof lost))
     fprintf(o.json ? stderr : stdout, "%s%s\n",
             o.json ? "gputrace leaks: warning: " : "!! ", lost);
   int leaked = 0;

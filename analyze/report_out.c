@@ -490,11 +490,12 @@ static void json_head(FILE *o, const struct report *r) {
   fprintf(o,
           "{\"schema_version\":%d,\"duration_ns\":%" PRIu64 ",\"records\":%" PRIu64
           ",\"events\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,\"dropped\":%" PRIu64
-          ",\"lost\":%" PRIu64 ",\"damaged\":%s,\"window\":{\"from_ns\":%" PRIu64
-          ",\"to_ns\":",
+          ",\"lost\":%" PRIu64 ",\"stacks_lost\":%" PRIu64
+          ",\"damaged\":%s,\"window\":{\"from_ns\":%" PRIu64 ",\"to_ns\":",
           GT_JSON_SCHEMA_VERSION, r->last_ns > r->first_ns ? r->last_ns - r->first_ns : 0,
           r->records, r->events, r->nprocs, r->nthreads, r->dropped, r->lost,
-          r->damaged ? "true" : "false", r->opt.from_ns);
+          r->dropped_by_kind[GT_KIND_STACK], r->damaged ? "true" : "false",
+          r->opt.from_ns);
   if (r->opt.to_ns == UINT64_MAX)
     fputs("null", o);
   else

@@ -10,6 +10,7 @@ past its cap: many_stacks allocates N times, each from a distinct stack
 - 70,000 stacks interned by 2 threads at once (each allocating from the same
   70,000 stacks: they race for the same slots and for the segment past the
   first): each stack once, every call with its stack, nothing dropped."""
+import json
 import os
 from gtest import *
 
@@ -50,11 +51,21 @@ def say(cmd, path):
     return p.stdout + p.stderr
 
 
+def json_stacks_lost(path):
+    """stacks_lost of report --json and of leaks --json."""
+    got = []
+    for cmd in ("report", "leaks"):
+        p = run([GPUTRACE, cmd, "--json", path], base_env(), timeout=300, check_rc=None)
+        got.append(json.loads(p.stdout)["stacks_lost"])
+    return tuple(got)
+
+
 def test_below_cap_all_kept():
     out, events = stacks_run(N)
     eq(facts(events), (N + 1, 0, 0, N + 1), "stacks, dropped, calls without, ids used")
     for cmd in (["leaks"], ["report"]):
         eq("not recorded" in say(cmd, out), False, "%s speaks of lost stacks" % cmd[0])
+    eq(json_stacks_lost(out), (0, 0), "report --json and leaks --json: stacks_lost")
 
 
 def test_past_cap_counted_and_said():
@@ -65,6 +76,8 @@ def test_past_cap_counted_and_said():
     eq("!! " + LOST_LINE in say(["leaks"], out).splitlines(), True, "leaks' line")
     eq("  !! " + LOST_LINE in say(["report"], out).splitlines(), True, "report's line")
     eq("records dropped" in say(["report"], out), False, "report: no undercount line")
+    eq(json_stacks_lost(out), (N + 1 - cap, N + 1 - cap),
+       "report --json and leaks --json: stacks_lost")
     pb = os.path.join(TMP, "cap.pb")
     text = say(["pprof", "--force", "-o", pb], out)
     eq("gputrace pprof: warning: " + LOST_LINE in text.splitlines(), True, "pprof's warning")
