@@ -210,7 +210,7 @@ static const char *source_name(unsigned s) {
  * estimated). */
 static void device_columns(struct ex *x, const struct gt_record *dev) {
   if (!dev) {
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
       v_null(x);
     return;
   }
@@ -222,6 +222,7 @@ static void device_columns(struct ex *x, const struct gt_record *dev) {
   v_name(x, source_name(d->source));
   v_int(x, d->device);
   v_int(x, (dev->flags & GT_F_ESTIMATED) != 0);
+  v_int(x, d->wait_ns);
 }
 
 /* ---- launches, copies, memsets ---- */
@@ -394,6 +395,7 @@ static void device_row(struct ex *x, const struct gt_record *r) {
   v_name(x, source_name(d->source));
   v_int(x, d->device);
   v_int(x, (r->flags & GT_F_ESTIMATED) != 0);
+  v_int(x, d->wait_ns);
   emit(x, EX_DEVICE_UNMATCHED);
 }
 

@@ -27,7 +27,7 @@
 #define DEVICE_COLUMNS                                                                   \
   I("device_start_ns", "ns"), I("device_end_ns", "ns"), I("device_ns", "ns"),            \
       I("device_sample", "1 in N"), T("device_source"), I("device", ""),                 \
-      I("device_estimated", "0/1")
+      I("device_estimated", "0/1"), I("device_wait_ns", "ns")
 
 static const struct ex_column metadata[] = {T("key"), T("value")};
 static const struct ex_column processes[] = {
@@ -96,7 +96,8 @@ static const struct ex_column device_unmatched[] = {I("id", ""),
                                                     I("sample", "1 in N"),
                                                     T("source"),
                                                     I("device", ""),
-                                                    I("estimated", "0/1")};
+                                                    I("estimated", "0/1"),
+                                                    I("wait_ns", "ns")};
 static const struct ex_column metrics[] = {
     I("id", ""), I("ts_ns", "ns"),   I("device", ""), T("metric"),
     T("unit"),   R("value", "unit"), I("pid", "")};
@@ -132,7 +133,7 @@ _Static_assert(N(launches) <= EX_MAX_COLUMNS && N(copies) <= EX_MAX_COLUMNS &&
 #define DEV_COLS(t)                                                                      \
   "device_start_ns AS start_ns, device_end_ns AS end_ns, device_ns AS dur_ns, "          \
   "stream, " t ", corr, device_sample AS sample, device_source AS source, device, "      \
-  "device_estimated AS estimated, id AS call_id"
+  "device_estimated AS estimated, id AS call_id, device_wait_ns AS wait_ns"
 /* clang-format off */
 const char ex_device_view[] =
     "CREATE VIEW device AS "
@@ -143,5 +144,5 @@ const char ex_device_view[] =
     "UNION ALL SELECT pid, tid, 'memset', api, NULL, "
     DEV_COLS("bytes, NULL") " FROM memsets WHERE device_start_ns IS NOT NULL "
     "UNION ALL SELECT pid, tid, of_kind, api, kernel, start_ns, end_ns, dur_ns, stream, "
-    "bytes, dir, corr, sample, source, device, estimated, NULL FROM device_unmatched";
+    "bytes, dir, corr, sample, source, device, estimated, NULL, wait_ns FROM device_unmatched";
 /* clang-format on */

@@ -137,20 +137,21 @@ def check_device_columns(trace, db):
     origin = int(dict(rows(db, "SELECT key, value FROM metadata"))["origin_ns"])
     want = sorted((e["of_kind"], e["pid"], e["tid"], e["corr"], e["ts_ns"] - origin,
                    e["ts_ns"] + e["dur_ns"] - origin, e["dur_ns"], e.get("sample", 1),
-                   e.get("source"), e.get("device", 0), int(bool(e.get("estimated"))))
+                   e.get("source"), e.get("device", 0), int(bool(e.get("estimated"))),
+                   e.get("wait_ns", 0))
                   for e in dump(trace) if e["kind"] == "device")
     got = []
     for t, kind in WORK:
         got += [(kind,) + r for r in rows(
             db, "SELECT pid, tid, corr, device_start_ns, device_end_ns, device_ns, "
-                "device_sample, device_source, device, device_estimated FROM %s "
-                "WHERE device_start_ns IS NOT NULL" % t)]
+                "device_sample, device_source, device, device_estimated, device_wait_ns "
+                "FROM %s WHERE device_start_ns IS NOT NULL" % t)]
     got += rows(db, "SELECT of_kind, pid, tid, corr, start_ns, end_ns, dur_ns, sample, "
-                    "source, device, estimated FROM device_unmatched")
+                    "source, device, estimated, wait_ns FROM device_unmatched")
     eq(sorted(got), want, "DEVICE records of dump --json vs the call rows' device columns "
                           "and device_unmatched")
     view = rows(db, "SELECT of_kind, pid, tid, corr, start_ns, end_ns, dur_ns, sample, "
-                    "source, device, estimated FROM device")
+                    "source, device, estimated, wait_ns FROM device")
     eq(sorted(view), want, "the device view vs dump --json's DEVICE records")
 
 
@@ -298,6 +299,21 @@ def test_cells_as_csv():
     check_cells_as_csv(gen, db, "cells")
 
 
+def test_device_wait():
+    """Kernels queued on an idle stream by launches that spend 30 us on the
+    host (the stand-in's GPUTRACE_STANDIN_LAUNCH_HOST_NS): their DEVICE
+    records' wait_ns, every one, in the launches' device_wait_ns and the
+    device view."""
+    _, trace = record([prog("devtime"), "idle"], GPUTRACE_GPU_TIMING="events",
+                      GPUTRACE_GPU_TIMING_SAMPLE="1", GPUTRACE_STANDIN_LAUNCH_HOST_NS="30000")
+    db, _ = to_sqlite(trace, "wait")
+    check_device_columns(trace, db)
+    waited = rows(db, "SELECT count(*) FROM launches WHERE device_wait_ns >= 29000")[0][0]
+    eq(waited >= 20, True, "launches that waited 29 us or more: %d of 40" % waited)
+    eq(rows(db, "SELECT sum(wait_ns) FROM device"),
+       rows(db, "SELECT sum(device_wait_ns) FROM launches"), "the device view's wait_ns")
+
+
 def test_two_processes_and_pid_filter():
     _, trace = record([prog("forked")])
     db, _ = to_sqlite(trace, "forked")
@@ -389,5 +405,6 @@ def test_nvml_metrics():
 
 if __name__ == "__main__":
     main([test_demo_matches_commands, test_metadata_and_schema, test_doc_schema_and_queries,
-          test_csv_same_tables, test_cells_as_csv, test_two_processes_and_pid_filter,
+          test_csv_same_tables, test_cells_as_csv, test_device_wait,
+          test_two_processes_and_pid_filter,
           test_time_window, test_existing_output_and_default_name, test_nvml_metrics])
