@@ -6,14 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gputrace/trace_file.h"
 #include "model.h"
 #include "stats.h"
 
 /* Why a trace can hold no CUDA call, most likely first, each with what to
  * try (docs/cli.md, "Nothing recorded"). */
-int gt_notice_no_cuda(const char *cmd, const char *path, struct gt_session *s) {
-  if (gt_model_totals(gt_session_model(s))->cuda_calls)
-    return 0;
+static void say_no_cuda(const char *cmd, const char *path) {
   fprintf(
       stderr,
       "%s: warning: no CUDA calls were recorded in %s\n"
@@ -26,20 +25,35 @@ int gt_notice_no_cuda(const char *cmd, const char *path, struct gt_session *s) {
       "  - the CUDA runtime was loaded from an unusual path: `LD_DEBUG=libs PROGRAM\n"
       "    2>&1 | grep -i cuda` shows which CUDA libraries it loaded, from where\n",
       cmd, path);
+}
+
+int gt_notice_no_cuda(const char *cmd, const char *path, struct gt_session *s) {
+  if (gt_model_totals(gt_session_model(s))->cuda_calls)
+    return 0;
+  say_no_cuda(cmd, path);
   return 1;
 }
 
-int gt_notice_no_cuda_file(const char *cmd, const char *path) {
+int gt_trace_has_cuda_call(const char *path, uint64_t *read) {
   char err[512];
-  struct gt_session_opts so = {.path = path, .quiet = 1, .threads = -1};
-  struct gt_session *s = gt_session_open(&so, err, sizeof err);
-  if (!s)
-    return 0; /* the collector said what went wrong with it */
-  struct gt_tool none = {0};
-  gt_session_run(s, &none);
-  int warned = gt_notice_no_cuda(cmd, path, s);
-  gt_session_close(s);
-  return warned;
+  *read = 0;
+  struct gt_reader *r = gt_reader_open(path, err, sizeof err);
+  if (!r)
+    return -1;
+  gt_reader_set_quiet(r, 1);
+  int found = 0;
+  for (const struct gt_record *rec; !found && gt_reader_next(r, &rec) == 1; (*read)++)
+    found = gt_record_cuda_calls(rec) > 0;
+  gt_reader_close(r);
+  return found;
+}
+
+int gt_notice_no_cuda_file(const char *cmd, const char *path) {
+  uint64_t read;
+  if (gt_trace_has_cuda_call(path, &read) != 0)
+    return 0; /* a CUDA call, or the collector said what went wrong with it */
+  say_no_cuda(cmd, path);
+  return 1;
 }
 
 static void print_pids(const struct gt_model *m) {

@@ -37,9 +37,14 @@
 #include "session.h"
 
 int gt_notice_no_cuda(const char *cmd, const char *path, struct gt_session *s);
-/* The same for a trace not yet read (`record`, at its end): one pass over
- * it with no layers; nothing is said of a trace it cannot open. */
+/* The same for a trace not yet read (`record`, at its end): read up to its
+ * first CUDA call (gt_trace_has_cuda_call), not through a whole run's
+ * trace; nothing is said of a trace it cannot open. */
 int gt_notice_no_cuda_file(const char *cmd, const char *path);
+/* 1 when the trace at path holds a CUDA call (model.h's cuda_calls: NVTX
+ * is not), read in file order and no further than the record that shows
+ * it; 0 when none; -1 when it cannot be opened. *read: records read. */
+int gt_trace_has_cuda_call(const char *path, uint64_t *read);
 
 struct gt_filter {
   int has_pid;

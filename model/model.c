@@ -107,6 +107,15 @@ static void add_pid(struct gt_model *m, uint32_t pid) {
   m->pids[m->npids++] = pid;
 }
 
+uint64_t gt_record_cuda_calls(const struct gt_record *r) {
+  if (gt_kind_is_call(r->kind) && r->kind != GT_KIND_NVTX)
+    return 1;
+  if (r->kind == GT_KIND_DROP && gt_kind_is_call(r->u.count.of_kind) &&
+      r->u.count.of_kind != GT_KIND_NVTX)
+    return r->u.count.count;
+  return 0;
+}
+
 static void count(struct gt_model_totals *t, const struct gt_record *r) {
   t->records++;
   /* a graph's making replayed at a rolling file's start is from before it */
@@ -118,14 +127,11 @@ static void count(struct gt_model_totals *t, const struct gt_record *r) {
     if (r->ts_ns > t->last_start_ns)
       t->last_start_ns = r->ts_ns;
   }
-  if (gt_kind_is_call(r->kind) && r->kind != GT_KIND_NVTX)
-    t->cuda_calls++;
+  t->cuda_calls += gt_record_cuda_calls(r);
   if (r->kind == GT_KIND_DROP) {
     t->dropped += r->u.count.count;
     if (gt_kind_in_table(r->u.count.of_kind))
       t->dropped_by_kind[r->u.count.of_kind] += r->u.count.count;
-    if (gt_kind_is_call(r->u.count.of_kind) && r->u.count.of_kind != GT_KIND_NVTX)
-      t->cuda_calls += r->u.count.count;
   } else if (r->kind == GT_KIND_LOST) {
     t->lost += r->u.count.count;
   }

@@ -109,6 +109,9 @@ struct gt_heap *gt_model_heap(struct gt_model *m);     /* NULL without the layer
 struct gt_symtab *gt_model_symtab(struct gt_model *m); /* GT_LAYER_SYMBOLS */
 
 const struct gt_model_totals *gt_model_totals(const struct gt_model *m);
+/* The CUDA calls one record stands for (what cuda_calls adds up): 1 for a
+ * call other than NVTX, a DROP's count of such calls, else 0. */
+uint64_t gt_record_cuda_calls(const struct gt_record *r);
 /* The processes the trace holds: those whose start it recorded or whose
  * calls it holds, in the order seen; *n of them. Valid until the next
  * record is fed. */
