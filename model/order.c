@@ -170,12 +170,13 @@ static void sweep(struct gt_order *o) {
 void gt_order_add(struct gt_order *o, const struct gt_record *rec, unsigned handle) {
   uint32_t s = stream_of(o, rec);
   struct stream *st = &o->s[s];
-  /* At one ns, device work after the host records: it cannot start before
-   * the call that queued it (the shim clamps it to that call's start), but
-   * its stream may be read first. */
-  uint64_t ts = rec->ts_ns, tag = (uint64_t)(rec->kind == GT_KIND_DEVICE) << 63 |
-                                  (o->added & (UINT64_MAX >> 17)) << 16 |
-                                  (handle & 0xffffu);
+  /* Device work after the host records of its time and a little later
+   * (order.h): it cannot start before the call that queued it, but the two
+   * are stamped on different clocks, and its stream may be read first. */
+  int device = rec->kind == GT_KIND_DEVICE;
+  uint64_t ts = rec->ts_ns + (device ? GT_ORDER_DEVICE_SLACK_NS : 0),
+           tag = (uint64_t)device << 63 | (o->added & (UINT64_MAX >> 17)) << 16 |
+                 (handle & 0xffffu);
   if (ts < o->max_out)
     o->late++;
   if (ts > o->max_in)

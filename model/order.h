@@ -5,9 +5,13 @@
  *  - Records are added in file order, each with a 16-bit handle of the
  *    buffer holding it (the caller's, returned with it). gt_order_pop gives
  *    back the earliest buffered record: smallest ts_ns, ties in the order
- *    they were added, DEVICE records after the others (device work clamped
- *    to the start of the call that queued it comes after that call) —
- *    except that records of one stream never overtake each other. A stream
+ *    they were added — except that records of one stream never overtake
+ *    each other, and that a DEVICE record is placed GT_ORDER_DEVICE_SLACK_NS
+ *    after its ts_ns, after the host records at that time: the shim clamps
+ *    device work to a CLOCK_MONOTONIC time read just before its call's own
+ *    stamp, which is on the ring's clock (TSC ticks the collector converts),
+ *    so work can read a few hundred ns earlier than the call that queued it
+ *    (330 ns seen on the stand-in), and must still come after it. A stream
  *    is a thread's host records (pid, tid), a thread's DEVICE records
  *    (written later, by the shim's resolver thread), or a process's
  *    collector records (process start/end, drops, losses, frames, and the
@@ -37,7 +41,8 @@
 #include "gputrace/schema.h"
 
 #define GT_ORDER_ACTIVE (1u << 17) /* records: a stream quiet this long waits no more */
-#define GT_ORDER_HORIZON_NS 10000000ull /* 10 ms: see gt_order_ready */
+#define GT_ORDER_HORIZON_NS 10000000ull  /* 10 ms: see gt_order_ready */
+#define GT_ORDER_DEVICE_SLACK_NS 2000ull /* see gt_order_pop */
 
 struct gt_order;
 

@@ -46,25 +46,26 @@ static struct gt_session *read_all(const char *path, uint32_t ordered, int threa
 }
 
 /* Two threads, each drained in its own chunk, interleave in time; a thread
- * whose stamps cross keeps its file order; DEVICE work comes at its time. */
+ * whose stamps cross keeps its file order; DEVICE work comes at its time (us apart:
+ * GT_ORDER_DEVICE_SLACK_NS is 2 us). */
 static void test_time_order(void) {
   char path[256];
   struct synth w;
   synth_open(&w, synth_path("order.gtrace", path, sizeof path));
   w.tid = 1;
-  synth_launch(&w, 10, 1, 0x10, 0, 0);
-  synth_launch(&w, 30, 1, 0x10, 0, 0);
-  synth_launch(&w, 50, 1, 0x10, 0, 0);
-  synth_launch(&w, 45, 1, 0x10, 0, 0); /* crossing stamps on one thread */
+  synth_launch(&w, 10000, 1, 0x10, 0, 0);
+  synth_launch(&w, 30000, 1, 0x10, 0, 0);
+  synth_launch(&w, 50000, 1, 0x10, 0, 0);
+  synth_launch(&w, 45000, 1, 0x10, 0, 0); /* crossing stamps on one thread */
   synth_chunk(&w);
   w.tid = 2;
-  synth_launch(&w, 20, 1, 0x10, 0, 0);
-  synth_launch(&w, 40, 1, 0x10, 0, 0);
-  synth_device(&w, 35, 5, GT_KIND_LAUNCH, 1); /* written last, ran at 35 */
+  synth_launch(&w, 20000, 1, 0x10, 0, 0);
+  synth_launch(&w, 40000, 1, 0x10, 0, 0);
+  synth_device(&w, 35000, 5, GT_KIND_LAUNCH, 1); /* written last, ran at 35 us */
   synth_close(&w);
   struct seen s;
   struct gt_session *ss = read_all(path, GT_ORDER_ALL, 0, &s);
-  static const uint64_t want_ts[] = {10, 20, 30, 35, 40, 50, 45};
+  static const uint64_t want_ts[] = {10000, 20000, 30000, 35000, 40000, 50000, 45000};
   static const uint32_t want_tid[] = {1, 2, 1, 2, 2, 1, 1};
   CHECK_EQ_U64(s.n, 7);
   for (size_t i = 0; i < 7; i++) {
@@ -73,11 +74,11 @@ static void test_time_order(void) {
   }
   CHECK_EQ_U64(s.kind[3], GT_KIND_DEVICE);
   CHECK_EQ_U64(gt_session_late(ss), 0);
-  CHECK_EQ_U64(gt_session_origin(ss), 10);
+  CHECK_EQ_U64(gt_session_origin(ss), 10000);
   gt_session_close(ss);
   /* file order: as written */
   ss = read_all(path, 0, 0, &s);
-  static const uint64_t file_ts[] = {10, 30, 50, 45, 20, 40, 35};
+  static const uint64_t file_ts[] = {10000, 30000, 50000, 45000, 20000, 40000, 35000};
   for (size_t i = 0; i < 7; i++)
     CHECK_EQ_U64(s.ts[i], file_ts[i]);
   gt_session_close(ss);
@@ -85,7 +86,8 @@ static void test_time_order(void) {
 
 /* Device work clamped to the start of the launch that queued it (the same
  * ns), its stream drained first: in time order the launch still comes
- * first (chrome's flow arrow between them depends on it). */
+ * first (chrome's flow arrow between them depends on it), and so does a
+ * launch 20 ns later (within GT_ORDER_DEVICE_SLACK_NS), not one 5 us later. */
 static void test_device_tie(void) {
   char path[256];
   struct synth w;
@@ -94,13 +96,40 @@ static void test_device_tie(void) {
   synth_device(&w, 100, 5, GT_KIND_LAUNCH, 1);
   synth_launch(&w, 100, 3, 0x10, 0, 0);
   synth_launch(&w, 120, 3, 0x10, 0, 0);
+  synth_launch(&w, 5100, 3, 0x10, 0, 0);
+  synth_close(&w);
+  struct seen s;
+  struct gt_session *ss = read_all(path, GT_ORDER_ALL, 0, &s);
+  CHECK_EQ_U64(s.n, 4);
+  CHECK_EQ_U64(s.ts[0], 100);
+  CHECK_EQ_U64(s.ts[1], 120);
+  CHECK_EQ_U64(s.kind[2], GT_KIND_DEVICE);
+  CHECK_EQ_U64(s.ts[3], 5100);
+  gt_session_close(ss);
+}
+
+/* A copy's DEVICE record stamped 330 ns before its call (the shim's clamp
+ * reads CLOCK_MONOTONIC just before the call's own TSC stamp, which the
+ * collector converts), written after a record 20 ms later has let the
+ * call go (GT_ORDER_HORIZON_NS): it comes right after the call, and is not
+ * counted late (`gputrace chrome` on the demo said "1 records came after
+ * the time-order window" for it). */
+static void test_device_before_its_call(void) {
+  char path[256];
+  struct synth w;
+  synth_open(&w, synth_path("skew.gtrace", path, sizeof path));
+  w.tid = 1;
+  synth_copy(&w, 1000330, 54000000, 64 << 20, GT_DIR_HTOD, 0);
+  synth_nvtx(&w, 55000000, GT_NVTX_MARK, "after");
+  synth_device(&w, 1000000, 53000000, GT_KIND_MEMCPY, 1);
   synth_close(&w);
   struct seen s;
   struct gt_session *ss = read_all(path, GT_ORDER_ALL, 0, &s);
   CHECK_EQ_U64(s.n, 3);
-  CHECK_EQ_U64(s.kind[0], GT_KIND_LAUNCH);
+  CHECK_EQ_U64(s.kind[0], GT_KIND_MEMCPY);
   CHECK_EQ_U64(s.kind[1], GT_KIND_DEVICE);
-  CHECK_EQ_U64(s.ts[2], 120);
+  CHECK_EQ_U64(s.kind[2], GT_KIND_NVTX);
+  CHECK_EQ_U64(gt_session_late(ss), 0);
   gt_session_close(ss);
 }
 
@@ -296,6 +325,7 @@ static void test_rolling_set(void) {
 int main(void) {
   test_time_order();
   test_device_tie();
+  test_device_before_its_call();
   test_window();
   test_new_thread();
   test_threads();
