@@ -252,10 +252,10 @@ static void run_in_time_order(struct gt_session *s) {
   if (s->late) { /* no damage, but not the order asked for: said once */
     char what[160];
     snprintf(what, sizeof what,
-             "%llu records came after the time-order window (%u chunks, %u MiB) had "
+             "%llu record%s after the time-order window (%u chunks, %u MiB) had "
              "passed later ones on: read out of order",
-             (unsigned long long)s->late, GT_SESSION_WINDOW,
-             GT_SESSION_WINDOW_BYTES >> 20);
+             (unsigned long long)s->late, s->late == 1 ? " came" : "s came",
+             GT_SESSION_WINDOW, GT_SESSION_WINDOW_BYTES >> 20);
     gt_reader_note(s->rd, what);
   }
 }
