@@ -207,7 +207,7 @@ static const char *source_name(unsigned s) {
 
 /* The call's DEVICE record, which has no row of its own then: when the
  * work ran and what only the DEVICE record knows (sample, source, device,
- * estimated). */
+ * estimated, wait). */
 static void device_columns(struct ex *x, const struct gt_record *dev) {
   if (!dev) {
     for (int i = 0; i < 8; i++)
