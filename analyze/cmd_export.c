@@ -213,7 +213,9 @@ static int run_export(const struct export_opts *o, struct ex_writer *w, int fd) 
   if (st)
     return st;
   closing_line(o, fd, res.rows);
-  return damaged ? 3 : 0;
+  if (w->warning) /* the rows are all there: kept, but said, and status 1 */
+    fprintf(stderr, "gputrace export: warning: %s\n", w->warning);
+  return damaged ? 3 : w->warning ? 1 : 0;
 }
 
 int cmd_export(int argc, char **argv) {

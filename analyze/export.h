@@ -83,7 +83,9 @@ struct ex_writer {
   void *ctx;
   int (*row)(void *ctx, unsigned table, const struct ex_value *v);
   int (*finish)(void *ctx);
-  const char *err; /* its message when row or finish failed */
+  const char *err;     /* its message when row or finish failed */
+  const char *warning; /* after a finish that succeeded: what it left out
+                          (SQLite: indexes it could not make), or NULL */
 };
 
 struct ex_filter {

@@ -16,7 +16,13 @@
  *    bound); rows committed in transactions of about EX_SQLITE_BATCH; the
  *    indexes each table names are made after the last row (faster than
  *    keeping them up to date row by row), reading the table through a
- *    memory map; the view `device` (ex_device_view) made with the tables.
+ *    memory map, their sorts' temporary files in the output's directory
+ *    (SQLITE_TMPDIR, when set, instead); the view `device`
+ *    (ex_device_view) made with the tables.
+ *  - An index that cannot be made (no room for its sort or its pages) is
+ *    rolled back (a journal in memory for the index builds) and left out:
+ *    the tables stay whole, the other indexes are made, and the writer's
+ *    warning names what is missing and the SQL that makes it.
  *  - SQLite runs on a writer thread of its own: the caller's thread
  *    (ex_run: reading the trace, making rows) encodes each row into the
  *    current batch (a byte buffer per table) and hands a batch of
@@ -91,6 +97,10 @@ struct sq {
   uint64_t in_batch;                    /* the writer's */
   char werr[512];                       /* the writer's message, then failed */
   char err[1024];                       /* what the caller reports */
+  struct ex_writer *w;                  /* the writer this is (its warning) */
+  unsigned nmissing;                    /* indexes not made */
+  char why[256], missing[2048], warn[8192];
+  char path[4096]; /* the output, for the warning's command */
 };
 
 static int fail(struct sq *l, const char *what) {
@@ -377,8 +387,10 @@ static void finalize_all(struct sq *l) {
   }
 }
 
-/* CREATE INDEX t_a_b ON t (a, b) for each "a,b" of the table's list. */
-static int make_indexes(struct sq *l, const struct ex_table *tb) {
+/* CREATE INDEX t_a_b ON t (a, b) for each "a,b" of the table's list. One
+ * that fails is left out (the rest are still made): its statement is added
+ * to l->missing, the first reason to l->why. */
+static void make_indexes(struct sq *l, const struct ex_table *tb) {
   const char *p = tb->indexes;
   while (*p) {
     size_t len = strcspn(p, ";");
@@ -388,11 +400,26 @@ static int make_indexes(struct sq *l, const struct ex_table *tb) {
     for (char *c = name; *c; c++)
       *c = *c == ',' ? '_' : *c;
     snprintf(sql, sizeof sql, "CREATE INDEX %s ON %s (%s)", name, tb->name, cols);
-    if (exec(l, sql) != 0)
-      return -1;
+    if (sqlite3_exec(l->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+      if (!l->nmissing++)
+        snprintf(l->why, sizeof l->why, "%s", sqlite3_errmsg(l->db));
+      size_t n = strlen(l->missing);
+      snprintf(l->missing + n, sizeof l->missing - n, "%s; ", sql);
+    }
     p += len + (p[len] == ';');
   }
-  return 0;
+}
+
+/* What sq_finish left out, for the caller's warning (w->warning). */
+static void say_missing(struct sq *l) {
+  const char *tmp = getenv("SQLITE_TMPDIR");
+  snprintf(l->warn, sizeof l->warn,
+           "%u index%s not made (%s; the sorts' temporary files go to %s): the tables "
+           "are complete, queries that use %s are slower; make %s later with sqlite3 "
+           "%s \"%.*s\"",
+           l->nmissing, l->nmissing == 1 ? " was" : "es were", l->why, tmp ? tmp : "?",
+           l->nmissing == 1 ? "it" : "them", l->nmissing == 1 ? "it" : "them", l->path,
+           (int)(strlen(l->missing) - 1), l->missing);
 }
 
 static int sq_finish(void *ctx) {
@@ -402,12 +429,19 @@ static int sq_finish(void *ctx) {
   if (exec(l, "COMMIT") != 0)
     return writer_failed(l);
   /* 64 MiB for the index sorts; the tables read through a map, not
-   * copied by read(): a tenth off the launches index. */
-  if (exec(l, "PRAGMA cache_size=-65536; PRAGMA mmap_size=1099511627776") != 0)
+   * copied by read(): a tenth off the launches index. A journal again (in
+   * memory: it holds only the pages an index build changes, not the new
+   * ones it adds), so that an index that fails (no room) is rolled back
+   * and leaves the tables as they were. */
+  if (exec(l, "PRAGMA cache_size=-65536; PRAGMA mmap_size=1099511627776;"
+              " PRAGMA journal_mode=MEMORY") != 0)
     return writer_failed(l);
   for (unsigned t = 0; t < EX_NTABLES; t++)
-    if (make_indexes(l, &ex_tables[t]) != 0)
-      return writer_failed(l);
+    make_indexes(l, &ex_tables[t]);
+  if (l->nmissing) {
+    say_missing(l);
+    l->w->warning = l->warn;
+  }
   finalize_all(l);
   int rc = sqlite3_close(l->db);
   l->db = NULL;
@@ -439,6 +473,24 @@ static int setup(struct sq *l) {
   return exec(l, ex_device_view) != 0 ? -1 : exec(l, "BEGIN");
 }
 
+/* The index sorts spill to temporary files past their 64 MiB (about 30 MB
+ * a million launches): in the output's directory, which has room for the
+ * output, rather than in TMPDIR or /var/tmp, which may be small; unless
+ * SQLITE_TMPDIR says where. Before SQLite starts: it reads it then. */
+static void temp_beside(const char *path) {
+  const char *tmp = getenv("SQLITE_TMPDIR");
+  if (tmp && *tmp)
+    return;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = '\0'; /* "/x": "/" */
+  setenv("SQLITE_TMPDIR", dir, 1);
+}
+
 int ex_sqlite_open(struct ex_writer *w, const char *path, int fd, char *err,
                    size_t errlen) {
   /* No connection mutex (one thread at a time uses it), no allocation
@@ -447,6 +499,9 @@ int ex_sqlite_open(struct ex_writer *w, const char *path, int fd, char *err,
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
   struct sq *l = gt_xcalloc(1, sizeof *l);
   *w = (struct ex_writer){.ctx = l, .row = sq_row, .finish = sq_finish, .err = l->err};
+  l->w = w;
+  snprintf(l->path, sizeof l->path, "%s", path);
+  temp_beside(path);
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE |
               SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path, &l->db, flags, NULL) != SQLITE_OK) {

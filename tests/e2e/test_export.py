@@ -10,6 +10,8 @@ import csv
 import json
 import os
 import re
+import resource
+import signal
 import sqlite3
 import subprocess
 
@@ -314,6 +316,41 @@ def test_device_wait():
        rows(db, "SELECT sum(device_wait_ns) FROM launches"), "the device view's wait_ns")
 
 
+def test_index_left_out():
+    """An output that cannot hold the last indexes (a file size limit 3 pages
+    short of the whole export, SIGXFSZ ignored: writes fail with EFBIG):
+    status 1, the tables whole and the file consistent, the indexes that fit
+    made, and a warning whose SQL makes the rest."""
+    trace, full, path = demo()
+    size = os.path.getsize(path)
+    out = fresh(os.path.join(TMP, "short.sqlite"))
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size - 3 * 65536, size - 3 * 65536))
+    p = subprocess.run([GPUTRACE, "export", "-o", out, trace], env=base_env(),
+                       preexec_fn=limit, capture_output=True, text=True, timeout=120)
+    eq(p.returncode, 1, "status: " + p.stderr)
+    warn = p.stderr.splitlines()[-1]
+    m = re.match(r'gputrace export: warning: (\d+) indexes were not made \((.+); the '
+                 r'sorts\' temporary files go to (.+)\): the tables are complete, queries '
+                 r'that use them are slower; make them later with sqlite3 (\S+) "(.+)"$', warn)
+    if not m:
+        raise AssertionError("warning: " + warn)
+    eq((m.group(3), m.group(4)), (TMP, out), "the temporary files' directory, the file")
+    db = sqlite3.connect(out)
+    eq(rows(db, "PRAGMA integrity_check"), [("ok",)], "the file is consistent")
+    for t in TABLES:
+        eq(rows(db, "SELECT * FROM " + t), rows(full, "SELECT * FROM " + t), "table " + t)
+    index = "SELECT name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name"
+    made = rows(db, index)
+    eq(len(made), len(rows(full, index)) - int(m.group(1)), "indexes made")
+    db.close()
+    run([SQLITE3, out, m.group(5)], base_env(), check_rc=0)
+    db = sqlite3.connect(out)
+    eq(rows(db, index), rows(full, index), "the warning's SQL made the rest")
+
+
 def test_two_processes_and_pid_filter():
     _, trace = record([prog("forked")])
     db, _ = to_sqlite(trace, "forked")
@@ -405,6 +442,6 @@ def test_nvml_metrics():
 
 if __name__ == "__main__":
     main([test_demo_matches_commands, test_metadata_and_schema, test_doc_schema_and_queries,
-          test_csv_same_tables, test_cells_as_csv, test_device_wait,
+          test_csv_same_tables, test_cells_as_csv, test_device_wait, test_index_left_out,
           test_two_processes_and_pid_filter,
           test_time_window, test_existing_output_and_default_name, test_nvml_metrics])
