@@ -22,26 +22,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The knobs, by what they set; their names, types, defaults, bounds and
+ * help are knobs.c's table (one entry per id: test_knobs checks each has
+ * one), which the warnings and the man page are made from. */
 enum gt_knob_id {
-  GT_KNOB_DISABLE,           /* bool, 0: forward calls untraced */
-  GT_KNOB_QUIET,             /* bool, 0: no warnings on stderr */
-  GT_KNOB_FORCE,             /* bool, 0: overwrite an existing GPUTRACE_OUTPUT */
-  GT_KNOB_NVTX,              /* bool, 1: set NVTX_INJECTION64_PATH */
-  GT_KNOB_RING_KB,           /* KiB per process ring, 16..1048576, 32768 */
-  GT_KNOB_CLOCK,             /* auto | monotonic */
-  GT_KNOB_STACKS,            /* alloc | all | none */
-  GT_KNOB_GPU_TIMING,        /* auto | events | cupti | off */
-  GT_KNOB_GPU_TIMING_SAMPLE, /* auto (0) | 1..1000000, auto */
-  GT_KNOB_GPU_TIMING_EVENTS, /* 2..4194304, 65536 */
-  GT_KNOB_NVML_MS,           /* 10..3600000, 500 (collector) */
-  GT_KNOB_GPU_TIMING_BUDGET, /* percent of a thread's time, 1..100, 1 */
-  GT_KNOB_PPROF_EVERY,       /* ns between live profiles, 1 s..24 h, 60 s (collector) */
-  GT_KNOB_PPROF_KEEP,        /* live profiles kept per process and kind, 0..1e6, 60 */
-  GT_KNOB_LAUNCH_STACKS,     /* auto (0) | 1..1000000000 launches, auto */
-  GT_KNOB_CAPTURE_RANGE,     /* none | cudaProfilerApi | nvtx:NAME (the name: getenv) */
-  GT_KNOB_READ_WAIT,         /* ns a reader waits for a live collector, 0 s..24 h, 60 s */
-  GT_KNOB_STACK_CAP, /* distinct stacks per process, 1..GT_STACK_CAP_MAX, the max */
-  GT_KNOB_UNWIND,    /* cached | backtrace */
+  GT_KNOB_DISABLE,           /* forward calls untraced */
+  GT_KNOB_QUIET,             /* no warnings on stderr */
+  GT_KNOB_FORCE,             /* overwrite an existing GPUTRACE_OUTPUT */
+  GT_KNOB_NVTX,              /* set NVTX_INJECTION64_PATH */
+  GT_KNOB_RING_KB,           /* the ring per process */
+  GT_KNOB_CLOCK,             /* the clock of host stamps */
+  GT_KNOB_STACKS,            /* which calls get stacks */
+  GT_KNOB_GPU_TIMING,        /* device timing's source */
+  GT_KNOB_GPU_TIMING_SAMPLE, /* launches timed: adaptive, or 1 in N */
+  GT_KNOB_GPU_TIMING_EVENTS, /* the event pool */
+  GT_KNOB_NVML_MS,           /* NVML's sampling period (collector) */
+  GT_KNOB_GPU_TIMING_BUDGET, /* adaptive timing's share of a thread's time */
+  GT_KNOB_PPROF_EVERY,       /* time between live profiles (collector) */
+  GT_KNOB_PPROF_KEEP,        /* live profiles kept per process and kind */
+  GT_KNOB_LAUNCH_STACKS,     /* launch stacks: adaptive, or 1 in N */
+  GT_KNOB_CAPTURE_RANGE,     /* record only in capture ranges (the name: getenv) */
+  GT_KNOB_READ_WAIT,         /* how long a reader waits for a live collector */
+  GT_KNOB_STACK_CAP,         /* distinct stacks per process */
+  GT_KNOB_UNWIND,            /* how native stacks are unwound */
   GT_KNOB_COUNT
 };
 
