@@ -1,8 +1,8 @@
 /* knobs.h — the GPUTRACE_* environment variables, parsed in one place.
  *
  * Contract:
- *  - Every knob has a type, a documented default and bounds (the table in
- *    common/knobs.c; docs/cli.md lists them). gt_knob returns its value:
+ *  - Every knob has a type, a documented default and bounds (GT_KNOBS
+ *    below, the one list; docs/cli.md lists them). gt_knob returns its value:
  *    booleans 0/1 (1, true, yes, on / 0, false, no, off, any case),
  *    numbers within their bounds (decimal digits only; "auto" is 0 for the
  *    numbers that adapt by default), choices as their index in the table's
@@ -22,30 +22,78 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The knobs, by what they set; their names, types, defaults, bounds and
- * help are knobs.c's table (one entry per id: test_knobs checks each has
- * one), which the warnings and the man page are made from. */
+/* The knobs, one row each: X(ID, NAME, TYPE, DEFAULT, LO, HI, UNIT,
+ * (CHOICES), HELP). The enum below is made of the IDs; knobs.c makes the
+ * parser's table of the rest (TYPE: one of its types; DURATION bounds in
+ * whole seconds; a choice ending in ":NAME" takes any non-empty name after
+ * its prefix), and the warnings and the man page come from that table. */
+/* clang-format off */
+#define GT_KNOBS(X) \
+  X(DISABLE, GT_ENV_DISABLE, BOOL, \
+    0, 0, 1, NULL, (NULL), \
+    "forward calls only, trace nothing") \
+  X(QUIET, GT_ENV_QUIET, BOOL, \
+    0, 0, 1, NULL, (NULL), \
+    "no warnings on stderr") \
+  X(FORCE, "GPUTRACE_FORCE", BOOL, \
+    0, 0, 1, NULL, (NULL), \
+    "overwrite an existing GPUTRACE_OUTPUT (as record --force)") \
+  X(NVTX, "GPUTRACE_NVTX", BOOL, \
+    1, 0, 1, NULL, (NULL), \
+    "set NVTX_INJECTION64_PATH when unset, to record NVTX ranges") \
+  X(RING_KB, GT_ENV_RING_KB, NUMBER, \
+    GT_DEFAULT_RING_KB, 16, GT_RING_MAX_BYTES / 1024, "KiB", (NULL), \
+    "the ring each traced process writes into") \
+  X(CLOCK, "GPUTRACE_CLOCK", CHOICE, \
+    0, 0, 0, NULL, ("auto", "monotonic"), \
+    "the clock: monotonic never stamps with the TSC") \
+  X(STACKS, "GPUTRACE_STACKS", CHOICE, \
+    0, 0, 0, NULL, ("alloc", "all", "none"), \
+    "call stacks of allocations, frees and sampled launches; of every call; or none") \
+  X(GPU_TIMING, "GPUTRACE_GPU_TIMING", CHOICE, \
+    0, 0, 0, NULL, ("auto", "events", "cupti", "off"), \
+    "device timing: auto is CUDA events; CUPTI on request") \
+  X(GPU_TIMING_SAMPLE, "GPUTRACE_GPU_TIMING_SAMPLE", AUTO_NUMBER, \
+    0, 1, 1000000, "calls", (NULL), \
+    "auto: launches sampled within GPUTRACE_GPU_TIMING_BUDGET; N: one call in N") \
+  X(GPU_TIMING_EVENTS, "GPUTRACE_GPU_TIMING_EVENTS", NUMBER, \
+    65536, 2, 4194304, "events", (NULL), \
+    "the device timing event pool") \
+  X(NVML_MS, "GPUTRACE_NVML_MS", NUMBER, \
+    500, 10, 3600000, "ms", (NULL), \
+    "the collector's NVML sampling period") \
+  X(GPU_TIMING_BUDGET, "GPUTRACE_GPU_TIMING_BUDGET", NUMBER, \
+    1, 1, 100, "percent", (NULL), \
+    "the share of a thread's time adaptive device timing may cost it") \
+  X(PPROF_EVERY, "GPUTRACE_PPROF_EVERY", DURATION, \
+    60000000000ull, 1, 86400, NULL, (NULL), \
+    "the time between live profiles (collector)") \
+  X(PPROF_KEEP, "GPUTRACE_PPROF_KEEP", NUMBER, \
+    60, 0, 1000000, "files", (NULL), \
+    "live profiles kept per process and kind; 0: all") \
+  X(LAUNCH_STACKS, "GPUTRACE_LAUNCH_STACKS", AUTO_NUMBER, \
+    0, 1, 1000000000, "launches", (NULL), \
+    "launch stacks: auto adapts to 1 % of a thread's time; N: one launch in N") \
+  X(CAPTURE_RANGE, "GPUTRACE_CAPTURE_RANGE", CHOICE, \
+    0, 0, 0, NULL, ("none", "cudaProfilerApi", "nvtx:NAME"), \
+    "record only inside capture ranges (as record --capture-range)") \
+  X(READ_WAIT, "GPUTRACE_READ_WAIT", DURATION, \
+    60000000000ull, 0, 86400, NULL, (NULL), \
+    "how long a command waits for a trace's collector to finish it") \
+  X(STACK_CAP, "GPUTRACE_STACK_CAP", NUMBER, \
+    GT_STACK_CAP_MAX, 1, GT_STACK_CAP_MAX, "stacks", (NULL), \
+    "distinct call stacks kept per process; calls past it have none (counted)") \
+  X(UNWIND, "GPUTRACE_UNWIND", CHOICE, \
+    0, 0, 0, NULL, ("cached", "backtrace"), \
+    "native stacks from cached unwind rules, or all from glibc's " \
+    "backtrace() (the same frames, about 25x the cost)")
+/* clang-format on */
+
 enum gt_knob_id {
-  GT_KNOB_DISABLE,           /* forward calls untraced */
-  GT_KNOB_QUIET,             /* no warnings on stderr */
-  GT_KNOB_FORCE,             /* overwrite an existing GPUTRACE_OUTPUT */
-  GT_KNOB_NVTX,              /* set NVTX_INJECTION64_PATH */
-  GT_KNOB_RING_KB,           /* the ring per process */
-  GT_KNOB_CLOCK,             /* the clock of host stamps */
-  GT_KNOB_STACKS,            /* which calls get stacks */
-  GT_KNOB_GPU_TIMING,        /* device timing's source */
-  GT_KNOB_GPU_TIMING_SAMPLE, /* launches timed: adaptive, or 1 in N */
-  GT_KNOB_GPU_TIMING_EVENTS, /* the event pool */
-  GT_KNOB_NVML_MS,           /* NVML's sampling period (collector) */
-  GT_KNOB_GPU_TIMING_BUDGET, /* adaptive timing's share of a thread's time */
-  GT_KNOB_PPROF_EVERY,       /* time between live profiles (collector) */
-  GT_KNOB_PPROF_KEEP,        /* live profiles kept per process and kind */
-  GT_KNOB_LAUNCH_STACKS,     /* launch stacks: adaptive, or 1 in N */
-  GT_KNOB_CAPTURE_RANGE,     /* record only in capture ranges (the name: getenv) */
-  GT_KNOB_READ_WAIT,         /* how long a reader waits for a live collector */
-  GT_KNOB_STACK_CAP,         /* distinct stacks per process */
-  GT_KNOB_UNWIND,            /* how native stacks are unwound */
-  GT_KNOB_COUNT
+#define GT_KNOB_ID(id, ...) GT_KNOB_##id,
+  GT_KNOBS(GT_KNOB_ID)
+#undef GT_KNOB_ID
+      GT_KNOB_COUNT
 };
 
 /* The most distinct call stacks a process interns (its table: 32 MiB at
