@@ -6,9 +6,10 @@
  *    following a link (SQLITE_OPEN_NOFOLLOW), and refuses it unless it is
  *    the very file of `fd` (same device and inode): a name swapped between
  *    the check and the open is not written.
- *  - The file is new and ours alone, so it is written without a journal
- *    and without syncs (journal_mode=OFF, synchronous=OFF, exclusive
- *    lock): an export cut short leaves a file to delete, never a trace.
+ *  - The file is new and ours alone, so its rows are written without a
+ *    journal and without syncs (journal_mode=OFF, synchronous=OFF,
+ *    exclusive lock): an export cut short leaves a file to delete, never a
+ *    trace.
  *  - Tables from ex_tables (a column "id" is the INTEGER PRIMARY KEY);
  *    prepared INSERTs per table (one row, and EX_MULTI rows), values
  *    bound, never spliced into SQL text, and only those that differ from
