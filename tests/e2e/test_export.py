@@ -4,8 +4,10 @@ dump --summary, live bytes against leaks, per-kernel GPU time and NVTX range
 counts against report --json, the DEVICE records (the call rows' device
 columns, device_unmatched, the `device` view) against dump --summary and
 dump --json — on the demo (infer 20) and on a two-process trace; the example queries of docs/export.md run on it; CSV has the same rows,
-header rows and RFC 4180 quoting; --pid, a pid not there, an existing output,
-the default name."""
+header rows and RFC 4180 quoting, and every SQLite value equals its CSV cell
+(demo and a generated trace); kernels' idle-stream waits in device_wait_ns;
+an index that does not fit leaves the tables whole (status 1, the SQL to
+make it); --pid, a pid not there, an existing output, the default name."""
 import csv
 import json
 import os
