@@ -1,5 +1,6 @@
-"""A real Prometheus server (Debian package prometheus), started on loopback,
-scrapes the collector's /metrics during a traced run; queries through its
+"""A real Prometheus server (Debian package prometheus), started on loopback
+and ready before the traced run starts, scrapes the collector's /metrics
+during the run; queries through its
 HTTP API return the launch count and a histogram_quantile of the API
 latency histogram (the P99 of cudaDeviceSynchronize). Bounded (every wait has a deadline, the
 server is killed at the end); exits 77 (ctest SKIP) without the server."""
@@ -22,6 +23,21 @@ def query(port, q):
         return None
     res = json.loads(p.stdout)["data"]["result"]
     return float(res[0]["value"][1]) if res else None
+
+
+def ready(port, server, timeout=60):
+    """Wait for the server's /-/ready before the traced run starts: on a
+    loaded machine it can take seconds to start, and the run (about 9 s)
+    is all the time it has to scrape (CI once saw it start too late and
+    query nothing)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and server.poll() is None:
+        p = subprocess.run(["curl", "-sf", "--max-time", "2",
+                            "http://127.0.0.1:%d/-/ready" % port], capture_output=True)
+        if p.returncode == 0:
+            return
+        time.sleep(0.1)
+    raise AssertionError("Prometheus not ready after %d s (exit %s)" % (timeout, server.poll()))
 
 
 def quantile(prom_port, proc):
@@ -52,6 +68,7 @@ def test_server_scrapes_launches():
                               stdout=log, stderr=log)
     proc = None
     try:
+        ready(prom_port, server)
         proc, out = start(ITER, port)
         got, deadline = None, time.time() + 60
         while time.time() < deadline and proc.poll() is None:
@@ -60,7 +77,10 @@ def test_server_scrapes_launches():
                 break
             time.sleep(0.2)
         if not got:
-            raise AssertionError("Prometheus returned no launch count (see %s)" % log.name)
+            rc = proc.poll()
+            raise AssertionError("Prometheus returned no launch count (see %s; the run: %s)" %
+                                 (log.name, "running" if rc is None else "exit %d, stderr %r"
+                                  % (rc, proc.stderr.read()[-1000:])))
         text, m = scrape_until(port, proc, lambda m: True)
         now = value(m, "gputrace_kernel_launches_total")
         if not (0 < got <= now <= ITER and got == int(got)):
