@@ -210,7 +210,7 @@ static const char *source_name(unsigned s) {
  * estimated, wait). */
 static void device_columns(struct ex *x, const struct gt_record *dev) {
   if (!dev) {
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < EX_DEVICE_COLUMNS; i++)
       v_null(x);
     return;
   }

@@ -119,6 +119,8 @@ const struct ex_table ex_tables[EX_NTABLES] = {
     TABLE(EX_DEVICE_UNMATCHED, device_unmatched, ""),
     TABLE(EX_METRICS, metrics, "metric,ts_ns"),
 };
+_Static_assert(N(((const struct ex_column[]){DEVICE_COLUMNS})) == EX_DEVICE_COLUMNS,
+               "export.h counts the device columns");
 _Static_assert(N(launches) <= EX_MAX_COLUMNS && N(copies) <= EX_MAX_COLUMNS &&
                    N(device_unmatched) <= EX_MAX_COLUMNS &&
                    N(allocations) <= EX_MAX_COLUMNS,

@@ -86,11 +86,16 @@ static void test_refresh_between_close_ticks(void) {
   CHECK_EQ_U64(back, 0);
 }
 
+/* A run of n refreshes as usual, 100 ms apart. */
+static void run_refreshes(unsigned n) {
+  start();
+  for (unsigned r = 1; r <= n; r++)
+    gt_tsc_anchor(t0 + TICKS(r * 100 * MS), jittered(t0 + TICKS(r * 100 * MS), r));
+}
+
 /* 20 refreshes as usual: 2 s of run. */
 static void run_two_seconds(void) {
-  start();
-  for (unsigned r = 1; r <= 20; r++)
-    gt_tsc_anchor(t0 + TICKS(r * 100 * MS), jittered(t0 + TICKS(r * 100 * MS), r));
+  run_refreshes(20);
 }
 
 /* The host stops for 5 ms (the true clock steps forward): the line jumps
@@ -150,9 +155,7 @@ static void test_no_overshoot(void) {
 /* Records drained so late that their ticks precede every kept segment
  * (256: 128 refreshes or more) still convert, in order, near the clock. */
 static void test_older_than_kept(void) {
-  start();
-  for (unsigned r = 1; r <= 400; r++)
-    gt_tsc_anchor(t0 + TICKS(r * 100 * MS), jittered(t0 + TICKS(r * 100 * MS), r));
+  run_refreshes(400);
   uint64_t old = t0 + TICKS(50 * MS), back = 0, worst = 0;
   for (uint64_t t = old; t < t0 + TICKS(40000 * MS); t += TICKS(10 * MS)) {
     back += gt_tsc_to_ns(t + TICKS(10 * MS)) < gt_tsc_to_ns(t);
