@@ -1,6 +1,7 @@
 /* hello.c — the traced process's side of the handshake (protocol.h), shared
  * by the shim and the tests that speak the protocol. No allocation: the
  * shim calls it from inside the traced process. */
+#include <errno.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -23,8 +24,14 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
   if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof *hello)
     return -1;
   struct pollfd p = {.fd = sock, .events = POLLIN};
-  char ack = 0;
-  if (poll(&p, 1, timeout_ms) != 1 || recv(sock, &ack, 1, 0) != 1)
+  int ready = poll(&p, 1, timeout_ms);
+  if (ready == 0)
+    errno = ETIMEDOUT;
+  if (ready != 1)
     return 0;
-  return (unsigned char)ack;
+  char ack = 0;
+  ssize_t got = recv(sock, &ack, 1, 0);
+  if (got == 0) /* closed unanswered: the collector is exiting */
+    errno = ECONNRESET;
+  return got == 1 ? (unsigned char)ack : 0;
 }

@@ -214,16 +214,37 @@ static int collector_exited(long pid) {
   return waitpid((pid_t)pid, &status, WNOHANG | __WALL) == (pid_t)pid;
 }
 
-/* The collector we started exited before it listened: it said why on
+/* The collector we started exited without taking us: it said why on
  * stderr, so our message points there instead of at a socket path. */
 static int g_spawned_failed;
+static long g_spawned_pid = -1; /* the collector this call started, not reaped */
+
+static int spawned_exited(void) {
+  if (g_spawned_pid < 0 || !collector_exited(g_spawned_pid))
+    return 0;
+  g_spawned_pid = -1;
+  return 1;
+}
+
+/* Wait up to `ticks` x 10 ms for the collector we started to exit. */
+static int spawned_exits_within(int ticks) {
+  for (int i = 0; g_spawned_pid >= 0 && i < ticks; i++) {
+    if (spawned_exited())
+      return 1;
+    struct timespec pause = {0, 10000000};
+    nanosleep(&pause, NULL);
+  }
+  return 0;
+}
 
 static int connect_or_spawn(void) {
+  g_spawned_pid = -1; /* a fork's child did not start its parent's */
+  g_spawned_failed = 0;
   int fd = connect_once();
   if (fd >= 0 || !g_can_spawn || (errno != ENOENT && errno != ECONNREFUSED))
     return fd;
-  long pid = spawn_collector();
-  if (pid < 0)
+  g_spawned_pid = spawn_collector();
+  if (g_spawned_pid < 0)
     return -1;
   int gone_at = -1;
   for (int i = 0; i < 500; i++) { /* up to 5 s for it to listen */
@@ -233,7 +254,7 @@ static int connect_or_spawn(void) {
       return fd;
     /* Once it has exited — it lost the socket to another collector, or it
      * failed and said why on stderr — give a winner 20 ms, then stop. */
-    if (gone_at < 0 && collector_exited(pid))
+    if (gone_at < 0 && spawned_exited())
       gone_at = i;
     if (gone_at >= 0 && i - gone_at >= 2)
       break;
@@ -266,7 +287,8 @@ static int send_hello(int fd, int memfd, size_t bytes, uint32_t pid) {
   }
   int ack = gt_hello_exchange(fd, &hello, memfd, 5000);
   if (ack != GT_ACK_OK) {
-    errno = ack == GT_ACK_REFUSED ? EACCES : ack < 0 ? errno : ETIMEDOUT;
+    if (ack > 0) /* else errno says why no answer came */
+      errno = ack == GT_ACK_REFUSED ? EACCES : EPROTO;
     return -1;
   }
   return 0;
@@ -325,11 +347,16 @@ int gt_transport_open(struct gt_ring *ring, size_t bytes, uint32_t pid) {
   if (ok) {
     what = "handshake";
     ok = send_hello(fd, memfd, g_map_len, pid) == 0;
+    /* It listens before it opens the output (the socket decides which of
+     * racing collectors runs): one that then cannot open it closes our
+     * connection unanswered and exits. */
+    if (!ok && (errno == ECONNRESET || errno == EPIPE) && spawned_exits_within(100))
+      g_spawned_failed = 1;
   }
   int saved = errno;
   close(memfd);
   if (!ok) {
-    if (fd < 0 && g_spawned_failed)
+    if (g_spawned_failed)
       gt_warn("gputrace: the collector did not start (its message is above); pid %u "
               "runs untraced",
               pid);

@@ -45,8 +45,10 @@ struct gt_hello {
 };
 
 /* Send `hello` with the ring's memfd attached and wait up to timeout_ms
- * for the answer: GT_ACK_OK, GT_ACK_REFUSED (or another byte), 0 when none
- * came, -1 when the hello could not be sent (common/hello.c). */
+ * for the answer: GT_ACK_OK, GT_ACK_REFUSED (or another byte); 0 when none
+ * came, with errno ETIMEDOUT (none in time) or ECONNRESET (the collector
+ * closed the connection unanswered); -1 when the hello could not be sent
+ * (common/hello.c). */
 int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int timeout_ms);
 
 /* Environment shared by the CLI, the shim and the collector. */

@@ -6,7 +6,8 @@
   then succeeds. A command that ran keeps its trace, whatever its status.
 - Hints are true where they are read: plain LD_PRELOAD is told
   GPUTRACE_FORCE=1, not --force, and the shim points at the collector's
-  message, not at a socket path; an output that is a directory is said to be
+  message, not at a socket path, also when the collector failed after it
+  listened and closed the shim's connection unanswered; an output that is a directory is said to be
   one, with or without --force.
 - chrome's up-front size estimate is close to the size written, and its
   closing line names the file and where to open it; pprof's names the file
@@ -20,6 +21,7 @@ import pty
 import re
 import socket
 import subprocess
+import sys
 from gtest import *
 
 GEN = os.path.join(BIN, "gputrace-gen-trace")
@@ -117,6 +119,39 @@ def test_plain_preload_hint():
     subprocess.run([prog("basic")], env=env, capture_output=True, timeout=60, check=True)
     wait_for_trace(out, 1)
     eq(any(r["kind"] == "launch" for r in dump(out)), True, "overwritten with a trace")
+
+
+# A collector that listens, then fails (the output check comes after it has
+# won the socket), closing a connection it never took: the window the shim
+# hit under load, made certain here.
+FAILS_AFTER_LISTENING = """#!%s
+import select, socket, sys
+path = sys.argv[sys.argv.index("--socket") + 1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(path)
+s.listen()
+select.select([s], [], [], 30)  # a connection waits in the backlog
+sys.stderr.write("gputrace-collector: a failure after listening\\n")
+"""
+
+
+def test_collector_failing_after_listening():
+    fake = fresh("fake-collector")
+    with open(fake, "w") as f:
+        f.write(FAILS_AFTER_LISTENING % sys.executable)
+    os.chmod(fake, 0o755)
+    sock = fresh("fake.sock")
+    env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=fresh("fake.gtrace"),
+                   GPUTRACE_COLLECTOR=fake, GPUTRACE_SOCKET=sock)
+    del env["GPUTRACE_QUIET"]
+    p = subprocess.run([prog("basic")], env=env, capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, "the program runs untraced")
+    got = [l for l in lines(p.stderr) if l.startswith("gputrace")]
+    eq(len(got), 2, "two lines: %r" % p.stderr)
+    eq(got[0], "gputrace-collector: a failure after listening", "the collector's reason")
+    if not re.fullmatch(r"gputrace: the collector did not start \(its message is above\); "
+                        r"pid \d+ runs untraced", got[1]):
+        raise AssertionError("the shim's line: %r" % got[1])
 
 
 def test_directory_output():
@@ -241,6 +276,6 @@ def test_no_progress_on_a_pipe():
 if __name__ == "__main__":
     main([test_busy_port_removes_the_trace, test_missing_command_removes_the_trace,
           test_command_that_ran_keeps_its_trace, test_plain_preload_hint,
-          test_directory_output, test_chrome_estimate_and_closing_line,
+          test_collector_failing_after_listening, test_directory_output, test_chrome_estimate_and_closing_line,
           test_pprof_closing_line, test_record_next_line, test_progress_on_a_terminal,
           test_no_progress_on_a_pipe])
