@@ -82,7 +82,9 @@ struct gt_client {
   struct gt_symq *symq;
   uint64_t sym_seq; /* the last item it gave the symbolizer */
   struct gt_knames *knames;
-  int looking;            /* inside a look-ahead for a kernel's name */
+  int looking;       /* inside a look-ahead for a kernel's name */
+  unsigned parked_n; /* records the look-ahead set aside (name_first) */
+  struct gt_record parked[GT_RING_NSUB_MAX + 1]; /* at most one a source */
   struct gt_map host_fns; /* host functions given to the symbolizer */
   uint64_t begin_ns;      /* the earliest time its records may have (less the margin) */
   uint64_t now_ns;        /* the drain's: the latest (plus the margin) */
@@ -460,7 +462,10 @@ static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *re
  * read once now (a new pass), the shared ring, which a writer may keep
  * filling, up to its capacity; a full sink queue is compressed a chunk at
  * a time to make room. Never the launch's own source, whose later records
- * must stay after it. Records taken here are drained, not extra work. */
+ * must stay after it. A source stops at a launch of a kernel not named yet
+ * (parked by name_first: the same kernel, from a third thread, whose name
+ * may lie in a source read later), so that it follows its name too.
+ * Records taken here are drained, not extra work. */
 static void look_ahead(struct gt_client *c, struct gt_sink *sink, unsigned self) {
   int eager = c->ring.eager;
   gt_ring_publish(&c->ring); /* a new pass: every head read once more */
@@ -478,39 +483,67 @@ static void look_ahead(struct gt_client *c, struct gt_sink *sink, unsigned self)
         continue;
       if (st != GT_RING_RECORD)
         break;
+      unsigned parked = c->parked_n;
       take(c, sink, rec);
+      if (c->parked_n != parked)
+        break; /* this source's next records stay behind the parked one */
     }
   }
   c->ring.eager = eager;
 }
 
+static uint64_t kernel_of(const struct gt_record *rec) {
+  return rec->kind == GT_KIND_LAUNCH ? rec->u.launch.kernel : rec->u.device.kernel;
+}
+
+/* The records a look-ahead parked, each after its kernel's name if one is
+ * held now (else unnamed: no source had it). */
+static void put_parked(struct gt_client *c, struct gt_sink *sink) {
+  for (unsigned i = 0; i < c->parked_n; i++) {
+    const struct gt_record *name =
+        gt_knames_refer(c->knames, kernel_of(&c->parked[i]), NULL);
+    if (name)
+      gt_sink_put(sink, name);
+    gt_sink_put(sink, &c->parked[i]);
+  }
+  c->parked_n = 0;
+}
+
 /* A launch (or its DEVICE record, one slot, in the sink's space): its
  * kernel's held name goes first. Returns where the record is now (the
- * sink's space again, after the name). Graph launches and host functions
- * name an executable or a function that has no KERNEL_NAME: no look-ahead
- * for them (one drained the DEVICE records' source ahead of the launching
- * thread's, whose later kernels' names then came after their DEVICE
- * records). */
+ * sink's space again, after the name), or NULL when a look-ahead parked
+ * it (its kernel not named yet: put_parked writes it once the look-ahead
+ * is done). Graph launches and host functions name an executable or a
+ * function that has no KERNEL_NAME: no look-ahead for them (one drained
+ * the DEVICE records' source ahead of the launching thread's, whose later
+ * kernels' names then came after their DEVICE records). */
 static struct gt_record *name_first(struct gt_client *c, struct gt_sink *sink,
                                     struct gt_record *rec) {
   if (rec->flags & (GT_F_GRAPH | GT_F_HOST_FN))
     return rec;
-  uint64_t kernel =
-      rec->kind == GT_KIND_LAUNCH ? rec->u.launch.kernel : rec->u.device.kernel;
+  uint64_t kernel = kernel_of(rec);
   int unknown = 0;
-  const struct gt_record *name =
-      gt_knames_refer(c->knames, kernel, c->looking ? NULL : &unknown);
+  const struct gt_record *name = gt_knames_refer(c->knames, kernel, &unknown);
   if (!name && !unknown)
     return rec;
+  if (unknown && c->looking && rec->nslots == 1 &&
+      c->parked_n < sizeof c->parked / sizeof c->parked[0]) {
+    c->parked[c->parked_n++] = *rec;
+    return NULL;
+  }
   struct gt_record saved = *rec;
   if (unknown) {
-    c->looking = 1;
-    look_ahead(c, sink, c->ring.last_src);
-    c->looking = 0;
+    if (!c->looking) {
+      c->looking = 1;
+      look_ahead(c, sink, c->ring.last_src);
+      c->looking = 0;
+    }
     name = gt_knames_refer(c->knames, kernel, NULL);
   }
   if (name)
     gt_sink_put(sink, name);
+  if (!c->looking)
+    put_parked(c, sink);
   rec = gt_sink_space(sink);
   *rec = saved;
   return rec;
@@ -570,9 +603,10 @@ static void take(struct gt_client *c, struct gt_sink *sink, struct gt_record *re
   c->records++;
   if (rec->kind == GT_KIND_KERNEL_NAME && !gt_knames_offer(c->knames, rec))
     return; /* held until a launch refers to it */
-  if (rec->kind == GT_KIND_LAUNCH ||
-      (rec->kind == GT_KIND_DEVICE && rec->u.device.of_kind == GT_KIND_LAUNCH))
-    rec = name_first(c, sink, rec);
+  if ((rec->kind == GT_KIND_LAUNCH ||
+       (rec->kind == GT_KIND_DEVICE && rec->u.device.of_kind == GT_KIND_LAUNCH)) &&
+      (rec = name_first(c, sink, rec)) == NULL)
+    return; /* parked by a look-ahead */
   if (rec->kind == GT_KIND_LAUNCH && (rec->flags & GT_F_HOST_FN))
     name_host_fn(c, rec->u.launch.kernel);
   /* Stacks and modules feed the symbolizer, which gets its own copy. */
