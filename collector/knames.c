@@ -14,9 +14,10 @@
  *    cudaKernel_t, or loaded a module; clients.c).
  * So every name a launch needs precedes the launch in the file (the look
  * ahead reads every other source past what it held when the launch was
- * read; a name it still cannot reach, behind a shared-ring slot reserved
- * but not yet committed, follows the launch at once), and names of kernels
- * never launched are never written.
+ * read, parking another source's launch of a kernel not named yet until it
+ * is done; a name it still cannot reach, behind a shared-ring slot
+ * reserved but not yet committed, follows the launch at once), and names
+ * of kernels never launched are never written.
  * Bounded against a hostile process: past GT_KNAMES_MAX_BYTES held or
  * GT_KNAMES_MAX_KEYS kernels, names are written through as they come.
  * The table never shrinks; a process's table is freed with its client.
