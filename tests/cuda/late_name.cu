@@ -16,6 +16,8 @@
 #include <cuda_runtime.h>
 #include <pthread.h>
 
+#include "stopped_run.h"
+
 __global__ void warm_up() {}
 __global__ void filler() {}
 __global__ void named_late() {}
@@ -37,10 +39,7 @@ static void *thread_b(void *) {
 int main(int argc, char **argv) {
   n_filler = argc > 1 ? atol(argv[1]) : 100000;
   warm_up<<<1, 1>>>(); /* connects to the collector */
-  printf("ready\n");
-  fflush(stdout);
-  char line[16];
-  if (!fgets(line, sizeof line, stdin))
+  if (!ready_then_wait_go())
     return 2;
   pthread_t t;
   pthread_create(&t, nullptr, thread_a, nullptr);
@@ -48,9 +47,6 @@ int main(int argc, char **argv) {
   pthread_create(&t, nullptr, thread_b, nullptr);
   pthread_join(t, nullptr);
   cudaDeviceSynchronize();
-  printf("done\n");
-  fflush(stdout);
-  while (fgets(line, sizeof line, stdin))
-    ;
+  done_then_wait_close();
   return 0;
 }

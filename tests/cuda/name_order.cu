@@ -16,6 +16,8 @@
 #include <pthread.h>
 #include <semaphore.h>
 
+#include "stopped_run.h"
+
 __global__ void warm_up() {}
 __global__ void shared_kernel() {}
 
@@ -44,10 +46,7 @@ static void step(int who) {
 int main(int argc, char **argv) {
   per_thread = argc > 1 ? atol(argv[1]) : 10;
   warm_up<<<1, 1>>>(); /* connects to the collector */
-  printf("ready\n");
-  fflush(stdout);
-  char line[16];
-  if (!fgets(line, sizeof line, stdin))
+  if (!ready_then_wait_go())
     return 2;
   sem_init(&done, 0, 0);
   pthread_t t[THREADS];
@@ -60,9 +59,6 @@ int main(int argc, char **argv) {
   for (pthread_t th : t)
     pthread_join(th, nullptr);
   cudaDeviceSynchronize();
-  printf("done\n");
-  fflush(stdout);
-  while (fgets(line, sizeof line, stdin))
-    ;
+  done_then_wait_close();
   return 0;
 }
