@@ -9,7 +9,7 @@
  *    time every call; N: per thread, the first call of each kernel / graph
  *    / copy or memset entry point and then every Nth),
  *    GPUTRACE_GPU_TIMING_BUDGET=PCT (1: the share of a thread's time that
- *    adaptive sampling lets timing cost), GPUTRACE_GPU_TIMING_EVENTS=N
+ *    adaptive sampling lets timing its launches cost), GPUTRACE_GPU_TIMING_EVENTS=N
  *    (65536 events, i.e. 32768 ops in flight).
  *  - The source is chosen at the first timed call: CUDA events for auto and
  *    events; CUPTI (cupti.c) for cupti when libcupti loads and initializes,
@@ -305,9 +305,9 @@ static int capturing(cudaStream_t s) {
 }
 
 /* Every GT_DT_WINDOW launches of a thread: a fixed N is taken as it is;
- * otherwise N doubles while timing cost the thread more than the budget of
- * its time in the window just ended, and halves (down to 1) while it cost
- * under a quarter of it. Time is gt_now()'s (ticks or ns: only ratios). */
+ * otherwise N doubles while timing launches cost the thread more than the
+ * budget of its time in the window just ended, and halves (down to 1)
+ * while it cost under a quarter of it. Time is gt_now()'s (ticks or ns: only ratios). */
 void gt_dt_adapt(void) {
   gt_tls_dt_calls = 0;
   if (!gt_dt_adaptive) {
@@ -326,9 +326,19 @@ void gt_dt_adapt(void) {
   tls_win_cost = 0;
 }
 
-/* What a timed call's work in this file cost its thread (adaptive mode). */
-static inline uint64_t cost_begin(void) {
-  return gt_dt_adaptive ? gt_now() : 0;
+/* What timing a launch cost its thread in this file (adaptive mode). Only
+ * launches count: copies and memsets are timed whatever N is, so their
+ * cost would only drive N up to its bound and leave kernels untimed (a
+ * loop of a launch and two small copies reached 1 in 65,536 on a busy
+ * machine). */
+static __thread int tls_op_costed __attribute__((tls_model("initial-exec")));
+static inline uint64_t cost_begin(unsigned what) {
+  tls_op_costed = gt_dt_adaptive && what == GT_DT_LAUNCH;
+  return tls_op_costed ? gt_now() : 0;
+}
+/* The same op's later halves (gt_dt_after, gt_dt_commit_slow). */
+static inline uint64_t cost_again(void) {
+  return tls_op_costed ? gt_now() : 0;
 }
 static inline void cost_end(uint64_t t0) {
   if (t0 != 0)
@@ -385,7 +395,7 @@ int gt_dt_before(unsigned what, const void *key, const void *stream, int ptsz) {
   (void)key;
   if (__builtin_expect(gt_tls_dt_token != 0, 0))
     gt_tls_dt_token = 0; /* a hook that never committed: cannot happen */
-  uint64_t c0 = cost_begin();
+  uint64_t c0 = cost_begin(what);
   int saved_errno = errno;
   int src = __atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE);
   if (__builtin_expect(src == DT_SRC_NONE, 0))
@@ -411,7 +421,7 @@ int gt_dt_before(unsigned what, const void *key, const void *stream, int ptsz) {
 static void dt_after(int token, cudaError_t result);
 
 void gt_dt_after(int token, cudaError_t result) {
-  uint64_t c0 = cost_begin();
+  uint64_t c0 = cost_again();
   dt_after(token, result);
   cost_end(c0);
 }
@@ -483,7 +493,7 @@ static void fill_from_record(struct dt_slot *s, const struct gt_record *rec) {
 static void dt_commit(const struct gt_record *rec);
 
 void gt_dt_commit_slow(const struct gt_record *rec) {
-  uint64_t c0 = cost_begin();
+  uint64_t c0 = cost_again();
   dt_commit(rec);
   cost_end(c0);
 }

@@ -36,9 +36,10 @@ enum gt_dt_what { GT_DT_NONE = 0, GT_DT_LAUNCH = 1, GT_DT_COPY = 2, GT_DT_SET = 
  * thread and per key (kernel or graph; copies and memsets by entry point),
  * the first call and then one in gt_tls_dt_n is timed. gt_tls_dt_n is the
  * fixed GPUTRACE_GPU_TIMING_SAMPLE, or by default adapts every
- * GT_DT_WINDOW launches so that what timing costs this thread stays under
- * GPUTRACE_GPU_TIMING_BUDGET of its time (gt_dt_adapt, devtime.c). In the
- * adaptive mode copies and memsets are always timed. */
+ * GT_DT_WINDOW launches so that what timing its launches costs this thread
+ * stays under GPUTRACE_GPU_TIMING_BUDGET of its time (gt_dt_adapt,
+ * devtime.c). In the adaptive mode copies and memsets are always timed, and
+ * their cost is not counted: N cannot lower it. */
 #define GT_DT_WINDOW 256u
 extern int gt_dt_adaptive;
 /* gt_tls_dt_n, gt_tls_dt_calls, gt_tls_dt_skip[GT_DT_KEYS]: shim.h. */

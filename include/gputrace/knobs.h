@@ -64,7 +64,7 @@
     "the collector's NVML sampling period") \
   X(GPU_TIMING_BUDGET, "GPUTRACE_GPU_TIMING_BUDGET", NUMBER, \
     1, 1, 100, "percent", (NULL), \
-    "the share of a thread's time adaptive device timing may cost it") \
+    "the share of a thread's time timing its launches may cost it") \
   X(PPROF_EVERY, "GPUTRACE_PPROF_EVERY", DURATION, \
     60000000000ull, 1, 86400, NULL, (NULL), \
     "the time between live profiles (collector)") \

@@ -22,6 +22,9 @@
 //   maps     whether libcupti is mapped in the process
 //   idle     40 launches on a stream, each waited for: each is queued on an
 //            idle stream
+//   memsets  600 launches on a stream, each followed by 200 memsets of 4
+//            bytes and a synchronization: timing the memsets costs the
+//            thread far more than timing the launches
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -211,6 +214,19 @@ static void idle() {
   printf("devtime idle: 40 launches\n");
 }
 
+static void memsets() {
+  cudaStream_t s;
+  int *dev = nullptr;
+  CK(cudaStreamCreate(&s));
+  CK(cudaMalloc(&dev, 4));
+  for (int i = 0; i < 600; i++) {
+    work<<<1, 1, 0, s>>>(nullptr);
+    for (int j = 0; j < 200; j++) CK(cudaMemsetAsync(dev, j, 4, s));
+    CK(cudaStreamSynchronize(s));
+  }
+  printf("devtime memsets: 600 launches, 120000 memsets\n");
+}
+
 static void maps() {
   work<<<1, 1>>>(nullptr);
   CK(cudaDeviceSynchronize());
@@ -231,7 +247,7 @@ int main(int argc, char **argv) {
                {"exhaust", exhaust}, {"graph", graph},     {"destroy", destroy},
                {"streams", streams}, {"capture", capture}, {"reset", reset},
                {"fork", forked},     {"errors", errors},   {"maps", maps},
-               {"idle", idle}};
+               {"idle", idle},       {"memsets", memsets}};
   for (auto &m : modes)
     if (strcmp(m.name, mode) == 0) {
       m.fn();

@@ -353,6 +353,20 @@ def test_default_sampling_keeps_kernel_totals():
                                                                   totals["exact"][k]))
 
 
+def test_memsets_cost_does_not_sample_launches_out():
+    """Adaptive sampling controls what timing launches costs: memsets, timed
+    whatever N is, must not drive N up. One launch per 200 timed memsets is
+    far under the 1 % budget, so every launch is timed, at N = 1 (with the
+    memsets' cost counted, N doubled every 256 launches)."""
+    out, events = trace("memsets")
+    eq(out, "devtime memsets: 600 launches, 120000 memsets\n", "stdout")
+    launches = device(events, of_kind="launch")
+    eq((len(launches), {d["sample"] for d in launches}), (600, {1}),
+       "timed launches and their 1-in-N")
+    eq(len(device(events, of_kind="memset")), 120000, "timed memsets")
+    eq(untimed(events), 0, "untimed calls")
+
+
 def test_auto_uses_events_cupti_on_request():
     """auto times with events and never loads libcupti (CUPTI is opt-in until
     it is validated on a GPU, and would displace torch.profiler's session);
@@ -405,4 +419,5 @@ main([test_kernel_durations_and_order, test_cupti_beside_the_runtime,
       test_capturing_stream_goes_untimed, test_device_reset,
       test_a_stalled_anchor_try_is_not_used, test_fork, test_errors_and_errno_unchanged,
       test_results_unchanged, test_off_keeps_corr,
-      test_auto_uses_events_cupti_on_request, test_default_sampling_keeps_kernel_totals])
+      test_auto_uses_events_cupti_on_request, test_default_sampling_keeps_kernel_totals,
+      test_memsets_cost_does_not_sample_launches_out])
