@@ -39,17 +39,20 @@ def test_collector_killed_mid_run():
     # 16 KiB: 5 blocks of 32 slots and a shared ring of 64: fills fast
     env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=out, GPUTRACE_RING_KB="16")
     del env["GPUTRACE_QUIET"]
-    # 600 iterations of launch + sync + 2 ms sleep: about 1.5 s, so that
-    # much of the run comes after the kill (~0.7 s in).
-    p = subprocess.Popen([prog("steady"), "600"], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    # 600 iterations of launch + sync + 2 ms sleep, paused after 100 until
+    # the collector is killed: the 500 after it fill the ring (3 records
+    # each), where the shim looks for its collector, however loaded the
+    # machine (a fixed time left 0 warnings there).
+    p = subprocess.Popen([prog("steady"), "600", "100"], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     coll = find_collector(out)
+    eq(p.stdout.readline(), "steady: paused\n", "the program's pause")
     # Kill it once it has written a chunk (chunks are cut every 200 ms).
     deadline = time.time() + 20
     while time.time() < deadline and (not os.path.exists(out) or os.path.getsize(out) <= 64):
         time.sleep(0.02)
     os.kill(coll, signal.SIGKILL)
-    stdout, stderr = p.communicate(timeout=60)
+    stdout, stderr = p.communicate("go\n", timeout=60)
     eq((p.returncode, stdout), (0, "steady: 600 iterations\n"), "program result")
     warnings = [l for l in stderr.splitlines() if l.startswith("gputrace:")]
     eq(len(warnings), 1, "one warning (%r)" % stderr)
