@@ -1,7 +1,8 @@
 /* prom_kernels.c — GPU time by kernel for /metrics (prom_series.h).
  *
- * Each kernel's device time (DEVICE records of launches, weighted by their
- * sample) adds up under the demangled name its process gave it
+ * Each kernel's device time (DEVICE records of launches, weighted by the
+ * launches each stands for: prom_kernels_weight) adds up under the
+ * demangled name its process gave it
  * (KERNEL_NAME), whichever process ran it. PROM_KERNEL_MAX names have a
  * label: the first ones seen while there is room, then, at each publish,
  * the top ones by GPU time (a name outside them takes the label of the
@@ -10,8 +11,15 @@
  * counts from its second sample); PROM_OTHER counts the time of names
  * while they had no label and of kernels without a name, so every series
  * only grows, and a label that moves on simply ends.
- * Cost: a map probe per DEVICE record; ranking (a sort of the names) at
- * publish, only once there are more names than labels.
+ * A DEVICE record timed 1 in N stands for N launches of its kernel, but
+ * never for more than its process made and no record stood for yet: every
+ * kernel's first launch is timed, under its thread's N (hundreds in a
+ * launch storm), and a kernel launched once must count once. So a named
+ * kernel's entry keeps the launches owed (LAUNCH +1, DEVICE -weight), and
+ * a record weighs its sample clamped to [1, owed]: launches it skipped
+ * that were not read yet go to the kernel's next record.
+ * Cost: a map probe per launch and per DEVICE record; ranking (a sort of
+ * the names) at publish, only once there are more names than labels.
  * Memory: PROM_KERNEL_NAMES names at most (later ones count as PROM_OTHER)
  * and one map entry per (live process, kernel handle). */
 #include <stdlib.h>
@@ -34,7 +42,7 @@ struct prom_kernels {
   struct kname *names;
   size_t nnames, cnames;
   struct gt_map by_hash; /* hash of the name -> index + 1 */
-  struct gt_map handles; /* (pid, stub) -> index + 1 */
+  struct gt_map handles; /* (pid, stub) -> entry(): index + 1, launches owed */
   uint64_t *keys;        /* the keys of `handles`, and their pids, for process ends */
   uint32_t *key_pids;
   size_t nkeys, ckeys;
@@ -95,6 +103,20 @@ static long name_index(struct prom_kernels *k, struct prom_work *w, const char *
   return (long)k->nnames++;
 }
 
+/* A `handles` value: the name's index + 1 (low half) and the launches no
+ * DEVICE record stood for yet (high half, signed and saturating: a DEVICE
+ * record read before its launch leaves it below 0 for a while). */
+static uint64_t entry(uint32_t index1, int64_t owed) {
+  owed = owed < INT32_MIN ? INT32_MIN : owed > INT32_MAX ? INT32_MAX : owed;
+  return (uint64_t)index1 | (uint64_t)(uint32_t)(int32_t)owed << 32;
+}
+static uint32_t index1_of(uint64_t v) {
+  return (uint32_t)v;
+}
+static int64_t owed_of(uint64_t v) {
+  return (int32_t)(uint32_t)(v >> 32);
+}
+
 static void remember_key(struct prom_kernels *k, uint64_t key, uint32_t pid) {
   if (k->nkeys == k->ckeys) {
     size_t c = k->ckeys ? 2 * k->ckeys : 64;
@@ -121,11 +143,13 @@ void prom_kernels_named(struct prom_kernels *k, struct prom_work *w,
     return;
   long i = name_index(k, w, name);
   free(name);
-  uint64_t key = gt_pid_key(r->pid, r->u.kname.kernel), old;
+  uint64_t key = gt_pid_key(r->pid, r->u.kname.kernel), old = 0;
   int known = gt_map_get(&k->handles, key, &old);
   if (i < 0 && known)
     gt_map_del(&k->handles, key); /* renamed past the bound: other */
-  else if (i >= 0 && gt_map_put(&k->handles, key, (uint64_t)i + 1) == 0 && !known)
+  else if (i >= 0 &&
+           gt_map_put(&k->handles, key, entry((uint32_t)i + 1, owed_of(old))) == 0 &&
+           !known)
     remember_key(k, key, r->pid);
 }
 
@@ -142,11 +166,28 @@ void prom_kernels_ended(struct prom_kernels *k, uint32_t pid) {
   k->nkeys = j;
 }
 
+void prom_kernels_launched(struct prom_kernels *k, const struct gt_record *r) {
+  uint64_t *v = gt_map_at(&k->handles, gt_pid_key(r->pid, r->u.launch.kernel));
+  if (v)
+    *v = entry(index1_of(*v), owed_of(*v) + 1);
+}
+
+uint32_t prom_kernels_weight(struct prom_kernels *k, const struct gt_record *r) {
+  uint32_t sample = r->u.device.sample ? r->u.device.sample : 1;
+  uint64_t *v = gt_map_at(&k->handles, gt_pid_key(r->pid, r->u.device.kernel));
+  if (!v)
+    return sample; /* no name, no count of its launches: as it was timed */
+  int64_t owed = owed_of(*v);
+  uint32_t weight = owed < 1 ? 1 : owed < sample ? (uint32_t)owed : sample;
+  *v = entry(index1_of(*v), owed - weight);
+  return weight;
+}
+
 void prom_kernels_device(struct prom_kernels *k, struct prom_work *w,
                          const struct gt_record *r, double ns) {
   uint64_t v = 0;
   gt_map_get(&k->handles, gt_pid_key(r->pid, r->u.device.kernel), &v);
-  struct kname *n = v ? &k->names[v - 1] : NULL;
+  struct kname *n = index1_of(v) ? &k->names[index1_of(v) - 1] : NULL;
   if (n)
     n->ns += ns;
   if (n && n->slot >= 0)

@@ -76,7 +76,7 @@ void prom_work_free(struct prom_work_state *s);
 void prom_work_record(struct prom_work_state *s, const struct gt_record *r);
 /* Work as it ran (graph launches expanded): LAUNCH, MEMCPY, MEMSET, ALLOC
  * (device memory, successful) and DEVICE. Returns the GPU ns a DEVICE
- * record of a kernel adds (weighted by its sample), else 0. */
+ * record of a kernel adds (weighted by the launches it stands for), else 0. */
 double prom_work_run(struct prom_work_state *s, const struct gt_record *r);
 /* Before each publish (the drain loop): kernel labels ranked by GPU time. */
 void prom_work_publish(struct prom_work_state *s);
@@ -89,6 +89,10 @@ void prom_kernels_free(struct prom_kernels *k);
 void prom_kernels_named(struct prom_kernels *k, struct prom_work *w,
                         const struct gt_record *kernel_name);
 void prom_kernels_ended(struct prom_kernels *k, uint32_t pid);
+/* A successful kernel launch (or a graph's run of a kernel node). */
+void prom_kernels_launched(struct prom_kernels *k, const struct gt_record *launch);
+/* The launches a kernel's DEVICE record stands for (prom_kernels.c). */
+uint32_t prom_kernels_weight(struct prom_kernels *k, const struct gt_record *device);
 /* A kernel's DEVICE record, `ns` its weighted time. */
 void prom_kernels_device(struct prom_kernels *k, struct prom_work *w,
                          const struct gt_record *r, double ns);

@@ -11,7 +11,9 @@
  * ids: a launch whose DEVICE record comes after PROM_CORR_SLOTS others may
  * go unattributed, never misattributed).
  * GPU time by kernel (prom_kernels.c): DEVICE records of kernels, each
- * weighted by its sample (it stands for that many launches). Graph
+ * weighted by the launches it stands for (its sample, no more than the
+ * launches of its kernel not stood for yet; prom_kernels_weight), and so
+ * is the device time a range and a process get from it. Graph
  * launches come expanded (prom.c): each kernel a graph runs counts as a run
  * of that kernel, with its share of the launch's device time.
  * Memory: the open ranges and their threads (model/nvtx.h: a process that
@@ -136,13 +138,18 @@ double prom_work_run(struct prom_work_state *s, const struct gt_record *r) {
   if (!s)
     return 0;
   if (r->kind == GT_KIND_DEVICE) {
-    double ns = (double)r->dur_ns * (r->u.device.sample ? r->u.device.sample : 1);
+    uint32_t weight = r->u.device.of_kind == GT_KIND_LAUNCH
+                          ? prom_kernels_weight(s->kernels, r)
+                          : (r->u.device.sample ? r->u.device.sample : 1);
+    double ns = (double)r->dur_ns * weight;
     device_time(s, r, ns);
     if (r->u.device.of_kind != GT_KIND_LAUNCH)
       return 0;
     prom_kernels_device(s->kernels, s->w, r, ns);
     return ns;
   }
+  if (r->kind == GT_KIND_LAUNCH)
+    prom_kernels_launched(s->kernels, r);
   uint64_t tag = gt_nvtx_outer_tag(s->nvtx, r->pid, r->tid);
   if (!tag)
     return 0;

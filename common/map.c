@@ -87,6 +87,11 @@ int gt_map_get(const struct gt_map *m, uint64_t key, uint64_t *val) {
   return 1;
 }
 
+uint64_t *gt_map_at(struct gt_map *m, uint64_t key) {
+  size_t i = find(m, key);
+  return i == SIZE_MAX ? NULL : &m->vals[i];
+}
+
 int gt_map_del(struct gt_map *m, uint64_t key) {
   size_t i = find(m, key);
   if (i == SIZE_MAX)

@@ -3,8 +3,9 @@
  * past PROM_REQ_MAX and kernel names past PROM_KERNEL_MAX go to "other",
  * bucket boundaries, the work of a range (device time found by its launch's
  * correlation id after the range closed, copies, allocations; another
- * thread's is not its), sample weights, a process's kernel names forgotten
- * at its end, and label escaping in the text. */
+ * thread's is not its), sample weights (no more launches than were made
+ * and not stood for yet), a process's kernel names forgotten at its end,
+ * and label escaping in the text. */
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,12 @@ static double device(struct prom_work_state *s, uint32_t tid, uint32_t corr,
   r->u.device.corr = corr;
   r->u.device.sample = sample;
   return prom_work_run(s, r);
+}
+
+static void launch(struct prom_work_state *s, uint32_t tid, uint64_t stub) {
+  struct gt_record *r = (struct gt_record *)rec(GT_KIND_LAUNCH, tid, 0);
+  r->u.launch.kernel = stub;
+  prom_work_run(s, r);
 }
 
 static int label_of(const struct prom_work *w, const char *name) {
@@ -118,8 +125,11 @@ static void test_bounds(struct prom_work *w, struct prom_work_state *s) {
     snprintf(name, sizeof name, "_Z%dk%uv", k < 10 ? 2 : 3, k); /* k<k>() */
     kernel_name(s, 7, 0x1000 + k, name);
   }
-  for (unsigned k = 0; k < PROM_KERNEL_MAX + 6; k++)
+  for (unsigned k = 0; k < PROM_KERNEL_MAX + 6; k++) {
+    launch(s, 9, 0x1000 + k);
+    launch(s, 9, 0x1000 + k);
     CHECK(device(s, 9, 0, 0x1000 + k, 1000, 2) == 2000);
+  }
   device(s, 9, 0, 0x9999, 1000, 1); /* never named */
   CHECK_MSG(w->nkern == PROM_KERNEL_MAX && !strcmp(w->kern[0].name, "k0()") &&
                 w->kern[0].gpu_ns == 2000 &&
@@ -136,6 +146,27 @@ static void test_bounds(struct prom_work *w, struct prom_work_state *s) {
   CHECK_MSG(w->kern[k69].gpu_ns == labeled &&
                 w->kern[PROM_KERNEL_MAX].gpu_ns == before + 1000,
             "a process's names forgotten at its end");
+}
+
+/* A DEVICE record timed 1 in N stands for N launches, but no more than the
+ * process made of its kernel and no record stood for yet, and at least
+ * itself; an unnamed kernel's (no count of its launches) for N. */
+static void test_weights(struct prom_work_state *s) {
+  kernel_name(s, 7, 0x5000, "_Z4rarev");
+  kernel_name(s, 7, 0x5001, "_Z5stormv");
+  launch(s, 3, 0x5000);
+  CHECK_MSG(device(s, 3, 0, 0x5000, 1000, 256) == 1000, "a kernel launched once, 1 in 256");
+  launch(s, 3, 0x5001); /* the first of a storm: timed, its skipped ones not read yet */
+  double first = device(s, 3, 0, 0x5001, 10, 4);
+  for (int i = 0; i < 4; i++)
+    launch(s, 3, 0x5001);
+  double second = device(s, 3, 0, 0x5001, 10, 4);
+  CHECK_MSG(first == 10 && second == 40, "a storm: %g then %g ns", first, second);
+  CHECK_MSG(device(s, 3, 0, 0x5001, 10, 4) == 10, "read before its launch: itself");
+  launch(s, 3, 0x5001); /* pays for the record above */
+  launch(s, 3, 0x5001);
+  CHECK_MSG(device(s, 3, 0, 0x5001, 10, 4) == 10, "one launch owed");
+  CHECK_MSG(device(s, 3, 0, 0x6000, 10, 8) == 80, "an unnamed kernel: its sample");
 }
 
 static void test_work(void) {
@@ -180,6 +211,7 @@ static void test_work(void) {
       "text:\n%s", b.s ? b.s : "(none)");
   free(b.s);
   test_bounds(&w, s);
+  test_weights(s); /* after the labels are taken: weights go with names, not labels */
   prom_work_free(s);
 }
 
