@@ -155,7 +155,8 @@ static void test_weights(struct prom_work_state *s) {
   kernel_name(s, 7, 0x5000, "_Z4rarev");
   kernel_name(s, 7, 0x5001, "_Z5stormv");
   launch(s, 3, 0x5000);
-  CHECK_MSG(device(s, 3, 0, 0x5000, 1000, 256) == 1000, "a kernel launched once, 1 in 256");
+  CHECK_MSG(device(s, 3, 0, 0x5000, 1000, 256) == 1000,
+            "a kernel launched once, 1 in 256");
   launch(s, 3, 0x5001); /* the first of a storm: timed, its skipped ones not read yet */
   double first = device(s, 3, 0, 0x5001, 10, 4);
   for (int i = 0; i < 4; i++)
