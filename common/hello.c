@@ -3,8 +3,10 @@
  * shim calls it from inside the traced process. */
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "gputrace/protocol.h"
 
@@ -24,7 +26,17 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
   if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof *hello)
     return -1;
   struct pollfd p = {.fd = sock, .events = POLLIN};
-  int ready = poll(&p, 1, timeout_ms);
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  int64_t deadline_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + timeout_ms;
+  int ready, left = timeout_ms;
+  /* The program's signals (a profiling timer, an alarm) must not cut the
+   * wait short: the time left, again. */
+  while ((ready = poll(&p, 1, left)) < 0 && errno == EINTR) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t rest = deadline_ms - ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+    left = rest > 0 ? (int)rest : 0;
+  }
   if (ready == 0)
     errno = ETIMEDOUT;
   if (ready != 1)

@@ -5,7 +5,9 @@ the command and survives them; a signal the command sends to its own process
 group reaches the command only (the collector runs in its own group, and
 `record` does not relay what the group already got); a collector started with
 SIGHUP ignored (nohup) keeps ignoring it; a collector stopped while processes
-run says so in the trace, and every command warns about it."""
+run says so in the trace, and every command warns about it. A program's
+interval timer firing through the shim's handshake with the collector does not
+leave it untraced."""
 import os
 import signal
 import subprocess
@@ -96,5 +98,14 @@ def test_collector_stopped_early():
             raise AssertionError("%s: exit %d, stderr %r" % (cmd[0], r.returncode, r.stderr))
 
 
+def test_timer_through_the_handshake():
+    # Three runs: an alarm lands in the handshake's wait in most runs, not all.
+    for run_no in range(3):
+        p, out = record([prog("timer_start")])
+        eq(p.stdout, "timer_start: 3 launches, ok, alarms seen\n", "the program's line")
+        eq([e["kernel"] for e in select(dump(out), kind="launch")], ["tick()"] * 3,
+           "run %d: launches traced (SIGALRM every 20 us through the connection)" % run_no)
+
+
 main([test_group_signals, test_relayed_to_command, test_nohup_collector_keeps_ignoring_sighup,
-      test_collector_stopped_early])
+      test_collector_stopped_early, test_timer_through_the_handshake])
