@@ -10,7 +10,10 @@
  *    records/s;
  *  - tsc: a record's start and duration converted from TSC ticks to ns
  *    along the collector's line (collector/tsc.c) after 30 s of refreshes,
- *    ticks in order as a thread's come, records/s.
+ *    ticks in order as a thread's come, records/s;
+ *  - prom: the live metrics' work per launch (collector/prom_work.c, with
+ *    --prometheus or top): launches of 64 named kernels in turn, each 4th
+ *    followed by its DEVICE record at 1 in 4, records/s.
  * Usage: gputrace-drain-bench [RECORDS=20000000]; one line per measure. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -22,6 +25,7 @@
 
 #include "collector.h"
 #include "gputrace/ring.h"
+#include "prom_series.h"
 #include "gputrace/trace_file.h"
 
 #define REGION (32u << 20)
@@ -68,6 +72,43 @@ static void *producer(void *arg) {
       l->refused++;
   atomic_store(&l->done, 1);
   return NULL;
+}
+
+/* prom: n records through prom_work_run, as the collector's observer sends
+ * them; returns the seconds spent. */
+static double prom_run(uint64_t n) {
+  static struct prom_work w;
+  struct prom_work_state *s = prom_work_new(&w);
+  struct gt_record r[GT_MAX_SLOTS];
+  char name[32];
+  for (unsigned k = 0; k < 64; k++) {
+    memset(r, 0, sizeof r);
+    r[0].kind = GT_KIND_KERNEL_NAME;
+    r[0].pid = 1;
+    r[0].nslots = 1;
+    r[0].u.kname.kernel = 0x7f0000001000 + k * 64;
+    gt_record_attach_text(&r[0], name, (size_t)snprintf(name, sizeof name, "_Z2k%uv", k % 10));
+    prom_work_record(s, &r[0]);
+  }
+  struct gt_record launch = {.kind = GT_KIND_LAUNCH, .pid = 1, .tid = 1, .nslots = 1};
+  struct gt_record device = {.kind = GT_KIND_DEVICE, .pid = 1, .tid = 1, .nslots = 1};
+  device.u.device.of_kind = GT_KIND_LAUNCH;
+  device.u.device.sample = 4;
+  device.dur_ns = 1000;
+  double sum = 0, t0 = now_s();
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t kernel = 0x7f0000001000 + (i & 63) * 64;
+    if (i % 5 == 4) {
+      device.u.device.kernel = kernel;
+      sum += prom_work_run(s, &device);
+    } else {
+      launch.u.launch.kernel = kernel;
+      sum += prom_work_run(s, &launch);
+    }
+  }
+  double spent = now_s() - t0;
+  prom_work_free(s);
+  return sum > 0 ? spent : spent; /* sum: keeps the loop */
 }
 
 int main(int argc, char **argv) {
@@ -149,6 +190,8 @@ int main(int argc, char **argv) {
   double tc = now_s() - t0;
   printf("tsc    %.1f M records/s (%.2f ns each; %llu)\n", n / tc / 1e6, tc * 1e9 / n,
          (unsigned long long)(sum & 1));
+  double tp = prom_run(n);
+  printf("prom   %.1f M records/s (%.2f ns each)\n", n / tp / 1e6, tp * 1e9 / n);
   free(frame);
   free(chunk);
   free(mem);
