@@ -89,7 +89,7 @@ void rp_graphs_text(FILE *o, struct report *r) {
       fprintf(o, ", %" PRIu64 " failed", x[i].failed);
     if (x[i].timed)
       fprintf(o, ", GPU %s (mean %s, p99 %s per launch)",
-              gt_fmt_ns(a, sizeof a, (uint64_t)(x[i].gpu_ns + 0.5)),
+              gt_fmt_ns(a, sizeof a, (uint64_t)(gt_graph_exec_gpu_ns(&x[i]) + 0.5)),
               gt_fmt_ns(b, sizeof b, mean), gt_fmt_ns(c, sizeof c, p99));
     fputc('\n', o);
     for (size_t j = 0; j < nk; j++)
@@ -128,7 +128,8 @@ void rp_graphs_json(FILE *o, struct report *r) {
     fprintf(o,
             "],\"timed\":%" PRIu64 ",\"gpu_total_ns\":%.0f,\"gpu_mean_ns\":%" PRIu64
             ",\"gpu_p99_ns\":%" PRIu64 ",\"captured\":%s,\"captured_at\":",
-            x[i].timed, x[i].gpu_ns, mean, p99, x[i].captured ? "true" : "false");
+            x[i].timed, gt_graph_exec_gpu_ns(&x[i]), mean, p99,
+            x[i].captured ? "true" : "false");
     rp_site_text(r, x[i].pid, x[i].capture_stack, site, sizeof site);
     gt_json_str(o, site);
     fputs(",\"instantiated_at\":", o);

@@ -594,10 +594,24 @@ static enum gt_graphs_verdict graph_launch(struct gt_graphs *g,
   return GT_GRAPHS_EXPAND;
 }
 
+/* A timed launch's (or CUPTI node's) device time, weighted by its sample. */
+static void add_gpu(struct gt_graph_exec *x, const struct gt_record *d) {
+  uint32_t sample = d->u.device.sample ? d->u.device.sample : 1;
+  x->gpu_ns += (double)d->dur_ns * sample;
+  if (sample > x->sample)
+    x->sample = sample;
+}
+
+double gt_graph_exec_gpu_ns(const struct gt_graph_exec *x) {
+  if (x->sample <= 1 || !x->durs.n || x->launches < x->timed)
+    return x->gpu_ns;
+  return (double)x->durs.sum / (double)x->durs.n * (double)x->launches;
+}
+
 static void timed_launch(struct gt_graphs *g, const struct gt_record *d,
                          struct gt_graph_exec *x) {
   x->timed++;
-  x->gpu_ns += (double)d->dur_ns * (d->u.device.sample ? d->u.device.sample : 1);
+  add_gpu(x, d);
   gt_durs_add(&x->durs, d->dur_ns);
   expand_device(g, d, x);
 }
@@ -625,7 +639,7 @@ static void cupti_node(struct gt_graphs *g, const struct gt_record *d,
     ntimed += timed_node(&x->nodes[i]);
   if (total == 0)
     x->timed++;
-  x->gpu_ns += (double)d->dur_ns * (d->u.device.sample ? d->u.device.sample : 1);
+  add_gpu(x, d);
   const struct gt_graph_node *n = nth_node(x, d->u.device.of_kind, k);
   if (total + 1 >= ntimed) { /* the launch's last: forget it */
     static const unsigned counted[] = {0, GT_KIND_MEMCPY, GT_KIND_MEMSET, GT_KIND_LAUNCH};

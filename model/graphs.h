@@ -105,6 +105,7 @@ struct gt_graph_exec {
   size_t nnodes;
   uint64_t launches, failed;
   uint64_t timed;           /* launches with a DEVICE record */
+  uint32_t sample;          /* the largest 1-in-N its timed launches had */
   double gpu_ns;            /* timed device time, each weighted by its sample */
   struct gt_durs durs;      /* timed device durations */
   uint32_t capture_stack;   /* the BeginCapture's stack (0: none / built) */
@@ -128,6 +129,12 @@ enum gt_graphs_verdict gt_graphs_feed(struct gt_graphs *g, const struct gt_recor
 const struct gt_record *gt_graphs_expansion(struct gt_graphs *g, size_t *n);
 /* Every executable seen, destroyed ones included, in order of creation. */
 struct gt_graph_exec *gt_graphs_execs(struct gt_graphs *g, size_t *n);
+/* An executable's GPU total: its timed launches' device time, or when they
+ * were sampled (1 in N > 1) their mean times its launches, as the report
+ * estimates a kernel's: every graph's first launch is timed under its
+ * thread's N, so the weights would count a graph launched a few times as
+ * N launches. */
+double gt_graph_exec_gpu_ns(const struct gt_graph_exec *x);
 /* Launches made while a capture was open in the same process (findings). */
 uint64_t gt_graphs_launched_during_capture(const struct gt_graphs *g);
 /* Entries kept for graph launches in flight (DEVICE records held for an

@@ -131,6 +131,25 @@ def test_graphs_section():
     eq(built["kernels"], [{"name": "mlp_up(float*, int)", "count": 1}], "its kernels")
 
 
+def test_sampled_graph_totals():
+    """At 1 in 4 each graph's first launch is timed with sample 4, and
+    every 4th after it: a graph's GPU total is its timed launches' mean
+    times its launches, as for a kernel; the weights (4 each) would count
+    the built graph's 5 launches as 8."""
+    _, path = traced("sampled", GPUTRACE_GPU_TIMING="events", GPUTRACE_GPU_TIMING_SAMPLE=4)
+    events = dump(path)
+    for g in report(path)["graphs"]:
+        spans = [e["dur_ns"] for e in events if e["kind"] == "device"
+                 and e["api"] == "cudaGraphLaunch" and e["kernel"] == "graph " + g["graph"]]
+        eq(g["timed"], len(spans), "graph %s: timed launches" % g["graph"])
+        if not 0 < len(spans) < g["launches"]:
+            raise AssertionError("graph %s: %d of %d launches timed at 1 in 4" %
+                                 (g["graph"], len(spans), g["launches"]))
+        want = int("%.0f" % (sum(spans) / len(spans) * g["launches"]))
+        eq(g["gpu_total_ns"], want, "graph %s (%d launches, %d timed): GPU total" %
+           (g["graph"], g["launches"], len(spans)))
+
+
 def test_graph_findings():
     """The step's host function runs on every replay; nothing else is wrong
     with how graph_decode uses graphs."""
@@ -230,4 +249,4 @@ def test_same_kernel_two_shapes():
 
 
 main([test_capture_survives_tracing, test_same_kernel_two_shapes, test_per_thread_stream_capture, test_chrome_graph_spans, test_report_counts_graph_runs, test_graphs_section,
-      test_graph_findings, test_graph_memory])
+      test_sampled_graph_totals, test_graph_findings, test_graph_memory])
