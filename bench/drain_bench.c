@@ -25,8 +25,8 @@
 
 #include "collector.h"
 #include "gputrace/ring.h"
-#include "prom_series.h"
 #include "gputrace/trace_file.h"
+#include "prom_series.h"
 
 #define REGION (32u << 20)
 #define CHUNK_RECORDS ((1u << 20) / GT_SLOT_SIZE)
@@ -87,7 +87,8 @@ static double prom_run(uint64_t n) {
     r[0].pid = 1;
     r[0].nslots = 1;
     r[0].u.kname.kernel = 0x7f0000001000 + k * 64;
-    gt_record_attach_text(&r[0], name, (size_t)snprintf(name, sizeof name, "_Z2k%uv", k % 10));
+    gt_record_attach_text(&r[0], name,
+                          (size_t)snprintf(name, sizeof name, "_Z2k%uv", k % 10));
     prom_work_record(s, &r[0]);
   }
   struct gt_record launch = {.kind = GT_KIND_LAUNCH, .pid = 1, .tid = 1, .nslots = 1};
