@@ -104,6 +104,7 @@ struct rp_xfer {
   uint64_t count, bytes, pageable, async, host_ns, small;
   uint64_t blocking, blocking_bytes, blocking_ns; /* calls the host waited in */
   uint64_t gpu_timed, gpu_bytes, gpu_ns, gpu_scaled_ns;
+  uint64_t done; /* calls that succeeded, and graph runs: what a sample stands for */
   uint32_t sample;
 };
 

@@ -282,6 +282,7 @@ static void on_copy(struct report *r, struct rp_thread *t, struct rp_proc *p,
   struct rp_xfer *x = &r->xfer[dir];
   uint64_t b = rec->u.copy.bytes;
   x->count++;
+  x->done += rec->result == 0;
   x->bytes += b;
   x->host_ns += rec->dur_ns;
   x->pageable += (rec->flags & GT_F_PAGEABLE) != 0;
@@ -312,6 +313,7 @@ static void on_memset(struct report *r, struct rp_proc *p, const struct gt_recor
   struct rp_xfer *x = &r->xfer[RP_XFER_MEMSET];
   uint64_t b = rec->u.set.bytes;
   x->count++;
+  x->done += rec->result == 0;
   x->bytes += b;
   x->host_ns += rec->dur_ns;
   x->async += (rec->flags & GT_F_ASYNC) != 0;
@@ -504,6 +506,7 @@ static void on_graph_run(struct report *r, const struct gt_record *rec) {
                    : rec->u.copy.dir < RP_XFER_MEMSET ? rec->u.copy.dir
                                                       : GT_DIR_DEFAULT;
     r->xfer[row].count++;
+    r->xfer[row].done++;
     r->xfer[row].bytes +=
         rec->kind == GT_KIND_MEMSET ? rec->u.set.bytes : rec->u.copy.bytes;
   }

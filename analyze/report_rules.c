@@ -53,6 +53,19 @@ static void scale_sampled_kernels(struct report *r) {
   }
 }
 
+/* The same for a transfer row sampled 1 in N (GPUTRACE_GPU_TIMING_SAMPLE=N;
+ * the adaptive mode times every copy and memset): its mean timed duration
+ * times the calls that succeeded. Each entry point's first call is timed
+ * with weight N, so a row of a few copies read as N apiece. */
+static void scale_sampled_transfers(struct report *r) {
+  for (unsigned d = 0; d < RP_XFER_ROWS; d++) {
+    struct rp_xfer *x = &r->xfer[d];
+    if (x->sample > 1 && x->gpu_timed && x->done >= x->gpu_timed)
+      x->gpu_scaled_ns =
+          (uint64_t)((double)x->gpu_ns / (double)x->gpu_timed * (double)x->done + 0.5);
+  }
+}
+
 /* Device memory live at the end that a caching allocator or a library holds
  * (holders.h), by holder. */
 static void count_held(void *ctx, const struct gt_block *b) {
@@ -71,6 +84,7 @@ static void count_held(void *ctx, const struct gt_block *b) {
 void rp_finish(struct report *r) {
   static const unsigned pcts[] = {50, 90, 99};
   scale_sampled_kernels(r);
+  scale_sampled_transfers(r);
   rp_gpu_lines(r);
   if (gt_model_heap(r->model))
     gt_heap_foreach(gt_model_heap(r->model), count_held, r);

@@ -180,6 +180,29 @@ def test_sampling_every_fourth_launch_per_thread():
     eq(untimed(events), 0, "sampled-out calls are not untimed")
 
 
+def test_sampled_transfer_totals():
+    """At 1 in 4 each copy and memset entry point's first call is timed with
+    weight 4: a transfer row's GPU total is its timed mean times the calls
+    that succeeded, not 4 x each (3 HtoD copies, 2 timed, read as 8)."""
+    _, events = trace("copies", GPUTRACE_GPU_TIMING_SAMPLE=4)
+    out = os.path.join(TMP, "devtime_copies.gtrace")
+    rep = json.loads(run([GPUTRACE, "report", "--json", out], base_env(), check_rc=0).stdout)
+    checked = []
+    for row in rep["transfers"]:
+        match = dict(of_kind="memset") if row["dir"] == "memset" else \
+            dict(of_kind="memcpy", dir=row["dir"])
+        timed = device(events, **match)
+        calls = [e for e in events if e["kind"] == match["of_kind"] and e["result"] == 0
+                 and e.get("dir") == match.get("dir")]
+        eq(row.get("gpu_timed", 0), len(timed), "%s: timed" % row["dir"])
+        if timed:
+            want = int(sum(d["dur_ns"] for d in timed) / len(timed) * len(calls) + 0.5)
+            eq((row["gpu_sample"], row["gpu_total_ns"]), (4, want),
+               "%s: 1 in N and GPU total (%d calls)" % (row["dir"], len(calls)))
+            checked.append(row["dir"])
+    eq(checked, ["HtoD", "memset"], "rows with timed work")
+
+
 def test_event_pool_exhaustion_is_counted():
     _, events = trace("exhaust", GPUTRACE_GPU_TIMING_EVENTS=8)
     eq(len(device(events)), 4, "timed launches (8 events = 4 in flight)")
@@ -420,4 +443,4 @@ main([test_kernel_durations_and_order, test_cupti_beside_the_runtime,
       test_a_stalled_anchor_try_is_not_used, test_fork, test_errors_and_errno_unchanged,
       test_results_unchanged, test_off_keeps_corr,
       test_auto_uses_events_cupti_on_request, test_default_sampling_keeps_kernel_totals,
-      test_memsets_cost_does_not_sample_launches_out])
+      test_memsets_cost_does_not_sample_launches_out, test_sampled_transfer_totals])
