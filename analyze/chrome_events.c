@@ -422,6 +422,13 @@ static void device_work(struct chrome *ch, const struct gt_record *r) {
   if (d->corr && !node && e > s + 1 &&
       ch_flow_host_ts(ch_thread(ch, r->pid, r->tid), d->corr) == s)
     s++;
+  /* A graph's span moved so: its first node, which starts with it, too (it
+   * fell out of the span, onto a lane of its own). */
+  if (node && s + 1 == dt->graph_s && e <= dt->graph_e) {
+    s++;
+    if (e < s)
+      e = s;
+  }
   uint32_t i = node && s >= dt->graph_s && e <= dt->graph_e
                    ? dt->graph_lane /* nested in its graph's span */
                    : ch_lane_pick(ch, &dt->lanes, s, e);

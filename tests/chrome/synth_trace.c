@@ -5,9 +5,10 @@
  *
  * Script: one record per line, "KIND key=value ...", '#' starts a comment.
  * KIND is a kind name (alloc free memcpy memset launch sync stream event
- * nvtx process kernel_name drop lost device). Keys: ts dur pid tid api
- * result flags; ptr bytes stream memory dst src dir corr value kernel grid
- * block (x,y,z) shared_mem handle handle2; op (push pop mark start end)
+ * nvtx process kernel_name drop lost device graph). Keys: ts dur pid tid
+ * api result flags; ptr bytes stream memory dst src dir corr value kernel
+ * grid block (x,y,z) shared_mem handle handle2; graph exec node capture
+ * arg mode (graph: give its api); op (push pop mark start end)
  * range_id domain depth; ppid phase (start end); count of_kind; device
  * sample source; and text=... (the rest of the line). Numbers are decimal
  * or 0x hex; api, op, phase, of_kind also take names. Unset fields are 0;
@@ -149,6 +150,11 @@ static int field(struct gt_record *r, const char *k, const char *v) {
   case GT_KIND_DROP:
   case GT_KIND_LOST:
     F("count", r->u.count.count);
+    break;
+  case GT_KIND_GRAPH:
+    F("graph", r->u.graph.graph) F("exec", r->u.graph.exec) F("node", r->u.graph.node);
+    F("stream", r->u.graph.stream) F("capture", r->u.graph.capture);
+    F("arg", r->u.graph.arg) F("mode", r->u.graph.mode);
     break;
   case GT_KIND_DEVICE:
     F("stream", r->u.device.stream) F("kernel", r->u.device.kernel);

@@ -446,6 +446,38 @@ def test_device_tracks_and_flows():
     eq(doc["metadata"]["flows"], 5, "flows in metadata")
 
 
+GRAPH_SCRIPT = """
+process ts=1000 phase=start ppid=1 text=graph
+kernel_name ts=1001 kernel=0x10 text=_Z1av
+kernel_name ts=1002 kernel=0x20 text=_Z1bv
+graph ts=2000 dur=100 api=cudaStreamBeginCapture stream=0x5 capture=7
+launch ts=3000 dur=100 kernel=0x10 stream=0x5 corr=7 flags=0x800
+launch ts=4000 dur=100 kernel=0x20 stream=0x5 corr=7 flags=0x800
+graph ts=5000 dur=100 api=cudaStreamEndCapture stream=0x5 capture=7 graph=0x900
+graph ts=6000 dur=100 api=cudaGraphInstantiate graph=0x900 exec=0xe00
+# the graph's device work starts the very ns its launch does (the clamp)
+launch ts=10000 dur=500 api=cudaGraphLaunch kernel=0xe00 stream=0x5 corr=1 flags=0x20
+device ts=10000 dur=2000 api=cudaGraphLaunch kernel=0xe00 stream=0x5 corr=1 of_kind=launch flags=0x20 sample=1
+process ts=20000 phase=end
+"""
+
+
+def test_graph_span_at_its_call():
+    """A graph launch's span that starts the ns its call does moves 1 ns for
+    its arrow, and its first node with it: both nodes inside the span, on
+    its track (the first used to fall onto a lane of its own:
+    test_graphs.py test_chrome_graph_spans failed so, now and then)."""
+    doc = export(synth("graph_at_call", GRAPH_SCRIPT))
+    check_doc(doc)
+    device = device_slices(doc)
+    span = [e for e in device if e["name"] == "graph 0xe00"]
+    eq(len(span), 1, "the graph's span")
+    g = span[0]
+    eq((ns(g["ts"]), ns(g["dur"])), (9001, 1999), "the span, 1 ns after its call")
+    nodes = [(e["name"], e["tid"] == g["tid"], inside(e, g)) for e in device if e is not g]
+    eq(nodes, [("a()", True, True), ("b()", True, True)], "its nodes: on its track, inside it")
+
+
 TIES_SCRIPT = """
 process ts=1000 phase=start ppid=1 text=ties
 kernel_name ts=1001 kernel=0x10 text=_Z4stepv
@@ -588,5 +620,5 @@ def test_size_warning():
 if __name__ == "__main__":
     main([test_basic, test_threads, test_nvtx, test_forked_and_pid_filter, test_window,
           test_gzip_and_stdout, test_bad_input, test_damaged_trace,
-          test_device_tracks_and_flows, test_equal_and_crossing_stamps,
-          test_generated_device_trace, test_memory_does_not_grow_with_events, test_size_warning])
+          test_device_tracks_and_flows, test_graph_span_at_its_call,
+          test_equal_and_crossing_stamps, test_generated_device_trace, test_memory_does_not_grow_with_events, test_size_warning])
