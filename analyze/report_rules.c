@@ -34,19 +34,20 @@ static void finish_range(struct rp_range *rg) {
   rg->p99 = out[2];
 }
 
-/* A sampled kernel's GPU total: its mean timed duration times its launches
- * (the host records count every launch), not the sum of the timed ones'
- * 1-in-N weights — those overcount a rare kernel by up to N - 1 launches at
- * the end of the trace — with a 95 % interval from the timed durations'
- * spread (finite-population corrected). Exact totals are left alone. */
+/* A sampled kernel's GPU total: gt_sampled_total over its launches (the
+ * host records count every launch), with a 95 % interval from the timed
+ * durations' spread (finite-population corrected). Exact totals are left
+ * alone. */
 static void scale_sampled_kernels(struct report *r) {
   for (size_t i = 0; i < r->knames.n; i++) {
     struct rp_kernel *k = &r->kern[i];
-    if (k->sample <= 1 || !k->gpu_timed || k->launches < k->gpu_timed)
+    double total;
+    if (!gt_sampled_total((double)k->gpu_ns, k->gpu_timed, k->launches, k->sample,
+                          &total))
       continue;
     double t = (double)k->gpu_timed, n = (double)k->launches;
     double mean = (double)k->gpu_ns / t;
-    k->gpu_scaled_ns = (uint64_t)(mean * n + 0.5);
+    k->gpu_scaled_ns = (uint64_t)(total + 0.5);
     double var = t > 1 ? (k->gpu_sq - t * mean * mean) / (t - 1) : mean * mean;
     double se = n * sqrt((var > 0 ? var : 0) / t * (1 - t / n));
     k->gpu_ci95_ns = (uint64_t)(1.96 * se + 0.5);
@@ -54,15 +55,14 @@ static void scale_sampled_kernels(struct report *r) {
 }
 
 /* The same for a transfer row sampled 1 in N (GPUTRACE_GPU_TIMING_SAMPLE=N;
- * the adaptive mode times every copy and memset): its mean timed duration
- * times the calls that succeeded. Each entry point's first call is timed
- * with weight N, so a row of a few copies read as N apiece. */
+ * the adaptive mode times every copy and memset), over the calls that
+ * succeeded. */
 static void scale_sampled_transfers(struct report *r) {
   for (unsigned d = 0; d < RP_XFER_ROWS; d++) {
     struct rp_xfer *x = &r->xfer[d];
-    if (x->sample > 1 && x->gpu_timed && x->done >= x->gpu_timed)
-      x->gpu_scaled_ns =
-          (uint64_t)((double)x->gpu_ns / (double)x->gpu_timed * (double)x->done + 0.5);
+    double total;
+    if (gt_sampled_total((double)x->gpu_ns, x->gpu_timed, x->done, x->sample, &total))
+      x->gpu_scaled_ns = (uint64_t)(total + 0.5);
   }
 }
 

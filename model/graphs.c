@@ -603,9 +603,10 @@ static void add_gpu(struct gt_graph_exec *x, const struct gt_record *d) {
 }
 
 double gt_graph_exec_gpu_ns(const struct gt_graph_exec *x) {
-  if (x->sample <= 1 || !x->durs.n || x->launches < x->timed)
-    return x->gpu_ns;
-  return (double)x->durs.sum / (double)x->durs.n * (double)x->launches;
+  double total; /* the launches' spans (CUPTI's nodes add no span: as summed) */
+  return gt_sampled_total((double)x->durs.sum, x->durs.n, x->launches, x->sample, &total)
+             ? total
+             : x->gpu_ns;
 }
 
 static void timed_launch(struct gt_graphs *g, const struct gt_record *d,

@@ -130,10 +130,7 @@ const struct gt_record *gt_graphs_expansion(struct gt_graphs *g, size_t *n);
 /* Every executable seen, destroyed ones included, in order of creation. */
 struct gt_graph_exec *gt_graphs_execs(struct gt_graphs *g, size_t *n);
 /* An executable's GPU total: its timed launches' device time, or when they
- * were sampled (1 in N > 1) their mean times its launches, as the report
- * estimates a kernel's: every graph's first launch is timed under its
- * thread's N, so the weights would count a graph launched a few times as
- * N launches. */
+ * were sampled their mean times its launches (gt_sampled_total, stats.h). */
 double gt_graph_exec_gpu_ns(const struct gt_graph_exec *x);
 /* Launches made while a capture was open in the same process (findings). */
 uint64_t gt_graphs_launched_during_capture(const struct gt_graphs *g);

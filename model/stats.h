@@ -12,6 +12,8 @@
  *    once, after the last add.
  *  - gt_strtab: interns strings; an index stays valid, and its string
  *    unchanged, until gt_strtab_free.
+ *  - gt_sampled_total: the one estimate of sampled GPU work (kernels,
+ *    transfers, graphs).
  *  - gt_fmt_*: human units for text output, into a caller's buffer.
  * Out of memory is fatal (message, exit 2: util.h).
  */
@@ -40,6 +42,19 @@ void gt_durs_free(struct gt_durs *d);
 
 /* Nearest-rank index (0-based) of the p-th percentile of n values. */
 size_t gt_rank(unsigned pct, size_t n);
+
+/* GPU work timed 1 in `sample` (docs/devtime.md): 1 and *total its timed
+ * mean times its runs, when sample > 1 and it has timed runs, no more than
+ * it ran; else 0 (its timed time is exact as summed). Not the sum of each
+ * timed one's N: every key's first call is timed under its thread's N, so
+ * that would count work run a few times as N runs. */
+static inline int gt_sampled_total(double timed_ns, uint64_t timed, uint64_t runs,
+                                   uint32_t sample, double *total) {
+  if (sample <= 1 || !timed || runs < timed)
+    return 0;
+  *total = timed_ns / (double)timed * (double)runs;
+  return 1;
+}
 
 struct gt_strtab {
   struct gt_map index; /* FNV-1a hash (probed on collision) -> index */
