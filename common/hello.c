@@ -10,6 +10,12 @@
 
 #include "gputrace/protocol.h"
 
+static int64_t monotonic_ms(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
 int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int timeout_ms) {
   char ctrl[CMSG_SPACE(sizeof(int))];
   memset(ctrl, 0, sizeof ctrl);
@@ -26,15 +32,12 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
   if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof *hello)
     return -1;
   struct pollfd p = {.fd = sock, .events = POLLIN};
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  int64_t deadline_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + timeout_ms;
+  int64_t deadline_ms = monotonic_ms() + timeout_ms;
   int ready, left = timeout_ms;
   /* The program's signals (a profiling timer, an alarm) must not cut the
    * wait short: the time left, again. */
   while ((ready = poll(&p, 1, left)) < 0 && errno == EINTR) {
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    int64_t rest = deadline_ms - ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+    int64_t rest = deadline_ms - monotonic_ms();
     left = rest > 0 ? (int)rest : 0;
   }
   if (ready == 0)
