@@ -1,7 +1,7 @@
 /* prom_kernels.c — GPU time by kernel for /metrics (prom_series.h).
  *
  * Each kernel's device time (DEVICE records of launches, weighted by the
- * launches each stands for: prom_kernels_weight) adds up under the
+ * launches each stands for: prom_kernels_device) adds up under the
  * demangled name its process gave it
  * (KERNEL_NAME), whichever process ran it. PROM_KERNEL_MAX names have a
  * label: the first ones seen while there is room, then, at each publish,
@@ -172,28 +172,25 @@ void prom_kernels_launched(struct prom_kernels *k, const struct gt_record *r) {
     *v = entry(index1_of(*v), owed_of(*v) + 1);
 }
 
-uint32_t prom_kernels_weight(struct prom_kernels *k, const struct gt_record *r) {
-  uint32_t sample = r->u.device.sample ? r->u.device.sample : 1;
+double prom_kernels_device(struct prom_kernels *k, struct prom_work *w,
+                           const struct gt_record *r) {
+  uint32_t weight = r->u.device.sample ? r->u.device.sample : 1;
   uint64_t *v = gt_map_at(&k->handles, gt_pid_key(r->pid, r->u.device.kernel));
-  if (!v)
-    return sample; /* no name, no count of its launches: as it was timed */
-  int64_t owed = owed_of(*v);
-  uint32_t weight = owed < 1 ? 1 : owed < sample ? (uint32_t)owed : sample;
-  *v = entry(index1_of(*v), owed - weight);
-  return weight;
-}
-
-void prom_kernels_device(struct prom_kernels *k, struct prom_work *w,
-                         const struct gt_record *r, double ns) {
-  uint64_t v = 0;
-  gt_map_get(&k->handles, gt_pid_key(r->pid, r->u.device.kernel), &v);
-  struct kname *n = index1_of(v) ? &k->names[index1_of(v) - 1] : NULL;
+  struct kname *n = NULL;
+  if (v) { /* named: no more launches than were made and not stood for */
+    int64_t owed = owed_of(*v);
+    weight = owed < 1 ? 1 : owed < weight ? (uint32_t)owed : weight;
+    *v = entry(index1_of(*v), owed - weight);
+    n = &k->names[index1_of(*v) - 1];
+  } /* else no count of its launches: as it was timed */
+  double ns = (double)r->dur_ns * weight;
   if (n)
     n->ns += ns;
   if (n && n->slot >= 0)
     w->kern[n->slot].gpu_ns = n->ns;
   else
     w->kern[PROM_KERNEL_MAX].gpu_ns += ns;
+  return ns;
 }
 
 static int by_time(const void *a, const void *b) {

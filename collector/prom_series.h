@@ -91,11 +91,10 @@ void prom_kernels_named(struct prom_kernels *k, struct prom_work *w,
 void prom_kernels_ended(struct prom_kernels *k, uint32_t pid);
 /* A successful kernel launch (or a graph's run of a kernel node). */
 void prom_kernels_launched(struct prom_kernels *k, const struct gt_record *launch);
-/* The launches a kernel's DEVICE record stands for (prom_kernels.c). */
-uint32_t prom_kernels_weight(struct prom_kernels *k, const struct gt_record *device);
-/* A kernel's DEVICE record, `ns` its weighted time. */
-void prom_kernels_device(struct prom_kernels *k, struct prom_work *w,
-                         const struct gt_record *r, double ns);
+/* A kernel's DEVICE record: its time, weighted by the launches it stands
+ * for (prom_kernels.c), added to its name's; returns that time. */
+double prom_kernels_device(struct prom_kernels *k, struct prom_work *w,
+                           const struct gt_record *r);
 void prom_kernels_rank(struct prom_kernels *k, struct prom_work *w);
 
 #endif

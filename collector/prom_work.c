@@ -12,7 +12,7 @@
  * go unattributed, never misattributed).
  * GPU time by kernel (prom_kernels.c): DEVICE records of kernels, each
  * weighted by the launches it stands for (its sample, no more than the
- * launches of its kernel not stood for yet; prom_kernels_weight), and so
+ * launches of its kernel not stood for yet; prom_kernels_device), and so
  * is the device time a range and a process get from it. Graph
  * launches come expanded (prom.c): each kernel a graph runs counts as a run
  * of that kernel, with its share of the launch's device time.
@@ -138,15 +138,12 @@ double prom_work_run(struct prom_work_state *s, const struct gt_record *r) {
   if (!s)
     return 0;
   if (r->kind == GT_KIND_DEVICE) {
-    uint32_t weight = r->u.device.of_kind == GT_KIND_LAUNCH
-                          ? prom_kernels_weight(s->kernels, r)
-                          : (r->u.device.sample ? r->u.device.sample : 1);
-    double ns = (double)r->dur_ns * weight;
+    int kernel = r->u.device.of_kind == GT_KIND_LAUNCH;
+    double ns = kernel
+                    ? prom_kernels_device(s->kernels, s->w, r)
+                    : (double)r->dur_ns * (r->u.device.sample ? r->u.device.sample : 1);
     device_time(s, r, ns);
-    if (r->u.device.of_kind != GT_KIND_LAUNCH)
-      return 0;
-    prom_kernels_device(s->kernels, s->w, r, ns);
-    return ns;
+    return kernel ? ns : 0;
   }
   if (r->kind == GT_KIND_LAUNCH)
     prom_kernels_launched(s->kernels, r);
