@@ -639,10 +639,10 @@ static void stack_rows(struct ex *x, const struct stack *st) {
     v_int(x, f[i].line);
     v_text(x, f[i].module);
     v_int(x, f[i].python != 0);
-    if (f[i].python)
+    if (f[i].python || f[i].ip == 0) /* (0: the mark of a stack cut short) */
       v_null(x);
     else
-      v_int(x, (int64_t)f[i].ip);
+      v_int(x, (int64_t)gt_stack_addr(f[i].ip));
     emit(x, EX_FRAMES);
   }
 }

@@ -168,10 +168,9 @@ int main(int argc, char **argv) {
   qsort(faults, ROUNDS, sizeof *faults, cmp_long);
   printf("cold: %ld frames a capture, page faults in it: fewest %ld, median %ld\n",
          g_cold_frames, faults[0], faults[ROUNDS / 2]);
-  printf("rules computed in the rounds %llu (%.1f per cold chain), fallbacks %llu\n",
+  printf("rules computed in the rounds %llu (%.1f per cold chain), stacks cut %llu\n",
          (unsigned long long)(c1.rules - c0.rules),
-         (double)(c1.rules - c0.rules) / ROUNDS,
-         (unsigned long long)(c1.fallback - c0.fallback));
+         (double)(c1.rules - c0.rules) / ROUNDS, (unsigned long long)(c1.cut - c0.cut));
   printf("cache_bytes %llu\n", (unsigned long long)c1.cache_bytes);
   return 0;
 }

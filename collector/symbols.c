@@ -13,14 +13,15 @@
  *    by build ID, at file addresses (bias 0); a process's modules map its
  *    addresses to them with the load bias. Files no live process uses are
  *    freed once more than GT_SYM_CACHE_FILES are cached.
- *  - For each STACK record, every native address not seen before in that
+ *  - For each STACK record, every native entry not seen before in that
  *    process becomes FRAME records: one per inline level (innermost first),
- *    function names demangled. Addresses are return addresses: they are
- *    looked up at ip - 1, the call instruction; but where nothing is named
- *    at ip - 1 and a symbol starts at ip, at ip (a signal handler's return
- *    address is its trampoline's first byte: glibc's __restore_rt).
- *    Unknown addresses still get a FRAME ("??", the module's file name if
- *    any).
+ *    function names demangled, keyed by the entry — an address and its
+ *    address epoch (schema.h): after a dlclose, another library's code at
+ *    the same address is another entry, found in the modules of its epoch. Addresses are
+ * return addresses: they are looked up at ip - 1, the call instruction; but where nothing
+ * is named at ip - 1 and a symbol starts at ip, at ip (a signal handler's return address
+ * is its trampoline's first byte: glibc's __restore_rt). Unknown addresses still get a
+ * FRAME ("??", the module's file name if any).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -52,6 +53,7 @@ struct symfile {
 
 struct module {
   uint64_t start, end, bias;
+  uint32_t epoch;       /* the address epoch it was loaded in (schema.h) */
   struct symfile *file; /* NULL: no readable file */
 };
 
@@ -237,7 +239,8 @@ void gt_sym_add_module(struct gt_symbolizer *s, uint32_t pid,
     return;
   p->mods = mods;
   struct module *m = &p->mods[p->nmods++];
-  *m = (struct module){rec->u.module.start, rec->u.module.end, rec->u.module.bias, NULL};
+  *m = (struct module){rec->u.module.start, rec->u.module.end, rec->u.module.bias,
+                       rec->u.module.epoch, NULL};
   if (path[0] != '/')
     return; /* the vdso and anonymous objects have no file to read */
   struct stat st;
@@ -349,11 +352,12 @@ static void put_frame(gt_sym_put_fn put, void *ctx, uint32_t pid, uint64_t ip, i
   put(ctx, &buf[0]);
 }
 
-/* The newest module of the process holding `pc` (a later load at the same
- * address replaces an earlier one). */
-static const struct module *module_at(const struct proc *p, uint64_t pc) {
+/* The newest module of the process holding `pc` found in address epoch
+ * `epoch` or before (schema.h: a later load at the same address replaces
+ * an earlier one). */
+static const struct module *module_at(const struct proc *p, uint64_t pc, uint32_t epoch) {
   for (size_t i = p ? p->nmods : 0; i-- > 0;)
-    if (pc >= p->mods[i].start && pc < p->mods[i].end)
+    if (p->mods[i].epoch <= epoch && pc >= p->mods[i].start && pc < p->mods[i].end)
       return &p->mods[i];
   return NULL;
 }
@@ -365,10 +369,11 @@ static int symbol_starts_at(Dwfl_Module *mod, Dwarf_Addr addr) {
   return dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL) && offset == 0;
 }
 
-static void symbolize(const struct proc *p, uint64_t ip, uint32_t pid, gt_sym_put_fn put,
-                      void *ctx) {
-  uint64_t pc = ip - 1;
-  const struct module *m = module_at(p, pc);
+/* FRAME records for a stack entry (ip: the address with its epoch). */
+static void symbolize(const struct proc *p, uint64_t entry, uint32_t pid,
+                      gt_sym_put_fn put, void *ctx) {
+  uint64_t ip = gt_stack_addr(entry), pc = ip - 1;
+  const struct module *m = module_at(p, pc, gt_stack_epoch(entry));
   struct frame_text levels[MAX_INLINE];
   const char *module = m && m->file ? m->file->name : NULL;
   int n = 1;
@@ -383,7 +388,7 @@ static void symbolize(const struct proc *p, uint64_t ip, uint32_t pid, gt_sym_pu
     levels[0].line = 0;
   }
   for (int i = 0; i < n; i++)
-    put_frame(put, ctx, pid, ip, i, n, &levels[i], module);
+    put_frame(put, ctx, pid, entry, i, n, &levels[i], module);
 }
 
 void gt_sym_stack(struct gt_symbolizer *s, uint32_t pid, const struct gt_record *stack,

@@ -156,12 +156,15 @@ static const struct gt_field stack[] = {
     {K("python"), .text = "python", .type = GT_FT_UINT, AT(stack.python)},
     {K("backtrace"), .text = "backtrace", .type = GT_FT_BOOL, .bit = GT_F_UNWIND_FALLBACK,
      .when = GT_F_UNWIND_FALLBACK},
+    {K("cut"), .text = "cut", .type = GT_FT_BOOL, .bit = GT_F_STACK_CUT,
+     .when = GT_F_STACK_CUT},
     {K("entries"), .type = GT_FT_STACK},
 };
 static const struct gt_field module[] = {
     {K("start"), .text = "", .type = GT_FT_HEX, AT(module.start)},
     {K("end"), .text = "", .type = GT_FT_HEX, AT(module.end), .sep = '-'},
     {K("bias"), .type = GT_FT_HEX, AT(module.bias)},
+    {K("epoch"), .text = "epoch", .type = GT_FT_UINT, AT(module.epoch), .out = GT_FO_NZ},
     {K("path"), .text = "", .type = GT_FT_TEXT},
 };
 static const struct gt_field pyframe[] = {

@@ -35,7 +35,7 @@ static size_t locations(struct gt_pprof *p, struct gt_symtab *st, uint32_t pid,
     uint64_t map = gt_symtab_module_of(st, pid, f[i].ip, &m)
                        ? gt_pprof_mapping(p, m.start, m.end, m.start - m.bias, m.path, "")
                        : 0;
-    out[k++] = gt_pprof_native(p, map, f[i].ip, lines, nl);
+    out[k++] = gt_pprof_native(p, map, gt_stack_addr(f[i].ip), lines, nl);
     i = j;
   }
   if (k == 0 && room)

@@ -10,6 +10,7 @@
 
 struct stack {
   uint32_t depth;
+  uint32_t cut; /* GT_F_STACK_CUT */
   uint64_t entries[];
 };
 
@@ -29,7 +30,7 @@ struct pyframe {
 };
 
 struct module {
-  uint32_t pid;
+  uint32_t pid, epoch;
   uint64_t start, end, bias;
   char *path;
 };
@@ -113,6 +114,7 @@ static void feed_stack(struct gt_symtab *t, const struct gt_record *r) {
     return; /* ids are unique per process: a repeat is the same stack */
   struct stack *s = gt_xcalloc(1, sizeof *s + depth * sizeof(uint64_t));
   s->depth = depth;
+  s->cut = (r->flags & GT_F_STACK_CUT) != 0;
   const struct gt_text_slot *slots = (const void *)(r + 1);
   for (uint32_t i = 0; i < depth; i++) {
     size_t off = (size_t)i * sizeof(uint64_t);
@@ -162,15 +164,20 @@ static void feed_module(struct gt_symtab *t, const struct gt_record *r) {
   if (r->u.module.start >= r->u.module.end)
     return;
   t->modules = gt_grow(t->modules, &t->cmodules, t->nmodules + 1, sizeof *t->modules);
-  t->modules[t->nmodules++] = (struct module){r->pid, r->u.module.start, r->u.module.end,
-                                              r->u.module.bias, xstrdup(path)};
+  t->modules[t->nmodules++] =
+      (struct module){r->pid,          r->u.module.epoch, r->u.module.start,
+                      r->u.module.end, r->u.module.bias,  xstrdup(path)};
 }
 
-int gt_symtab_module_of(const struct gt_symtab *t, uint32_t pid, uint64_t ip,
+int gt_symtab_module_of(const struct gt_symtab *t, uint32_t pid, uint64_t entry,
                         struct gt_module_range *out) {
-  for (size_t i = t->nmodules; i-- > 0;) { /* the latest mapping of an address wins */
+  uint64_t ip = gt_stack_addr(entry);
+  uint32_t epoch = gt_stack_epoch(entry);
+  /* the latest mapping of the address found in the entry's epoch or before
+   * it (schema.h) */
+  for (size_t i = t->nmodules; i-- > 0;) {
     const struct module *m = &t->modules[i];
-    if (m->pid == pid && ip >= m->start && ip < m->end) {
+    if (m->pid == pid && m->epoch <= epoch && ip >= m->start && ip < m->end) {
       *out = (struct gt_module_range){m->start, m->end, m->bias, m->path};
       return 1;
     }
@@ -246,5 +253,7 @@ int gt_symtab_stack(struct gt_symtab *t, uint32_t pid, uint32_t stack_id,
   int n = 0;
   for (uint32_t i = 0; i < s->depth && n < max; i++)
     n += expand(t, pid, s->entries[i], out + n, max - n);
+  if (s->cut && n < max) /* the callers the unwinder could not reach */
+    out[n++] = (struct gt_frame){GT_STACK_CUT_NAME, "", "", 0, 0, 0};
   return n;
 }

@@ -415,16 +415,24 @@ void gt_count_dropped(unsigned kind, uint64_t n) {
     atomic_fetch_add_explicit(&g_ring.hdr->dropped[kind], n, memory_order_relaxed);
 }
 
+/* A record with its text slots, built off the program's stack (1.5 KiB:
+ * docs/stack-budget.md). One per thread: gt_emit_text holds the recursion
+ * guard while it fills and writes it, so a signal handler's traced call
+ * meanwhile forwards untraced instead of writing over it. */
+static __thread struct {
+  struct gt_record rec;
+  struct gt_text_slot text[GT_MAX_SLOTS - 1];
+} tls_text_frame __attribute__((tls_model("initial-exec")));
+
 void gt_emit_text(struct gt_record *rec, const char *text, size_t len) {
   if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
     return;
   if (__builtin_expect(gt_mode_now() & GT_MODE_PAUSED, 0) && gt_range_drops(rec))
     return;
-  struct {
-    struct gt_record rec;
-    struct gt_text_slot text[GT_MAX_SLOTS - 1];
-  } buf;
-  buf.rec = *rec;
-  gt_record_attach_text(&buf.rec, text, len);
-  write_guarded(&buf.rec);
+  int depth = gt_tls_depth;
+  gt_tls_depth = depth ? depth : 1;
+  tls_text_frame.rec = *rec;
+  gt_record_attach_text(&tls_text_frame.rec, text, len);
+  write_guarded(&tls_text_frame.rec);
+  gt_tls_depth = depth;
 }

@@ -124,8 +124,13 @@ struct nvtx_msg {
   const char *text;
   size_t len;
   uint32_t color;
-  char buf[GT_TEXT_MAX + 1]; /* wide messages converted */
 };
+
+/* Wide text narrowed to UTF-8, off the program's stack (docs/stack-budget.md):
+ * used with the recursion guard held (trace(), claim_narrow), so a signal
+ * handler's NVTX call meanwhile does not write over it. */
+static __thread char tls_narrow[GT_TEXT_MAX + 1]
+    __attribute__((tls_model("initial-exec")));
 
 static void msg_text(struct nvtx_msg *m, const char *text) {
   m->text = text != NULL ? text : "";
@@ -133,7 +138,7 @@ static void msg_text(struct nvtx_msg *m, const char *text) {
 }
 
 static void msg_wide(struct nvtx_msg *m, const wchar_t *text) {
-  const char *s = narrow(text, m->buf, sizeof m->buf);
+  const char *s = narrow(text, tls_narrow, sizeof tls_narrow);
   msg_text(m, s != NULL ? s : "<unicode>");
 }
 
@@ -230,9 +235,7 @@ static void trace(const struct nvtx_event *e) {
     return;
   int saved_errno = errno;
   uint64_t now = gt_now();
-  struct nvtx_msg m;
-  m.color = 0;
-  m.len = 0;
+  struct nvtx_msg m = {"", 0, 0};
   switch (e->form) {
   case MSG_ASCII:
     msg_text(&m, e->msg);
@@ -401,11 +404,26 @@ static nvtxStringHandle_t domain_register_string_a(nvtxDomainHandle_t domain,
   return n;
 }
 
+/* tls_narrow for an untraced call (a registration): the guard taken, or
+ * NULL when this thread is inside a hook already (nested: no buffer). */
+static char *claim_narrow(void) {
+  if (gt_tls_depth != 0)
+    return NULL;
+  gt_tls_depth = 1;
+  return tls_narrow;
+}
+static void release_narrow(char *buf) {
+  if (buf)
+    gt_tls_depth = 0;
+}
+
 static nvtxStringHandle_t domain_register_string_w(nvtxDomainHandle_t domain,
                                                    const wchar_t *string) {
-  char buf[GT_TEXT_MAX + 1];
-  const char *s = narrow(string, buf, sizeof buf);
-  return domain_register_string_a(domain, s != NULL ? s : "<unicode>");
+  char *buf = claim_narrow();
+  const char *s = buf ? narrow(string, buf, sizeof tls_narrow) : NULL;
+  nvtxStringHandle_t h = domain_register_string_a(domain, s != NULL ? s : "<unicode>");
+  release_narrow(buf);
+  return h;
 }
 
 static nvtxDomainHandle_t domain_create_a(const char *name) {
@@ -421,9 +439,11 @@ static nvtxDomainHandle_t domain_create_a(const char *name) {
 }
 
 static nvtxDomainHandle_t domain_create_w(const wchar_t *name) {
-  char buf[GT_TEXT_MAX + 1];
-  const char *s = narrow(name, buf, sizeof buf);
-  return domain_create_a(s != NULL ? s : "<unicode>");
+  char *buf = claim_narrow();
+  const char *s = buf ? narrow(name, buf, sizeof tls_narrow) : NULL;
+  nvtxDomainHandle_t h = domain_create_a(s != NULL ? s : "<unicode>");
+  release_narrow(buf);
+  return h;
 }
 
 /* ---- injection entry point ---- */

@@ -6,14 +6,25 @@
  *    the recursion guard held and returns the id of the calling thread's
  *    current stack (0 when off or when it cannot be captured).
  *  - Native frames come from unwind.c: backtrace()'s frames from unwind
- *    rules cached per return address (about 25x cheaper), or backtrace()
- *    itself for what it does not handle and under GPUTRACE_UNWIND=backtrace;
- *    the shim's own frames are skipped. Not libunwind: the shim is injected
+ *    rules cached per return address (about 25x cheaper), never faulting
+ *    on a bad stack (a stack cut short is flagged GT_F_STACK_CUT), or
+ *    backtrace() itself under GPUTRACE_UNWIND=backtrace; the shim's own
+ *    frames are skipped. Not libunwind: the shim is injected
  *    into programs that may load their own libunwind (two copies under one
  *    soname clash, and Debian ships no position-independent libunwind.a to
  *    hide inside the shim), and libunwind keeps descriptors in the program
  *    (its memory-validation pipe) that a program closing all descriptors
  *    reuses (docs/PERFORMANCE.md, "Stack capture per allocation").
+ *  - Native entries carry their address epoch (schema.h): an epoch begins
+ *    when a capture's walk finds the loader's unload count changed; the
+ *    modules unloaded then are marked gone, a module found later (one
+ *    loaded where a gone one was) is a new entry of the module table and a
+ *    new MODULE record, in the new epoch, and an address takes its
+ *    module's epoch (a lookup cached per thread; none before the first
+ *    unload). Code that stayed loaded keeps its entries, so its stacks keep
+ *    their ids.
+ *  - Off the program's stack (docs/stack-budget.md): a capture's buffers
+ *    are thread-local (one capture at a time: the guard is held).
  *  - Python frames replace the evaluation-loop frames of a CPython found in
  *    the process (looked up with dlsym, never linked): they are spliced in
  *    where the innermost _PyEval_EvalFrameDefault frame was. A thread that
@@ -38,7 +49,7 @@
  *    without its stack); readers say so (leaks, report, pprof). The Python
  *    frame table is one segment; a full window gives id 0. Module scans
  *    take a mutex: they happen only when a stack holds an address outside
- *    every known module (start, dlopen).
+ *    every known module (start, dlopen), and when a new epoch begins.
  *  - A forked child forgets everything and re-emits into its own ring.
  */
 #include <dlfcn.h>
@@ -79,13 +90,47 @@ static uint32_t g_stack_cap = GT_STACK_CAP_MAX, g_nsegs = MAX_SEGS;
 static struct intern_slot g_pyframes[PYFRAME_SLOTS];
 static _Atomic uint32_t g_next_stack = 1, g_next_pyframe = 1;
 
+/* The modules written as MODULE records: appended, never moved (readers
+ * scan without the lock); one unloaded since is marked gone, and another
+ * module found at its addresses is a new entry. */
 struct module {
   uintptr_t start, end;
+  uint64_t identity;     /* its path and load bias, hashed */
+  uint32_t epoch;        /* the address epoch it was found in */
+  _Atomic uint32_t gone; /* unloaded: its addresses may be another's */
+  uint32_t present;      /* (under the lock, while unloads are looked for) */
 };
 static struct module g_modules[MAX_MODULES];
 static _Atomic int g_nmodules;
 static pthread_mutex_t g_module_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t g_self_start, g_self_end; /* this library */
+
+/* Address epochs (schema.h, GT_STACK_EPOCH_SHIFT): one begins each time a
+ * capture finds the loader's unload count (dlpi_subs) changed; the modules
+ * gone then are marked, those loaded later are found in the new epoch, and
+ * a native entry carries the epoch its module was found in — so a library
+ * loaded where an unloaded one was has entries of its own, while the code
+ * that stayed keeps its entries (and its stacks their ids). Changed under
+ * g_module_lock; g_module_marks counts the modules marked gone (the TLS
+ * caches of tags are for one value of it). */
+static _Atomic uint32_t g_epoch, g_epoch_unloads, g_module_marks;
+
+/* One capture's working memory, off the program's stack (whose room may
+ * be small: docs/stack-budget.md): gt_stack_id runs with the recursion
+ * guard held, so a thread makes one capture at a time. */
+#define TAG_CACHE 4
+struct capture_scratch {
+  void *ips[UNWIND_MAX];
+  uint64_t entries[GT_STACK_MAX_DEPTH];
+  struct gt_pyframe pyframes[GT_STACK_MAX_DEPTH];
+  char text[512]; /* a PYFRAME's "name\x1ffile", the main program's path */
+  /* the last modules an address was tagged from, for g_module_marks */
+  uint32_t tag_marks, tag_next;
+  uintptr_t tag_start[TAG_CACHE], tag_end[TAG_CACHE];
+  uint64_t tag[TAG_CACHE];
+};
+static __thread struct capture_scratch tls_scratch
+    __attribute__((tls_model("initial-exec")));
 
 /* ---- configuration ---- */
 
@@ -111,42 +156,63 @@ int gt_stacks_wanted(unsigned kind, unsigned api) {
 
 /* ---- modules ---- */
 
-static int known_module(uintptr_t ip) {
+/* The module (not gone) holding ip; NULL when none is known. */
+static const struct module *module_of(uintptr_t ip) {
   int n = atomic_load_explicit(&g_nmodules, memory_order_acquire);
-  for (int i = 0; i < n; i++)
-    if (ip >= g_modules[i].start && ip < g_modules[i].end)
-      return 1;
-  return 0;
+  for (int i = n; i-- > 0;)
+    if (ip >= g_modules[i].start && ip < g_modules[i].end &&
+        !atomic_load_explicit(&g_modules[i].gone, memory_order_relaxed))
+      return &g_modules[i];
+  return NULL;
 }
 
-static int emit_module_cb(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size;
-  (void)data;
-  uintptr_t lo = UINTPTR_MAX, hi = 0;
+/* The range of a loaded object's PT_LOAD segments; 0 when it has none. */
+static int load_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi) {
+  *lo = UINTPTR_MAX;
+  *hi = 0;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD)
       continue;
     uintptr_t s = info->dlpi_addr + ph->p_vaddr;
-    if (s < lo)
-      lo = s;
-    if (s + ph->p_memsz > hi)
-      hi = s + ph->p_memsz;
+    *lo = s < *lo ? s : *lo;
+    *hi = s + ph->p_memsz > *hi ? s + ph->p_memsz : *hi;
   }
+  return *lo < *hi;
+}
+
+static uint64_t identity_of(const struct dl_phdr_info *info) {
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)info->dlpi_addr;
+  for (const char *c = info->dlpi_name ? info->dlpi_name : ""; *c; c++)
+    h = (h ^ (uint8_t)*c) * 1099511628211ull;
+  return h;
+}
+
+/* The known module that is this loaded object, else NULL. */
+static struct module *same_module(const struct dl_phdr_info *info, uintptr_t lo,
+                                  uintptr_t hi) {
+  const struct module *m = module_of(lo);
+  return m && m->start == lo && m->end == hi && m->identity == identity_of(info)
+             ? (struct module *)m
+             : NULL;
+}
+
+static int emit_module_cb(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  (void)data;
+  uintptr_t lo, hi;
   int n = atomic_load_explicit(&g_nmodules, memory_order_relaxed);
-  if (lo >= hi || n >= MAX_MODULES)
-    return 0;
-  for (int i = 0; i < n; i++)
-    if (g_modules[i].start == lo && g_modules[i].end == hi)
-      return 0; /* already written */
-  char exe[512];
+  if (!load_range(info, &lo, &hi) || n >= MAX_MODULES || same_module(info, lo, hi))
+    return 0; /* (none, no room, or already written) */
+  char *exe = tls_scratch.text;
   const char *path = info->dlpi_name;
   if (!path || !path[0]) { /* the main program */
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof tls_scratch.text - 1);
     exe[len > 0 ? len : 0] = '\0';
     path = exe;
   }
-  g_modules[n] = (struct module){lo, hi};
+  uint32_t epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
+  g_modules[n] = (struct module){lo, hi, identity_of(info), epoch, 0, 0};
   atomic_store_explicit(&g_nmodules, n + 1, memory_order_release);
   struct gt_record rec;
   uint64_t now = gt_now();
@@ -154,6 +220,7 @@ static int emit_module_cb(struct dl_phdr_info *info, size_t size, void *data) {
   rec.u.module.bias = info->dlpi_addr;
   rec.u.module.start = lo;
   rec.u.module.end = hi;
+  rec.u.module.epoch = epoch;
   gt_emit_text(&rec, path, strlen(path));
   return 0;
 }
@@ -162,6 +229,74 @@ static void scan_modules(void) {
   pthread_mutex_lock(&g_module_lock);
   dl_iterate_phdr(emit_module_cb, NULL);
   pthread_mutex_unlock(&g_module_lock);
+}
+
+static int mark_present_cb(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  (void)data;
+  uintptr_t lo, hi;
+  struct module *m = load_range(info, &lo, &hi) ? same_module(info, lo, hi) : NULL;
+  if (m)
+    m->present = 1;
+  return 0;
+}
+
+/* Under the lock: the modules no longer loaded are marked gone. */
+static void mark_gone(void) {
+  int n = atomic_load_explicit(&g_nmodules, memory_order_relaxed);
+  for (int i = 0; i < n; i++)
+    g_modules[i].present = 0;
+  dl_iterate_phdr(mark_present_cb, NULL);
+  for (int i = 0; i < n; i++)
+    if (!g_modules[i].present && !atomic_load(&g_modules[i].gone)) {
+      atomic_store(&g_modules[i].gone, 1);
+      atomic_fetch_add(&g_module_marks, 1);
+    }
+}
+
+/* A walk made under the loader's unload count `unloads`: a count newer
+ * than the epoch's begins the next epoch (a walk that read the count
+ * before another thread's newer one changes nothing). */
+static void see_unloads(uint32_t unloads) {
+  if (unloads == atomic_load_explicit(&g_epoch_unloads, memory_order_acquire))
+    return;
+  pthread_mutex_lock(&g_module_lock);
+  uint32_t at = atomic_load_explicit(&g_epoch_unloads, memory_order_relaxed);
+  if ((int32_t)(unloads - at) > 0) {
+    uint32_t epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
+    atomic_store_explicit(&g_epoch, epoch + (epoch < GT_STACK_EPOCH_MAX),
+                          memory_order_relaxed);
+    mark_gone();
+    atomic_store_explicit(&g_epoch_unloads, unloads, memory_order_release);
+  }
+  pthread_mutex_unlock(&g_module_lock);
+}
+
+/* ip's epoch tag: its module's epoch (the current one for an address in no
+ * known module: it is found now); 0 until the first unload, without a
+ * lookup. Thread-cached by module range. */
+static uint64_t epoch_tag(uintptr_t ip) {
+  if (atomic_load_explicit(&g_epoch, memory_order_relaxed) == 0)
+    return 0;
+  struct capture_scratch *c = &tls_scratch;
+  uint32_t marks = atomic_load_explicit(&g_module_marks, memory_order_acquire);
+  if (c->tag_marks != marks) {
+    memset(c->tag_end, 0, sizeof c->tag_end);
+    c->tag_marks = marks;
+  }
+  for (int i = 0; i < TAG_CACHE; i++)
+    if (ip >= c->tag_start[i] && ip < c->tag_end[i])
+      return c->tag[i];
+  const struct module *m = module_of(ip);
+  uint32_t epoch = m ? m->epoch : atomic_load_explicit(&g_epoch, memory_order_relaxed);
+  uint64_t tag = (uint64_t)epoch << GT_STACK_EPOCH_SHIFT;
+  if (m) {
+    int k = (int)(c->tag_next++ % TAG_CACHE);
+    c->tag_start[k] = m->start;
+    c->tag_end[k] = m->end;
+    c->tag[k] = tag;
+  }
+  return tag;
 }
 
 static void find_self(void) {
@@ -207,7 +342,8 @@ static void *lookup_global(const char *name) {
   return gt_real_dlsym(RTLD_DEFAULT, name);
 }
 
-static void find_python(void) {
+/* Once, at the first capture: out of gt_stack_id's frame (the stack budget). */
+__attribute__((noinline, cold)) static void find_python(void) {
   struct python_api p;
   memset(&p, 0, sizeof p);
   p.gil_check = (int (*)(void))lookup_global("PyGILState_Check");
@@ -356,7 +492,7 @@ static size_t pyframe_text(void *code, int gil, char *text, size_t cap) {
   return len < 0 ? 0 : len < (int)cap ? (size_t)len : cap - 1;
 }
 
-static uint32_t pyframe_id(void *code, int line, int gil) {
+__attribute__((noinline)) static uint32_t pyframe_id(void *code, int line, int gil) {
   uint64_t key = mix64((uint64_t)(uintptr_t)code * 31 + (uint64_t)(unsigned)line);
   int fresh;
   struct intern_slot *s = intern(g_pyframes, PYFRAME_SLOTS, key, &fresh);
@@ -365,8 +501,8 @@ static uint32_t pyframe_id(void *code, int line, int gil) {
   if (!fresh)
     return wait_id(s);
   uint32_t id = atomic_fetch_add(&g_next_pyframe, 1);
-  char text[512];
-  size_t len = pyframe_text(code, gil, text, sizeof text);
+  char *text = tls_scratch.text;
+  size_t len = pyframe_text(code, gil, text, sizeof tls_scratch.text);
   struct gt_record rec;
   uint64_t now = gt_now();
   gt_record_begin(&rec, GT_API_gputrace_pyframe, now, now, 0);
@@ -407,7 +543,7 @@ static int python_frames(uint64_t *out, int max) {
     return python_frames_api(out, max);
   if (!g_py.unlocked)
     return 0;
-  struct gt_pyframe frames[GT_STACK_MAX_DEPTH];
+  struct gt_pyframe *frames = tls_scratch.pyframes;
   int n = gt_pyframes_read(frames,
                            max < (int)GT_STACK_MAX_DEPTH ? max : (int)GT_STACK_MAX_DEPTH);
   int k = 0;
@@ -421,42 +557,42 @@ static int python_frames(uint64_t *out, int max) {
 
 /* ---- stacks ---- */
 
-static void emit_stack(uint32_t id, const uint64_t *entries, int depth, int python,
-                       int fell_back) {
+/* (noinline: its record is not on the stack while gt_unwind walks) */
+__attribute__((noinline)) static void emit_stack(uint32_t id, const uint64_t *entries,
+                                                 int depth, int python, unsigned how) {
   struct gt_record rec;
   uint64_t now = gt_now();
   gt_record_begin(&rec, GT_API_gputrace_stack, now, now, 0);
-  rec.flags |= fell_back ? GT_F_UNWIND_FALLBACK : 0u;
+  rec.flags |= (how & GT_UNWIND_BACKTRACE) ? GT_F_UNWIND_FALLBACK : 0u;
+  rec.flags |= (how & GT_UNWIND_CUT) ? GT_F_STACK_CUT : 0u;
   rec.u.stack.id = id;
   rec.u.stack.depth = (uint32_t)depth;
   rec.u.stack.python = (uint32_t)python;
   gt_emit_text(&rec, (const char *)entries, (size_t)depth * sizeof *entries);
 }
 
-/* Native frames outside this library, with Python frames spliced in;
- * *fell_back: the native ones came from backtrace() (unwind.h). */
-static int collect(uint64_t *out, int *fell_back) {
+/* Native frames outside this library, tagged with their address epoch,
+ * with Python frames spliced in where the innermost evaluation-loop frame
+ * was (the others then dropped). */
+static int collect(uint64_t *out, struct gt_unwind_info *info) {
   if (atomic_load(&g_py_state) != 1)
     find_python(); /* where the eval loop is, before the first walk */
-  void *ips[UNWIND_MAX];
-  int n = gt_unwind(ips, UNWIND_MAX, fell_back);
-  int depth = 0, spliced = 0;
-  uint64_t py[GT_STACK_MAX_DEPTH];
-  int npy = -1;
+  void **ips = tls_scratch.ips;
+  int n = gt_unwind(ips, UNWIND_MAX, info);
+  see_unloads(info->unloads);
+  int depth = 0, spliced = 0, npy = 0;
   for (int i = 0; i < n && depth < (int)GT_STACK_MAX_DEPTH; i++) {
     uintptr_t ip = (uintptr_t)ips[i];
     if (ip >= g_self_start && ip < g_self_end)
       continue;
     if (g_py.eval_end && ip >= g_py.eval_start && ip < g_py.eval_end) {
-      if (npy < 0)
-        npy = python_frames(py, GT_STACK_MAX_DEPTH);
-      for (int k = 0; !spliced && k < npy && depth < (int)GT_STACK_MAX_DEPTH; k++)
-        out[depth++] = py[k];
+      if (!spliced)
+        depth += npy = python_frames(out + depth, (int)GT_STACK_MAX_DEPTH - depth);
       spliced = 1;
       if (npy > 0)
         continue; /* evaluation-loop frames are replaced by Python frames */
     }
-    out[depth++] = ip;
+    out[depth++] = (uint64_t)ip | epoch_tag(ip);
   }
   return depth;
 }
@@ -465,9 +601,9 @@ uint32_t gt_stack_id(void) {
   if (gt_stacks_mode == STACKS_NONE)
     return 0;
   find_self();
-  uint64_t entries[GT_STACK_MAX_DEPTH];
-  int fell_back = 0;
-  int depth = collect(entries, &fell_back);
+  uint64_t *entries = tls_scratch.entries;
+  struct gt_unwind_info info;
+  int depth = collect(entries, &info);
   if (depth == 0)
     return 0;
   uint64_t hash = stack_hash(entries, depth);
@@ -487,12 +623,14 @@ uint32_t gt_stack_id(void) {
   }
   if (!fresh)
     return id;
-  for (int i = 0; i < depth; i++)
-    if (!(entries[i] & GT_STACK_PYFRAME) && !known_module((uintptr_t)entries[i])) {
+  for (int i = 0; i < depth; i++) {
+    uint64_t e = entries[i];
+    if (!(e & GT_STACK_PYFRAME) && !module_of(gt_stack_addr(e))) {
       scan_modules();
       break;
     }
-  emit_stack(id, entries, depth, python, fell_back);
+  }
+  emit_stack(id, entries, depth, python, info.how);
   atomic_store_explicit(&s->id, id, memory_order_release);
   return id;
 }
@@ -509,6 +647,8 @@ void gt_stacks_after_fork(void) {
   memset(g_pyframes, 0, sizeof g_pyframes);
   atomic_store(&g_next_stack, 1);
   atomic_store(&g_next_pyframe, 1);
-  atomic_store(&g_nmodules, 0);
+  atomic_store(&g_nmodules, 0); /* written again, in the parent's epoch */
+  atomic_fetch_add(&g_module_marks, 1);
+  memset(tls_scratch.tag_end, 0, sizeof tls_scratch.tag_end);
   pthread_mutex_init(&g_module_lock, NULL);
 }

@@ -1,15 +1,37 @@
-/* unwind.c — native stacks at a cached rule's cost (x86-64).
+/* unwind.c — native stacks at a cached rule's cost (x86-64), never
+ * faulting on a bad stack.
  *
  * Contract (unwind.h has the API):
- *  - gt_unwind gives exactly the frames glibc's backtrace() gives at the
- *    same place. It walks the stack itself with one rule per return
- *    address: the CFA (canonical frame address) is rsp or rbp plus an
- *    offset, the return address and the saved rbp sit at fixed offsets from
- *    it. Rules come from each module's .eh_frame_hdr and .eh_frame (the
- *    memory the loader mapped: no file, no descriptor, no allocation),
- *    found with _dl_find_object (lock-free, glibc 2.35+; dl_iterate_phdr
- *    before), by interpreting the FDE's call-frame instructions up to the
- *    address, as libgcc does — then cached.
+ *  - gt_unwind gives the frames glibc's backtrace() gives at the same place
+ *    wherever the program's frames are sound. It walks the stack itself
+ *    with one rule per return address: the CFA (canonical frame address) is
+ *    rsp or rbp plus an offset (or loaded from there: GCC's realigned
+ *    frames, "DW_OP_bregN off; DW_OP_deref", as in cuBLAS), the return
+ *    address and the saved rbp sit at fixed offsets from it (or rbp's from
+ *    rbp itself, in a realigned frame). Rules come from each module's
+ *    .eh_frame_hdr and .eh_frame (the memory the loader mapped: no file, no
+ *    allocation), found with _dl_find_object (lock-free, glibc 2.35+;
+ *    dl_iterate_phdr before), by interpreting the FDE's call-frame
+ *    instructions up to the address, as libgcc does — then cached.
+ *  - Signal frames are walked through: the sigreturn trampoline (an 'S'
+ *    CIE whose code is the rt_sigreturn call) gives the interrupted
+ *    registers from the kernel's ucontext, and the walk goes on at the
+ *    interrupted pc (its exact address), on whichever stack it was.
+ *  - Every read of the stack is checked against the readable mapping that
+ *    holds it (its span: /proc/self/maps, read once per thread and stack,
+ *    kept in TLS), and every step must move the CFA up by less than
+ *    GT_MAX_FRAME, 8-aligned. A frame that breaks this (an rbp loaded with
+ *    something else around a call: hand-written assembly, coroutines, JIT
+ *    code), or whose rule the walk does not take (a CFA in another
+ *    register or by another expression, no FDE: JIT code), ends the stack
+ *    there: the frames below it are given, the stack is marked cut
+ *    (GT_UNWIND_CUT) and counted. There is no fallback walker: libgcc's
+ *    reads through a bad rbp and faults.
+ *  - GPUTRACE_UNWIND=backtrace (cached = 0) takes glibc's own backtrace()
+ *    (found in libc.so.6 at init, not an interposer's such as a sanitizer's,
+ *    which adds a frame of its own), after the same walk: where that walk
+ *    met a frame that would read outside the stack, backtrace() is not
+ *    called (it would fault) and the walk's frames are given, cut.
  *  - The cache is a static table of GT_RULE_SLOTS slots, direct-mapped by
  *    address (a collision replaces), each a seqlock: readers never wait
  *    and never see a torn rule; a writer that finds a slot being written
@@ -17,27 +39,16 @@
  *    read once a stack): a dlclose makes every cached rule stale, so a
  *    library loaded later at the same address gets its own rules. In
  *    front of it, each thread keeps its last walk's rules by frame (TLS,
- *    GT_MEMO_FRAMES): a stack taken again reads them without waiting for
- *    its return addresses. A walk interrupting another (a signal handler's)
- *    uses the table alone.
- *  - Backtrace() means glibc's own (found in libc.so.6 at init), not an
- *    interposer's such as a sanitizer's, which adds a frame of its own.
- *  - Whatever the fast path does not handle falls back to backtrace() for
- *    the whole stack, counted, never truncated: a rule it cannot express
- *    (a CFA expression or register other than rsp/rbp, rbp or the return
- *    address kept by expression or in a register, a signal frame's 'S'
- *    CIE), an address in no module or with no FDE (JIT code: libgcc may
- *    know frames registered with __register_frame), a step that does not
- *    go up the stack. Such rules are cached as "fall back", so the check
- *    costs a lookup the next time.
+ *    GT_MEMO_FRAMES). A walk interrupting another on its thread (a signal
+ *    handler's: never the shim's, whose hooks do not nest) uses the table
+ *    and the spans already known alone, and ends at a rule not cached.
  *  - Ending as backtrace() ends: a frame whose return address is undefined
  *    (_start, a thread's start) is the last; a return address of 0 is not
  *    given. Frame 0's rule is looked up at its exact address, callers' at
  *    the return address less 1 (the call, which may end a function).
- *  - Reads of the stack are of this thread's own frames: every step must
- *    move the CFA up by less than GT_MAX_FRAME, 8-aligned, or the stack
- *    falls back. No sanitizer instruments them (they read other frames'
- *    slots by design).
+ *  - Small on the program's stack (docs/stack-budget.md): no buffer on it;
+ *    the maps are read through a TLS buffer. No sanitizer instruments the
+ *    stack reads (they read other frames' slots by design).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* _dl_find_object's types */
@@ -45,11 +56,16 @@
 #include "unwind.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #define GT_RULE_SLOTS 32768u    /* 1 MiB: 32 B a slot */
 #define GT_MAX_FRAME (1u << 20) /* a larger frame falls back (exact, slower) */
@@ -57,16 +73,19 @@
 #define GT_NO_SANITIZE __attribute__((no_sanitize("address", "thread", "undefined")))
 
 /* DWARF register numbers (x86-64 psABI) */
-enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
+enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
 
 /* ---- rules ---- */
 
 /* One frame's step, packed in 64 bits for the seqlock'd cache. */
 enum {
-  RULE_CFA_RBP = 1u << 0,   /* CFA = rbp + cfa_off, else rsp + cfa_off */
-  RULE_RBP_SAVED = 1u << 1, /* caller's rbp at CFA + rbp_off, else unchanged */
-  RULE_END = 1u << 2,       /* return address undefined: the outermost frame */
-  RULE_FALLBACK = 1u << 3,  /* not expressible: backtrace() */
+  RULE_CFA_RBP = 1u << 0,    /* CFA = rbp + cfa_off, else rsp + cfa_off */
+  RULE_RBP_SAVED = 1u << 1,  /* caller's rbp at CFA + rbp_off, else unchanged */
+  RULE_END = 1u << 2,        /* return address undefined: the outermost frame */
+  RULE_STOP = 1u << 3,       /* not expressible: the stack is cut here */
+  RULE_CFA_DEREF = 1u << 4,  /* CFA = *(rbp or rsp + cfa_off): a realigned frame */
+  RULE_RBP_AT_RBP = 1u << 5, /* caller's rbp at rbp + rbp_off (a realigned frame) */
+  RULE_SIGNAL = 1u << 6,     /* the kernel's signal frame: registers in the ucontext */
 };
 struct rule {
   int32_t cfa_off;
@@ -84,7 +103,7 @@ static struct rule rule_unpack(uint64_t v) {
                    (int8_t)(uint8_t)(v >> 48), (uint8_t)(v >> 56)};
   return r;
 }
-static const struct rule k_fallback = {0, 0, 0, RULE_FALLBACK};
+static const struct rule k_stop = {0, 0, 0, RULE_STOP};
 
 /* ---- the cache ---- */
 
@@ -96,7 +115,7 @@ struct rule_slot {
   uint64_t pad;
 };
 static struct rule_slot g_rules[GT_RULE_SLOTS];
-static _Atomic uint64_t g_fallbacks, g_computed;
+static _Atomic uint64_t g_backtraces, g_cuts, g_computed;
 static int g_cached = 1;
 static int (*g_find_object)(void *, struct dl_find_object *);
 /* glibc's own backtrace(), not an interposer's: a sanitizer's adds its own
@@ -257,12 +276,12 @@ static int phdr_find_cb(struct dl_phdr_info *info, size_t size, void *data) {
   return 1;
 }
 
-static int find_module(uintptr_t addr, struct module *m) {
+/* (o: room for _dl_find_object's answer, off the program's stack) */
+static int find_module(uintptr_t addr, struct module *m, struct dl_find_object *o) {
   if (g_find_object) {
-    struct dl_find_object o;
-    if (g_find_object((void *)addr, &o) != 0 || !o.dlfo_eh_frame)
+    if (g_find_object((void *)addr, o) != 0 || !o->dlfo_eh_frame)
       return 0;
-    *m = (struct module){o.dlfo_map_start, o.dlfo_map_end, o.dlfo_eh_frame};
+    *m = (struct module){o->dlfo_map_start, o->dlfo_map_end, o->dlfo_eh_frame};
     return 1;
   }
   struct phdr_find f = {addr, m, 0};
@@ -307,27 +326,71 @@ static const uint8_t *find_fde(const struct module *m, uintptr_t addr) {
 /* ---- call-frame instructions ---- */
 
 struct cfi_row {
-  uint8_t cfa_reg;  /* REG_RSP or REG_RBP; other: fall back */
-  uint8_t cfa_expr; /* DW_CFA_def_cfa_expression in force */
+  uint8_t cfa_reg; /* DW_RSP or DW_RBP; other: not followed */
+  uint8_t cfa_how; /* CFA_REG, CFA_DEREF (DW_CFA_def_cfa_expression), CFA_OTHER */
   uint8_t rbp_how, ra_how;
-  int64_t cfa_off, rbp_off, ra_off;
+  int32_t cfa_off, rbp_off, ra_off; /* wider offsets are not followed (row_rule) */
+  uint8_t wide;                     /* an offset did not fit in 32 bits */
 };
-enum { HOW_SAME, HOW_OFFSET, HOW_UNDEFINED, HOW_OTHER };
+enum { HOW_SAME, HOW_OFFSET, HOW_UNDEFINED, HOW_OTHER, HOW_AT_RBP };
+enum { CFA_REG, CFA_DEREF, CFA_OTHER };
 
 struct cie {
   uint64_t code_align;
   int64_t data_align;
   uint8_t fde_enc;
-  uint8_t has_z; /* FDEs have augmentation data */
+  uint8_t has_z;  /* FDEs have augmentation data */
+  uint8_t signal; /* 'S': the frame of a signal handler's return (sigreturn) */
   const uint8_t *insns, *end;
 };
 
+static int32_t off32(struct cfi_row *r, int64_t off) {
+  if (off != (int32_t)off)
+    r->wide = 1;
+  return (int32_t)off;
+}
+
 /* Set register reg's rule; only rbp and the return address matter. */
 static void set_reg(struct cfi_row *r, uint64_t reg, int how, int64_t off) {
-  if (reg == REG_RBP)
-    r->rbp_how = (uint8_t)how, r->rbp_off = off;
-  else if (reg == REG_RA)
-    r->ra_how = (uint8_t)how, r->ra_off = off;
+  if (reg == DW_RBP)
+    r->rbp_how = (uint8_t)how, r->rbp_off = off32(r, off);
+  else if (reg == DW_RA)
+    r->ra_how = (uint8_t)how, r->ra_off = off32(r, off);
+}
+
+/* 1 when the DWARF expression block is exactly "DW_OP_bregN off" (then
+ * DW_OP_deref when deref), with N in *reg: what GCC writes for a frame
+ * realigned through a DRAP register (cuBLAS has thousands). */
+static int breg_block(struct cur *c, uint64_t len, int deref, uint8_t *reg,
+                      int64_t *off) {
+  if (!need(c, len))
+    return 0;
+  struct cur b = {c->p, c->p, c->p + len, 0};
+  c->p += len;
+  uint8_t op = (uint8_t)rd_u(&b, 1);
+  *off = rd_sleb(&b);
+  *reg = (uint8_t)(op - 0x70u);
+  if (deref && rd_u(&b, 1) != 0x06u) /* DW_OP_deref */
+    return 0;
+  return !b.bad && b.p == b.hi && op >= 0x70u && op <= 0x8fu;
+}
+
+/* DW_CFA_def_cfa_expression and DW_CFA_expression (for rbp and the return
+ * address): the realigned-frame forms are followed, the rest is not. */
+static void cfa_expression(struct cur *c, struct cfi_row *row) {
+  uint8_t reg;
+  int64_t off;
+  int ok = breg_block(c, rd_uleb(c), 1, &reg, &off);
+  row->cfa_how = ok && (reg == DW_RBP || reg == DW_RSP) ? CFA_DEREF : CFA_OTHER;
+  row->cfa_reg = reg;
+  row->cfa_off = off32(row, off);
+}
+static void reg_expression(struct cur *c, struct cfi_row *row) {
+  uint64_t reg = rd_uleb(c);
+  uint8_t base;
+  int64_t off;
+  int ok = breg_block(c, rd_uleb(c), 0, &base, &off);
+  set_reg(row, reg, ok && base == DW_RBP && reg == DW_RBP ? HOW_AT_RBP : HOW_OTHER, off);
 }
 
 /* Run instructions [c.p, end) while their location is at or below addr,
@@ -335,8 +398,7 @@ static void set_reg(struct cfi_row *r, uint64_t reg, int how, int64_t off) {
  * on an instruction this unwinder does not take. */
 static int run_cfi(struct cur *c, const uint8_t *end, const struct cie *cie,
                    uintptr_t loc, uintptr_t addr, struct cfi_row *row,
-                   const struct cfi_row *init) {
-  struct cfi_row saved[GT_CFI_STATES];
+                   const struct cfi_row *init, struct cfi_row *saved) {
   int depth = 0;
   /* the DW_CFA opcodes, one case a line */
   // clang-format off
@@ -348,8 +410,8 @@ static int run_cfi(struct cur *c, const uint8_t *end, const struct cie *cie,
     case 2: set_reg(row, op & 0x3fu, HOW_OFFSET, (int64_t)rd_uleb(c) * cie->data_align); continue;
     case 3:
       reg = op & 0x3fu;
-      set_reg(row, reg, reg == REG_RBP ? init->rbp_how : init->ra_how,
-              reg == REG_RBP ? init->rbp_off : init->ra_off);
+      set_reg(row, reg, reg == DW_RBP ? init->rbp_how : init->ra_how,
+              reg == DW_RBP ? init->rbp_off : init->ra_off);
       continue;
     }
     switch (op) {
@@ -360,8 +422,8 @@ static int run_cfi(struct cur *c, const uint8_t *end, const struct cie *cie,
     case 0x05: reg = rd_uleb(c); set_reg(row, reg, HOW_OFFSET, (int64_t)rd_uleb(c) * cie->data_align); continue;
     case 0x06:
       reg = rd_uleb(c);
-      set_reg(row, reg, reg == REG_RBP ? init->rbp_how : init->ra_how,
-              reg == REG_RBP ? init->rbp_off : init->ra_off);
+      set_reg(row, reg, reg == DW_RBP ? init->rbp_how : init->ra_how,
+              reg == DW_RBP ? init->rbp_off : init->ra_off);
       continue;
     case 0x07: set_reg(row, rd_uleb(c), HOW_UNDEFINED, 0); continue;
     case 0x08: set_reg(row, rd_uleb(c), HOW_SAME, 0); continue;
@@ -376,11 +438,12 @@ static int run_cfi(struct cur *c, const uint8_t *end, const struct cie *cie,
         return 0;
       *row = saved[--depth]; /* every rule, the CFA's included */
       continue;
-    case 0x0c: row->cfa_reg = (uint8_t)rd_uleb(c); row->cfa_off = (int64_t)rd_uleb(c); row->cfa_expr = 0; continue;
+    case 0x0c: row->cfa_reg = (uint8_t)rd_uleb(c); row->cfa_off = off32(row, (int64_t)rd_uleb(c)); row->cfa_how = CFA_REG; continue;
     case 0x0d: row->cfa_reg = (uint8_t)rd_uleb(c); continue;
-    case 0x0e: row->cfa_off = (int64_t)rd_uleb(c); continue;
-    case 0x0f: skip(c, rd_uleb(c)); row->cfa_expr = 1; continue;
-    case 0x10: case 0x16: /* (val_)expression: reg, block */
+    case 0x0e: row->cfa_off = off32(row, (int64_t)rd_uleb(c)); continue;
+    case 0x0f: cfa_expression(c, row); continue;
+    case 0x10: reg_expression(c, row); continue;
+    case 0x16: /* val_expression: reg, block */
       reg = rd_uleb(c);
       skip(c, rd_uleb(c));
       set_reg(row, reg, HOW_OTHER, 0);
@@ -388,10 +451,10 @@ static int run_cfi(struct cur *c, const uint8_t *end, const struct cie *cie,
     case 0x11: reg = rd_uleb(c); set_reg(row, reg, HOW_OFFSET, rd_sleb(c) * cie->data_align); continue;
     case 0x12:
       row->cfa_reg = (uint8_t)rd_uleb(c);
-      row->cfa_off = rd_sleb(c) * cie->data_align;
-      row->cfa_expr = 0;
+      row->cfa_off = off32(row, rd_sleb(c) * cie->data_align);
+      row->cfa_how = CFA_REG;
       continue;
-    case 0x13: row->cfa_off = rd_sleb(c) * cie->data_align; continue;
+    case 0x13: row->cfa_off = off32(row, rd_sleb(c) * cie->data_align); continue;
     case 0x14: reg = rd_uleb(c); rd_uleb(c); set_reg(row, reg, HOW_OTHER, 0); continue;
     case 0x15: reg = rd_uleb(c); rd_sleb(c); set_reg(row, reg, HOW_OTHER, 0); continue;
     case 0x2e: rd_uleb(c); continue; /* GNU_args_size: nothing for the CFA */
@@ -427,10 +490,11 @@ static int read_cie(struct cur c, struct cie *cie) {
   cie->code_align = rd_uleb(&c);
   cie->data_align = rd_sleb(&c);
   uint64_t ra = version == 1 ? rd_u(&c, 1) : rd_uleb(&c);
-  if (ra != REG_RA)
+  if (ra != DW_RA)
     return 0;
   cie->fde_enc = 0; /* absptr */
   cie->has_z = aug[0] == 'z';
+  cie->signal = 0;
   if (cie->has_z) {
     uint64_t n = rd_uleb(&c);
     if (!need(&c, n))
@@ -443,8 +507,10 @@ static int read_cie(struct cur c, struct cie *cie) {
         rd_enc(&c, (uint8_t)rd_u(&c, 1) & 0x7fu, 0); /* personality: skipped */
       else if (aug[i] == 'L')
         rd_u(&c, 1);
+      else if (aug[i] == 'S')
+        cie->signal = 1;
       else
-        return 0; /* 'S' (a signal frame), 'B', ...: backtrace() knows */
+        return 0; /* 'B', ...: not followed */
     }
     if (c.bad || c.p > after || after > cie->end)
       return 0;
@@ -454,51 +520,94 @@ static int read_cie(struct cur c, struct cie *cie) {
   return !c.bad;
 }
 
+static struct rule signal_rule(const struct module *m, uintptr_t start, uintptr_t range);
+static struct rule row_rule(const struct cfi_row *row);
+
+/* A rule's computation's state, off the program's stack (a thread's, in
+ * its walk_tls). */
+struct rule_work {
+  struct cfi_row saved[GT_CFI_STATES]; /* DW_CFA_remember_state's */
+  struct cfi_row init, row;
+  struct cie cie;
+  struct dl_find_object found;
+};
+
 /* The rule for the frame whose (looked-up) address is addr. */
-static struct rule compute_rule(uintptr_t addr) {
+__attribute__((noinline)) static struct rule compute_rule(uintptr_t addr,
+                                                          struct rule_work *w) {
   struct module m;
   const uint8_t *fde;
-  if (!find_module(addr, &m) || !(fde = find_fde(&m, addr)))
-    return k_fallback;
+  if (!find_module(addr, &m, &w->found) || !(fde = find_fde(&m, addr)))
+    return k_stop;
   struct cur c = {fde, m.lo, m.hi, 0};
   uint64_t len = rd_u(&c, 4);
   if (c.bad || len == 0 || len == 0xffffffffu || !need(&c, len))
-    return k_fallback;
+    return k_stop;
   const uint8_t *end = c.p + len;
   const uint8_t *id_at = c.p;
   uint32_t cie_off = (uint32_t)rd_u(&c, 4);
-  struct cie cie;
+  struct cie *cie = &w->cie;
   struct cur cc = {id_at - cie_off, m.lo, m.hi, 0};
-  if (cie_off == 0 || !read_cie(cc, &cie))
-    return k_fallback;
-  uintptr_t start = (uintptr_t)rd_enc(&c, cie.fde_enc, 0);
-  uintptr_t range = (uintptr_t)rd_enc(&c, cie.fde_enc & 0x0fu, 0);
+  if (cie_off == 0 || !read_cie(cc, cie))
+    return k_stop;
+  uintptr_t start = (uintptr_t)rd_enc(&c, cie->fde_enc, 0);
+  uintptr_t range = (uintptr_t)rd_enc(&c, cie->fde_enc & 0x0fu, 0);
   if (c.bad || addr < start || addr - start >= range)
-    return k_fallback;
-  if (cie.has_z)
+    return k_stop;
+  if (cie->has_z)
     skip(&c, rd_uleb(&c)); /* augmentation data (the LSDA) */
-  struct cfi_row init = {REG_RSP, 0, HOW_SAME, HOW_UNDEFINED, 0, 0, 0}, row;
-  struct cur ci = {cie.insns, m.lo, m.hi, 0};
-  if (!run_cfi(&ci, cie.end, &cie, start, UINTPTR_MAX, &init, &init))
-    return k_fallback;
-  row = init;
-  if (!run_cfi(&c, end, &cie, start, addr, &row, &init))
-    return k_fallback;
-  struct rule r = {(int32_t)row.cfa_off, (int16_t)row.rbp_off, (int8_t)row.ra_off, 0};
-  if (row.ra_how == HOW_UNDEFINED) {
-    r.flags = RULE_END;
-    return r;
-  }
-  if (row.cfa_expr || (row.cfa_reg != REG_RSP && row.cfa_reg != REG_RBP) ||
-      row.ra_how != HOW_OFFSET || row.cfa_off != r.cfa_off || row.ra_off != r.ra_off ||
-      row.rbp_off != r.rbp_off || (row.rbp_how != HOW_SAME && row.rbp_how != HOW_OFFSET))
-    return k_fallback;
-  r.flags = (uint8_t)((row.cfa_reg == REG_RBP ? RULE_CFA_RBP : 0) |
-                      (row.rbp_how == HOW_OFFSET ? RULE_RBP_SAVED : 0));
+  if (cie->signal)
+    return signal_rule(&m, start, range);
+  w->init = (struct cfi_row){DW_RSP, CFA_REG, HOW_SAME, HOW_UNDEFINED, 0, 0, 0, 0};
+  struct cur ci = {cie->insns, m.lo, m.hi, 0};
+  if (!run_cfi(&ci, cie->end, cie, start, UINTPTR_MAX, &w->init, &w->init, w->saved))
+    return k_stop;
+  w->row = w->init;
+  if (!run_cfi(&c, end, cie, start, addr, &w->row, &w->init, w->saved))
+    return k_stop;
+  return row_rule(&w->row);
+}
+
+/* A frame whose CIE says 'S': the sigreturn trampoline's (glibc's
+ * __restore_rt, its FDE starting at the nop before it), whose caller's
+ * registers are in the ucontext the kernel left at the CFA — checked by
+ * its code, the rt_sigreturn system call: an 'S' frame of another kind is
+ * not followed. */
+static struct rule signal_rule(const struct module *m, uintptr_t start, uintptr_t range) {
+  static const uint8_t sigreturn[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00,
+                                      0x00, 0x00, 0x0f, 0x05};
+  if (range < 1 + sizeof sigreturn || start < (uintptr_t)m->lo ||
+      (uintptr_t)m->hi - start < 1 + sizeof sigreturn ||
+      memcmp((const void *)(start + 1), sigreturn, sizeof sigreturn) != 0)
+    return k_stop;
+  struct rule r = {0, 0, 0, RULE_SIGNAL};
   return r;
 }
 
-/* ---- the walk ---- */
+/* The rule a row of the CFI table gives, when the walk can follow it: the
+ * CFA from rsp or rbp (or loaded from there: a realigned frame), the return
+ * address at an offset from it, rbp kept, at an offset from the CFA or (a
+ * realigned frame) from rbp itself. */
+static struct rule row_rule(const struct cfi_row *row) {
+  struct rule r = {row->cfa_off, (int16_t)row->rbp_off, (int8_t)row->ra_off, 0};
+  if (row->ra_how == HOW_UNDEFINED) {
+    r.flags = RULE_END;
+    return r;
+  }
+  if (row->wide || row->cfa_how == CFA_OTHER ||
+      (row->cfa_reg != DW_RSP && row->cfa_reg != DW_RBP) || row->ra_how != HOW_OFFSET ||
+      row->ra_off != r.ra_off || row->rbp_off != r.rbp_off ||
+      (row->rbp_how != HOW_SAME && row->rbp_how != HOW_OFFSET &&
+       row->rbp_how != HOW_AT_RBP))
+    return k_stop;
+  r.flags = (uint8_t)((row->cfa_reg == DW_RBP ? RULE_CFA_RBP : 0) |
+                      (row->cfa_how == CFA_DEREF ? RULE_CFA_DEREF : 0) |
+                      (row->rbp_how == HOW_OFFSET ? RULE_RBP_SAVED : 0) |
+                      (row->rbp_how == HOW_AT_RBP ? RULE_RBP_AT_RBP : 0));
+  return r;
+}
+
+/* ---- rules by address ---- */
 
 static int read_subs_cb(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
@@ -512,132 +621,294 @@ static uint32_t unload_count(void) {
   return (uint32_t)subs;
 }
 
-static struct rule rule_for(uintptr_t addr, uint32_t gen) {
+/* The cached rule, else computed with w and cached; a walk interrupting
+ * another has no w: a rule not cached stops it (uncached). */
+static struct rule rule_for(uintptr_t addr, uint32_t gen, struct rule_work *w) {
   struct rule r;
   if (cache_get(addr, gen, &r))
     return r;
-  r = compute_rule(addr);
+  if (!w)
+    return k_stop;
+  r = compute_rule(addr, w);
   atomic_fetch_add_explicit(&g_computed, 1, memory_order_relaxed);
   cache_put(addr, gen, r);
   return r;
 }
 
-/* Walk from frame 0 (pc, sp, rbp: gt_unwind's own, at its label); -1 to
- * fall back. */
-/* This thread's last walk: each frame's looked-up address and rule. A
- * stack taken again (the same call site: most of them) finds its rules
- * here in order, off the walk's chain of dependent loads (return address,
- * then its slot in the table, then the next return address): these loads
- * do not wait for the return address. Worth ~40 % of a warm walk
- * (docs/PERFORMANCE.md). Left alone by a walk that interrupts another (a
- * signal handler's). */
+/* ---- the stack's bounds ----
+ *
+ * Every read of the program's stack is of memory known to be readable: the
+ * mapping that holds the stack pointer, found in /proc/self/maps (raw
+ * system calls: no stdio, no allocation, one descriptor closed at once;
+ * async-signal-safe) the first time a thread walks on that stack, then kept
+ * in the thread's GT_SPANS last spans. A frame whose CFA or saved registers
+ * would lie outside it (rbp loaded with something else, a corrupt stack)
+ * ends the walk there: the stack is cut, never faulted on. */
+#define GT_SPANS 4
+struct span {
+  uintptr_t lo, hi; /* [lo, hi) readable */
+};
+
+/* This thread's walking state: its last walk's rules by frame (a stack
+ * taken again — the same call site: most of them — finds its rules here in
+ * order, off the walk's chain of dependent loads: return address, then its
+ * slot in the table, then the next return address; worth ~40 % of a warm
+ * walk, docs/PERFORMANCE.md), the spans of the stacks it walked, and the
+ * buffer /proc/self/maps is read through (off the program's stack, whose
+ * room may be small: docs/stack-budget.md). A walk that interrupts another
+ * (a signal handler's) leaves the memo and the buffer alone: it reads the
+ * rule table and the spans already known only. */
 #define GT_MEMO_FRAMES 32
-struct memo {
-  uint32_t gen;  /* the unload count its rules are for */
-  uint32_t busy; /* a walk of this thread uses it */
+struct walk_tls {
+  uint32_t gen;  /* the unload count the memo's rules are for */
+  uint32_t busy; /* a walk of this thread uses the memo and the buffer */
   uintptr_t addr[GT_MEMO_FRAMES];
   uint64_t rule[GT_MEMO_FRAMES];
+  struct span spans[GT_SPANS];
+  uint32_t next_span;
+  char maps[512];
+  struct rule_work work;
 };
-static __thread struct memo tls_memo __attribute__((tls_model("initial-exec")));
+static __thread struct walk_tls tls_walk __attribute__((tls_model("initial-exec")));
 
-static struct memo *memo_take(uint32_t gen) {
-  struct memo *m = &tls_memo;
-  if (m->busy)
-    return NULL;
-  m->busy = 1;
-  atomic_signal_fence(memory_order_seq_cst); /* busy before any use */
-  if (m->gen != gen) {
-    memset(m->addr, 0, sizeof m->addr);
-    m->gen = gen;
-  }
-  return m;
+static unsigned hex_digit(char ch) {
+  return ch >= 'a' ? (unsigned)(ch - 'a' + 10) : (unsigned)(ch - '0');
 }
 
-static void memo_give(struct memo *m) {
+/* /proc/self/maps' lines "lo-hi perms ...", parsed as they come. */
+struct maps_parse {
+  uintptr_t lo, hi;
+  int field; /* 0: lo, 1: hi, 2: the first permission, 3: the rest of the line */
+};
+
+static int maps_feed(struct maps_parse *mp, const char *p, size_t n, uintptr_t addr,
+                     struct span *out) {
+  for (size_t i = 0; i < n; i++) {
+    char ch = p[i];
+    if (ch == '\n') {
+      *mp = (struct maps_parse){0, 0, 0};
+    } else if (mp->field == 0) {
+      mp->field = ch == '-';
+      mp->lo = ch == '-' ? mp->lo : mp->lo << 4 | hex_digit(ch);
+    } else if (mp->field == 1) {
+      mp->field = ch == ' ' ? 2 : 1;
+      mp->hi = ch == ' ' ? mp->hi : mp->hi << 4 | hex_digit(ch);
+    } else if (mp->field == 2) {
+      mp->field = 3;
+      if (ch == 'r' && mp->lo <= addr && addr < mp->hi) {
+        *out = (struct span){mp->lo, mp->hi};
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* The readable mapping holding addr; 0 when none or maps cannot be read. */
+static int mapping_of(uintptr_t addr, char *buf, size_t cap, struct span *out) {
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  struct maps_parse mp = {0, 0, 0};
+  int found = 0;
+  for (;;) {
+    long n = syscall(SYS_read, fd, buf, cap);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0 || (found = maps_feed(&mp, buf, (size_t)n, addr, out)))
+      break;
+  }
+  syscall(SYS_close, fd);
+  return found;
+}
+
+/* The span holding sp: a known one, else (not for a walk interrupting
+ * another) looked up and kept. A span is written hi = 0 first, so that a
+ * signal handler's walk reading it meanwhile matches nothing. */
+static int span_of(struct walk_tls *t, int owner, uintptr_t sp, struct span *out) {
+  for (int i = 0; i < GT_SPANS; i++) {
+    struct span s = {t->spans[i].lo, t->spans[i].hi};
+    if (s.lo <= sp && sp < s.hi) {
+      *out = s;
+      return 1;
+    }
+  }
+  int saved_errno = errno;
+  int found = owner && mapping_of(sp, t->maps, sizeof t->maps, out);
+  errno = saved_errno;
+  if (!found)
+    return 0;
+  struct span *slot = &t->spans[t->next_span++ % GT_SPANS];
+  slot->hi = 0;
+  atomic_signal_fence(memory_order_seq_cst);
+  slot->lo = out->lo;
+  atomic_signal_fence(memory_order_seq_cst);
+  slot->hi = out->hi;
+  return 1;
+}
+
+/* 8 bytes at `at` lie in the span, at or above the frame's sp. */
+static int readable(const struct span *s, uintptr_t sp, uintptr_t at) {
+  return at >= sp && at >= s->lo && s->hi >= 8 && at <= s->hi - 8;
+}
+
+/* ---- the walk ---- */
+
+static struct walk_tls *memo_take(uint32_t gen) {
+  struct walk_tls *t = &tls_walk;
+  if (t->busy)
+    return NULL;
+  t->busy = 1;
+  atomic_signal_fence(memory_order_seq_cst); /* busy before any use */
+  if (t->gen != gen) {
+    memset(t->addr, 0, sizeof t->addr);
+    t->gen = gen;
+  }
+  return t;
+}
+
+static void memo_give(struct walk_tls *m) {
   if (!m)
     return;
   atomic_signal_fence(memory_order_seq_cst); /* every use before busy = 0 */
   m->busy = 0;
 }
 
-static struct rule frame_rule(struct memo *m, int frame, uintptr_t look, uint32_t gen) {
-  if (!m || frame >= GT_MEMO_FRAMES)
-    return rule_for(look, gen);
+static struct rule frame_rule(struct walk_tls *m, int frame, uintptr_t look,
+                              uint32_t gen) {
+  if (!m)
+    return rule_for(look, gen, NULL);
+  if (frame >= GT_MEMO_FRAMES)
+    return rule_for(look, gen, &m->work);
   if (m->addr[frame] == look)
     return rule_unpack(m->rule[frame]);
-  struct rule r = rule_for(look, gen);
+  struct rule r = rule_for(look, gen, &m->work);
   m->addr[frame] = look;
   m->rule[frame] = rule_pack(r);
   return r;
 }
 
-GT_NO_SANITIZE static int walk_frames(struct memo *m, uint32_t gen, uintptr_t pc,
-                                      uintptr_t sp, uintptr_t rbp, void **ips, int max) {
-  int n = 0, frame = 0;
-  for (uintptr_t look = pc;; look = pc - 1, frame++) {
-    struct rule r = frame_rule(m, frame, look, gen);
-    if (r.flags & RULE_FALLBACK)
-      return -1;
-    if (r.flags & RULE_END)
-      return n;
-    uintptr_t cfa =
-        ((r.flags & RULE_CFA_RBP) ? rbp : sp) + (uintptr_t)(intptr_t)r.cfa_off;
-    if (cfa <= sp || cfa - sp > GT_MAX_FRAME || (cfa & 7u))
-      return -1; /* not up the stack: not a frame we trust */
-    uintptr_t ra_at = cfa + (uintptr_t)(intptr_t)r.ra_off;
-    uintptr_t rbp_at = cfa + (uintptr_t)(intptr_t)r.rbp_off;
-    if (ra_at < sp || ra_at >= cfa ||
-        ((r.flags & RULE_RBP_SAVED) && (rbp_at < sp || rbp_at >= cfa)))
-      return -1; /* saved outside the frame: not a rule we trust */
-    uintptr_t ra = *(const uintptr_t *)ra_at;
-    if (r.flags & RULE_RBP_SAVED)
-      rbp = *(const uintptr_t *)rbp_at;
-    sp = cfa;
-    pc = ra;
-    if (ra == 0 || n == max)
-      return n;
-    ips[n++] = (void *)ra;
+struct regs {
+  uintptr_t pc, sp, rbp;
+};
+
+/* One frame up by a CFI rule; 0 when a read would leave the span or the
+ * step does not go up the stack (a CFA from an rbp that holds something
+ * else). */
+GT_NO_SANITIZE static int frame_step(const struct span *s, struct rule r,
+                                     struct regs *g) {
+  uintptr_t cfa =
+      ((r.flags & RULE_CFA_RBP) ? g->rbp : g->sp) + (uintptr_t)(intptr_t)r.cfa_off;
+  if (r.flags & RULE_CFA_DEREF) {
+    if (!readable(s, g->sp, cfa))
+      return 0;
+    cfa = *(const uintptr_t *)cfa;
   }
+  if (cfa <= g->sp || cfa - g->sp > GT_MAX_FRAME || (cfa & 7u) || cfa > s->hi)
+    return 0;
+  uintptr_t ra_at = cfa + (uintptr_t)(intptr_t)r.ra_off;
+  if (ra_at >= cfa || !readable(s, g->sp, ra_at))
+    return 0; /* saved outside the frame: not a rule we trust */
+  uintptr_t rbp = g->rbp;
+  if (r.flags & (RULE_RBP_SAVED | RULE_RBP_AT_RBP)) {
+    uintptr_t at =
+        ((r.flags & RULE_RBP_SAVED) ? cfa : g->rbp) + (uintptr_t)(intptr_t)r.rbp_off;
+    if (!readable(s, g->sp, at) || ((r.flags & RULE_RBP_SAVED) && at >= cfa))
+      return 0;
+    rbp = *(const uintptr_t *)at;
+  }
+  *g = (struct regs){*(const uintptr_t *)ra_at, cfa, rbp};
+  return 1;
 }
 
-static int walk(uintptr_t pc, uintptr_t sp, uintptr_t rbp, void **ips, int max) {
-  uint32_t gen = unload_count();
-  struct memo *m = memo_take(gen);
-  int n = walk_frames(m, gen, pc, sp, rbp, ips, max);
-  memo_give(m);
-  return n;
+/* Through the kernel's signal frame: the interrupted registers, from the
+ * ucontext_t at sp (the handler's CFA: glibc's layout is the kernel's),
+ * and the span of the stack they are on (the thread's own, under a
+ * sigaltstack). */
+GT_NO_SANITIZE static int signal_step(struct walk_tls *t, int owner, struct span *s,
+                                      struct regs *g) {
+  enum { GREGS = offsetof(ucontext_t, uc_mcontext.gregs) };
+  uintptr_t at[3] = {g->sp + GREGS + REG_RIP * 8u, g->sp + GREGS + REG_RSP * 8u,
+                     g->sp + GREGS + REG_RBP * 8u};
+  for (int i = 0; i < 3; i++)
+    if (!readable(s, g->sp, at[i]))
+      return 0;
+  struct regs next = {*(const uintptr_t *)at[0], *(const uintptr_t *)at[1],
+                      *(const uintptr_t *)at[2]};
+  if (!span_of(t, owner, next.sp, s))
+    return 0;
+  *g = next;
+  return 1;
 }
 
-__attribute__((noinline)) int gt_unwind(void **ips, int max, int *fell_back) {
+/* How a walk ended: at the outermost frame (or max), at a frame whose rule
+ * it does not follow, or at a step that would read outside the stack. */
+enum walk_end { WALK_DONE, WALK_STOP, WALK_BAD };
+
+/* Walk from frame 0 (gt_unwind's own registers, at its label). */
+static enum walk_end walk_frames(struct walk_tls *m, uint32_t gen, struct regs g,
+                                 void **ips, int max, int *n) {
+  struct walk_tls *t = &tls_walk;
+  struct span s;
+  *n = 0;
+  if (!span_of(t, m != NULL, g.sp, &s))
+    return WALK_BAD;
+  int exact = 1; /* frame 0 and an interrupted frame: at their pc, not pc - 1 */
+  for (int frame = 0; *n < max; frame++) {
+    struct rule r = frame_rule(m, frame, exact ? g.pc : g.pc - 1, gen);
+    if (r.flags & RULE_STOP)
+      return WALK_STOP;
+    if (r.flags & RULE_END)
+      return WALK_DONE;
+    exact = (r.flags & RULE_SIGNAL) != 0;
+    if (!(exact ? signal_step(t, m != NULL, &s, &g) : frame_step(&s, r, &g)))
+      return WALK_BAD;
+    if (g.pc == 0)
+      return WALK_DONE;
+    ips[(*n)++] = (void *)g.pc;
+  }
+  return WALK_DONE;
+}
+
+__attribute__((noinline)) int gt_unwind(void **ips, int max,
+                                        struct gt_unwind_info *info) {
+  struct gt_unwind_info none;
+  info = info ? info : &none;
+  *info = (struct gt_unwind_info){0, 0};
   max = max > GT_UNWIND_MAX ? GT_UNWIND_MAX : max;
-  if (fell_back)
-    *fell_back = !g_cached;
   if (max <= 0)
     return 0;
-  if (g_cached) {
-    uintptr_t pc, sp, rbp;
-    /* This frame's registers at label 0, whose rule says where they go. */
-    __asm__ volatile("lea 0f(%%rip), %0\n\t"
-                     "mov %%rsp, %1\n\t"
-                     "mov %%rbp, %2\n"
-                     "0:"
-                     : "=r"(pc), "=r"(sp), "=r"(rbp)
-                     :
-                     : "memory");
-    int n = walk(pc, sp, rbp, ips, max);
-    if (n >= 0)
-      return n;
-    atomic_fetch_add_explicit(&g_fallbacks, 1, memory_order_relaxed);
-    if (fell_back)
-      *fell_back = 1;
+  struct regs g;
+  /* This frame's registers at label 0, whose rule says where they go. */
+  __asm__ volatile("lea 0f(%%rip), %0\n\t"
+                   "mov %%rsp, %1\n\t"
+                   "mov %%rbp, %2\n"
+                   "0:"
+                   : "=r"(g.pc), "=r"(g.sp), "=r"(g.rbp)
+                   :
+                   : "memory");
+  uint32_t gen = unload_count();
+  info->unloads = gen;
+  struct walk_tls *m = memo_take(gen);
+  int n;
+  enum walk_end end = walk_frames(m, gen, g, ips, max, &n);
+  memo_give(m);
+  /* GPUTRACE_UNWIND=backtrace: glibc's frames, unless the walk above saw
+   * a frame that would make it read outside the stack (libgcc would
+   * fault there). Its first frame is this one: dropped. */
+  if (!g_cached && end != WALK_BAD) {
+    int k = g_backtrace(ips, max);
+    if (k > 0)
+      memmove(ips, ips + 1, (size_t)(k - 1) * sizeof *ips);
+    atomic_fetch_add_explicit(&g_backtraces, 1, memory_order_relaxed);
+    info->how = GT_UNWIND_BACKTRACE;
+    return k > 0 ? k - 1 : 0;
   }
-  /* backtrace() from here: its first frame is this one, not the caller's. */
-  void *all[GT_UNWIND_MAX + 1];
-  int n = g_backtrace(all, max + 1);
-  if (n <= 1)
-    return 0;
-  memcpy(ips, all + 1, (size_t)(n - 1) * sizeof *ips);
-  return n - 1;
+  if (end != WALK_DONE) {
+    atomic_fetch_add_explicit(&g_cuts, 1, memory_order_relaxed);
+    info->how = GT_UNWIND_CUT;
+  }
+  return n;
 }
 
 void gt_unwind_init(int cached, void *(*lookup)(void *handle, const char *name)) {
@@ -650,12 +921,15 @@ void gt_unwind_init(int cached, void *(*lookup)(void *handle, const char *name))
       memcpy(&g_backtrace, &bt, sizeof bt);
     dlclose(libc);
   }
-  void *warm[2];
-  g_backtrace(warm, 2);
+  if (!cached) { /* glibc loads libgcc_s on backtrace()'s first call: dlopen, malloc */
+    void *warm[2];
+    g_backtrace(warm, 2);
+  }
 }
 
 void gt_unwind_counts(struct gt_unwind_counts *out) {
-  out->fallback = atomic_load_explicit(&g_fallbacks, memory_order_relaxed);
+  out->backtrace = atomic_load_explicit(&g_backtraces, memory_order_relaxed);
+  out->cut = atomic_load_explicit(&g_cuts, memory_order_relaxed);
   out->rules = atomic_load_explicit(&g_computed, memory_order_relaxed);
   out->cache_bytes = sizeof g_rules;
 }

@@ -173,8 +173,12 @@ enum gt_proc_phase {
   0x10000u /* NOTE: a process the collector could not trace (refused or given-up         \
               handshake); readers warn about it, the trace is not damaged */
 #define GT_F_UNWIND_FALLBACK                                                             \
-  0x20000u /* STACK: its native frames came from backtrace() (the shim's cached          \
-              unwinder met a frame it does not handle): the same frames, slower */
+  0x20000u /* STACK: its native frames came from glibc's backtrace()                     \
+              (GPUTRACE_UNWIND=backtrace) */
+#define GT_F_STACK_CUT                                                                   \
+  0x40000u /* STACK: cut short: the unwinder met a frame it could not follow (its rbp    \
+              or CFA outside the stack, no unwind information): the outer frames are     \
+              missing; readers show a last frame "[stack cut short]" */
 
 struct gt_mem_args { /* ALLOC, FREE */
   uint64_t ptr;
@@ -311,6 +315,24 @@ struct gt_kernel_name_args { /* KERNEL_NAME; text: mangled device name */
  * PYFRAME id. Native addresses never have it on x86-64 and aarch64. */
 #define GT_STACK_PYFRAME (1ull << 63)
 #define GT_STACK_MAX_DEPTH 128u
+/* A native entry's bits 48..62 are its address epoch: an address means
+ * other code once another library is loaded where an unloaded one was. The
+ * shim begins an epoch each time it finds libraries unloaded (dlclose);
+ * a MODULE record carries the epoch the module was found in, and so does
+ * every entry in it: an entry is in the newest MODULE record covering its
+ * address whose epoch is not above its own. All 0 until the first unload;
+ * FRAME records are keyed by the whole entry. Stops growing at
+ * GT_STACK_EPOCH_MAX. */
+#define GT_STACK_EPOCH_SHIFT 48u
+#define GT_STACK_EPOCH_MAX 0x7fffu
+#define GT_STACK_ADDR_MASK ((1ull << GT_STACK_EPOCH_SHIFT) - 1u)
+
+static inline uint64_t gt_stack_addr(uint64_t entry) {
+  return entry & GT_STACK_ADDR_MASK;
+}
+static inline uint32_t gt_stack_epoch(uint64_t entry) {
+  return (uint32_t)(entry >> GT_STACK_EPOCH_SHIFT) & GT_STACK_EPOCH_MAX;
+}
 
 struct gt_stack_args { /* STACK; text slots: depth 64-bit entries, innermost
                           first: return addresses, or GT_STACK_PYFRAME | id */
@@ -325,7 +347,7 @@ struct gt_module_args { /* MODULE; text: the object's path */
   uint64_t start;       /* lowest address of its PT_LOAD segments */
   uint64_t end;         /* highest address + 1 */
   uint32_t text_len;
-  uint32_t pad;
+  uint32_t epoch; /* the address epoch it was found in (GT_STACK_EPOCH_SHIFT) */
 };
 
 struct gt_pyframe_args { /* PYFRAME; text: "function\x1ffile" */

@@ -216,5 +216,25 @@ def test_memory_a_caching_allocator_holds():
                                        "bytes": 20 << 20}], "report: held at the end")
 
 
-main([test_leaky_exact, test_memory_a_caching_allocator_holds, test_fail_on_leak_and_suppressions, test_growth_in_killed_program,
+def test_library_swapped_at_an_address():
+    """dl_swap.c: libswap_alpha.so dlclose'd, libswap_beta.so loaded at its
+    address, a worker allocating meanwhile: every block at its own site
+    (address epochs, schema.h), the worker's 30 in one stack."""
+    libs = [os.path.join(PROGS, "libswap_%s.so" % n) for n in ("alpha", "beta")]
+    p, out = record([prog("dl_swap")] + libs)
+    eq(p.stdout, "dl_swap: same address\ndl_swap: 90 leaks\n", "program output "
+       "(beta must load where alpha was, or the case tests nothing)")
+    d, _ = leaks_json(out)
+    eq(sorted((l["bytes"], l["blocks"], l["stack"][0]["function"], l["stack"][0]["module"])
+              for l in d["leaks"]),
+       [(30 * 32 << 10, 30, "worker_site", "dl_swap"),
+        (20 * 128 << 10, 20, "beta_site", "libswap_beta.so"),
+        (40 * 64 << 10, 40, "alpha_site", "libswap_alpha.so")], "leaks by site")
+    modules = [m for m in dump(out) if m["kind"] == "module" and "libswap" in m["path"]]
+    eq([(os.path.basename(m["path"]), m.get("epoch", 0)) for m in modules],
+       [("libswap_alpha.so", 0), ("libswap_beta.so", 1)], "the libraries' MODULE records")
+    eq(modules[0]["start"], modules[1]["start"], "where they were loaded")
+
+
+main([test_leaky_exact, test_memory_a_caching_allocator_holds, test_library_swapped_at_an_address, test_fail_on_leak_and_suppressions, test_growth_in_killed_program,
       test_forked_child_leak, test_python_frames, test_python_frames_gil_released, test_flame])

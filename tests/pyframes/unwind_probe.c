@@ -40,8 +40,9 @@ void unwind_probe_init(void) {
  * counts differ (both printed on a difference). *fell_back: gt_unwind's. */
 __attribute__((noinline)) int unwind_compare_fb(int *fell_back) {
   void *mine[PROBE_MAX], *ref[PROBE_MAX];
-  int fell = 0;
-  int n = gt_unwind(mine, PROBE_MAX, &fell);
+  struct gt_unwind_info info;
+  int n = gt_unwind(mine, PROBE_MAX, &info);
+  int fell = info.how != 0;
   int m = backtrace(ref, PROBE_MAX);
   int bad = n == m ? 0 : -1;
   for (int i = 1; i < n && i < m; i++)
@@ -71,10 +72,11 @@ __attribute__((noinline)) int unwind_call(int (*back)(int), int arg) {
   return r;
 }
 
-/* gt_unwind_counts' fallback and rules. */
+/* gt_unwind_counts' stacks not walked whole (cut, or from backtrace()) and
+ * rules. */
 void unwind_counts(unsigned long long *fallback, unsigned long long *rules) {
   struct gt_unwind_counts c;
   gt_unwind_counts(&c);
-  *fallback = c.fallback;
+  *fallback = c.cut + c.backtrace;
   *rules = c.rules;
 }

@@ -8,19 +8,27 @@
  *   4. C++ with an exception in flight (unwind_cxx.cpp): inside a destructor
  *      run by the unwinding, and inside the catch block;
  *   5. signal handlers: SIGUSR1 raised from a deep chain, SIGALRM
- *      interrupting a busy loop (the signal frame falls back: exactly once
- *      per capture);
+ *      interrupting a busy loop: walked through the signal frame, whole;
  *   6. dlopen/dlclose: library A (unwind_dl.c) unloaded and library B loaded
  *      at A's address, with another frame at the same code address: B's
  *      rules are computed anew, no rule of A's is used;
- *   7. JIT code (a trampoline without unwind info, mmap'd): falls back,
- *      exactly once;
+ *   7. JIT code (a trampoline without unwind info, mmap'd): the stack ends
+ *      there, as backtrace()'s does, marked cut, exactly once a capture;
  *   8. 4 threads, 2000 captures each at different depths, concurrently
- *      (also run under ThreadSanitizer).
- * Every capture compares gt_unwind's frames with backtrace()'s taken in the
- * same function: the counts must be equal, and entries 1.. (entry 0 is each
- * one's own call site). A mismatch prints both lists with dladdr's names.
- * Where no frame needs it, gt_unwind_counts().fallback must not grow.
+ *      (also run under ThreadSanitizer);
+ *   9. a frame whose rbp holds something else around its call
+ *      (odd_rbp.S): a small integer, the first byte above the stack (a
+ *      PROT_NONE page), a heap block whose words lead to an unmapped
+ *      address — under both unwinders (cached, and GPUTRACE_UNWIND=
+ *      backtrace, whose libgcc faults there): no fault, the stack ends at
+ *      that frame's return address, marked cut;
+ *  10. a frame GCC realigned through a DRAP register (unwind_odd.c): the
+ *      CFA loaded from the frame, walked whole.
+ * Every capture of cases 1-8 and 10 compares gt_unwind's frames with
+ * backtrace()'s taken in the same function: the counts must be equal, and
+ * entries 1.. (entry 0 is each one's own call site). A mismatch prints both
+ * lists with dladdr's names. Where no frame needs it, gt_unwind_counts()'s
+ * cut count must not grow.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -28,6 +36,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>
@@ -43,6 +52,9 @@ int uw_nofp_down(int n, int (*back)(int));
 int uw_fp_down(int n, int (*back)(int));
 int uw_strip_down(int n, int (*back)(int));
 int uw_cxx_throw(int depth, void (*in_dtor)(void), void (*in_catch)(void));
+int uw_realigned(int n, int (*back)(int));                     /* unwind_odd.c */
+int uw_bad_rbp(int (*back)(int), int arg, uintptr_t fake_rbp); /* odd_rbp.S */
+void uw_bad_rbp_ret(void); /* its call's return address */
 
 static _Thread_local volatile int sink; /* stores after calls: no tail calls */
 static void keep(int r) {
@@ -87,16 +99,16 @@ static void find_real_backtrace(void) {
  * thousands). */
 static atomic_int g_printed;
 
-/* gt_unwind's *fell_back at this thread's last compare. */
-static _Thread_local int t_fell_back;
+/* gt_unwind's how at this thread's last compare. */
+static _Thread_local unsigned t_fell_back;
 
 /* Both stacks, taken here: the number of entries 1.. that differ, or -1 if
  * the counts differ; both lists printed on a difference. */
 __attribute__((noinline)) static int compare_max(const char *what, int max) {
   void *mine[MAXF], *ref[MAXF];
-  int fell = -1;
-  int n = gt_unwind(mine, max, &fell);
-  t_fell_back = fell;
+  struct gt_unwind_info info;
+  int n = gt_unwind(mine, max, &info);
+  t_fell_back = info.how;
   int m = real_backtrace(ref, max);
   int bad = n == m ? 0 : -1;
   for (int i = 1; i < n && i < m; i++)
@@ -127,10 +139,10 @@ __attribute__((noinline)) static int depth_here(void) {
   return n - 1;
 }
 
-static uint64_t fallbacks(void) {
+static uint64_t fallbacks(void) { /* stacks cut, or from backtrace() */
   struct gt_unwind_counts c;
   gt_unwind_counts(&c);
-  return c.fallback;
+  return c.cut + c.backtrace;
 }
 static uint64_t rules(void) {
   struct gt_unwind_counts c;
@@ -222,7 +234,7 @@ static volatile sig_atomic_t g_alarm_done;
 
 static void on_signal(int sig) {
   g_sig_bad += compare(sig == SIGUSR1 ? "SIGUSR1 handler" : "SIGALRM handler") != 0 ||
-               t_fell_back != 1; /* the signal frame: backtrace() */
+               t_fell_back != 0; /* through the signal frame, whole */
   g_sig_calls++;
   if (sig == SIGALRM)
     g_alarm_done = 1;
@@ -269,14 +281,14 @@ static void test_signals(void) {
   for (int i = 0; i < 3; i++) {
     uint64_t fb = fallbacks();
     raise_deep(20);
-    CHECK_MSG(fallbacks() == fb + 1, "SIGUSR1 %d: fallback grew by %llu, not 1", i,
+    CHECK_MSG(fallbacks() == fb, "SIGUSR1 %d: %llu stacks cut", i,
               (unsigned long long)(fallbacks() - fb));
   }
   for (int i = 0; i < ALARMS; i++) {
     uint64_t fb = fallbacks();
     g_alarm_done = 0;
     spin_deep(15);
-    CHECK_MSG(fallbacks() == fb + 1, "SIGALRM %d: fallback grew by %llu, not 1", i,
+    CHECK_MSG(fallbacks() == fb, "SIGALRM %d: %llu stacks cut", i,
               (unsigned long long)(fallbacks() - fb));
   }
   CHECK_EQ_U64(g_sig_calls, 3 + ALARMS);
@@ -352,7 +364,7 @@ static void test_dlopen(void) {
 static int g_jit_bad;
 __attribute__((noinline)) static int in_jit_callee(void) {
   int r = compare("called from JIT code");
-  g_jit_bad += r != 0 || t_fell_back != 1;
+  g_jit_bad += r != 0 || t_fell_back != GT_UNWIND_CUT;
   keep(r);
   return r;
 }
@@ -373,11 +385,108 @@ static void test_jit(void) {
   for (int i = 0; i < 2; i++) {
     uint64_t fb = fallbacks();
     keep(jit(in_jit_callee));
-    CHECK_MSG(fallbacks() == fb + 1, "JIT %d: fallback grew by %llu, not 1", i,
+    CHECK_MSG(fallbacks() == fb + 1, "JIT %d: %llu stacks cut, not 1", i,
               (unsigned long long)(fallbacks() - fb));
   }
   CHECK_EQ_U64(g_jit_bad, 0);
   munmap(p, (size_t)page);
+}
+
+/* ---- 9. rbp elsewhere ---- */
+
+static _Thread_local void *t_odd[MAXF];
+static _Thread_local int t_odd_n;
+static _Thread_local unsigned t_odd_how;
+
+__attribute__((noinline)) static int capture_under_bad_rbp(int arg) {
+  struct gt_unwind_info info;
+  t_odd_n = gt_unwind(t_odd, MAXF, &info);
+  t_odd_how = info.how;
+  keep(t_odd_n);
+  return arg;
+}
+
+/* gt_unwind under uw_bad_rbp with rbp = fake, both unwinders: 0 when the
+ * stack is exactly [capture_under_bad_rbp, uw_bad_rbp's return], cut. */
+static int odd_case(const char *what, uintptr_t fake) {
+  int bad = 0;
+  for (int cached = 1; cached >= 0; cached--) {
+    gt_unwind_init(cached, dlsym);
+    uint64_t cut0 = fallbacks();
+    keep(uw_bad_rbp(capture_under_bad_rbp, 7, fake));
+    int ok = t_odd_n == 2 && t_odd[1] == (void *)(uintptr_t)uw_bad_rbp_ret &&
+             t_odd_how == GT_UNWIND_CUT && fallbacks() == cut0 + 1;
+    if (!ok) {
+      fprintf(stderr, "test_unwind: rbp %s (%s): %d frames, how %u\n", what,
+              cached ? "cached" : "backtrace", t_odd_n, t_odd_how);
+      print_frames("gt_unwind", t_odd, t_odd_n);
+      bad++;
+    }
+  }
+  gt_unwind_init(1, dlsym);
+  return bad;
+}
+
+struct odd_thread {
+  uintptr_t top; /* the first byte above the thread's stack: PROT_NONE */
+  int bad;
+};
+static void *odd_thread_main(void *arg) {
+  struct odd_thread *t = arg;
+  t->bad = odd_case("above the stack", t->top);
+  return NULL;
+}
+
+static void test_bad_rbp(void) {
+  CHECK_EQ_U64(odd_case("a small integer", 0x1000), 0);
+  /* a heap block like a saved frame: rbp 0x10, a return address into
+   * uw_bad_rbp (whose CFI libgcc then follows through rbp = 0x10) */
+  uintptr_t *heap = malloc(4 * sizeof *heap);
+  CHECK(heap != NULL);
+  if (heap) {
+    heap[0] = 0x10;
+    heap[1] = (uintptr_t)uw_bad_rbp_ret;
+    CHECK_EQ_U64(odd_case("on the heap", (uintptr_t)heap), 0);
+    free(heap);
+  }
+  /* a thread on a stack of ours, a PROT_NONE page above it */
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 2 << 20; /* TSan wants 0.9 MiB */
+  char *m =
+      mmap(NULL, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(m != MAP_FAILED);
+  if (m == MAP_FAILED)
+    return;
+  CHECK(mprotect(m + size, page, PROT_NONE) == 0);
+  struct odd_thread t = {(uintptr_t)(m + size), -1};
+  pthread_attr_t attr;
+  pthread_t th;
+  pthread_attr_init(&attr);
+  pthread_attr_setstack(&attr, m, size);
+  int made = pthread_create(&th, &attr, odd_thread_main, &t) == 0;
+  CHECK(made);
+  if (made)
+    pthread_join(th, NULL);
+  pthread_attr_destroy(&attr);
+  CHECK_EQ_U64(t.bad, 0);
+  munmap(m, size + page);
+}
+
+/* ---- 10. a realigned (DRAP) frame ---- */
+
+static int g_drap_bad;
+__attribute__((noinline)) static int back_realigned(int n) {
+  int r = compare("a frame realigned through a DRAP register");
+  g_drap_bad += r != 0 || t_fell_back != 0;
+  keep(r);
+  return n;
+}
+
+static void test_realigned(void) {
+  uint64_t fb = fallbacks();
+  for (int i = 0; i < 2; i++) /* cold, then cached */
+    keep(uw_realigned(40 + i, back_realigned));
+  CHECK_EQ_U64(g_drap_bad, 0);
+  CHECK_EQ_U64(fallbacks(), fb);
 }
 
 /* ---- 8. threads ---- */
@@ -426,6 +535,8 @@ int main(int argc, char **argv) {
   CASE(signals);
   CASE(dlopen);
   CASE(jit);
+  CASE(bad_rbp);
+  CASE(realigned);
   CASE(threads);
   return check_finish("test_unwind");
 }
