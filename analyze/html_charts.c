@@ -12,12 +12,15 @@
  *    device+managed bytes of its series, and data-peak-pid.
  *  - Flame graphs (icicles: the root on top) are frames of data-x/data-w
  *    (fractions of the root) and data-d (depth), which the page's script
- *    rescales to zoom; frames under FLAME_MIN of the root are left out, at
- *    most FLAME_MAX frames are drawn. Frames read "function (file:line)";
+ *    rescales to zoom; frames under FLAME_MIN of the root, deeper than
+ *    FLAME_DEPTH or past FLAME_MAX frames or HT_PART_BYTES are left out,
+ *    and counted under the graph. Frames read "function (file:line)";
  *    the CUDA runtime's frames and nvcc's launch stubs are left out
  *    (gt_glue_frames) unless a stack has nothing else.
- *  - Sizes are bounded by the series' buckets, HT_MARKS, FLAME_MAX and the
- *    range names shown (HIST_MAX), never by the trace's records.
+ *  - Sizes are bounded by the series' buckets, HT_MARKS (names cut at
+ *    HT_TITLE_MAX), FLAME_MAX and HT_PART_BYTES, and the range names shown
+ *    (HIST_MAX), never by the trace's records (html.h); what is left out is
+ *    said under the chart.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -37,7 +40,7 @@
 #define PW (CW - ML - MR)
 #define PH (CH - MT - MB)
 #define FLAME_MIN 0.001
-#define FLAME_MAX 3000
+#define FLAME_MAX 1000
 #define FLAME_ROW 18.0
 #define FLAME_DEPTH 48
 #define HIST_MAX 16
@@ -205,7 +208,7 @@ static void range_bands(FILE *o, const struct frame *f, const struct ht_data *d)
     double x0 = fmin(X(f, s), CW - MR - 1), x1 = fmin(fmax(X(f, e), x0 + 1), CW - MR);
     fprintf(o, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\"><title>", x0,
             MT, x1 - x0, PH);
-    ht_text(o, d->mark_names.strs[m->name]);
+    ht_text_cut(o, d->mark_names.strs[m->name], HT_TITLE_MAX);
     fmt_time(a, sizeof a, s);
     fprintf(o, " (pid %u) at %s, %s</title></rect>", m->pid, a,
             gt_fmt_ns(b, sizeof b, m->end - m->start));
@@ -279,8 +282,10 @@ void ht_memory_chart(FILE *o, const struct ht_data *d, const struct gt_leaks *l)
       px, py, b, top->key, t, px + (px > CW / 2 ? -8 : 8),
       py < MT + 20 ? py + 16 : py - 8, px > CW / 2 ? "end" : "start", b);
   legend(o, labels, d->nmem);
-  fprintf(o, "<p class=\"note\">Shaded: NVTX ranges (outermost%s).%s",
-          d->mark_stride > 1 ? ", evenly thinned" : "",
+  fputs("<p class=\"note\">Shaded: NVTX ranges (outermost", o);
+  if (d->mark_stride > 1)
+    fprintf(o, ", evenly thinned: %d of %" PRIu64, d->nmarks, d->mark_seen);
+  fprintf(o, ").%s",
           grows ? " Dashed red: stacks whose memory grows steadily (leaks)." : "");
   if (d->mem_pids_left)
     fprintf(o, " %" PRIu64 " changes of processes past the first %d are not drawn.",
@@ -313,14 +318,18 @@ void ht_util_chart(FILE *o, const struct ht_data *d) {
   struct frame f = {.t1 = ht_bucket_s(d, d->nb), .ymax = 100, .unit = HT_PCT};
   svg_open(o, "util", d, HT_PCT, "");
   axes(o, &f, "device busy (kernels, copies)");
-  const char *labels[HT_MAX_SERIES];
+  const char *labels[HT_MAX_SERIES] = {0};
   char names[HT_MAX_SERIES][32];
-  int n = 0;
+  int n = 0, left = 0;
   struct ht_series *s = gt_xcalloc(1, sizeof *s);
-  for (size_t p = 0; p < r->nprocs && n < HT_MAX_SERIES; p++) {
+  for (size_t p = 0; p < r->nprocs; p++) {
     const struct rp_proc *pr = &r->procs[p];
     if (!pr->dev_records || (d->has_pid && pr->pid != d->pid))
       continue;
+    if (n == HT_MAX_SERIES) {
+      left++;
+      continue;
+    }
     double busy[HT_BUCKETS] = {0};
     struct rp_uwalk w = {.a = &pr->kruns, .b = &pr->cruns};
     uint64_t a, b;
@@ -339,6 +348,11 @@ void ht_util_chart(FILE *o, const struct ht_data *d) {
   free(s);
   fputs("</svg>\n", o);
   legend(o, labels, n);
+  if (left)
+    fprintf(o,
+            "<p class=\"note more\">%d more processes with DEVICE records are not drawn "
+            "(the chart keeps the first %d).</p>\n",
+            left, HT_MAX_SERIES);
 }
 
 /* ---- NVML readings ---- */
@@ -389,16 +403,14 @@ void ht_metric_charts(FILE *o, const struct ht_data *d) {
         metric_chart(o, d, m);
         break;
       }
+  if (d->metric_left)
+    fprintf(o,
+            "<p class=\"note more\">%" PRIu64 " readings of more series (reading and "
+            "device) are not drawn: the charts keep the first %d series.</p>\n",
+            d->metric_left, HT_MAX_SERIES);
 }
 
 /* ---- P50/P99 per NVTX range name ---- */
-
-static int by_total(const void *a, const void *b, void *ctx) {
-  const struct report *r = ctx;
-  uint64_t x = r->ranges[*(const size_t *)a].total_ns,
-           y = r->ranges[*(const size_t *)b].total_ns;
-  return x < y ? 1 : x > y ? -1 : 0;
-}
 
 static void hist_bar(FILE *o, const struct frame *f, double x, double w, double v,
                      const char *cls) {
@@ -407,10 +419,7 @@ static void hist_bar(FILE *o, const struct frame *f, double x, double w, double 
 }
 
 void ht_range_histogram(FILE *o, const struct report *r) {
-  size_t n = r->rnames.n, *ord = gt_xcalloc(n ? n : 1, sizeof *ord);
-  for (size_t i = 0; i < n; i++)
-    ord[i] = i;
-  qsort_r(ord, n, sizeof *ord, by_total, (void *)r);
+  size_t n = r->rnames.n, *ord = rp_range_order(r); /* report's, the table's */
   n = n > HIST_MAX ? HIST_MAX : n;
   struct frame f = {.t1 = 1, .unit = HT_NS};
   for (size_t i = 0; i < n; i++)
@@ -442,37 +451,46 @@ void ht_range_histogram(FILE *o, const struct report *r) {
   fputs("</svg>\n<div class=\"legend\"><span><i class=\"p50\"></i>p50</span>"
         "<span><i class=\"p99\"></i>p99</span></div>\n",
         o);
+  if (r->rnames.n > n)
+    fprintf(o,
+            "<p class=\"note more\">The %zu range names with the most time are drawn; "
+            "%zu more are not.</p>\n",
+            n, r->rnames.n - n);
   free(ord);
 }
 
 /* ---- flame graphs ---- */
 
 struct fnode {
-  char *name;
+  size_t name; /* in ftree.names */
   double v;
   int first, next; /* children: the first, and this one's next sibling; -1: none */
 };
 
+/* A child is found by (parent, name) in one probe: a node may have as many
+ * children as the trace has kernels. */
 struct ftree {
   struct fnode *n; /* n[0]: the root */
   size_t len, cap;
-  int count, depth; /* frames drawn, deepest row */
+  struct gt_strtab names;
+  struct gt_map kids; /* parent << 32 | name -> the child's index */
+  int depth;          /* deepest row drawn */
+  struct ht_cut cut;  /* frames drawn */
 };
 
 static int fchild(struct ftree *t, int parent, const char *name, double v) {
-  int c = t->n[parent].first;
-  while (c >= 0 && strcmp(t->n[c].name, name))
-    c = t->n[c].next;
-  if (c < 0) {
+  size_t id = gt_strtab_intern(&t->names, name);
+  uint64_t key = (uint64_t)parent << 32 | id, c;
+  if (!gt_map_get(&t->kids, key, &c)) {
     t->n = gt_grow(t->n, &t->cap, t->len + 1, sizeof *t->n);
-    c = (int)t->len++;
-    size_t len = strlen(name) + 1;
-    t->n[c] =
-        (struct fnode){memcpy(gt_xcalloc(len, 1), name, len), 0, -1, t->n[parent].first};
-    t->n[parent].first = c;
+    c = t->len++;
+    t->n[c] = (struct fnode){id, 0, -1, t->n[parent].first};
+    t->n[parent].first = (int)c;
+    if (gt_map_put(&t->kids, key, c) != 0)
+      gt_oom();
   }
   t->n[c].v += v;
-  return c;
+  return (int)c;
 }
 
 /* "pid N", then the stack outermost first (glue left out unless it is
@@ -524,16 +542,16 @@ static unsigned hash(const char *s) {
 static void emit(FILE *o, struct ftree *t, int node, double x, int depth,
                  enum ht_flame which) {
   double total = t->n[0].v, w = t->n[node].v / total;
-  if (w < FLAME_MIN || depth > FLAME_DEPTH || t->count >= FLAME_MAX)
+  if (w < FLAME_MIN || depth > FLAME_DEPTH || !ht_cut_room(&t->cut))
     return;
-  t->count++;
   t->depth = depth > t->depth ? depth : t->depth;
   char b[32];
   ht_fmt(b, sizeof b, t->n[node].v, which == HT_FLAME_GPU ? HT_NS : HT_BYTES);
-  unsigned h = hash(t->n[node].name);
+  const char *name = t->names.strs[t->n[node].name];
+  unsigned h = hash(name);
   fprintf(o, "<g class=\"fr\" data-x=\"%.6f\" data-w=\"%.6f\" data-d=\"%d\"><title>", x,
           w, depth);
-  ht_text(o, t->n[node].name);
+  ht_text(o, name);
   fprintf(o,
           "\n%s (%.1f %%)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
           "height=\"%.0f\" fill=\"hsl(%u,%u%%,%u%%)\"/><text x=\"%.1f\" "
@@ -584,8 +602,9 @@ static void fill(struct ftree *t, const struct ht_data *d, const struct gt_leaks
 void ht_flame(FILE *o, const struct ht_data *d, const struct gt_leaks *l,
               enum ht_flame which) {
   struct ftree t = {0};
+  gt_map_init(&t.kids);
   t.n = gt_grow(NULL, &t.cap, 1, sizeof *t.n);
-  t.n[0] = (struct fnode){(char *)"all", 0, -1, -1};
+  t.n[0] = (struct fnode){gt_strtab_intern(&t.names, "all"), 0, -1, -1};
   t.len = 1;
   fill(&t, d, l, which);
   static const char *const none[] = {
@@ -599,15 +618,24 @@ void ht_flame(FILE *o, const struct ht_data *d, const struct gt_leaks *l,
     FILE *m = open_memstream(&body, &len);
     if (!m)
       gt_oom();
+    ht_cut_open(&t.cut, m, FLAME_MAX);
     emit(m, &t, 0, 0, 0, which);
-    fclose(m);
+    if (fclose(m) != 0)
+      gt_oom();
     fprintf(o, "<svg class=\"flame\" viewBox=\"0 0 %.0f %.0f\">\n", CW,
             (t.depth + 1) * FLAME_ROW);
     fwrite(body, 1, len, o);
     fputs("</svg>\n", o);
     free(body);
+    if (t.len > t.cut.shown)
+      fprintf(o,
+              "<p class=\"note more\">%zu of %zu frames not drawn (under %.1f %% of the "
+              "whole, deeper than %d, or past the graph's %d frames or %u KiB): their "
+              "share is in their callers' frames.</p>\n",
+              t.len - t.cut.shown, t.len, 100 * FLAME_MIN, FLAME_DEPTH, FLAME_MAX,
+              HT_PART_BYTES >> 10);
   }
-  for (size_t i = 1; i < t.len; i++)
-    free(t.n[i].name);
+  gt_strtab_free(&t.names);
+  gt_map_free(&t.kids);
   free(t.n);
 }

@@ -8,7 +8,7 @@
  *    peak, the report's "peak device+managed"), at most HT_MAX_SERIES
  *    processes (those past it are counted);
  *  - NVML readings (METRIC records) that vary in time, per reading and
- *    device, at most HT_MAX_SERIES series;
+ *    device, at most HT_MAX_SERIES series (readings of others counted);
  *  - outermost NVTX ranges (push ranges at depth 0, start/end ranges), at
  *    most HT_MARKS, one in every `stride` kept when there are more.
  * Buckets: HT_BUCKETS of one width for every series; when a record falls
@@ -156,11 +156,14 @@ static void tap(void *ctx, const struct gt_event *ev) {
     return;
   if (rec->kind == GT_KIND_METRIC) {
     unsigned m = rec->u.metric.metric;
-    struct ht_series *s = drawn_metric(m) ? series(d->metric, &d->nmetric,
-                                                   m << 8 | (rec->u.metric.device & 255))
-                                          : NULL;
+    if (!drawn_metric(m))
+      return;
+    struct ht_series *s =
+        series(d->metric, &d->nmetric, m << 8 | (rec->u.metric.device & 255));
     if (s)
       add(d, s, rec->ts_ns, rec->u.metric.value);
+    else
+      d->metric_left++;
     return;
   }
   if (d->has_pid && rec->pid != d->pid)

@@ -14,7 +14,12 @@
  *    text (textContent), never as markup.
  *  - Tables are <table class="sort">: a click on a header sorts by that
  *    column (numbers by each cell's data-v, text otherwise). The kernel
- *    table is table#kernels, one row per kernel of the report's.
+ *    table is table#kernels, a row per kernel of the report's, in report's
+ *    order (rp_kernel_order; the NVTX table rp_range_order). Tables that
+ *    grow with the trace (kernels, NVTX ranges, the stacks held at the
+ *    peak) and the findings are cut by ht_cut (html.h): a cut table ends
+ *    with <tfoot><tr class="more">, "N more ..." and the sums of the rows
+ *    left out (outside the body the script sorts), and a note says so.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,10 +28,8 @@
 #include "html.h"
 #include "util.h"
 
-void ht_text(FILE *o, const char *s) {
-  size_t n = strlen(s) + 1;
-  char stack[512], *c = n <= sizeof stack ? stack : gt_xcalloc(n, 1);
-  gt_text_clean(c, n, s);
+/* Clean text (gt_text_clean's) escaped for HTML text and attributes. */
+static void escape(FILE *o, const char *c) {
   for (const char *p = c; *p; p++)
     switch (*p) {
     case '\xe2': /* U+2028, U+2029: line breaks to a script; as entities */
@@ -55,8 +58,44 @@ void ht_text(FILE *o, const char *s) {
     default:
       fputc(*p, o);
     }
+}
+
+void ht_text(FILE *o, const char *s) {
+  size_t n = strlen(s) + 1;
+  char stack[512], *c = n <= sizeof stack ? stack : gt_xcalloc(n, 1);
+  escape(o, gt_text_clean(c, n, s));
   if (c != stack)
     free(c);
+}
+
+/* gt_text_clean stops at the last whole character that fits: with room
+ * for one more than max, a result past max means the text was longer. */
+void ht_text_cut(FILE *o, const char *s, size_t max) {
+  char c[HT_TITLE_MAX + 8];
+  max = max < HT_TITLE_MAX ? max : HT_TITLE_MAX;
+  size_t n = strlen(gt_text_clean(c, max + 8, s));
+  if (n > max) {
+    n = max;
+    while (n && ((unsigned char)c[n] & 0xC0) == 0x80)
+      n--;
+    memcpy(c + n, "\xe2\x80\xa6", 4); /* "…" */
+  }
+  escape(o, c);
+}
+
+void ht_cut_open(struct ht_cut *c, FILE *o, size_t max) {
+  *c = (struct ht_cut){.o = o, .start = ftell(o), .max = max};
+}
+
+int ht_cut_room(struct ht_cut *c) {
+  long at = ftell(c->o);
+  if (!c->left && c->shown < c->max && c->start >= 0 && at >= c->start &&
+      (size_t)(at - c->start) < HT_PART_BYTES) {
+    c->shown++;
+    return 1;
+  }
+  c->left++;
+  return 0;
 }
 
 static const char style[] =
@@ -110,6 +149,7 @@ static const char style[] =
     "td:first-child{max-width:520px;overflow-wrap:anywhere;font-family:ui-monospace,"
     "monospace;font-size:12px}"
     "tr:hover td{background:#eff6ff}"
+    "tr.more td{color:#4b5563;font-style:italic;border-top:2px solid #e5e7eb}"
     ".scroll{max-height:460px;overflow:auto}"
     "svg.flame{width:100%;height:auto;display:block;font:11px ui-monospace,monospace}"
     "g.fr{cursor:pointer}g.fr rect{stroke:#fff;stroke-width:.5}g.fr:hover rect"
@@ -218,6 +258,27 @@ static void table_close(FILE *o) {
   fputs("</tbody></table></div>\n", o);
 }
 
+/* A cut table's end: a last row, outside the sorted body, of the rows left
+ * out (its first cell; the caller writes the others, their sums, and calls
+ * more_close). 0: none was, the table is closed. */
+static int table_more(FILE *o, const struct ht_cut *cut, const char *what) {
+  if (!cut->left) {
+    table_close(o);
+    return 0;
+  }
+  fprintf(o, "</tbody><tfoot><tr class=\"more\"><td>%zu more %s</td>", cut->left, what);
+  return 1;
+}
+
+/* `lister`: the command that lists every row. */
+static void more_close(FILE *o, const struct ht_cut *cut, const char *what,
+                       const char *lister) {
+  fprintf(o,
+          "</tr></tfoot></table></div>\n<p class=\"note more\">The table shows the "
+          "first %zu %s; the last row sums the %zu more (%s lists them all).</p>\n",
+          cut->shown, what, cut->left, lister);
+}
+
 /* ---- sections ---- */
 
 static void kv(FILE *o, const char *k, const char *v) {
@@ -320,8 +381,12 @@ static void verdict(FILE *o, const struct report *r) {
   fprintf(o, "<h3>Findings (%zu)</h3>\n", r->nfindings);
   if (!r->nfindings)
     fputs("<p class=\"none\">none</p>\n", o);
+  struct ht_cut cut;
+  ht_cut_open(&cut, o, HT_ROWS);
   for (size_t i = 0; i < r->nfindings; i++) {
     const struct rp_finding *f = &r->findings[i];
+    if (!ht_cut_room(&cut))
+      continue;
     fprintf(o,
             "<div class=\"f %s\"><span class=\"sev\">%s</span><b>%s</b>: ", f->severity,
             f->severity, f->rule);
@@ -331,8 +396,20 @@ static void verdict(FILE *o, const struct report *r) {
     ht_text(o, f->advice);
     fputs("</div></div>\n", o);
   }
+  if (cut.left)
+    fprintf(o,
+            "<p class=\"note more\">%zu more findings, not shown (the page keeps the "
+            "first %zu): gputrace report lists them all.</p>\n",
+            cut.left, cut.shown);
   fputs("</section>\n", o);
 }
+
+static void share_cell(FILE *o, uint64_t part, uint64_t whole) {
+  double f = whole ? (double)part / (double)whole : 0;
+  fprintf(o, "<td data-v=\"%.6f\">%.1f %%</td>", f, 100.0 * f);
+}
+
+#define HELD_ROWS 20 /* stacks shown of those held at the peak */
 
 /* The stacks holding the most at the largest peak (leaks.h). */
 static void held_at_peak(FILE *o, const struct ht_data *d, const struct gt_leaks *l) {
@@ -349,8 +426,16 @@ static void held_at_peak(FILE *o, const struct ht_data *d, const struct gt_leaks
           gt_fmt_ns(t, sizeof t, top->peak_ts - d->r->origin));
   static const char *const heads[] = {"allocated at", "bytes", "blocks", "share"};
   table_open(o, "held", heads, 4, 1);
-  for (size_t i = 0; i < top->nat_peak && i < 20; i++) {
+  struct ht_cut cut;
+  ht_cut_open(&cut, o, HELD_ROWS);
+  uint64_t rest_bytes = 0, rest_blocks = 0;
+  for (size_t i = 0; i < top->nat_peak; i++) {
     const struct gt_group *g = &top->at_peak[i];
+    if (!ht_cut_room(&cut)) {
+      rest_bytes += g->bytes;
+      rest_blocks += g->blocks;
+      continue;
+    }
     struct gt_frame f[64];
     int n = g->stack_id ? gt_symtab_stack(l->symtab, g->pid, g->stack_id, f, 64) : 0;
     const struct gt_frame *at = gt_leaks_origin(f, n);
@@ -365,31 +450,23 @@ static void held_at_peak(FILE *o, const struct ht_data *d, const struct gt_leaks
     td_name(o, site);
     td_bytes(o, g->bytes);
     td_u(o, g->blocks);
-    fprintf(o, "<td data-v=\"%.6f\">%.1f %%</td></tr>\n",
-            (double)g->bytes / (double)top->peak_device,
-            100.0 * (double)g->bytes / (double)top->peak_device);
+    share_cell(o, g->bytes, top->peak_device);
+    fputs("</tr>\n", o);
   }
-  table_close(o);
+  if (table_more(o, &cut, "stacks")) {
+    td_bytes(o, rest_bytes);
+    td_u(o, rest_blocks);
+    share_cell(o, rest_bytes, top->peak_device);
+    more_close(o, &cut, "stacks", "gputrace leaks");
+  }
 }
 
 /* ---- tables ---- */
 
-/* Largest first, ties by index: API by host time, kernels by GPU time then
- * launch time, ranges by their total time. */
+/* API rows by host time, largest first, ties by index (as report's);
+ * kernels and ranges in report's order (rp_kernel_order, rp_range_order). */
 static int by_api_total(const struct report *r, size_t a, size_t b) {
   uint64_t x = r->api[a].durs.sum, y = r->api[b].durs.sum;
-  return x < y ? 1 : x > y ? -1 : 0;
-}
-
-static int by_kernel_cost(const struct report *r, size_t a, size_t b) {
-  const struct rp_kernel *x = &r->kern[a], *y = &r->kern[b];
-  if (x->gpu_scaled_ns != y->gpu_scaled_ns)
-    return x->gpu_scaled_ns < y->gpu_scaled_ns ? 1 : -1;
-  return x->cpu_ns < y->cpu_ns ? 1 : x->cpu_ns > y->cpu_ns ? -1 : 0;
-}
-
-static int by_range_total(const struct report *r, size_t a, size_t b) {
-  uint64_t x = r->ranges[a].total_ns, y = r->ranges[b].total_ns;
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -444,6 +521,33 @@ static void api_table(FILE *o, const struct report *r) {
   table_close(o);
 }
 
+/* The kernels left out of the table, summed. */
+struct kernel_sums {
+  uint64_t launches, cpu_ns, gpu_scaled_ns, gpu_ns, gpu_timed, gpu_max_ns;
+};
+
+static void kernel_cells(FILE *o, const struct kernel_sums *k) {
+  td_u(o, k->launches);
+  td_ns(o, k->cpu_ns);
+  td_ns(o, k->launches ? k->cpu_ns / k->launches : 0);
+  if (k->gpu_timed) {
+    td_ns(o, k->gpu_scaled_ns);
+    td_ns(o, k->gpu_ns / k->gpu_timed);
+    td_ns(o, k->gpu_max_ns);
+  } else {
+    td_none(o), td_none(o), td_none(o);
+  }
+}
+
+static void kernel_add(struct kernel_sums *sum, const struct rp_kernel *k) {
+  sum->launches += k->launches;
+  sum->cpu_ns += k->cpu_ns;
+  sum->gpu_scaled_ns += k->gpu_scaled_ns;
+  sum->gpu_ns += k->gpu_ns;
+  sum->gpu_timed += k->gpu_timed;
+  sum->gpu_max_ns = k->gpu_max_ns > sum->gpu_max_ns ? k->gpu_max_ns : sum->gpu_max_ns;
+}
+
 static void kernel_table(FILE *o, const struct report *r) {
   static const char *const heads[] = {"kernel",      "launches",  "launch total",
                                       "launch mean", "GPU total", "GPU mean",
@@ -451,27 +555,30 @@ static void kernel_table(FILE *o, const struct report *r) {
   fprintf(o, "<h3>Kernels%s</h3>\n",
           r->dev_sample > 1 ? " (GPU times scaled from sampled DEVICE records)" : "");
   table_open(o, "kernels", heads, 7, 4);
-  size_t n = 0, *ord = order(r, r->knames.n, by_kernel_cost, &n);
+  size_t n = r->knames.n, *ord = rp_kernel_order(r);
+  struct ht_cut cut;
+  struct kernel_sums rest = {0};
+  ht_cut_open(&cut, o, HT_ROWS);
   for (size_t j = 0; j < n; j++) {
     size_t i = ord[j];
     const struct rp_kernel *k = &r->kern[i];
     if (!k->launches && !k->gpu_timed)
       continue;
-    td_name(o, rp_kernel_name(r, i));
-    td_u(o, k->launches);
-    td_ns(o, k->cpu_ns);
-    td_ns(o, k->launches ? k->cpu_ns / k->launches : 0);
-    if (k->gpu_timed) {
-      td_ns(o, k->gpu_scaled_ns);
-      td_ns(o, k->gpu_ns / k->gpu_timed);
-      td_ns(o, k->gpu_max_ns);
-    } else {
-      td_none(o), td_none(o), td_none(o);
+    if (!ht_cut_room(&cut)) {
+      kernel_add(&rest, k);
+      continue;
     }
+    struct kernel_sums one = {0};
+    kernel_add(&one, k);
+    td_name(o, rp_kernel_name(r, i));
+    kernel_cells(o, &one);
     fputs("</tr>\n", o);
   }
   free(ord);
-  table_close(o);
+  if (table_more(o, &cut, "kernels")) {
+    kernel_cells(o, &rest);
+    more_close(o, &cut, "kernels", "gputrace report");
+  }
 }
 
 static void transfer_table(FILE *o, const struct report *r) {
@@ -541,6 +648,38 @@ static void range_warm(FILE *o, const struct rp_range *g) {
   td_u(o, g->allocs);
 }
 
+/* The ranges left out of the table: their occurrences and warm sums. */
+struct range_sums {
+  uint64_t n, warm, warm_ns, max, launches, bytes, allocs;
+};
+
+static void range_add(struct range_sums *sum, const struct rp_range *g) {
+  sum->n += g->n;
+  sum->warm += g->warm;
+  sum->warm_ns += g->warm_d.sum;
+  sum->max = g->warm && g->max > sum->max ? g->max : sum->max;
+  sum->launches += g->launches;
+  sum->bytes += g->bytes;
+  sum->allocs += g->allocs;
+}
+
+/* Percentiles do not add up: "-"; the rest as the warm figures'. */
+static void range_rest(FILE *o, const struct range_sums *s) {
+  td_u(o, s->n);
+  for (int i = 0; i < 4; i++)
+    td_none(o);
+  if (!s->warm) {
+    for (int i = 0; i < 5; i++)
+      td_none(o);
+    return;
+  }
+  td_ns(o, s->max);
+  td_ns(o, s->warm_ns / s->warm);
+  td_u(o, s->launches);
+  td_bytes(o, s->bytes);
+  td_u(o, s->allocs);
+}
+
 static void range_table(FILE *o, const struct report *r) {
   static const char *const heads[] = {"range",    "count", "first", "p50",
                                       "p90",      "p99",   "max",   "mean",
@@ -549,9 +688,16 @@ static void range_table(FILE *o, const struct report *r) {
         "but the first)</h3>\n",
         o);
   table_open(o, "nvtx", heads, 11, -1);
-  size_t n = 0, *ord = order(r, r->rnames.n, by_range_total, &n);
+  size_t n = r->rnames.n, *ord = rp_range_order(r);
+  struct ht_cut cut;
+  struct range_sums rest = {0};
+  ht_cut_open(&cut, o, HT_ROWS);
   for (size_t j = 0; j < n; j++) {
     const struct rp_range *g = &r->ranges[ord[j]];
+    if (!ht_cut_room(&cut)) {
+      range_add(&rest, g);
+      continue;
+    }
     td_name(o, r->rnames.strs[ord[j]]);
     td_u(o, g->n);
     if (g->n && g->cold.end >= g->cold.start)
@@ -562,7 +708,10 @@ static void range_table(FILE *o, const struct report *r) {
     fputs("</tr>\n", o);
   }
   free(ord);
-  table_close(o);
+  if (table_more(o, &cut, "range names")) {
+    range_rest(o, &rest);
+    more_close(o, &cut, "range names", "gputrace report");
+  }
 }
 
 /* ---- the page ---- */
@@ -602,9 +751,14 @@ static void flames(FILE *o, const struct ht_data *d, const struct gt_leaks *l) {
   fputs("</section>\n", o);
 }
 
-void ht_page(FILE *o, const struct ht_data *d, const struct gt_leaks *l,
+void ht_page(FILE *out, const struct ht_data *d, const struct gt_leaks *l,
              const char *trace) {
   const struct report *r = d->r;
+  char *page = NULL;
+  size_t len = 0;
+  FILE *o = open_memstream(&page, &len);
+  if (!o)
+    gt_oom();
   head(o, trace);
   summary(o, d, trace);
   verdict(o, r);
@@ -630,4 +784,8 @@ void ht_page(FILE *o, const struct ht_data *d, const struct gt_leaks *l,
   flames(o, d, l);
   fprintf(o, "</main>\n<div id=\"tip\"></div>\n<script>\n%s</script>\n</body></html>\n",
           script);
+  if (fclose(o) != 0)
+    gt_oom();
+  fwrite(page, 1, len, out);
+  free(page);
 }

@@ -378,5 +378,11 @@ const char *rp_stack_sites(struct report *r, int which, char *buf, size_t len);
 /* report_out.c */
 void rp_print_text(FILE *out, struct report *r, const char *path);
 void rp_print_json(FILE *out, struct report *r);
+/* The order report lists kernel rows (knames' indexes: by GPU time, else
+ * launch time, largest first) and range names (rnames': by total time), as
+ * malloc'd arrays of knames.n and rnames.n: other outputs (the HTML page)
+ * list theirs in the same order. */
+size_t *rp_kernel_order(const struct report *r);
+size_t *rp_range_order(const struct report *r);
 
 #endif

@@ -73,6 +73,14 @@ static size_t *index_order(const struct report *r, size_t n,
   return o;
 }
 
+size_t *rp_kernel_order(const struct report *r) {
+  return index_order(r, r->knames.n, by_kernel_cost);
+}
+
+size_t *rp_range_order(const struct report *r) {
+  return index_order(r, r->rnames.n, by_range_total);
+}
+
 static const char *xfer_name(unsigned row) {
   return row == RP_XFER_MEMSET ? "memset" : gt_dir_name(row);
 }

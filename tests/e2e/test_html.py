@@ -2,9 +2,12 @@
 
 The page is loaded from disk with scripts on (--dump-dom prints the DOM after
 they ran): no console message at all (the page's Content-Security-Policy
-turns any request into one), the kernel table holds exactly report's kernels,
-the memory chart's series reaches report's peak. A screenshot of the demo
-trace's page is left at BUILD/html_demo.png for a person to look at.
+turns any request into one), the kernel table holds report's kernels in
+report's order (the first 200 and a last row summing the rest, exactly, when
+there are more), the memory chart's series reaches report's peak. A trace of
+100k kernels and 300k range names gives a page under the 5 MiB bound that
+Chromium loads. A screenshot of the demo trace's page is left at
+BUILD/html_demo.png for a person to look at.
 
 Exits 77 (ctest: skipped, SKIP_RETURN_CODE) only when chromium is not
 installed (scripts/deps.sh installs it); everything else runs without it."""
@@ -65,6 +68,18 @@ def table_first_column(dom, table_id):
     return [html.unescape(c) for c in re.findall(r"<tr><td>(.*?)</td>", body, re.S)]
 
 
+def table_more(dom, table_id):
+    """A cut table's last row (tfoot): (rows left out, its cells' data-v
+    values as ints, None for "-"), or (0, None) for a whole table."""
+    m = re.search(r'<table[^>]*id="%s"[^>]*>(.*?)</table>' % table_id, dom, re.S)
+    more = re.search(r'<tfoot><tr class="more"><td>(\d+) more [^<]*</td>(.*?)</tr></tfoot>',
+                     m.group(1), re.S)
+    if not more:
+        return 0, None
+    cells = [None if v == "-1" else int(v) for v in re.findall(r'data-v="([^"]*)"', more.group(2))]
+    return int(more.group(1)), cells
+
+
 def table_row(dom, table_id, first):
     """The cells' text of the row of table#table_id whose first cell is first."""
     m = re.search(r'<table[^>]*id="%s"[^>]*>(.*?)</table>' % table_id, dom, re.S)
@@ -100,8 +115,10 @@ def check_page(trace, out, *args):
     dom, err = browse(out)
     eq(console_messages(err), [], "console messages of %s" % out)
     assert "</html>" in dom, "chromium printed no DOM: %s" % err[-2000:]
-    eq(sorted(table_first_column(dom, "kernels")),
-       sorted(k["kernel"].replace("\ufffd", "?") for k in rep["kernels"]), "kernel table")
+    shown = table_first_column(dom, "kernels")
+    want = [k["kernel"].replace("\ufffd", "?") for k in rep["kernels"]]
+    eq(shown, want[:len(shown)], "kernel table: report's kernels in report's order")
+    eq(len(shown) + table_more(dom, "kernels")[0], len(want), "kernel rows and the more")
     peak = rep["memory"]["peak_device_bytes"]
     if peak:
         attr, series_max, _ = memory_peak(text)
@@ -227,9 +244,77 @@ def test_bounded_size():
         assert len(pts.split()) <= 1000, "a line of more than 1000 points"
 
 
+def many_names_script(kernels, ranges):
+    """kernels named kernels, each launched once (host time varied, every
+    other one timed on the device) and ranges NVTX range names, the first
+    thousand three times (warm figures to sum), the rest once."""
+    out = ["process ts=1000 phase=start ppid=1 text=./many\n"]
+    ts = 2000
+    for i in range(kernels):
+        out.append("kernel_name ts=%d kernel=0x%x text=void ns::gemm_%06d<float, 128>"
+                   "(float const*, float*, int)\n" % (ts, 0x100000 + 16 * i, i))
+        ts += 1
+    for i in range(kernels):
+        k = 0x100000 + 16 * i
+        out.append("launch ts=%d dur=%d kernel=0x%x stream=0x5 corr=%d\n"
+                   % (ts, 50 + i * 7919 % 1000, k, i + 1))
+        if i % 2:
+            out.append("device ts=%d dur=%d stream=0x5 kernel=0x%x corr=%d of_kind=launch "
+                       "sample=1\n" % (ts + 10, 100 + i * 104729 % 5000, k, i + 1))
+        ts += 2000
+    for occ in range(3):
+        for i in range(ranges if occ == 0 else 1000):
+            out.append("nvtx ts=%d op=push text=request/stage_%06d\nlaunch ts=%d dur=20 "
+                       "kernel=0x100000 stream=0x5\nnvtx ts=%d op=pop\n"
+                       % (ts, i, ts + 1, ts + 100 + (i * 31 % 900)))
+            ts += 1000
+    return "".join(out)
+
+
+def test_many_names():
+    """100k kernels and 300k range names: the page is under its bound (5 MiB,
+    docs/cli.md) and Chromium loads it; each cut table shows report's first
+    200 rows, in report's order, and a last row whose count and sums are
+    exactly those of the rows left out, so no total on the page changes."""
+    path = os.path.join(TMP, "many.gtrace")
+    p = subprocess.run([tc.SYNTH, path], input=many_names_script(100000, 300000),
+                       capture_output=True, text=True, timeout=120)
+    eq(p.returncode, 0, "synth: %s" % p.stderr)
+    _, out = page(path)
+    size = os.path.getsize(out)
+    assert size <= 5 * 1024 * 1024, "a page of %d bytes, over 5 MiB" % size
+    text, rep, dom = check_page(path, out)
+    shown = table_first_column(dom, "kernels")
+    eq(len(shown), 200, "kernel rows shown")
+    more, cells = table_more(dom, "kernels")
+    rest = rep["kernels"][200:]
+    timed = [k for k in rest if k.get("gpu_timed")]
+    eq(more, len(rest), "kernels left out")
+    eq(cells, [sum(k["launches"] for k in rest), sum(k["cpu_total_ns"] for k in rest),
+               sum(k["cpu_total_ns"] for k in rest) // sum(k["launches"] for k in rest),
+               sum(k["gpu_total_ns"] for k in timed),
+               sum(k["gpu_mean_ns"] * k["gpu_timed"] for k in timed) //
+               sum(k["gpu_timed"] for k in timed), max(k["gpu_max_ns"] for k in timed)],
+       "the kernels' last row: their launches, launch time, GPU time, exactly")
+    shown = table_first_column(dom, "nvtx")
+    eq(shown, [g["name"] for g in rep["ranges"][:200]], "range rows: report's first 200")
+    more, cells = table_more(dom, "nvtx")
+    rest = rep["ranges"][200:]
+    warm = [g for g in rest if g["warm_count"]]
+    eq(more, len(rest), "range names left out")
+    eq(cells, [sum(g["count"] for g in rest), None, None, None, None,
+               max(g["max_ns"] for g in warm),
+               sum(g["mean_ns"] * g["warm_count"] for g in warm) //
+               sum(g["warm_count"] for g in warm),
+               sum(g["launches"] for g in warm), sum(g["bytes"] for g in warm),
+               sum(g["allocs"] for g in warm)],
+       "the ranges' last row: their occurrences and warm sums, exactly")
+    assert "299984 more are not" in text, "the histogram says what it left out"
+
+
 if __name__ == "__main__":
     if not CHROMIUM:
         print("SKIP: chromium is not installed (scripts/deps.sh installs it)")
         sys.exit(77)
     main([test_demo, test_multi_process, test_filters_and_output, test_nvml_readings,
-          test_escaping, test_bounded_size])
+          test_escaping, test_bounded_size, test_many_names])
