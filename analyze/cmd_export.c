@@ -7,7 +7,10 @@
  * (or .csv, a directory). The output follows gputrace/outfile.h's rules
  * (0600, no symbolic link, an existing one only with --force, never the
  * trace itself); an export that fails, or whose --pid/--from/--to matches
- * nothing, removes what it wrote. A closing line on stderr says what was
+ * nothing, removes what it wrote: the SQLite file, or (CSV) its .part
+ * files, the directory's old tables and other files untouched, the tables
+ * renamed into place only at the end (export_csv.c, ex_csv_commit), and
+ * the directory if it made it. A closing line on stderr says what was
  * written. Exit: 0; 2 bad usage, an unreadable trace, a filter matching
  * nothing, or a failed write; 3 a damaged trace (what could be read is
  * exported). */
@@ -156,7 +159,9 @@ static uint64_t output_bytes(const struct export_opts *o, int fd) {
   return sum;
 }
 
-/* After a failure: what this export wrote goes (only if still ours). */
+/* After a failure, once the writer is closed (CSV: its .part files gone):
+ * what this export wrote goes (only if still ours), the CSV directory if it
+ * made it. */
 static void remove_output(const struct export_opts *o, int fd, int state) {
   struct stat a, b;
   if (state == OUT_NONE)
@@ -167,14 +172,8 @@ static void remove_output(const struct export_opts *o, int fd, int state) {
       unlink(o->out);
     return;
   }
-  char path[4096];
-  for (unsigned t = 0; t < EX_NTABLES; t++) {
-    snprintf(path, sizeof path, "%s/%s.csv", o->out, ex_tables[t].name);
-    if (lstat(path, &b) == 0 && S_ISREG(b.st_mode) && b.st_uid == geteuid())
-      unlink(path);
-  }
   if (state == OUT_CREATED)
-    rmdir(o->out);
+    rmdir(o->out); /* empty again, or kept: it holds what someone else put there */
 }
 
 static void closing_line(const struct export_opts *o, int fd, uint64_t rows) {
@@ -212,6 +211,10 @@ static int run_export(const struct export_opts *o, struct ex_writer *w, int fd) 
   gt_session_close(res.session);
   if (st)
     return st;
+  if (o->format == FMT_CSV && ex_csv_commit(w, err, sizeof err) != 0) {
+    fprintf(stderr, "gputrace export: %s\n", err);
+    return 2;
+  }
   closing_line(o, fd, res.rows);
   if (w->warning) /* the rows are all there: kept, but said, and status 1 */
     fprintf(stderr, "gputrace export: warning: %s\n", w->warning);

@@ -17,7 +17,9 @@
  *  - Ids (a table's "id" column) are 1, 2, 3... in the order its rows are
  *    handed to the writer.
  *  - Text is stored as UTF-8: invalid bytes become U+FFFD (gt_text_utf8);
- *    everything else, quotes, commas and newlines included, as it is.
+ *    everything else, quotes, commas and newlines included, as it is. An
+ *    empty text (an unknown file, an empty name) is NULL, in SQLite as in
+ *    CSV, whose empty field is NULL: no TEXT column ever holds ''.
  */
 #ifndef GPUTRACE_ANALYZE_EXPORT_H
 #define GPUTRACE_ANALYZE_EXPORT_H
@@ -116,7 +118,11 @@ int ex_sqlite_open(struct ex_writer *w, const char *path, int fd, char *err,
                    size_t errlen);
 int ex_csv_open(struct ex_writer *w, const char *dir, int force, char *err,
                 size_t errlen);
-/* Release a writer whether or not finish ran. */
+/* CSV: after a finish that succeeded and the decision to keep the export,
+ * the tables renamed into place (export_csv.c). 0, or -1 with a message. */
+int ex_csv_commit(struct ex_writer *w, char *err, size_t errlen);
+/* Release a writer whether or not finish ran (CSV: what was not committed
+ * is removed). */
 void ex_sqlite_close(struct ex_writer *w);
 void ex_csv_close(struct ex_writer *w);
 

@@ -118,6 +118,9 @@ static void emit(struct ex *x, unsigned table) {
             ex_tables[table].name, x->nv, ex_tables[table].ncols);
     abort();
   }
+  for (unsigned i = 0; i < x->nv; i++) /* an empty text is NULL, in both formats */
+    if (ex_tables[table].cols[i].type == EX_TEXT && (!x->v[i].s || !x->v[i].s[0]))
+      x->v[i].null = 1;
   x->nv = 0;
   if (x->failed)
     return;

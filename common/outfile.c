@@ -51,22 +51,37 @@ static int ready(int fd) {
 
 /* An existing file we may overwrite or append to: a regular file of ours
  * with one link. 0, or -1 with the reason. */
+static int ours_stat(const struct stat *st, const char *path, char *err, size_t errlen) {
+  char why[96];
+  if (!S_ISREG(st->st_mode))
+    return fail(err, errlen, path, "not a regular file");
+  if (st->st_uid != geteuid()) {
+    snprintf(why, sizeof why, "it is owned by uid %u, not by us", (unsigned)st->st_uid);
+    return fail(err, errlen, path, why);
+  }
+  if (st->st_nlink != 1) {
+    snprintf(why, sizeof why, "it has %lu links (another name for it exists)",
+             (unsigned long)st->st_nlink);
+    return fail(err, errlen, path, why);
+  }
+  return 0;
+}
+
 static int ours(int fd, const char *path, char *err, size_t errlen) {
   struct stat st;
-  char why[96];
   if (fstat(fd, &st) != 0)
     return fail(err, errlen, path, strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return fail(err, errlen, path, "not a regular file");
-  if (st.st_uid != geteuid()) {
-    snprintf(why, sizeof why, "it is owned by uid %u, not by us", (unsigned)st.st_uid);
-    return fail(err, errlen, path, why);
-  }
-  if (st.st_nlink != 1) {
-    snprintf(why, sizeof why, "it has %lu links (another name for it exists)",
-             (unsigned long)st.st_nlink);
-    return fail(err, errlen, path, why);
-  }
+  return ours_stat(&st, path, err, errlen);
+}
+
+/* lstat found st at path: a symbolic link, a directory, or (GT_OUT_NEW) a
+ * name taken by anything but a device is refused, errno set. */
+static int refused_kind(const struct stat *st, const char *path, enum gt_out_mode mode,
+                        char *err, size_t errlen) {
+  errno = S_ISLNK(st->st_mode) ? ELOOP : S_ISDIR(st->st_mode) ? EISDIR : EEXIST;
+  if (S_ISLNK(st->st_mode) || S_ISDIR(st->st_mode) ||
+      (mode == GT_OUT_NEW && !S_ISCHR(st->st_mode)))
+    return open_failed(path, err, errlen);
   return 0;
 }
 
@@ -79,10 +94,8 @@ static int open_existing(const char *path, enum gt_out_mode mode, char *err,
   struct stat st;
   if (lstat(path, &st) != 0)
     return errno == ENOENT ? -1 : open_failed(path, err, errlen);
-  errno = S_ISLNK(st.st_mode) ? ELOOP : S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
-  if (S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode) ||
-      (mode == GT_OUT_NEW && !S_ISCHR(st.st_mode)))
-    return open_failed(path, err, errlen);
+  if (refused_kind(&st, path, mode, err, errlen) != 0)
+    return -1;
   int fd = open(path, OUT_FLAGS | (mode == GT_OUT_APPEND ? O_APPEND : 0));
   if (fd < 0)
     return errno == ENOENT ? -1 : open_failed(path, err, errlen);
@@ -121,6 +134,18 @@ int gt_out_open(const char *path, enum gt_out_mode mode, char *err, size_t errle
       return fd < 0 ? -1 : fd;
   }
   return fail(err, errlen, path, "it keeps changing");
+}
+
+int gt_out_check(const char *path, enum gt_out_mode mode, char *err, size_t errlen) {
+  struct stat st;
+  if (lstat(path, &st) != 0)
+    return errno == ENOENT ? 0 : open_failed(path, err, errlen);
+  if (refused_kind(&st, path, mode, err, errlen) != 0)
+    return -1;
+  if (S_ISCHR(st.st_mode) || ours_stat(&st, path, err, errlen) == 0)
+    return 0;
+  errno = EEXIST;
+  return -1;
 }
 
 int gt_out_pick(const char *prefix, unsigned first, const char *suffix, char *chosen,

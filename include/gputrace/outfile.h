@@ -38,6 +38,10 @@ enum gt_out_mode { GT_OUT_NEW = 0, GT_OUT_FORCE = 1, GT_OUT_APPEND = 2 };
 void gt_out_force_hint(const char *how);
 
 int gt_out_open(const char *path, enum gt_out_mode mode, char *err, size_t errlen);
+/* 0 when gt_out_open(path, mode) would take path now (absent, or there and
+ * allowed), else -1 with its message and errno: nothing is created, opened
+ * or changed (for an output written under another name, then renamed). */
+int gt_out_check(const char *path, enum gt_out_mode mode, char *err, size_t errlen);
 
 /* Writes the name taken to `chosen`. */
 int gt_out_pick(const char *prefix, unsigned first, const char *suffix, char *chosen,

@@ -7,7 +7,10 @@ dump --json — on the demo (infer 20) and on a two-process trace; the example q
 header rows and RFC 4180 quoting, and every SQLite value equals its CSV cell
 (demo and a generated trace); kernels' idle-stream waits in device_wait_ns;
 an index that does not fit leaves the tables whole (status 1, the SQL to
-make it); --pid, a pid not there, an existing output, the default name."""
+make it); --pid, a pid not there, an existing output, the default name;
+NULL exactly where docs/export.md says (and never an empty text, which CSV
+could not tell from NULL); a forced CSV export that fails leaves the
+directory as it was, other files and the old tables untouched."""
 import csv
 import json
 import os
@@ -253,12 +256,13 @@ def test_csv_same_tables():
 
 def csv_cell(v):
     """A SQLite value as the CSV writer gives it: NULL empty, integers in
-    decimal, reals as %.17g, text as it is."""
+    decimal, reals as %.17g, text as it is; an empty text (which no column
+    holds, docs/export.md) as a marker no CSV field reads back as."""
     if v is None:
         return ""
     if isinstance(v, float):
         return "%.17g" % v
-    return str(v)
+    return str(v) if v != "" else "<an empty text, not NULL>"
 
 
 def check_cells_as_csv(trace, db, name):
@@ -301,6 +305,99 @@ def test_cells_as_csv():
     eq(rows(db, "SELECT sum(free_id IS NULL) > 0, sum(free_id IS NOT NULL) > 0 "
                 "FROM allocations"), [(1, 1)], "generated: allocations live and freed")
     check_cells_as_csv(gen, db, "cells")
+
+
+SYNTH = os.path.join(BIN, "chrome_synth_trace")
+# Every case docs/export.md gives a NULL for that a script can make: a process
+# with no start or end record (pid 200), a kernel and an NVTX range with empty
+# names, untimed calls, DEVICE records no call took (a copy's and a launch's,
+# one naming no source), a live allocation, a free of an unknown pointer, a
+# range open at the end.
+NULLS_SCRIPT = """process ts=1000 phase=start ppid=1 text=./nulls
+kernel_name ts=1001 kernel=0x10 text=
+kernel_name ts=1002 kernel=0x20 text=named
+launch ts=1100 dur=10 kernel=0x10 stream=0x5 corr=1
+launch ts=1200 dur=10 kernel=0x20 stream=0x5 corr=2
+memcpy ts=1300 dur=10 bytes=64 dir=1 stream=0x5 corr=3
+memset ts=1400 dur=10 bytes=64 ptr=0x9000 stream=0x5 corr=4
+device ts=1500 dur=5 stream=0x5 kernel=0x20 corr=2 of_kind=launch sample=1 source=1
+device ts=1600 dur=5 stream=0x5 bytes=64 corr=99 of_kind=memcpy dir=1 sample=1
+device ts=1700 dur=5 stream=0x5 kernel=0x20 corr=98 of_kind=launch sample=1
+alloc ts=1800 dur=10 ptr=0x1000 bytes=4096 memory=1
+alloc ts=1900 dur=10 ptr=0x2000 bytes=4096 memory=1
+free ts=2000 dur=10 ptr=0x2000
+free ts=2100 dur=10 ptr=0x7777
+nvtx ts=2200 op=push text=
+nvtx ts=2300 op=pop
+nvtx ts=2400 op=push text=open
+launch ts=2500 dur=10 pid=200 tid=200 kernel=0x30 stream=0x5
+sync ts=2600 dur=10
+process ts=3000 phase=end
+"""
+
+
+def documented_nulls():
+    """{table: set of columns whose row in docs/export.md says NULL (a NULL
+    value, not a NULL pointer)}; a row "as in `launches`" takes launches'
+    rows of the same names."""
+    doc = open(os.path.join(ROOT, "docs", "export.md")).read()
+    out = {}
+    for t in TABLES + VIEWS:
+        body = doc.split("\n### %s\n" % t, 1)[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
+        out[t] = set()
+        for names, meaning in re.findall(r"^\| ([a-z_0-9, ]+) \|[^|]*\|[^|]*\| (.*) \|$",
+                                         body, re.M):
+            cols = [c.strip() for c in names.split(",")]
+            if re.search(r"\bNULL\b(?! pointer)", meaning):  # not "a NULL pointer"
+                out[t].update(cols)
+            elif meaning == "as in `launches`":
+                out[t].update(c for c in cols if c in out["launches"])
+    return out
+
+
+def check_nulls(db, name, documented, seen):
+    """No NULL where docs/export.md has none, no empty text anywhere; seen
+    collects (table, column) that held NULL."""
+    for t in TABLES + VIEWS:
+        for _, col, ctype, *_ in rows(db, "PRAGMA table_info(%s)" % t):
+            nulls, empty = rows(db, "SELECT count(*) FILTER (WHERE %s IS NULL), "
+                                    "count(*) FILTER (WHERE %s = '') FROM %s" % (col, col, t))[0]
+            if nulls:
+                seen.add((t, col))
+            eq(empty, 0, "%s (%s): %s holds empty texts (NULL in CSV)" % (t, name, col))
+            if col not in documented[t]:
+                eq(nulls, 0, "%s (%s): %s is NULL, docs/export.md says it never is"
+                   % (t, name, col))
+
+
+def test_null_where_documented():
+    """SQLite has NULL exactly where docs/export.md says: in no column whose
+    row does not say NULL (the demo, two processes, a Python program, NVML
+    readings, a script of every case), in every column whose row does (one
+    of those traces has each case), and never an empty text: an unknown
+    file, an empty name are NULL, as CSV's empty field is (test_cells_as_csv
+    holds CSV to the same cells)."""
+    documented = documented_nulls()
+    traces = [demo()[0], record([prog("forked")])[1], nvml_trace()]
+    py = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_alloc.py")
+    traces.append(record(["python3", py, "3"], out=os.path.join(TMP, "export_py.gtrace"))[1])
+    script = os.path.join(TMP, "nulls.gtrace")
+    p = subprocess.run([SYNTH, script], input=NULLS_SCRIPT, capture_output=True, text=True,
+                       timeout=60)
+    eq(p.returncode, 0, "synth: " + p.stderr)
+    traces.append(script)
+    seen = set()
+    for i, trace in enumerate(traces):
+        db, _ = to_sqlite(trace, "nulls%d" % i)
+        check_nulls(db, os.path.basename(trace), documented, seen)
+        if trace == script:
+            eq(rows(db, "SELECT name FROM nvtx_ranges ORDER BY id"), [(None,), ("open",)],
+               "an empty range name is NULL")
+            eq(rows(db, "SELECT kernel FROM launches WHERE corr = 1"), [(None,)],
+               "an empty kernel name is NULL")
+            check_cells_as_csv(trace, db, "nulls_csv")
+    missing = sorted((t, c) for t in documented for c in documented[t] if (t, c) not in seen)
+    eq(missing, [], "columns docs/export.md says can be NULL that no test trace made NULL")
 
 
 def test_device_wait():
@@ -424,14 +521,98 @@ def test_existing_output_and_default_name():
     eq(summary_counts(trace).get("launch", 0) > 0, True, "the trace is untouched")
 
 
+def snapshot(d):
+    """Every entry of directory d: name -> its bytes, or the target of a link."""
+    out = {}
+    for n in sorted(os.listdir(d)):
+        p = os.path.join(d, n)
+        out[n] = ("link", os.readlink(p)) if os.path.islink(p) else open(p, "rb").read()
+    return out
+
+
+def same_dir(got, want, what):
+    """Two snapshots equal; else the names that differ (not the bytes)."""
+    bad = sorted(n for n in set(got) | set(want) if got.get(n) != want.get(n))
+    if bad:
+        raise AssertionError("%s: these differ: %s (missing: %s)" %
+                             (what, bad, sorted(set(want) - set(got))))
+
+
+def test_csv_force_failures():
+    """--force on a CSV directory replaces its tables only when the export
+    succeeds: one that fails — a table's name taken by a symbolic link, a
+    write error part-way (a file size limit), a filter matching nothing —
+    leaves every file as it was (the old tables whole, a user's notes.txt
+    and kernels.csv, which is no table's name) and no .part file; one that
+    succeeds replaces the tables and keeps the other files."""
+    trace, _, _ = demo()
+    d = fresh(os.path.join(TMP, "force.csv"))
+    export(trace, "--format", "csv", "-o", d)
+    for name, text in (("notes.txt", b"mine\n"), ("kernels.csv", b"my,own\r\n")):
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(text)
+    first = snapshot(d)
+    outside = os.path.join(TMP, "outside.txt")
+    with open(outside, "w") as f:
+        f.write("precious\n")
+    threads = os.path.join(d, "threads.csv")  # a table in the middle of the list
+    os.unlink(threads)
+    os.symlink(outside, threads)
+    before = snapshot(d)
+    p = export(trace, "--format", "csv", "-o", d, "--force", rc=2)
+    if "threads.csv" not in p.stderr or "symbolic link" not in p.stderr:
+        raise AssertionError("message: " + p.stderr)
+    same_dir(snapshot(d), before, "a refused table name: every file as it was")
+    eq(open(outside).read(), "precious\n", "the link's target")
+    os.unlink(threads)
+    with open(os.open(threads, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
+        f.write(first["threads.csv"])
+    before = snapshot(d)
+    same_dir(before, first, "the directory of the first export, restored")
+    limit = max(len(v) for v in before.values()) // 2
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    p = subprocess.run([GPUTRACE, "export", "--format", "csv", "-o", d, "--force", trace],
+                       env=base_env(), preexec_fn=small_files, capture_output=True,
+                       text=True, timeout=120)
+    eq(p.returncode, 2, "a write error: status; " + p.stderr)
+    same_dir(snapshot(d), before, "a write error part-way: every file as it was")
+    p = export(trace, "--format", "csv", "-o", d, "--force", "--pid", "1", rc=2)
+    same_dir(snapshot(d), before, "a filter matching nothing: every file as it was")
+    export(trace, "--format", "csv", "-o", d, "--force")
+    after = snapshot(d)
+    eq(sorted(after), sorted([t + ".csv" for t in TABLES] + ["notes.txt", "kernels.csv"]),
+       "a forced export that succeeds: the tables and the other files, no .part")
+    eq((after["notes.txt"], after["kernels.csv"]), (b"mine\n", b"my,own\r\n"),
+       "the other files kept")
+    eq(after["threads.csv"].split(b"\r\n")[0], b"pid,tid,first_ns,last_ns,calls",
+       "threads.csv replaced by the table")
+    gone = fresh(os.path.join(TMP, "never.csv"))
+    export(trace, "--format", "csv", "-o", gone, "--pid", "1", rc=2)
+    eq(os.path.lexists(gone), False, "a directory it made, removed after a failure")
+
+
+_nvml = {}
+
+
+def nvml_trace():
+    """A trace with NVML readings (the stand-in NVML, scripted)."""
+    if not _nvml:
+        script = os.path.join(TMP, "export_nvml.txt")
+        with open(script, "w") as f:
+            f.write("0 10 5 9500 10000 80 100000 300000 1500 5000 100 200 90\n")
+        out = os.path.join(TMP, "export_nvml.gtrace")
+        record([prog("steady"), "200"], out=out, GPUTRACE_STANDIN_NVML_SCRIPT=script,
+               GPUTRACE_NVML_MS=50)
+        _nvml["trace"] = out
+    return _nvml["trace"]
+
+
 def test_nvml_metrics():
     """METRIC records (the stand-in NVML, scripted) as metrics rows, value for value."""
-    script = os.path.join(TMP, "export_nvml.txt")
-    with open(script, "w") as f:
-        f.write("0 10 5 9500 10000 80 100000 300000 1500 5000 100 200 90\n")
-    out = os.path.join(TMP, "export_nvml.gtrace")
-    record([prog("steady"), "200"], out=out, GPUTRACE_STANDIN_NVML_SCRIPT=script,
-           GPUTRACE_NVML_MS=50)
+    out = nvml_trace()
     want = sorted((e["device"], e["metric"], e["value"]) for e in dump(out)
                   if e["kind"] == "metric")
     eq(len(want) > 0, True, "the trace has NVML readings")
@@ -446,4 +627,5 @@ if __name__ == "__main__":
     main([test_demo_matches_commands, test_metadata_and_schema, test_doc_schema_and_queries,
           test_csv_same_tables, test_cells_as_csv, test_device_wait, test_index_left_out,
           test_two_processes_and_pid_filter,
-          test_time_window, test_existing_output_and_default_name, test_nvml_metrics])
+          test_time_window, test_existing_output_and_default_name, test_nvml_metrics,
+          test_null_where_documented, test_csv_force_failures])

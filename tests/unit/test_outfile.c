@@ -4,7 +4,8 @@
  * one link (truncated, 0600); FIFOs are refused without blocking; devices
  * are written as they are; picked names skip whatever is there. A refusal
  * says how to overwrite only where something can: the front end's own
- * hint for a name taken, none for a directory. */
+ * hint for a name taken, none for a directory. gt_out_check refuses what
+ * gt_out_open refuses, with the same message, and changes nothing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,8 +30,16 @@ static void write_file(const char *path, const char *text, mode_t mode) {
   chmod(path, mode);
 }
 
+/* gt_out_open refuses path with `why`, and gt_out_check (asked first)
+ * says the same. */
 static int refused(const char *path, enum gt_out_mode mode, const char *why) {
   char err[512] = "";
+  if (gt_out_check(path, mode, err, sizeof err) == 0 || !strstr(err, path) ||
+      !strstr(err, why)) {
+    fprintf(stderr, "check, mode %d on %s: err '%s' (want '%s')\n", mode, path, err, why);
+    return 0;
+  }
+  err[0] = '\0';
   int fd = gt_out_open(path, mode, err, sizeof err);
   if (fd >= 0)
     close(fd);
@@ -107,6 +116,19 @@ static void test_append_and_create(void) {
   close(fd);
 }
 
+/* gt_out_check takes what gt_out_open would, and changes nothing. */
+static void test_check(void) {
+  char path[256], err[256] = "";
+  struct stat st;
+  path_of(path, "checked.csv");
+  CHECK(gt_out_check(path, GT_OUT_NEW, err, sizeof err) == 0);
+  CHECK(lstat(path, &st) != 0 && errno == ENOENT); /* not created */
+  write_file(path, "kept", 0644);
+  CHECK(gt_out_check(path, GT_OUT_FORCE, err, sizeof err) == 0);
+  CHECK(stat(path, &st) == 0 && st.st_size == 4 && (st.st_mode & 0777) == 0644);
+  CHECK(gt_out_check("/dev/null", GT_OUT_NEW, err, sizeof err) == 0);
+}
+
 static void test_pick(void) {
   char prefix[256], first[256], chosen[256], err[256];
   snprintf(prefix, sizeof prefix, "%s/run-", dir);
@@ -152,6 +174,7 @@ int main(void) {
   test_special_files();
   test_append_and_create();
   test_pick();
+  test_check();
   test_hints();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
