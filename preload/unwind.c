@@ -792,11 +792,12 @@ struct regs {
   uintptr_t pc, sp, rbp;
 };
 
-/* One frame up by a CFI rule; 0 when a read would leave the span or the
- * step does not go up the stack (a CFA from an rbp that holds something
- * else). */
-GT_NO_SANITIZE static int frame_step(const struct span *s, struct rule r,
-                                     struct regs *g) {
+/* One frame up by a CFI rule whose CFA is loaded from the frame or whose
+ * rbp is kept relative to rbp (a realigned frame); 0 when a read would
+ * leave the span or the step does not go up the stack. The common rules
+ * take walk_frames' inline step. */
+GT_NO_SANITIZE static int realigned_step(const struct span *s, struct rule r,
+                                         struct regs *g) {
   uintptr_t cfa =
       ((r.flags & RULE_CFA_RBP) ? g->rbp : g->sp) + (uintptr_t)(intptr_t)r.cfa_off;
   if (r.flags & RULE_CFA_DEREF) {
@@ -807,13 +808,13 @@ GT_NO_SANITIZE static int frame_step(const struct span *s, struct rule r,
   if (cfa <= g->sp || cfa - g->sp > GT_MAX_FRAME || (cfa & 7u) || cfa > s->hi)
     return 0;
   uintptr_t ra_at = cfa + (uintptr_t)(intptr_t)r.ra_off;
-  if (ra_at >= cfa || !readable(s, g->sp, ra_at))
+  if (ra_at < g->sp || ra_at > cfa - 8)
     return 0; /* saved outside the frame: not a rule we trust */
   uintptr_t rbp = g->rbp;
   if (r.flags & (RULE_RBP_SAVED | RULE_RBP_AT_RBP)) {
     uintptr_t at =
         ((r.flags & RULE_RBP_SAVED) ? cfa : g->rbp) + (uintptr_t)(intptr_t)r.rbp_off;
-    if (!readable(s, g->sp, at) || ((r.flags & RULE_RBP_SAVED) && at >= cfa))
+    if (!readable(s, g->sp, at) || ((r.flags & RULE_RBP_SAVED) && at > cfa - 8))
       return 0;
     rbp = *(const uintptr_t *)at;
   }
@@ -845,9 +846,16 @@ GT_NO_SANITIZE static int signal_step(struct walk_tls *t, int owner, struct span
  * it does not follow, or at a step that would read outside the stack. */
 enum walk_end { WALK_DONE, WALK_STOP, WALK_BAD };
 
-/* Walk from frame 0 (gt_unwind's own registers, at its label). */
-static enum walk_end walk_frames(struct walk_tls *m, uint32_t gen, struct regs g,
-                                 void **ips, int max, int *n) {
+#define RULE_UNCOMMON                                                                    \
+  (RULE_STOP | RULE_END | RULE_SIGNAL | RULE_CFA_DEREF | RULE_RBP_AT_RBP)
+
+/* Walk from frame 0 (gt_unwind's own registers, at its label). The common
+ * step — CFA from rsp or rbp, the return address and rbp saved in the
+ * frame — is inline: the frame's reads lie in [sp, cfa), cfa in the span,
+ * sp never below it (it only grows on a stack), so two compares a read. */
+GT_NO_SANITIZE static enum walk_end walk_frames(struct walk_tls *m, uint32_t gen,
+                                                struct regs g, void **ips, int max,
+                                                int *n) {
   struct walk_tls *t = &tls_walk;
   struct span s;
   *n = 0;
@@ -856,13 +864,30 @@ static enum walk_end walk_frames(struct walk_tls *m, uint32_t gen, struct regs g
   int exact = 1; /* frame 0 and an interrupted frame: at their pc, not pc - 1 */
   for (int frame = 0; *n < max; frame++) {
     struct rule r = frame_rule(m, frame, exact ? g.pc : g.pc - 1, gen);
-    if (r.flags & RULE_STOP)
-      return WALK_STOP;
-    if (r.flags & RULE_END)
-      return WALK_DONE;
-    exact = (r.flags & RULE_SIGNAL) != 0;
-    if (!(exact ? signal_step(t, m != NULL, &s, &g) : frame_step(&s, r, &g)))
-      return WALK_BAD;
+    if (__builtin_expect(r.flags & RULE_UNCOMMON, 0)) {
+      if (r.flags & RULE_STOP)
+        return WALK_STOP;
+      if (r.flags & RULE_END)
+        return WALK_DONE;
+      exact = (r.flags & RULE_SIGNAL) != 0;
+      if (!(exact ? signal_step(t, m != NULL, &s, &g) : realigned_step(&s, r, &g)))
+        return WALK_BAD;
+    } else {
+      uintptr_t cfa =
+          ((r.flags & RULE_CFA_RBP) ? g.rbp : g.sp) + (uintptr_t)(intptr_t)r.cfa_off;
+      if (cfa <= g.sp || cfa - g.sp > GT_MAX_FRAME || (cfa & 7u) || cfa > s.hi)
+        return WALK_BAD; /* not up the stack, or off it: rbp holds something else */
+      uintptr_t ra_at = cfa + (uintptr_t)(intptr_t)r.ra_off;
+      uintptr_t rbp_at = cfa + (uintptr_t)(intptr_t)r.rbp_off;
+      if (ra_at < g.sp || ra_at > cfa - 8 ||
+          ((r.flags & RULE_RBP_SAVED) && (rbp_at < g.sp || rbp_at > cfa - 8)))
+        return WALK_BAD; /* saved outside the frame: not a rule we trust */
+      if (r.flags & RULE_RBP_SAVED)
+        g.rbp = *(const uintptr_t *)rbp_at;
+      g.pc = *(const uintptr_t *)ra_at;
+      g.sp = cfa;
+      exact = 0;
+    }
     if (g.pc == 0)
       return WALK_DONE;
     ips[(*n)++] = (void *)g.pc;
