@@ -699,18 +699,24 @@ void gt_client_finish(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns
   put_damage(c, sink, now_ns);
   if (c->dropped || c->ring.lost) {
     /* DEVICE drops also count device work the shim could not time; STACK
-     * drops, calls past the stack cap (no ring was full). */
+     * drops, calls past the stack cap; NONE drops, calls the shim let
+     * through untraced (while it connected, or in a child process before
+     * its first thread took it over: preload/core.c). No ring was full. */
     uint64_t device = c->last_dropped[GT_KIND_DEVICE];
     uint64_t stacks = c->last_dropped[GT_KIND_STACK];
-    char what[200];
+    uint64_t untraced = c->last_dropped[GT_KIND_NONE];
+    char what[240];
     int n =
         snprintf(what, sizeof what,
                  "%llu records dropped (ring full), %llu device times missing, %llu lost",
-                 (unsigned long long)(c->dropped - device - stacks),
+                 (unsigned long long)(c->dropped - device - stacks - untraced),
                  (unsigned long long)device, (unsigned long long)c->ring.lost);
     if (stacks && n > 0 && (size_t)n < sizeof what)
-      snprintf(what + n, sizeof what - (size_t)n, ", %llu calls past the stack cap",
-               (unsigned long long)stacks);
+      n += snprintf(what + n, sizeof what - (size_t)n, ", %llu calls past the stack cap",
+                    (unsigned long long)stacks);
+    if (untraced && n > 0 && (size_t)n < sizeof what)
+      snprintf(what + n, sizeof what - (size_t)n, ", %llu calls untraced",
+               (unsigned long long)untraced);
     note(what, c->pid);
   }
   gt_client_free(c);

@@ -9,8 +9,16 @@
  *  - Tracing states: OFF (not started), STARTING (one thread connects while
  *    the others wait briefly), ON, DISABLED (no collector, GPUTRACE_DISABLE,
  *    or the collector went away: calls are only forwarded, one warning).
- *  - A forked child drops the parent's ring and connection without touching
- *    them and starts its own on its first traced call, under its own pid.
+ *  - A child process drops the parent's ring and connection without touching
+ *    them and starts its own on its first traced call, under its own pid:
+ *    from fork()'s child handler, or, for a child that clone() made without
+ *    fork()'s handlers, from its first slow path (the kernel hands it the
+ *    page of gt_wiped zeroed: tracing off). There the thread clone()
+ *    returned in (tid == pid) inherited the parent thread's thread-local
+ *    state; until it has reset its own (its first slow path), the child
+ *    traces nothing, and the calls of its other threads are counted
+ *    (dropped[NONE]) in its own ring. Without MADV_WIPEONFORK (Linux before
+ *    4.14) such a child is not found (docs/cli.md, record).
  *  - Each thread writes its records to a sub-ring of its own (ring.h),
  *    claimed at its first record and retired by a thread-specific-data
  *    destructor at its exit; a thread that finds none free, or writes after
@@ -36,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -50,8 +59,16 @@
 
 enum { ST_OFF = 0, ST_STARTING = 1, ST_ON = 2, ST_DISABLED = 3 };
 
-int gt_mode; /* shim.h GT_MODE_*: read on every hook */
-static _Atomic int g_state = ST_OFF;
+/* Adoption of a child process (gt_wiped.adopt): none yet (the kernel
+ * wiped the page), one thread is at it, the process's state is its own but
+ * its first thread's is not yet, done. */
+enum { ADOPT_NONE = 0, ADOPT_BUSY = 1, ADOPT_PROCESS = 2, ADOPT_DONE = 3 };
+
+struct gt_wiped gt_wiped __attribute__((aligned(GT_WIPED_BYTES)));
+#define g_state (gt_wiped.state)
+static _Atomic int g_state_copy; /* g_state outside the page: what a child inherited */
+static int g_wipe_armed;         /* the kernel wipes gt_wiped in children */
+static int g_tsc;                /* GT_MODE_TSC, outside the page */
 static _Atomic int g_constructed;
 static struct gt_ring g_ring;
 static uint32_t g_pid;
@@ -95,32 +112,140 @@ static uint32_t current_tid(void) {
   return tls_tid;
 }
 
-/* ---- fork ---- */
+static void state_set(int st) {
+  atomic_store(&g_state, st);
+  atomic_store_explicit(&g_state_copy, st, memory_order_relaxed);
+}
 
-static void atfork_child(void) {
-  /* The parent's ring and socket stay the parent's: forget them here and
-   * start afresh on this process's first traced call. */
-  int was = atomic_load(&g_state);
+/* 1 when the state was `from` and is now `to`. */
+static int state_move(int from, int to) {
+  if (!atomic_compare_exchange_strong(&g_state, &from, to))
+    return 0;
+  atomic_store_explicit(&g_state_copy, to, memory_order_relaxed);
+  return 1;
+}
+
+/* ---- child processes ---- */
+
+/* 1 while this process has not made what it inherited its own. */
+static int unadopted(void) {
+  return g_wipe_armed && __atomic_load_n(&gt_wiped.adopt, __ATOMIC_SEQ_CST) != ADOPT_DONE;
+}
+
+/* The calling thread's own state, in place of its parent thread's. */
+static void adopt_thread(void) {
   tls_tid = 0;
   memset(&gt_tls_prod, 0, sizeof gt_tls_prod); /* the parent's sub-ring */
+  gt_tls_dt_token = 0;
+  gt_launch_after_fork();
+}
+
+/* In a child process: the parent's ring and socket stay the parent's:
+ * forget them, and start afresh on this process's first traced call. The
+ * mode word starts over (wiped by the kernel, or the parent's without
+ * MADV_WIPEONFORK), each part setting its bit again. */
+static void adopt_process(void) {
+  int was = atomic_load(&g_state_copy);
   memset(&g_dev_prod, 0, sizeof g_dev_prod);
   pthread_mutex_init(&g_dev_mu, NULL);
   g_pid = (uint32_t)getpid();
+  atomic_store(&g_skipped_while_starting, 0);
+  __atomic_store_n(&gt_mode, g_tsc ? GT_MODE_TSC : 0, __ATOMIC_SEQ_CST);
   gt_capture_after_fork(); /* a capture does not survive fork */
+  gt_dt_after_fork();
+  gt_range_after_fork();
   if (was == ST_ON || was == ST_STARTING) {
-    gt_mode_set(GT_MODE_ACTIVE, 0);
     gt_transport_forget();
     gt_stacks_after_fork();
-    gt_launch_after_fork();
     memset(&g_ring, 0, sizeof g_ring);
-    atomic_store(&g_state, ST_OFF);
+    was = ST_OFF;
+  }
+  state_set(was);
+  adopt_thread();
+}
+
+/* fork()'s child handler: the child's one thread, before anything else of
+ * ours runs in it (unless another library's handler made a CUDA call). */
+static void atfork_child(void) {
+  if (!g_wipe_armed || unadopted()) {
+    adopt_process();
+    __atomic_store_n(&gt_wiped.adopt, ADOPT_DONE, __ATOMIC_SEQ_CST);
   }
 }
 
-/* Thread exit: hand the sub-ring back; its records stay for the collector. */
+static void activate(void);
+
+/* From the slow path of a child that clone() made without fork()'s
+ * handlers (contract above): 1 when the calling thread may trace. */
+static int adopt_child(void) {
+  int first = syscall(SYS_gettid) == getpid(); /* not current_tid(): the parent's */
+  for (;;) {
+    int a = __atomic_load_n(&gt_wiped.adopt, __ATOMIC_SEQ_CST);
+    if (a == ADOPT_DONE)
+      return 1;
+    if (a == ADOPT_NONE) {
+      if (__atomic_compare_exchange_n(&gt_wiped.adopt, &a, ADOPT_BUSY, 0,
+                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        adopt_process();
+        __atomic_store_n(&gt_wiped.adopt, first ? ADOPT_DONE : ADOPT_PROCESS,
+                         __ATOMIC_SEQ_CST);
+        return first;
+      }
+    } else if (a == ADOPT_BUSY) {
+      struct timespec pause = {0, 100000}; /* another thread adopts the process */
+      nanosleep(&pause, NULL);
+    } else if (!first) {
+      return 0;
+    } else { /* ADOPT_PROCESS: another thread adopted the process */
+      adopt_thread();
+      __atomic_store_n(&gt_wiped.adopt, ADOPT_DONE, __ATOMIC_SEQ_CST);
+      /* One of this and start_tracing sees the other's store (both may:
+       * names then go in twice, harmless). */
+      if (atomic_load(&g_state) == ST_ON)
+        activate();
+      return 1;
+    }
+  }
+}
+
+static void start_tracing(void);
+
+/* A call of a child whose first thread has not made its state its own:
+ * forwarded untraced, and counted in the child's own ring (started here if
+ * need be, but not activated), so that the loss shows in its trace. */
+static int skip_unadopted(void) {
+  int st = atomic_load(&g_state);
+  if (st == ST_OFF && state_move(ST_OFF, ST_STARTING)) {
+    gt_tls_depth = 1;
+    start_tracing();
+    gt_tls_depth = 0;
+    st = atomic_load(&g_state);
+  }
+  if (st == ST_ON)
+    atomic_fetch_add_explicit(&g_ring.hdr->dropped[GT_KIND_NONE], 1,
+                              memory_order_relaxed);
+  else if (st == ST_STARTING)
+    atomic_fetch_add(&g_skipped_while_starting, 1);
+  return 0;
+}
+
+/* Thread exit: hand the sub-ring back; its records stay for the collector.
+ * Not in a child not yet adopted: no thread there has a sub-ring of its own,
+ * and the first one's is its parent thread's. */
 static void retire_thread(void *unused) {
   (void)unused;
-  gt_ring_retire(&gt_tls_prod);
+  if (!unadopted())
+    gt_ring_retire(&gt_tls_prod);
+}
+
+/* MADV_WIPEONFORK (Linux 4.14) on gt_wiped, when it is a page of its own. */
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18
+#endif
+static void arm_wipe(void) {
+  __atomic_store_n(&gt_wiped.adopt, ADOPT_DONE, __ATOMIC_SEQ_CST);
+  g_wipe_armed = sysconf(_SC_PAGESIZE) == (long)sizeof gt_wiped &&
+                 madvise(&gt_wiped, sizeof gt_wiped, MADV_WIPEONFORK) == 0;
 }
 
 static void make_retire_key(void) {
@@ -179,13 +304,14 @@ static void construct(void) {
    * named on stderr, and its documented default used. */
   g_quiet = (int)gt_knob(GT_KNOB_QUIET);
   if (gt_knob(GT_KNOB_DISABLE)) {
-    atomic_store(&g_state, ST_DISABLED);
+    state_set(ST_DISABLED);
     return;
   }
   gt_knobs_check_names();
   gt_knob(GT_KNOB_STACKS); /* stacks.c reads it; a bad value is reported here */
   gt_knob(GT_KNOB_FORCE);
-  gt_mode_set(GT_MODE_TSC, tsc_usable());
+  g_tsc = tsc_usable();
+  gt_mode_set(GT_MODE_TSC, g_tsc);
   gt_stacks_configure();
   gt_launch_configure();
   /* The thread-exit key now, while the process has few: a key under 32
@@ -194,6 +320,7 @@ static void construct(void) {
   pthread_once(&g_retire_once, make_retire_key);
   set_nvtx_injection();
   gt_transport_prepare_env();
+  arm_wipe();
   pthread_atfork(NULL, NULL, atfork_child);
   gt_dt_configure();
   gt_range_configure();
@@ -215,7 +342,7 @@ static void mark_exited(void) {
 static void start_tracing(void) {
   size_t ring_kb = (size_t)gt_knob(GT_KNOB_RING_KB); /* at most 1 GiB: protocol.h */
   if (gt_transport_open(&g_ring, ring_kb * 1024u, g_pid) != 0) {
-    atomic_store(&g_state, ST_DISABLED);
+    state_set(ST_DISABLED);
     return;
   }
   static _Atomic int atexit_done;
@@ -224,11 +351,18 @@ static void start_tracing(void) {
   uint64_t skipped = atomic_exchange(&g_skipped_while_starting, 0);
   atomic_fetch_add(&g_ring.hdr->dropped[GT_KIND_NONE], skipped);
   /* ON before ACTIVE: a registration that sees ACTIVE must find the
-   * ring accepting records (registry.c's ordering argument). The names
-   * known now go in before ACTIVE lets other threads' hooks record
-   * launches (they wait for it), so the collector finds a kernel's name
-   * ahead of its launches; then the names registered meanwhile. */
-  atomic_store(&g_state, ST_ON);
+   * ring accepting records (registry.c's ordering argument). In a child
+   * whose first thread has not made its state its own, that thread
+   * activates (adopt_child). */
+  state_set(ST_ON);
+  if (!unadopted())
+    activate();
+}
+
+/* The names known now go in before ACTIVE lets other threads' hooks record
+ * launches (they wait for it), so the collector finds a kernel's name ahead
+ * of its launches; then the names registered meanwhile. */
+static void activate(void) {
   const void *named = gt_kernels_emit_names(NULL);
   gt_mode_set(GT_MODE_ACTIVE, 1);
   gt_kernels_emit_names(named);
@@ -253,6 +387,8 @@ int gt_hook_enter_slow(void) {
 static int hook_enter_slow(void) {
   if (!atomic_load_explicit(&g_constructed, memory_order_acquire))
     construct();
+  if (__builtin_expect(unadopted(), 0) && !adopt_child())
+    return skip_unadopted();
   uint64_t waited = 0;
   for (;;) {
     int st = atomic_load(&g_state);
@@ -260,7 +396,7 @@ static int hook_enter_slow(void) {
       break; /* (ON without ACTIVE: the starting thread writes names) */
     if (st == ST_DISABLED)
       return 0;
-    if (st == ST_OFF && atomic_compare_exchange_strong(&g_state, &st, ST_STARTING)) {
+    if (st == ST_OFF && state_move(ST_OFF, ST_STARTING)) {
       gt_tls_depth = 1; /* calls made while connecting are not traced */
       start_tracing();
       gt_tls_depth = 0;
@@ -376,8 +512,7 @@ static void on_drop(void) {
     return;
   int saved_errno = errno;
   if (gt_transport_peer_gone()) {
-    int on = ST_ON;
-    if (atomic_compare_exchange_strong(&g_state, &on, ST_DISABLED)) {
+    if (state_move(ST_ON, ST_DISABLED)) {
       gt_mode_set(GT_MODE_ACTIVE, 0);
       gt_warn("gputrace: the collector went away; tracing of pid %u stopped", g_pid);
     }

@@ -31,8 +31,9 @@
  *    the last error was clear before it). Failed calls are never timed.
  *  - errno, results and the thread's last CUDA error are the app's.
  *  - Fork: fork() waits (at most 200 ms) for the resolver to be outside
- *    the runtime; the child forgets the parent's pool, queue, thread and
- *    CUPTI session and starts afresh on its first timed call.
+ *    the runtime; a child process (gt_dt_after_fork, from core.c) forgets
+ *    the parent's pool, queue, thread and CUPTI session and starts afresh
+ *    on its first timed call.
  *  - Exit: an atexit handler — registered once the first events (or the
  *    CUPTI session) exist, so after the runtime registered its teardown and
  *    before it in exit order — stops the resolver, resolves what completed
@@ -130,8 +131,10 @@ static void dt_set_enabled(int on) {
   gt_mode_set(GT_MODE_DT, on);
 }
 
-/* In a forked child: the parent's thread, pool and anchors are not ours. */
-static void dt_atfork_child(void) {
+/* In a child process (core.c calls it, from fork()'s child handler or for
+ * a child that skipped it): the parent's thread, pool and anchors are not
+ * ours. */
+void gt_dt_after_fork(void) {
   tls_fork_locked = 0;
   free(gt_dt.slots);
   memset(&gt_dt, 0, sizeof gt_dt);
@@ -159,7 +162,7 @@ void gt_dt_configure(void) {
   g_budget = (double)gt_knob(GT_KNOB_GPU_TIMING_BUDGET) / 100.0;
   g_events = (uint32_t)gt_knob(GT_KNOB_GPU_TIMING_EVENTS);
   state_init();
-  pthread_atfork(dt_atfork_prepare, dt_atfork_parent, dt_atfork_child);
+  pthread_atfork(dt_atfork_prepare, dt_atfork_parent, NULL);
   dt_set_enabled(g_mode != DT_MODE_OFF);
 }
 

@@ -79,6 +79,8 @@ static inline int gt_dt_untimed_launch(const void *key) {
 
 /* Read the environment; the shim's constructor calls it once. */
 void gt_dt_configure(void);
+/* In a child process (core.c): forget the parent's pool, thread, anchors. */
+void gt_dt_after_fork(void);
 
 /* Before the real call: returns a token for gt_dt_after (0: not timed). */
 int gt_dt_before(unsigned what, const void *key, const void *stream, int ptsz);

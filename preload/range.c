@@ -29,6 +29,11 @@ void gt_range_configure(void) {
   gt_mode_set(GT_MODE_PAUSED, gt_range_mode != GT_RANGE_NONE);
 }
 
+void gt_range_after_fork(void) {
+  gt_mode_set(GT_MODE_PAUSED,
+              gt_range_mode != GT_RANGE_NONE && atomic_load(&g_open) == 0);
+}
+
 void gt_range_open(void) {
   if (atomic_fetch_add(&g_open, 1) == 0)
     gt_mode_set(GT_MODE_PAUSED, 0);

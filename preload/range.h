@@ -31,6 +31,9 @@
 extern int gt_range_mode; /* GT_RANGE_* (knobs.h) */
 
 void gt_range_configure(void); /* the constructor, after the knobs */
+/* In a child process, whose mode word starts over: GT_MODE_PAUSED again,
+ * as the ranges it inherited open say. */
+void gt_range_after_fork(void);
 void gt_range_open(void);
 void gt_range_close(void);
 /* The NVTX name of the range mode: 1 when `text` is it. */

@@ -135,7 +135,21 @@ int gt_hook_enter_slow(void);
 #define GT_MODE_DT 4
 #define GT_MODE_CAPTURE 8
 #define GT_MODE_PAUSED 16 /* outside a capture range (range.h) */
-extern int gt_mode;
+
+/* The mode word and core.c's per-process state, alone in a page that the
+ * kernel hands a child process zeroed (MADV_WIPEONFORK, core.c): a child
+ * that clone() made without fork()'s handlers, which inherits every other
+ * byte of its parent's, finds tracing off there, takes the slow path, and
+ * is made a process of its own (core.c) before it writes a record. */
+#define GT_WIPED_BYTES 4096u
+struct gt_wiped {
+  int mode;          /* GT_MODE_*: read on every hook */
+  _Atomic int state; /* core.c: tracing state */
+  _Atomic int adopt; /* core.c: how far this process made its state its own */
+  unsigned char rest[GT_WIPED_BYTES - 3 * sizeof(int)];
+};
+extern struct gt_wiped gt_wiped;
+#define gt_mode (gt_wiped.mode)
 
 static inline int gt_mode_now(void) {
   return __atomic_load_n(&gt_mode, __ATOMIC_RELAXED);

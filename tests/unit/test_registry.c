@@ -20,7 +20,7 @@
 
 /* ---- stand-ins for core.c ---- */
 
-int gt_mode;
+struct gt_wiped gt_wiped;
 __thread struct gt_tls gt_tls;
 
 int gt_hook_enter_slow(void) {
