@@ -7,7 +7,11 @@
  * failed handshake (a client that gave up waiting included) leaves a NOTE
  * flagged GT_F_UNTRACED naming the process, so the trace says who went
  * untraced. A ring is mapped
- * only within GT_RING_MAX_BYTES and never faulted in here.
+ * only within GT_RING_MAX_BYTES and never faulted in here. A hello whose
+ * memfd finds no descriptor free (fds.c) waits for one, unpolled, up to
+ * GT_FDS_TELL_NS, then is answered GT_ACK_NO_FDS, so its shim names the
+ * cause; a live process's descriptors are closed as soon as its end is
+ * known.
  *
  * The end of a process is told by the process, not by its socket: a
  * program may close every descriptor it did not open (daemons do), which
@@ -45,6 +49,9 @@
 
 #define GT_STALL_NS 2000000000ull     /* a live writer this late is presumed stuck */
 #define GT_HANDSHAKE_NS 5000000000ull /* the shim waits 5 s for its answer */
+/* Out of descriptors, a hello waits this long for one, then is told why
+ * (GT_ACK_NO_FDS) while its shim still listens. */
+#define GT_FDS_TELL_NS 3000000000ull
 #define GT_MAPS_CHECK_NS 1000000000ull
 #define GT_SYMBOLS_WAIT_NS 5000000000ull
 /* Bounds on what a process's ring says (it may have scribbled on it): a
@@ -61,6 +68,8 @@ struct gt_client {
   int pidfd; /* -1 without pidfd_open: then the socket's EOF ends the process */
   int live;  /* the handshake is done */
   uint64_t deadline_ns; /* handshake */
+  int fds_wait;         /* its hello came with no descriptor free for its memfd */
+  uint64_t tell_ns;     /* then: when to answer GT_ACK_NO_FDS */
   uint32_t pid;
   uint32_t uid;
   void *map;
@@ -97,7 +106,9 @@ static void note(const char *what, unsigned pid) {
 }
 
 /* Receive the hello and the memfd without waiting. Returns the fd, -1 for
- * a bad hello, -2 when nothing has arrived yet. */
+ * a bad hello, -2 when nothing has arrived yet, -3 when the memfd came but
+ * no descriptor was free to receive it (the kernel truncates the control
+ * data it cannot install: MSG_CTRUNC with none received). */
 static int recv_hello(int fd, struct gt_hello *hello) {
   char ctrl[CMSG_SPACE(4 * sizeof(int))];
   struct iovec iov = {.iov_base = hello, .iov_len = sizeof *hello};
@@ -123,6 +134,9 @@ static int recv_hello(int fd, struct gt_hello *hello) {
         close(got); /* more fds than the protocol has: not ours to keep */
     }
   }
+  if (n == (ssize_t)sizeof *hello && memfd < 0 && (msg.msg_flags & MSG_CTRUNC) &&
+      msg.msg_controllen == 0)
+    return -3;
   if (n != (ssize_t)sizeof *hello || hello->magic != GT_HELLO_MAGIC ||
       hello->version != GT_PROTOCOL_VERSION || (msg.msg_flags & MSG_CTRUNC)) {
     if (memfd >= 0)
@@ -180,15 +194,23 @@ static void put_process_start(struct gt_sink *sink, const struct gt_client *c,
   gt_sink_put(sink, &buf[0]);
 }
 
+/* Close what the client holds open, saying a descriptor freed (fds.c). */
+static void close_fds(struct gt_client *c) {
+  if (c->fd >= 0 || c->pidfd >= 0)
+    gt_fds_freed();
+  if (c->fd >= 0)
+    close(c->fd);
+  if (c->pidfd >= 0)
+    close(c->pidfd);
+  c->fd = c->pidfd = -1;
+}
+
 void gt_client_free(struct gt_client *c) {
   gt_knames_free(c->knames);
   gt_map_free(&c->host_fns);
   if (c->map)
     munmap(c->map, c->map_len);
-  if (c->fd >= 0)
-    close(c->fd);
-  if (c->pidfd >= 0)
-    close(c->pidfd);
+  close_fds(c);
   free(c);
 }
 
@@ -199,6 +221,7 @@ struct gt_client *gt_client_accept(int listen_fd, struct gt_symq *symq, uint64_t
   struct gt_client *c = calloc(1, sizeof *c);
   if (!c) {
     close(fd);
+    errno = ENOMEM;
     return NULL;
   }
   c->fd = fd;
@@ -206,6 +229,7 @@ struct gt_client *gt_client_accept(int listen_fd, struct gt_symq *symq, uint64_t
   if ((c->knames = gt_knames_new()) == NULL) {
     close(fd);
     free(c);
+    errno = ENOMEM;
     return NULL;
   }
   c->symq = symq;
@@ -229,11 +253,15 @@ static int process_gone(const struct gt_client *c) {
 }
 
 /* Its end is known: stamped now, not when the symbolizer (at nice 19, on a
- * busy machine seconds later) lets gt_client_finish write the END. */
+ * busy machine seconds later) lets gt_client_finish write the END. A live
+ * one's descriptors are no longer needed: closed now, for the processes
+ * waiting for one (its ring stays mapped until drained). */
 static void hang_up(struct gt_client *c, uint64_t now_ns) {
   if (!c->hung_up)
     c->ended_ns = now_ns;
   c->hung_up = 1;
+  if (c->live)
+    close_fds(c);
 }
 
 /* 1 while the process still maps the ring (0 after an exec), or when its
@@ -266,10 +294,11 @@ static int ring_mapped(const struct gt_client *c) {
  * command), with
  * its command line (from /proc, else its hello's), made safe for a
  * terminal. A hello sent GT_HANDSHAKE_NS or more ago whose answer could not
- * be given came from a process that gave up waiting (the collector was
- * stopped or starved): it says so. */
+ * be given came from a process that gave up waiting: it says so, and why
+ * (the collector was out of descriptors meanwhile, or stopped or starved).
+ * Processes untraced for want of descriptors are counted (fds.c). */
 static void note_untraced(struct gt_sink *sink, const struct gt_client *c,
-                          const struct gt_hello *hello, const char *why,
+                          const struct gt_hello *hello, const char *why, int no_fds,
                           uint64_t now_ns) {
   char cmd[256] = "", path[64], text[GT_TEXT_MAX];
   snprintf(path, sizeof path, "/proc/%u/cmdline", c->pid);
@@ -290,18 +319,86 @@ static void note_untraced(struct gt_sink *sink, const struct gt_client *c,
   char clean[sizeof cmd];
   gt_text_clean(clean, sizeof clean, cmd);
   int gave_up = hello && hello->start_ns && now_ns - hello->start_ns >= GT_HANDSHAKE_NS;
-  snprintf(text, sizeof text, "pid %u%s%s%s ran untraced: %s", c->pid,
+  no_fds |= gave_up && gt_fds_last_short() >= hello->start_ns;
+  snprintf(text, sizeof text, "pid %u%s%s%s ran untraced: %s%s", c->pid,
            clean[0] ? " (" : "", clean, clean[0] ? ")" : "",
-           gave_up ? "it gave up waiting 5 s for the collector's answer "
-                     "(the collector was stopped or starved)"
-                   : why);
+           gave_up ? "it gave up waiting 5 s for the collector's answer " : "",
+           !gave_up ? why
+           : no_fds ? "(the collector was out of file descriptors)"
+                    : "(the collector was stopped or starved)");
   gt_sink_note(sink, now_ns, 0, GT_F_UNTRACED, text);
+  if (no_fds)
+    gt_fds_count(0);
 }
 
-/* The handshake: 1 done, 0 waiting, -1 refused (free the client). */
+/* Traced after waiting for a descriptor: here (wait_for_fds), or in the
+ * listen backlog (a shortage since its hello). A NOTE (not a warning:
+ * nothing is missing) says which process, and how long its first traced
+ * call was held; counted (fds.c). */
+static void note_waited(struct gt_sink *sink, const struct gt_client *c,
+                        const struct gt_hello *hello, uint64_t now_ns) {
+  char text[160];
+  uint64_t waited =
+      hello->start_ns && hello->start_ns < now_ns ? now_ns - hello->start_ns : 0;
+  snprintf(text, sizeof text,
+           "pid %u waited %.1f s for one of the collector's file descriptors, then was "
+           "traced",
+           c->pid, (double)waited / 1e9);
+  gt_sink_note(sink, now_ns, c->pid, 0, text);
+  gt_fds_count(1);
+}
+
+/* Why a process goes untraced for want of descriptors. */
+static void no_fds_why(char *why, size_t len) {
+  snprintf(why, len,
+           "the collector was out of file descriptors (limit %lu, 2 per traced "
+           "process)",
+           gt_fds_limit());
+}
+
+/* 1 when a message (the hello, its memfd attached) waits on the socket;
+ * its bytes in *hello. A peek copies no descriptor. */
+static int hello_queued(int fd, struct gt_hello *hello) {
+  memset(hello, 0, sizeof *hello);
+  return recv(fd, hello, sizeof *hello, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+/* A hello came with no descriptor free for its memfd: wait for one (the
+ * socket is not polled meanwhile: gt_client_fd; fds.c says when to try
+ * again), up to GT_FDS_TELL_NS after the shim sent it (its start_ns, at
+ * most now), then answer GT_ACK_NO_FDS, so its shim says why it runs
+ * untraced. 0 waiting, -1 told. */
+static int wait_for_fds(struct gt_client *c, const struct gt_hello *hello,
+                        struct gt_sink *sink, uint64_t now_ns) {
+  if (!c->fds_wait) {
+    c->fds_wait = 1;
+    uint64_t sent =
+        hello->start_ns && hello->start_ns <= now_ns ? hello->start_ns : now_ns;
+    c->tell_ns = sent + GT_FDS_TELL_NS;
+  }
+  if (now_ns < c->tell_ns && !c->hung_up)
+    return 0;
+  /* Its hello taken off the socket first, the memfd dropped (no control
+   * buffer: no descriptor needed): a socket closed with unread data resets
+   * the connection, and the shim would see that instead of the answer. */
+  struct gt_hello dropped;
+  char ack = GT_ACK_NO_FDS, why[160];
+  ssize_t ignored = recv(c->fd, &dropped, sizeof dropped, MSG_DONTWAIT);
+  ignored = send(c->fd, &ack, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)ignored; /* one that stopped listening is noted all the same */
+  no_fds_why(why, sizeof why);
+  note_untraced(sink, c, hello, why, 1, now_ns);
+  return -1;
+}
+
+/* The handshake: 1 done, 0 waiting, -1 refused (free the client). Its
+ * memfd is received only with a descriptor free for it (else the kernel
+ * drops it and the process could only be refused): wait_for_fds. */
 static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns) {
   struct gt_hello hello;
   char why[160] = "";
+  if (hello_queued(c->fd, &hello) && !gt_fds_room(now_ns))
+    return wait_for_fds(c, &hello, sink, now_ns);
   int memfd = recv_hello(c->fd, &hello);
   if (memfd == -2 && now_ns < c->deadline_ns && !c->hung_up)
     return 0;
@@ -309,6 +406,8 @@ static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns)
     snprintf(why, sizeof why, "refused a silent client");
   else if (c->uid != (uint32_t)geteuid())
     snprintf(why, sizeof why, "refused a process of another user");
+  else if (memfd == -3) /* another thread took the free descriptor */
+    no_fds_why(why, sizeof why);
   else if (memfd < 0)
     snprintf(why, sizeof why, "refused a malformed handshake");
   else if (map_ring(c, memfd, &hello, why, sizeof why) == 0)
@@ -320,17 +419,22 @@ static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns)
     if (c->pidfd < 0 && errno == ESRCH)
       snprintf(why, sizeof why, "lost a process during the handshake");
   }
-  char ack = why[0] ? GT_ACK_REFUSED : GT_ACK_OK;
+  char ack = memfd == -3 ? GT_ACK_NO_FDS : why[0] ? GT_ACK_REFUSED : GT_ACK_OK;
   if (send(c->fd, &ack, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1 && !why[0])
     snprintf(why, sizeof why, "lost a process during the handshake");
   if (why[0]) {
-    note(why, c->pid);
-    note_untraced(sink, c, memfd >= 0 ? &hello : NULL, why, now_ns);
+    if (memfd != -3) /* a shortage is logged once (fds.c), not per process */
+      note(why, c->pid);
+    note_untraced(sink, c, memfd >= 0 || memfd == -3 ? &hello : NULL, why, memfd == -3,
+                  now_ns);
     return -1;
   }
   c->live = 1;
   c->begin_ns = hello.start_ns && hello.start_ns < now_ns ? hello.start_ns : now_ns;
   put_process_start(sink, c, &hello);
+  if (c->fds_wait || (hello.start_ns && gt_fds_last_short() >= hello.start_ns))
+    note_waited(sink, c, &hello, now_ns);
+  c->fds_wait = 0; /* its socket polled again */
   return 1;
 }
 
@@ -346,6 +450,10 @@ static void socket_closed(struct gt_client *c, uint64_t now_ns) {
 
 int gt_client_event(struct gt_client *c, short sock_revents, short pid_revents,
                     struct gt_sink *sink, uint64_t now_ns) {
+  if (!c->live && c->fds_wait) /* not polled: its time to answer, or fds.c's to try */
+    return c->hung_up || now_ns >= c->tell_ns || gt_fds_retry(now_ns)
+               ? handshake(c, sink, now_ns)
+               : 0;
   if (!c->live)
     return c->hung_up || sock_revents || now_ns >= c->deadline_ns
                ? handshake(c, sink, now_ns)
@@ -365,8 +473,9 @@ int gt_client_event(struct gt_client *c, short sock_revents, short pid_revents,
 }
 
 int gt_client_fd(const struct gt_client *c) {
-  /* Once its end is known, its EOF would only wake the loop again and again. */
-  return c->hung_up ? -1 : c->fd;
+  /* Once its end is known, its EOF would only wake the loop again and again;
+   * a hello waiting for a descriptor, its readable socket likewise. */
+  return c->hung_up || c->fds_wait ? -1 : c->fd;
 }
 int gt_client_pidfd(const struct gt_client *c) {
   return c->live && !c->hung_up ? c->pidfd : -1;

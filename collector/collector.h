@@ -7,6 +7,10 @@
  *  - clients.c owns one traced process each: handshake checks (uid, sealed
  *    memfd, ring header and size), draining, drop accounting, the end of a
  *    process (by its pidfd, not by its socket).
+ *  - fds.c keeps the collector within its descriptors (2 per process): the
+ *    soft limit raised to the hard one, then a back-off, never a spin, when
+ *    they run out; a process that finds none waits up to 3 s, then is told
+ *    why (GT_ACK_NO_FDS), and the trace counts both.
  *  - knames.c holds each process's kernel names back until a launch
  *    refers to them: names of kernels never launched never reach the file.
  *  - symworker.c symbolizes stacks on a thread of its own (symbols.c).
@@ -31,6 +35,34 @@
  * removes the socket and the lock file (and a private socket directory). */
 int gt_listen(const char *path, int *lock_fd);
 void gt_unlisten(const char *path, int listen_fd, int lock_fd);
+
+/* ---- fds.c: the collector's file descriptors (2 per traced process).
+ * gt_fds_start raises the soft RLIMIT_NOFILE to the hard one and opens a
+ * reserve descriptor; returns the limit (0: unlimited). gt_fds_short: none
+ * was free (EMFILE, ENFILE) — a shortage, logged the first time, during
+ * which gt_fds_starved holds: the listening socket is not polled, and
+ * gt_fds_retry is 0 until a descriptor frees (gt_fds_freed) or 100 ms pass;
+ * gt_fds_ok ends it. gt_fds_room: whether one is free now (a probe, only
+ * when gt_fds_retry; a failed one is a shortage). gt_fds_use_reserve closes
+ * the reserve for one more accept (1 if it was open); gt_fds_refill reopens
+ * it. gt_fds_count(traced): a process that waited for a descriptor was
+ * traced, or (0) ran untraced for want of one; gt_fds_waited and
+ * gt_fds_told are those counts, gt_fds_last_short when a descriptor was
+ * last missing (0: never). ---- */
+unsigned long gt_fds_start(void);
+unsigned long gt_fds_limit(void);
+void gt_fds_short(uint64_t now_ns);
+int gt_fds_starved(void);
+int gt_fds_retry(uint64_t now_ns);
+void gt_fds_freed(void);
+void gt_fds_ok(void);
+int gt_fds_room(uint64_t now_ns);
+int gt_fds_use_reserve(void);
+void gt_fds_refill(void);
+void gt_fds_count(int traced);
+uint64_t gt_fds_waited(void);
+uint64_t gt_fds_told(void);
+uint64_t gt_fds_last_short(void);
 
 /* ---- output.c: one trace file, or a rolling set (always-on recording) ---- */
 struct gt_output;
@@ -105,8 +137,10 @@ void gt_sink_observe(struct gt_sink *s,
 struct gt_client;
 struct gt_symq;
 
-/* Accept one pending connection (non-blocking); NULL when none. The client
- * starts in the handshake: gt_client_event completes or refuses it. */
+/* Accept one pending connection (non-blocking); NULL when none (errno
+ * EAGAIN) or none could be taken (errno EMFILE, ENFILE: out of descriptors,
+ * fds.c; ENOMEM). The client starts in the handshake: gt_client_event
+ * completes or refuses it. */
 struct gt_client *gt_client_accept(int listen_fd, struct gt_symq *symq, uint64_t now_ns);
 /* What to poll: the connection and the pidfd; -1 for either once closed,
  * absent, or once the process is known to have ended. */

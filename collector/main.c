@@ -20,6 +20,11 @@
  * collector inherits the first traced process's environment), where a
  * directory that cannot be written is a warning, not a stop.
  *
+ * Descriptors (fds.c): the soft RLIMIT_NOFILE is raised to the hard one at
+ * start; out of descriptors, the listening socket rests (not polled) until
+ * one frees, and the run ends with a NOTE counting the processes that
+ * waited for one and those that ran untraced for want of one.
+ *
  * Lifetime: with --control-fd (the `record` command) it runs until that
  * descriptor reaches EOF (the recorded command has exited, or the recorder
  * died) and no traced process remains; a GT_CONTROL_NEVER_RAN byte on it
@@ -188,15 +193,33 @@ static void remove_client(struct state *st, int i, uint64_t now) {
     st->idle_since_ns = now;
 }
 
+/* Accept what is pending. Out of descriptors (fds.c), the reserve lets one
+ * more in (to be told why, if none frees: clients.c), then the listening
+ * socket rests until one frees or 100 ms pass: no loop around a readable
+ * socket that cannot be accepted. */
 static void accept_clients(struct state *st, int listen_fd) {
-  struct gt_client *c;
-  while ((c = gt_client_accept(listen_fd, st->symq, gt_now_ns())) != NULL) {
+  uint64_t now = gt_now_ns();
+  if (!gt_fds_retry(now))
+    return;
+  gt_fds_refill();
+  for (;;) {
+    struct gt_client *c = gt_client_accept(listen_fd, st->symq, now);
+    if (!c && (errno == EMFILE || errno == ENFILE)) {
+      if (gt_fds_use_reserve())
+        continue;
+      gt_fds_short(now);
+      return;
+    }
+    if (!c)
+      break;
     if (st->nclients == GT_MAX_CLIENTS) {
       gt_client_free(c); /* the process runs untraced: the shim says so */
       continue;
     }
     st->clients[st->nclients++] = c;
   }
+  if (errno == EAGAIN || errno == EWOULDBLOCK)
+    gt_fds_ok(); /* all taken: watch the socket again */
 }
 
 /* A process that connects again under a pid we serve has exec'd into a
@@ -212,7 +235,7 @@ static void end_older_images(struct state *st, struct gt_client *newer, uint64_t
 static void watch(struct state *st, int listen_fd, struct gt_sink *sink, int timeout_ms) {
   static struct pollfd p[2 * GT_MAX_CLIENTS + 2];
   int n = 0;
-  p[n++] = (struct pollfd){.fd = listen_fd, .events = POLLIN};
+  p[n++] = (struct pollfd){.fd = gt_fds_starved() ? -1 : listen_fd, .events = POLLIN};
   p[n++] = (struct pollfd){.fd = st->control_fd, .events = POLLIN};
   for (int i = 0; i < st->nclients; i++) {
     p[n++] = (struct pollfd){.fd = gt_client_fd(st->clients[i]), .events = POLLIN};
@@ -320,6 +343,22 @@ static void stop_early(struct state *st, struct gt_sink *sink) {
   gt_collector_say("%s", text);
 }
 
+/* A run that ran out of descriptors says what it cost, in the trace (every
+ * reader warns, when processes went untraced) and on stderr. */
+static void note_fd_shortage(struct gt_sink *sink) {
+  if (!gt_fds_last_short())
+    return;
+  char text[300];
+  snprintf(text, sizeof text,
+           "the collector ran out of file descriptors (limit %lu, 2 per traced "
+           "process): %llu processes ran untraced, %llu waited for one and were "
+           "traced; raise its hard limit (ulimit -Hn) to trace more at once",
+           gt_fds_limit(), (unsigned long long)gt_fds_told(),
+           (unsigned long long)gt_fds_waited());
+  gt_sink_note(sink, gt_now_ns(), 0, gt_fds_told() ? GT_F_UNTRACED : 0, text);
+  gt_collector_say("%s", text);
+}
+
 /* What watches the records the sink takes: live metrics, live profiles. */
 struct observers {
   struct gt_prom *prom;
@@ -424,6 +463,7 @@ int main(int argc, char **argv) {
   if (o.autospawn)
     gt_out_force_hint(force_hint);
 
+  gt_fds_start(); /* before any descriptor of a client */
   int lock_fd = -1;
   int listen_fd = gt_listen(o.socket_path, &lock_fd);
   if (listen_fd < 0)
@@ -468,6 +508,7 @@ int main(int argc, char **argv) {
   gt_tsc_calibrate();
   struct gt_nvml *nvml = NULL;
   run(st, &o, listen_fd, sink, w, &nvml, &obs);
+  note_fd_shortage(sink);
   gt_symq_stop(st->symq, sink, GT_SYMQ_STALL_NS);
   gt_nvml_stop(nvml, sink);
   gt_prom_publish(obs.prom, gt_now_ns(), 1);

@@ -243,16 +243,17 @@ void gt_sym_add_module(struct gt_symbolizer *s, uint32_t pid,
                        rec->u.module.epoch, NULL};
   if (path[0] != '/')
     return; /* the vdso and anonymous objects have no file to read */
+  /* A file cached already needs no descriptor (the collector may have none
+   * to spare: fds.c). */
   struct stat st;
-  int fd = open_regular(path, &st);
-  if (fd < 0)
+  struct symfile *f = NULL;
+  if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+    f = cached(s, identity_of(&st), NULL, 0);
+  int fd = f ? -1 : open_regular(path, &st);
+  if (!f && fd < 0)
     return;
-  uint64_t identity = identity_of(&st);
-  struct symfile *f = cached(s, identity, NULL, 0);
-  if (f)
-    close(fd);
-  else
-    f = load_file(s, path, fd, identity);
+  if (!f)
+    f = load_file(s, path, fd, identity_of(&st));
   if (f) {
     m->file = f;
     f->refs++;

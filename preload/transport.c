@@ -289,7 +289,7 @@ static int send_hello(int fd, int memfd, size_t bytes, uint32_t pid) {
   if (ack != GT_ACK_OK) {
     if (ack > 0) /* else errno says why no answer came */
       errno = ack == GT_ACK_REFUSED ? EACCES : EPROTO;
-    return -1;
+    return ack == GT_ACK_NO_FDS ? -2 : -1;
   }
   return 0;
 }
@@ -343,10 +343,12 @@ int gt_transport_open(struct gt_ring *ring, size_t bytes, uint32_t pid) {
   }
   const char *what = "connect";
   int fd = connect_or_spawn();
-  int ok = fd >= 0;
+  int ok = fd >= 0, no_fds = 0;
   if (ok) {
     what = "handshake";
-    ok = send_hello(fd, memfd, g_map_len, pid) == 0;
+    int sent = send_hello(fd, memfd, g_map_len, pid);
+    ok = sent == 0;
+    no_fds = sent == -2;
     /* It listens before it opens the output (the socket decides which of
      * racing collectors runs): one that then cannot open it closes our
      * connection unanswered and exits. */
@@ -360,6 +362,11 @@ int gt_transport_open(struct gt_ring *ring, size_t bytes, uint32_t pid) {
       gt_warn("gputrace: the collector did not start (its message is above); pid %u "
               "runs untraced",
               pid);
+    else if (no_fds) /* the collector said so (protocol.h) */
+      gt_warn("gputrace: the collector at %s is out of file descriptors (its hard "
+              "limit, ulimit -Hn, is too low for this many traced processes); pid %u "
+              "runs untraced",
+              g_socket, pid);
     else
       gt_warn("gputrace: no collector at %s (%s: %s); pid %u runs untraced", g_socket,
               what, strerror(saved), pid);

@@ -4,7 +4,11 @@
  *  - The collector listens on a unix SOCK_SEQPACKET socket inside a 0700
  *    directory owned by the user. A traced process connects, sends one
  *    struct gt_hello with its ring's memfd attached (SCM_RIGHTS), and waits
- *    for one byte: GT_ACK_OK, or GT_ACK_REFUSED (another uid, bad ring).
+ *    for one byte: GT_ACK_OK, or GT_ACK_REFUSED (another uid, bad ring), or
+ *    GT_ACK_NO_FDS (the collector had no descriptor free for the memfd for
+ *    3 s: at its hard RLIMIT_NOFILE). A shim of before GT_ACK_NO_FDS takes
+ *    it as any byte but GT_ACK_OK (untraced, "Protocol error"); a collector
+ *    of before never sends it (its shortage looked like a timeout).
  *  - The connection then stays open and silent. The collector tells the
  *    process's end by the process (a pidfd), not by this socket: the
  *    program may close the shim's descriptor (daemons close every
@@ -27,6 +31,7 @@
 #define GT_CMDLINE_MAX 1024u
 #define GT_ACK_OK 'K'
 #define GT_ACK_REFUSED 'R'
+#define GT_ACK_NO_FDS 'F'
 /* `record` to its collector, on the --control-fd pipe (whose EOF says the
  * command has exited): the command could not be run, so no closing line. */
 #define GT_CONTROL_NEVER_RAN 'n'
