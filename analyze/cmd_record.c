@@ -309,17 +309,51 @@ static pid_t start_collector(const char *collector, const char *socket_path,
   return pid;
 }
 
+/* 1 when the LD_PRELOAD entry of `len` bytes at `entry` is a sanitizer's
+ * runtime (gcc's libasan.so.8, libtsan, ..., clang's libclang_rt.*), by its
+ * file name. */
+static int sanitizer_runtime(const char *entry, size_t len) {
+  static const char *const names[] = {"libasan.",    "libhwasan.",  "libtsan.",
+                                      "liblsan.",    "libmemprof.", "libubsan.",
+                                      "libclang_rt."};
+  size_t base = len;
+  while (base > 0 && entry[base - 1] != '/')
+    base--;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (len - base >= strlen(names[i]) &&
+        !strncmp(entry + base, names[i], strlen(names[i])))
+      return 1;
+  return 0;
+}
+
+/* The shim goes first in LD_PRELOAD, except after the sanitizer runtimes
+ * the user put first: ASan aborts a program whose first library is not its
+ * runtime ("ASan runtime does not come first"), so
+ * `LD_PRELOAD=$(gcc -print-file-name=libasan.so) gputrace record -- ./app`
+ * records an ASan-built program. The rest of the value is kept as it was
+ * (ld.so splits it at ':' and ' '). */
 static void prepend_preload(const char *shim) {
   const char *old = getenv("LD_PRELOAD");
   if (!old || !*old) {
     setenv("LD_PRELOAD", shim, 1);
     return;
   }
+  size_t keep = 0; /* the leading sanitizer runtimes: old[0, keep) */
+  for (size_t at = 0; old[at];) {
+    size_t len = strcspn(old + at, ": ");
+    if (len > 0 && !sanitizer_runtime(old + at, len))
+      break;
+    keep = len > 0 ? at + len : keep;
+    at += len + (old[at + len] != '\0');
+  }
   size_t len = strlen(shim) + strlen(old) + 2;
   char *v = malloc(len);
   if (!v)
     return;
-  snprintf(v, len, "%s:%s", shim, old);
+  if (keep)
+    snprintf(v, len, "%.*s:%s%s", (int)keep, old, shim, old + keep);
+  else
+    snprintf(v, len, "%s:%s", shim, old);
   setenv("LD_PRELOAD", v, 1);
   free(v);
 }
