@@ -2,8 +2,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <locale.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 int gt_streq(const char *a, const char *b) {
   return strcmp(a, b) == 0;
@@ -136,11 +139,54 @@ const char *gt_base_name(const char *path) {
   return s ? s + 1 : path;
 }
 
+/* ---- display columns ---- */
+
+/* glibc's character widths (wcwidth) need a UTF-8 locale: C.UTF-8, loaded
+ * once and made this thread's only around each call, so that the program's
+ * own locale (the "C" of a CLI that never calls setlocale) is left alone. */
+static locale_t utf8_locale;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void utf8_load(void) {
+  utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/* The columns of the character at s; *bytes its length (an invalid byte
+ * is one byte, one column: gt_text_clean makes it a '?'). */
+static int char_cols(const char *s, int *bytes) {
+  const unsigned char *p = (const unsigned char *)s;
+  int n = *p < 0x80 ? 1 : gt_utf8_len(p);
+  *bytes = n ? n : 1;
+  if (n <= 1)
+    return 1;
+  uint32_t cp = p[0] & (0x7F >> n);
+  for (int i = 1; i < n; i++)
+    cp = cp << 6 | (p[i] & 0x3F);
+  pthread_once(&utf8_once, utf8_load);
+  if (utf8_locale == (locale_t)0)
+    return 1;
+  locale_t was = uselocale(utf8_locale);
+  int w = wcwidth((wchar_t)cp);
+  uselocale(was);
+  return w < 0 ? 1 : w; /* unassigned, private use: as the terminal's box */
+}
+
 int gt_text_width(const char *s) {
-  int w = 0;
-  for (; *s; s++)
-    w += ((unsigned char)*s & 0xC0) != 0x80;
+  int w = 0, n;
+  for (; *s; s += n)
+    w += char_cols(s, &n);
   return w;
+}
+
+size_t gt_text_cut(const char *s, int width) {
+  size_t i = 0;
+  int n;
+  for (int w = 0; s[i]; i += (size_t)n) {
+    w += char_cols(s + i, &n);
+    if (w > width)
+      break;
+  }
+  return i;
 }
 
 #define ELLIPSIS "\xe2\x80\xa6" /* "…": one column, three bytes */
@@ -197,9 +243,9 @@ static long brackets(const char *s, struct span *sp) {
 
 /* Columns between a span's brackets. */
 static int inner_width(const char *s, const struct span *x) {
-  int w = 0;
-  for (size_t i = x->open + 1; i < x->close; i++)
-    w += ((unsigned char)s[i] & 0xC0) != 0x80;
+  int w = 0, n;
+  for (size_t i = x->open + 1; i < x->close; i += (size_t)n)
+    w += char_cols(s + i, &n);
   return w;
 }
 
@@ -222,14 +268,20 @@ static const struct span *next_cut(const char *s, const struct span *sp, long n)
   return best;
 }
 
-/* '…' and the last `tail` characters of s, from a scope's "::" in them if
- * there is one: the end of a name (the function, its emptied lists) tells
- * it apart, its start is return type and namespaces. */
+/* '…' and the characters of s in its last `tail` columns, from a scope's
+ * "::" in them if there is one: the end of a name (the function, its
+ * emptied lists) tells it apart, its start is return type and namespaces. */
 static char *cut_head(const char *s, int tail) {
   size_t len = strlen(s), b = len;
-  for (int c = 0; b > 0 && c < tail;)
-    if (((unsigned char)s[--b] & 0xC0) != 0x80)
-      c++;
+  for (int c = 0, n; b > 0;) {
+    size_t start = b - 1; /* the character before b */
+    while (start > 0 && ((unsigned char)s[start] & 0xC0) == 0x80)
+      start--;
+    c += char_cols(s + start, &n);
+    if (c > tail)
+      break;
+    b = start;
+  }
   const char *scope = strstr(s + b, "::");
   if (scope && scope[2])
     b = (size_t)(scope - s);

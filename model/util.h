@@ -7,9 +7,9 @@
  *    UTF-8 replaced) for text that came from a traced process.
  *  - gt_demangle returns a malloc'd demangled C++ name, or a copy of the
  *    input when it is not a mangled name.
- *  - gt_text_clean, gt_text_width, gt_name_fit: the same text for a
- *    terminal or a text format (tables, folded stacks): safe bytes only,
- *    measured and shortened in display columns.
+ *  - gt_text_clean, gt_text_width, gt_text_cut, gt_name_fit: the same
+ *    text for a terminal or a text format (tables, folded stacks): safe
+ *    bytes only, measured and shortened in display columns.
  */
 #ifndef GPUTRACE_MODEL_UTIL_H
 #define GPUTRACE_MODEL_UTIL_H
@@ -52,9 +52,14 @@ char *gt_text_clean(char *dst, size_t len, const char *s);
  * caller frees it) with each invalid byte as U+FFFD. Control bytes, quotes
  * and newlines are kept: they are data there, not terminal commands. */
 const char *gt_text_utf8(const char *s, char **buf, size_t *cap);
-/* Display columns of UTF-8 text: one per character (bytes that are not
- * continuation bytes). */
+/* Display columns of UTF-8 text, as a terminal lays it out: glibc's
+ * wcwidth in C.UTF-8 (2 for East Asian wide and fullwidth characters, 0
+ * for combining marks and zero-width ones, 1 for the rest, for bytes of
+ * invalid UTF-8 and where C.UTF-8 is not installed). The program's locale
+ * is not changed. */
 int gt_text_width(const char *s);
+/* The bytes of s's longest start, whole characters, in `width` columns. */
+size_t gt_text_cut(const char *s, int width);
 /* A (demangled) name in at most `width` columns, malloc'd: the innermost
  * template argument lists (the longest of a depth first) become "<…>" one
  * by one, then the parameter list "(…)", until it fits; if it still does

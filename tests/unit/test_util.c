@@ -108,6 +108,14 @@ static void name_fitting(void) {
   fits("héllo_wörld_ünïcode(int)", 22, "héllo_wörld_ünïcode(…)");
   fits("héllo_wörld_ünïcode(int)", 17, "…wörld_ünïcode(…)");
   CHECK(gt_text_width("é…x") == 3 && gt_text_width("") == 0);
+  /* display columns, as a terminal lays them out (glibc's wcwidth): CJK and
+   * fullwidth characters are two, a combining mark none */
+  CHECK(gt_text_width("漢字") == 4 && gt_text_width("ｆｕｌｌ") == 8);
+  CHECK(gt_text_width("e\xcc\x81") == 1 && gt_text_width("カーネル_k") == 10);
+  CHECK(gt_text_cut("漢字x", 3) == 3 && gt_text_cut("漢字x", 4) == 6 &&
+        gt_text_cut("漢字x", 9) == 7 && gt_text_cut("ab", 0) == 0);
+  fits("ns::漢漢漢漢漢漢漢漢漢漢(int)", 16, "…漢漢漢漢漢漢(…)");
+  fits("void k<全角ｆｕｌｌ>(int)", 12, "void k<…>(…)");
   char c[32];
   CHECK(strcmp(gt_text_clean(c, sizeof c, "a\tb\xff\xc3\xa9;\x1b[2J"), "a?b?é;?[2J") ==
         0);
