@@ -7,9 +7,10 @@
  * alternate screen, redrawn in place (cursor home, each line cleared to
  * its end), resized on SIGWINCH, keys read raw (q quits; m, g, l sort the
  * processes by memory, GPU time, launches); the terminal is restored on
- * q, at the end, on SIGINT, SIGTERM and SIGHUP. Otherwise (a pipe, a
- * file): one block of plain lines a sample, separated by a blank line.
- * -n N stops after N samples shown.
+ * q, at the end, on SIGINT, SIGTERM and SIGHUP. Keys and those signals are
+ * read while a sample is fetched too (top_input): a slow server delays
+ * nothing. Otherwise (a pipe, a file): one block of plain lines a sample,
+ * separated by a blank line. -n N stops after N samples shown.
  *
  * Exit: 0 when asked to stop, after N samples, or when the collector goes
  * away (the traced program finished: said on stdout); 2 for bad usage, for
@@ -95,38 +96,51 @@ static void draw(const char *source, enum top_sort sort, const struct top_sample
   top_lines_free(lines, n);
 }
 
+struct keys {
+  enum top_sort sort;
+  int redraw; /* the sort changed */
+};
+
+/* A stop signal, or the keyboard's revents (0: none): 1 to quit. */
+static int on_input(void *ctx, short revents) {
+  struct keys *k = ctx;
+  char c;
+  if (got_stop || revents & (POLLHUP | POLLERR | POLLNVAL))
+    return 1; /* asked to, or the terminal has gone */
+  if (!(revents & POLLIN) || read(STDIN_FILENO, &c, 1) != 1)
+    return 0;
+  if (c == 'q' || c == 'Q')
+    return 1;
+  enum top_sort s = c == 'm'   ? TOP_SORT_MEMORY
+                    : c == 'g' ? TOP_SORT_GPU
+                    : c == 'l' ? TOP_SORT_LAUNCHES
+                               : k->sort;
+  k->redraw |= s != k->sort;
+  k->sort = s;
+  return 0;
+}
+
 /* Sleep until `until` (CLOCK_MONOTONIC s), handling keys: 1 to quit. */
-static int wait_keys(double until, enum top_sort *sort, int *redraw) {
+static int wait_keys(double until, struct keys *k) {
   for (;;) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double left = until - ((double)now.tv_sec + (double)now.tv_nsec / 1e9);
-    if (got_stop)
+    if (on_input(k, 0))
       return 1;
-    if (got_winch || *redraw || left <= 0)
+    if (got_winch || k->redraw || left <= 0)
       return 0;
     struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
     int r = poll(&pfd, tty_in ? 1 : 0, (int)(left * 1000) + 1);
-    char c;
-    if (r > 0 && pfd.revents & (POLLHUP | POLLERR | POLLNVAL))
-      return 1; /* the terminal has gone */
-    if (r > 0 && read(STDIN_FILENO, &c, 1) == 1) {
-      if (c == 'q' || c == 'Q')
-        return 1;
-      enum top_sort s = c == 'm'   ? TOP_SORT_MEMORY
-                        : c == 'g' ? TOP_SORT_GPU
-                        : c == 'l' ? TOP_SORT_LAUNCHES
-                                   : *sort;
-      *redraw = s != *sort;
-      *sort = s;
-    }
+    if (r > 0 && on_input(k, pfd.revents))
+      return 1;
   }
 }
 
 static int run(const char *source, const struct top_opts *o) {
   struct top_sample a = {0}, b = {0}, *old = &a, *last = &b; /* last: the newest */
   char err[512];
-  int rc = top_fetch(source, last, err, sizeof err);
+  int rc = top_fetch(source, last, NULL, err, sizeof err);
   if (rc != TOP_OK) {
     if (rc == TOP_GONE)
       fprintf(stderr,
@@ -139,21 +153,23 @@ static int run(const char *source, const struct top_opts *o) {
     return 2;
   }
   term_setup();
-  enum top_sort sort = TOP_SORT_MEMORY;
+  struct keys k = {TOP_SORT_MEMORY, 0};
+  struct top_input in = {tty_in ? STDIN_FILENO : -1, on_input, &k};
   unsigned shown = 0;
   int status = 0;
   while (!o->count || shown < o->count) {
-    int redraw = 0;
-    if (wait_keys(last->t + (double)o->interval_ns / 1e9, &sort, &redraw))
+    if (wait_keys(last->t + (double)o->interval_ns / 1e9, &k))
       break;
-    if (redraw || got_winch) {
-      got_winch = 0;
+    if (k.redraw || got_winch) {
+      k.redraw = got_winch = 0;
       if (shown && tty_out)
-        draw(source, sort, old, last); /* the same figures, sorted or fitted anew */
+        draw(source, k.sort, old, last); /* the same figures, sorted or fitted anew */
       continue;
     }
     top_sample_free(old);
-    rc = top_fetch(source, old, err, sizeof err);
+    rc = top_fetch(source, old, &in, err, sizeof err);
+    if (rc == TOP_STOP)
+      break;
     if (rc != TOP_OK) {
       term_restore();
       if (rc == TOP_GONE)
@@ -166,7 +182,8 @@ static int run(const char *source, const struct top_opts *o) {
     }
     struct top_sample *t = old;
     old = last, last = t;
-    draw(source, sort, old, last);
+    draw(source, k.sort, old, last);
+    k.redraw = 0; /* a key read during the fetch: drawn with it */
     shown++;
   }
   top_sample_free(old);

@@ -1,8 +1,9 @@
 /* top_view.c — the lines of `gputrace top` (top.h) from two samples: the
  * figures of the later one and rates over the time between them.
  *
- * Layout (80x24 and up; every line cut to the width):
+ * Layout (80x24 and up; every line cut to the width, in display columns):
  *   a title: the source, the interval, NVML's GPU utilization, drops;
+ *   when the sample is incomplete (top.h's loss), what it lacks;
  *   processes: PID, live and peak device memory, launches/s, GPU busy %
  *     (its kernels' device time over the interval), sorted by the key;
  *   copies: each direction that moved bytes, its bandwidth and total;
@@ -10,8 +11,11 @@
  *   allocation sites: the user's frame (leaks.h's gt_leaks_origin) of the
  *     stacks holding the most live device memory;
  *   the keys (when asked for a footer).
- * Rows are shared out so that each table keeps at least its header. */
-#include <math.h>
+ * Rows are shared out so that each table keeps at least its header.
+ * Figures become text through checked conversions (a rate of a counter
+ * that went back is 0, one past 2^64 is 2^64 - 1), and a kernel's earlier
+ * figure is found by a binary search of the earlier sample's names sorted:
+ * a screen costs O(n log n) in the series kept. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +45,7 @@ __attribute__((format(printf, 2, 3))) static void put(struct out *o, const char 
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  int cols = 0;
-  size_t i = 0;
-  for (; buf[i]; i++) {
-    if (((unsigned char)buf[i] & 0xC0) != 0x80 && ++cols > o->width)
-      break;
-  }
+  size_t i = gt_text_cut(buf, o->width);
   buf[i] = '\0';
   o->lines = gt_grow(o->lines, &o->cap, o->n + 1, sizeof *o->lines);
   o->lines[o->n] = gt_xcalloc(i + 1, 1);
@@ -64,10 +63,14 @@ static void fit(char *dst, size_t len, const char *name, int width) {
 }
 
 static const struct top_proc *find_proc(const struct top_sample *s, uint32_t pid) {
-  for (size_t i = 0; s && i < s->nprocs; i++)
-    if (s->procs[i].pid == pid)
-      return &s->procs[i];
-  return NULL;
+  uint64_t at;
+  return s && gt_map_get(&s->proc_index, pid, &at) ? &s->procs[at] : NULL;
+}
+
+/* A figure as bytes or ns: NaN and negatives 0, the too large UINT64_MAX
+ * (a cast of either is undefined). */
+static uint64_t to_count(double v) {
+  return !(v > 0) ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)(v + 0.5);
 }
 
 struct prow {
@@ -108,8 +111,9 @@ static void processes(struct out *o, const struct top_screen *scr,
   sort_key = scr->sort;
   qsort(r, cur->nprocs, sizeof *r, by_key);
   for (size_t i = 0; i < cur->nprocs && i < rows; i++) {
-    char live[32], peak[32], ls[32], busy[32];
-    gt_fmt_bytes(live, sizeof live, r[i].p->live);
+    char live[32] = "-", peak[32], ls[32], busy[32];
+    if (r[i].p->has_live)
+      gt_fmt_bytes(live, sizeof live, r[i].p->live);
     if (r[i].p->has_view)
       gt_fmt_bytes(peak, sizeof peak, r[i].p->peak);
     else
@@ -138,7 +142,7 @@ static void copies(struct out *o, const struct top_sample *prev,
     char total[32], bw[40];
     if (prev && dt > 0) /* per second: MiB/s reads better than 0.05 GB/s */
       snprintf(bw, sizeof bw, "%s/s",
-               gt_fmt_bytes(total, sizeof total, (uint64_t)llround((double)moved / dt)));
+               gt_fmt_bytes(total, sizeof total, to_count((double)moved / dt)));
     else
       snprintf(bw, sizeof bw, "-");
     gt_fmt_bytes(total, sizeof total, cur->copy_bytes[d]);
@@ -157,6 +161,34 @@ static int by_time(const void *a, const void *b) {
   const struct krow *x = a, *y = b;
   return x->s < y->s ? 1 : x->s > y->s ? -1 : strcmp(x->name, y->name);
 }
+static int by_name(const void *a, const void *b) {
+  const struct top_kernel *const *x = a, *const *y = b;
+  int c = strcmp((*x)->name, (*y)->name);
+  return c ? c : *x < *y ? -1 : *x > *y; /* a name twice: the first first */
+}
+
+/* The earlier sample's kernels, sorted by name (a name twice: the first). */
+static const struct top_kernel **sorted_kernels(const struct top_sample *prev,
+                                                size_t *n) {
+  *n = prev ? prev->nkernels : 0;
+  const struct top_kernel **k = gt_xcalloc(*n + 1, sizeof *k);
+  for (size_t i = 0; i < *n; i++)
+    k[i] = &prev->kernels[i];
+  qsort(k, *n, sizeof *k, by_name);
+  return k;
+}
+
+static double gpu_before(const struct top_kernel **sorted, size_t n, const char *name) {
+  size_t lo = 0, hi = n; /* the first name >= name */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(sorted[mid]->name, name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && !strcmp(sorted[lo]->name, name) ? sorted[lo]->gpu_s : 0;
+}
 
 static void kernels(struct out *o, const struct top_sample *prev,
                     const struct top_sample *cur, double dt, size_t rows) {
@@ -164,26 +196,26 @@ static void kernels(struct out *o, const struct top_sample *prev,
   char head[256];
   fit(head, sizeof head, "KERNEL (GPU time in the last interval)", w);
   put(o, "%s %11s %8s", head, "GPU TIME", "GPU%");
+  size_t nbefore;
+  const struct top_kernel **before = sorted_kernels(prev, &nbefore);
   struct krow *k = gt_xcalloc(cur->nkernels + 1, sizeof *k);
   size_t n = 0;
-  for (size_t i = 0; i < cur->nkernels; i++) {
-    double before = 0;
-    for (size_t j = 0; prev && j < prev->nkernels; j++)
-      if (!strcmp(prev->kernels[j].name, cur->kernels[i].name))
-        before = prev->kernels[j].gpu_s;
-    if (prev && cur->kernels[i].gpu_s > before)
-      k[n++] = (struct krow){cur->kernels[i].name, cur->kernels[i].gpu_s - before};
+  for (size_t i = 0; prev && i < cur->nkernels; i++) {
+    double was = gpu_before(before, nbefore, cur->kernels[i].name);
+    if (cur->kernels[i].gpu_s > was)
+      k[n++] = (struct krow){cur->kernels[i].name, cur->kernels[i].gpu_s - was};
   }
   qsort(k, n, sizeof *k, by_time);
   for (size_t i = 0; i < n && i < rows; i++) {
     char name[1024], t[32];
     fit(name, sizeof name, k[i].name, w);
-    put(o, "%s %11s %8.1f", name, gt_fmt_ns(t, sizeof t, (uint64_t)llround(k[i].s * 1e9)),
+    put(o, "%s %11s %8.1f", name, gt_fmt_ns(t, sizeof t, to_count(k[i].s * 1e9)),
         dt > 0 ? 100 * k[i].s / dt : 0.0);
   }
   if (!n)
     put(o, "(no kernel ran)");
   free(k);
+  free(before);
 }
 
 static void sites(struct out *o, const struct top_sample *cur, size_t rows) {
@@ -208,6 +240,26 @@ static void sites(struct out *o, const struct top_sample *cur, size_t rows) {
     put(o, "(no live device memory)");
 }
 
+/* What the sample lacks (top.h's loss), on one line under the title. */
+static void incomplete(struct out *o, const struct top_loss *l) {
+  char line[256] = "incomplete:";
+  size_t n = strlen(line);
+  const char *cut = l->cut == (TOP_CUT_METRICS | TOP_CUT_VIEW) ? "both answers"
+                    : l->cut == TOP_CUT_METRICS                ? "/metrics"
+                                                               : "/top.jsonl";
+  if (l->cut)
+    n += (size_t)snprintf(line + n, sizeof line - n, " %s cut at %u MiB,", cut,
+                          TOP_BODY_MAX >> 20);
+  if (l->over_caps)
+    n += (size_t)snprintf(line + n, sizeof line - n, " %llu series over the caps,",
+                          (unsigned long long)l->over_caps);
+  if (l->bad_lines)
+    n += (size_t)snprintf(line + n, sizeof line - n, " %llu bad lines skipped,",
+                          (unsigned long long)l->bad_lines);
+  line[n - 1] = '\0'; /* the last comma */
+  put(o, "%s", line);
+}
+
 size_t top_view_lines(const struct top_screen *scr, const struct top_sample *prev,
                       const struct top_sample *cur, char ***lines) {
   struct out o = {.max = scr->height > 0 ? (size_t)scr->height : 1, .width = scr->width};
@@ -217,8 +269,14 @@ size_t top_view_lines(const struct top_screen *scr, const struct top_sample *pre
     snprintf(util, sizeof util, "%.0f %%", cur->gpu_util);
   put(&o, "gputrace top %s  every %.1fs  GPU util %s  dropped %llu", scr->source,
       dt > 0 ? dt : 0.0, util, (unsigned long long)cur->dropped);
-  /* rows beyond the title, the four headers, the copies and the footer */
-  size_t fixed = 6 + (scr->footer != 0), room = o.max > fixed ? o.max - fixed : 0;
+  const struct top_loss *l = &cur->loss;
+  int lacks = l->cut || l->over_caps || l->bad_lines;
+  if (lacks)
+    incomplete(&o, l);
+  /* rows beyond the title (and what it lacks), the four headers, the
+   * copies and the footer */
+  size_t fixed = 6 + (size_t)lacks + (scr->footer != 0),
+         room = o.max > fixed ? o.max - fixed : 0;
   size_t np = cur->nprocs ? cur->nprocs : 1, nk = cur->nkernels ? cur->nkernels : 1;
   size_t pr = np < room / 3 ? np : room / 3 ? room / 3 : 1;
   size_t kr = nk < (room - pr) / 2 ? nk : (room - pr) / 2 ? (room - pr) / 2 : 1;
