@@ -14,6 +14,9 @@
  *  - knames.c holds each process's kernel names back until a launch
  *    refers to them: names of kernels never launched never reach the file.
  *  - symworker.c symbolizes stacks on a thread of its own (symbols.c).
+ *  - output.c writes chunks to the trace file or a rolling set, whose files
+ *    each repeat what they need to be read alone (graph_cache.c keeps how
+ *    each graph was made for them).
  *  - sink.c turns records into chunks and queues them; the main loop
  *    compresses and writes one queued chunk after a pass over the rings,
  *    unless a ring holds a backlog of GT_DRAIN_FIRST_PCT (1 %) of its room
@@ -79,8 +82,6 @@ struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
                                  size_t errlen);
 int gt_output_write_chunk(struct gt_output *out, const void *slots, size_t len,
                           uint32_t records);
-/* Cache a record later files must repeat (process starts, names, stacks). */
-void gt_output_remember(struct gt_output *out, const struct gt_record *rec);
 int gt_output_roll(struct gt_output *out); /* close this file, start the next */
 void gt_output_tick(struct gt_output *out, uint64_t now_ns); /* --keep rolls */
 uint64_t gt_output_records(const struct gt_output *out);
@@ -89,7 +90,37 @@ uint64_t gt_output_bytes(const struct gt_output *out);
 uint64_t gt_output_deleted(const struct gt_output *out);
 const char *gt_output_path(const struct gt_output *out); /* the file being written */
 const char *gt_output_error(const struct gt_output *out);
+/* A rolling set's graph cache (zeros for a single file). */
+struct gt_graph_cache_stats;
+void gt_output_graph_stats(const struct gt_output *out, struct gt_graph_cache_stats *st);
 int gt_output_close(struct gt_output *out);
+
+/* ---- graph_cache.c: how each graph was made, for the files of a rolling set ---- */
+struct gt_graph_cache;
+struct gt_replay_buf { /* records to write before the one at hand */
+  unsigned char *data;
+  size_t len, cap;
+  uint32_t records;
+};
+struct gt_graph_cache_stats {
+  uint64_t bytes;           /* kept now */
+  uint64_t groups;          /* live (graphs with their executables and captures) */
+  uint64_t ended_groups;    /* forgotten as every object in them ended */
+  uint64_t dropped_groups;  /* live but not kept (no room): bare in later files */
+  uint64_t dropped_records; /* their records, not kept */
+  uint64_t ever_dropped_groups, ever_dropped_records; /* over the run */
+  uint64_t replayed_groups, replayed_records;         /* repeated into files */
+};
+struct gt_graph_cache *gt_graph_cache_new(size_t max_bytes);
+void gt_graph_cache_free(struct gt_graph_cache *c);
+/* `rec` goes into file number `file` next: first append to `out` the making
+ * of what it names that the file does not hold yet (a marker, then the
+ * records), then keep it if it is part of a graph's making. */
+void gt_graph_cache_put(struct gt_graph_cache *c, const struct gt_record *rec,
+                        uint32_t file, struct gt_replay_buf *out);
+void gt_graph_cache_forget(struct gt_graph_cache *c, uint32_t pid); /* it ended */
+void gt_graph_cache_stats(const struct gt_graph_cache *c,
+                          struct gt_graph_cache_stats *st);
 
 /* ---- knames.c: kernel names held back until a launch refers to them ---- */
 struct gt_knames;

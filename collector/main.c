@@ -525,6 +525,15 @@ int main(int argc, char **argv) {
   if (gt_output_deleted(w))
     gt_collector_say("%llu oldest files of %s deleted (--max-size/--keep)",
                      (unsigned long long)gt_output_deleted(w), o.output);
+  struct gt_graph_cache_stats gs;
+  gt_output_graph_stats(w, &gs);
+  if (gs.ever_dropped_groups) /* each later file says so too (output.c) */
+    gt_collector_say("the graph cache of %s had no room for the making of %llu graph%s "
+                     "(%llu records): in files after the ones that made them their "
+                     "launches run only what of them the file holds (each file says so)",
+                     o.output, (unsigned long long)gs.ever_dropped_groups,
+                     gs.ever_dropped_groups == 1 ? "" : "s",
+                     (unsigned long long)gs.ever_dropped_records);
   int rc = 0;
   if (werr) {
     fprintf(stderr,

@@ -18,14 +18,27 @@
  *    (for its symbolizer, after the last process ended) or a quiet program
  *    keeps the last --keep of what was recorded. The file being written is
  *    never deleted.
+ *  - The roll size counts a file's own records: what it repeats (below) is
+ *    on top. A file that repeats more than a third of the roll size grows
+ *    until it holds three times what it repeats, so the repeats stay a
+ *    quarter of it at most; with --max-size no file grows past half of it
+ *    (or the roll size, if larger), and when that leaves a file less room
+ *    of its own than the roll size the collector says so once.
  *  - Every file is a complete trace on its own: it starts with the records
  *    that give the later ones meaning (process starts, kernel names,
- *    modules, stacks, frames, Python frames, and how graphs were made:
- *    captures, graph building and their nodes, so that a graph launched
- *    days after start-up still runs its kernels), replayed from a cache
- *    that forgets a process when it ends. A graph's making is cached up to
- *    GT_GRAPH_CACHE_MAX bytes (a process that captures again and again
- *    fills it; later files then show what it made after as bare graphs).
+ *    modules, stacks, frames, Python frames), replayed from a cache that
+ *    forgets a process when it ends; and how each graph it uses was made
+ *    (captures, graph building and their nodes, instantiations: so that a
+ *    graph launched days after start-up still runs its kernels) is
+ *    repeated just before the file first needs it (graph_cache.c): a file
+ *    repeats only the graphs it uses. Graph making is kept for live graphs
+ *    up to GT_GRAPH_CACHE_MAX bytes; the making of graphs that found no
+ *    room is not repeated, and each later file says so in a note (flagged
+ *    GT_F_INCOMPLETE, so every reader warns) with their number: their
+ *    launches there run only what of them the file holds (the nodes of a
+ *    capture still open when it opened, none for the others).
+ *  - Records are cached as they go into a file (not as they are queued), so
+ *    a new file repeats exactly what the files before it hold.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,6 +54,7 @@
 #define GT_GRAPH_CACHE_MAX (32u << 20)
 
 #define MIN_ROLL_BYTES (1u << 20)
+#define REPLAY_SHARE 4 /* a file's repeats: at most 1/REPLAY_SHARE of it */
 #define FREE_FLOOR_BYTES (1ull << 30)
 #define MAX_FILES 100000
 
@@ -65,7 +79,10 @@ struct gt_output {
   unsigned char *meta; /* cached metadata records */
   size_t meta_len, meta_cap;
   uint32_t meta_records;
-  size_t graph_bytes; /* of meta: how graphs were made (GT_GRAPH_CACHE_MAX) */
+  struct gt_graph_cache *graphs; /* how graphs were made (rolling) */
+  struct gt_replay_buf lazy;     /* a graph's making, to repeat before a record */
+  uint64_t replay_bytes;         /* of the file being written: what it repeats */
+  int said_small;                /* said that --max-size leaves files little room */
   uint64_t records, lost, bytes, deleted;
   char error[600];
 };
@@ -106,20 +123,58 @@ static void close_current(struct gt_output *out) {
   }
 }
 
-/* Replay the cached metadata at the start of a new file. */
-static void write_meta(struct gt_output *out) {
+/* Write records that repeat earlier ones (chunks of up to GT_CHUNK_TARGET),
+ * counted as the file's repeats. */
+static void write_replay(struct gt_output *out, const unsigned char *recs, size_t total) {
+  uint64_t before = gt_writer_bytes(out->w);
   size_t off = 0;
-  while (off < out->meta_len) {
+  while (off < total) {
     size_t len = 0;
     uint32_t n = 0;
-    while (off + len < out->meta_len && len < GT_CHUNK_TARGET) {
-      const struct gt_record *r = (const void *)(out->meta + off + len);
+    while (off + len < total && len < GT_CHUNK_TARGET) {
+      const struct gt_record *r = (const void *)(recs + off + len);
       len += (size_t)r->nslots * GT_SLOT_SIZE;
       n++;
     }
-    gt_writer_write_chunk(out->w, out->meta + off, len, n);
+    gt_writer_write_chunk(out->w, recs + off, len, n);
     off += len;
   }
+  out->replay_bytes += gt_writer_bytes(out->w) - before;
+}
+
+/* A new file of the set says when graphs in use found no room in the cache:
+ * their making is not in it (a note every reader warns about). */
+static void note_unkept_graphs(struct gt_output *out) {
+  struct gt_graph_cache_stats st;
+  gt_graph_cache_stats(out->graphs, &st);
+  if (!st.dropped_groups)
+    return;
+  unsigned char buf[GT_MAX_SLOTS * GT_SLOT_SIZE];
+  struct gt_record *rec = (void *)buf;
+  memset(rec, 0, sizeof *rec);
+  rec->ts_ns = gt_now_ns();
+  rec->api = GT_API_gputrace_note;
+  rec->kind = GT_KIND_NOTE;
+  rec->flags = GT_F_INCOMPLETE | GT_F_REPLAYED;
+  char text[300];
+  int n = snprintf(
+      text, sizeof text,
+      "the making of %llu graph%s in use (%llu records) is not in this file: "
+      "the rolling set's graph cache (%u MiB) had no room for %s; %s launches "
+      "here run only what of %s this file holds",
+      (unsigned long long)st.dropped_groups, st.dropped_groups == 1 ? "" : "s",
+      (unsigned long long)st.dropped_records, GT_GRAPH_CACHE_MAX >> 20,
+      st.dropped_groups == 1 ? "it" : "them", st.dropped_groups == 1 ? "its" : "their",
+      st.dropped_groups == 1 ? "it" : "them");
+  gt_record_attach_text(rec, text, (size_t)n);
+  write_replay(out, buf, (size_t)rec->nslots * GT_SLOT_SIZE);
+}
+
+/* The start of a new file of a set: the cached metadata, replayed. */
+static void write_meta(struct gt_output *out) {
+  out->replay_bytes = 0;
+  write_replay(out, out->meta, out->meta_len);
+  note_unkept_graphs(out);
 }
 
 /* The first file of a single-file trace: a descriptor given to us, a name
@@ -169,6 +224,11 @@ struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
     return NULL;
   }
   out->o = *o;
+  if (rolling(out) && !(out->graphs = gt_graph_cache_new(GT_GRAPH_CACHE_MAX))) {
+    snprintf(err, errlen, "out of memory");
+    free(out);
+    return NULL;
+  }
   if (o->max_bytes && !out->o.roll_bytes)
     out->o.roll_bytes = o->max_bytes / 4;
   if (rolling(out) && out->o.roll_bytes < MIN_ROLL_BYTES)
@@ -179,6 +239,7 @@ struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
   if (len > 7 && strcmp(out->base + len - 7, ".gtrace") == 0)
     out->base[len - 7] = '\0';
   if (open_next(out, err, errlen) != 0) {
+    gt_graph_cache_free(out->graphs);
     free(out);
     return NULL;
   }
@@ -240,17 +301,78 @@ int gt_output_roll(struct gt_output *out) {
   return 0;
 }
 
+/* The file's own bytes it should hold before the next one is opened (see
+ * the contract): the roll size, or what keeps its repeats a quarter of it,
+ * within half of --max-size. */
+static uint64_t own_room(struct gt_output *out) {
+  uint64_t replay = out->replay_bytes, want = out->o.roll_bytes;
+  if (want < (REPLAY_SHARE - 1) * replay)
+    want = (REPLAY_SHARE - 1) * replay;
+  if (out->o.max_bytes) {
+    uint64_t cap = out->o.max_bytes / 2 > out->o.roll_bytes ? out->o.max_bytes / 2
+                                                            : out->o.roll_bytes;
+    if (replay + want > cap)
+      want = cap > replay ? cap - replay : 0;
+    if (want < out->o.roll_bytes && !out->said_small) {
+      out->said_small = 1;
+      gt_collector_say(
+          "files of %s repeat %.1f MiB each (names, stacks and the graphs "
+          "they use): --max-size leaves them %.1f MiB of their own, less than "
+          "the roll size; a larger --max-size keeps more",
+          out->base, (double)replay / (1 << 20), (double)want / (1 << 20));
+    }
+  }
+  return want;
+}
+
+static void remember(struct gt_output *out, const struct gt_record *rec);
+
+/* A chunk into the current file of a set: each record is cached as it goes
+ * in, and before a record that uses a graph the file does not hold yet,
+ * the graph's making is written (the chunk is split there). */
+static int write_rolling(struct gt_output *out, const unsigned char *slots, size_t len,
+                         uint32_t records) {
+  size_t start = 0, off = 0;
+  uint32_t in_part = 0, written = 0;
+  int rc = 0;
+  while (off < len) {
+    const struct gt_record *r = (const void *)(slots + off);
+    size_t rlen = (size_t)r->nslots * GT_SLOT_SIZE;
+    if (rlen == 0 || rlen > len - off)
+      break; /* not a whole record: the sink writes none such */
+    if (r->kind == GT_KIND_GRAPH ||
+        (r->flags & (GT_F_GRAPH | GT_F_CAPTURED | GT_F_NODE))) {
+      out->lazy.len = 0;
+      out->lazy.records = 0;
+      gt_graph_cache_put(out->graphs, r, out->index, &out->lazy);
+      if (out->lazy.len) {
+        rc |= gt_writer_write_chunk(out->w, slots + start, off - start, in_part);
+        written += in_part;
+        write_replay(out, out->lazy.data, out->lazy.len);
+        start = off;
+        in_part = 0;
+      }
+    } else {
+      remember(out, r);
+    }
+    off += rlen;
+    in_part++;
+  }
+  rc |= gt_writer_write_chunk(out->w, slots + start, len - start, records - written);
+  return rc;
+}
+
 int gt_output_write_chunk(struct gt_output *out, const void *slots, size_t len,
                           uint32_t records) {
   if (!out->w) {
     out->lost += records;
     return -1;
   }
-  int rc = gt_writer_write_chunk(out->w, slots, len, records);
   if (!rolling(out))
-    return rc;
+    return gt_writer_write_chunk(out->w, slots, len, records);
+  int rc = write_rolling(out, slots, len, records);
   out->data_ns = gt_now_ns();
-  if (gt_writer_bytes(out->w) >= out->o.roll_bytes)
+  if (gt_writer_bytes(out->w) - out->replay_bytes >= own_room(out))
     gt_output_roll(out);
   return rc;
 }
@@ -261,12 +383,9 @@ void gt_output_tick(struct gt_output *out, uint64_t now_ns) {
     gt_output_roll(out);
 }
 
+/* A definition later records refer to (graph making: graph_cache.c). */
 static int is_meta(const struct gt_record *r) {
-  if (r->flags & (GT_F_CAPTURED | GT_F_NODE))
-    return 1; /* a node of a capture or graph */
   switch (r->kind) {
-  case GT_KIND_GRAPH: /* captures, instantiations, graph building */
-    return 1;
   case GT_KIND_PROCESS:
     return r->u.proc.phase == GT_PROC_START;
   case GT_KIND_KERNEL_NAME:
@@ -291,18 +410,16 @@ static void forget_pid(struct gt_output *out, uint32_t pid) {
       memmove(out->meta + w, out->meta + r, len);
       w += len;
       kept++;
-    } else if (gt_kind_is_call(rec->kind)) {
-      out->graph_bytes -= len; /* a graph's making, cached */
     }
     r += len;
   }
   out->meta_len = w;
   out->meta_records = kept;
+  gt_graph_cache_forget(out->graphs, pid);
 }
 
-void gt_output_remember(struct gt_output *out, const struct gt_record *rec) {
-  if (!rolling(out))
-    return;
+/* A record (not of a graph's making) goes into the current file. */
+static void remember(struct gt_output *out, const struct gt_record *rec) {
   if (rec->kind == GT_KIND_PROCESS && rec->u.proc.phase == GT_PROC_END) {
     forget_pid(out, rec->pid);
     return;
@@ -310,10 +427,6 @@ void gt_output_remember(struct gt_output *out, const struct gt_record *rec) {
   if (!is_meta(rec))
     return;
   size_t len = (size_t)rec->nslots * GT_SLOT_SIZE;
-  int graph = gt_kind_is_call(rec->kind);
-  if (graph && out->graph_bytes + len > GT_GRAPH_CACHE_MAX)
-    return;
-  out->graph_bytes += graph ? len : 0;
   if (out->meta_len + len > out->meta_cap) {
     size_t cap = out->meta_cap ? out->meta_cap * 2 : 65536;
     while (cap < out->meta_len + len)
@@ -328,6 +441,13 @@ void gt_output_remember(struct gt_output *out, const struct gt_record *rec) {
   ((struct gt_record *)(void *)(out->meta + out->meta_len))->flags |= GT_F_REPLAYED;
   out->meta_len += len;
   out->meta_records++;
+}
+
+void gt_output_graph_stats(const struct gt_output *out, struct gt_graph_cache_stats *st) {
+  if (out->graphs)
+    gt_graph_cache_stats(out->graphs, st);
+  else
+    memset(st, 0, sizeof *st);
 }
 
 uint64_t gt_output_records(const struct gt_output *out) {
@@ -358,6 +478,8 @@ int gt_output_close(struct gt_output *out) {
   int rc = out->error[0] ? -1 : 0;
   free(out->closed);
   free(out->meta);
+  free(out->lazy.data);
+  gt_graph_cache_free(out->graphs);
   free(out);
   return rc;
 }

@@ -128,10 +128,6 @@ void gt_sink_commit(struct gt_sink *s) {
   const struct gt_record *rec = (const void *)(s->cur->data + s->cur->len);
   if (s->observe)
     s->observe(s->observe_ctx, rec);
-  /* cheap test first: calls are never cached but a graph's making */
-  if (!gt_kind_is_call(rec->kind) || rec->kind == GT_KIND_GRAPH ||
-      (rec->flags & (GT_F_CAPTURED | GT_F_NODE)))
-    gt_output_remember(s->out, rec);
   s->cur->len += (size_t)rec->nslots * GT_SLOT_SIZE;
   s->cur->records++;
   s->records++;

@@ -102,6 +102,11 @@ struct gt_reader {
   struct gt_chunk cur; /* gt_reader_next's chunk */
   size_t cur_pos;
   int have_cur;
+  /* a rolling set's graph making repeated before its first use in a file
+   * (GT_F_REPLAY_BLOCK): kept unless a file read before held it */
+  uint8_t *file_read;  /* per file of the set: its records were read */
+  uint32_t block_file; /* 1 + the file of the block being read; 0: none */
+  int block_keep;
 };
 
 /* ---- messages ---- */
@@ -294,6 +299,7 @@ struct gt_reader *gt_reader_open_flags(const char *path, unsigned flags, char *e
   if (is_set) {
     r->set = set;
     r->set_next = 1;
+    r->file_read = calloc(set.gl_pathc, 1); /* without: later files' blocks passed over */
   }
   char note[200];
   writer_state(fp, first, &h, (flags & GT_READ_NO_WAIT) || is_set, note, sizeof note);
@@ -657,8 +663,42 @@ static void warn_untraced(struct gt_reader *r, const struct gt_chunk *c,
             c->file < r->set.gl_pathc ? r->set.gl_pathv[c->file] : r->first_path, text);
 }
 
+/* The number of a rolling set's file (BASE.NNNN.gtrace), 0 if none. */
+static uint64_t set_file_number(const char *path) {
+  size_t len = strlen(path), end = len > 7 ? len - 7 : 0, i = end;
+  uint64_t n = 0, scale = 1;
+  while (i > 0 && path[i - 1] >= '0' && path[i - 1] <= '9' && scale < 1000000000000ull) {
+    n += (uint64_t)(path[i - 1] - '0') * scale;
+    scale *= 10;
+    i--;
+  }
+  return i < end && i > 0 && path[i - 1] == '.' ? n : 0;
+}
+
+/* Whether a file of the set before `file`, numbered `number`, was read. */
+static int read_before(const struct gt_reader *r, uint64_t number, uint32_t file) {
+  for (uint32_t i = file; number && r->file_read && i-- > 0;)
+    if (r->file_read[i] && set_file_number(r->set.gl_pathv[i]) == number)
+      return 1;
+  return 0;
+}
+
+/* A replayed record: passed over in a later file of a set, unless it is
+ * part of a block (a graph's making) no file read before held. */
+static int keep_replayed(struct gt_reader *r, const struct gt_chunk *c,
+                         const struct gt_record *rec) {
+  if (rec->kind == GT_KIND_NOTE && (rec->flags & GT_F_REPLAY_BLOCK)) {
+    r->block_file = c->file + 1;
+    r->block_keep = r->file_read && !read_before(r, rec->u.note.last_file, c->file);
+    return 0; /* the marker itself is the reader's */
+  }
+  return c->file == 0 || (r->block_file == c->file + 1 && r->block_keep);
+}
+
 const struct gt_record *gt_chunk_record(struct gt_reader *r, const struct gt_chunk *c,
                                         size_t *pos) {
+  if (r->file_read && c->file < r->set.gl_pathc)
+    r->file_read[c->file] = 1;
   while (*pos < c->len) {
     const struct gt_record *rec = (const void *)(c->data + *pos);
     if (!record_valid(rec, c->len - *pos)) {
@@ -674,7 +714,9 @@ const struct gt_record *gt_chunk_record(struct gt_reader *r, const struct gt_chu
       return NULL;
     }
     *pos += (size_t)rec->nslots * GT_SLOT_SIZE;
-    if ((rec->flags & GT_F_REPLAYED) && c->file > 0)
+    if (!(rec->flags & GT_F_REPLAYED))
+      r->block_file = 0; /* a block ends at the first record not replayed */
+    else if (!keep_replayed(r, c, rec))
       continue; /* a later file of a set repeats what an earlier one had */
     if (rec->kind == GT_KIND_NOTE && (rec->flags & GT_F_INCOMPLETE))
       warn_incomplete(r, c,
@@ -784,6 +826,7 @@ void gt_reader_close(struct gt_reader *r) {
   free(r->jobs);
   if (r->set.gl_pathc)
     globfree(&r->set);
+  free(r->file_read);
   fclose(r->fp);
   ZSTD_freeDCtx(r->dctx);
   free(r->path);

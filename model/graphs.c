@@ -301,7 +301,8 @@ static void instantiated(struct gt_graphs *g, const struct gt_record *r, int upd
     x->handle = r->u.graph.exec;
     x->instance_stack = r->stack_id;
     x->instance_ns = r->dur_ns;
-    gt_map_get(&g->launches_per_pid, r->pid, &x->launches_before);
+    if (!(r->flags & GT_F_REPLAYED)) /* repeated in a rolling file: from before it */
+      gt_map_get(&g->launches_per_pid, r->pid, &x->launches_before);
     x->instantiations = ++src->instantiations;
   }
   x->graph = r->u.graph.graph;

@@ -232,8 +232,11 @@ static void run_in_time_order(struct gt_session *s) {
     uint64_t n = 0;
     for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos)); n++) {
       note_origin(s, rec);
-      if (!(s->ordered & ~GT_ORDER_DEFINITIONS & 1u << rec->kind) &&
-          !(s->graph_order && gt_graph_record(rec))) { /* as it comes */
+      /* as it comes: kinds not ordered, and what a rolling file repeats from
+       * before it (older than what was passed on, it would read as late) */
+      if ((rec->flags & GT_F_REPLAYED) ||
+          (!(s->ordered & ~GT_ORDER_DEFINITIONS & 1u << rec->kind) &&
+           !(s->graph_order && gt_graph_record(rec)))) {
         dispatch(s, rec);
         continue;
       }

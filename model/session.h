@@ -12,7 +12,9 @@
  *    for the kinds in `ordered`, time order — earliest timestamp first, ties
  *    in file order, each thread's records (and each thread's DEVICE
  *    records, and each process's collector records) in their file order
- *    (order.h). Records of other kinds are passed on as they are read. The
+ *    (order.h). Records of other kinds are passed on as they are read, and
+ *    so are records a rolling file repeats from before it (GT_F_REPLAYED:
+ *    a graph's making comes just before its first use in a file). The
  *    merge passes a record on once every thread active lately has a later
  *    one buffered, and holds at most GT_SESSION_WINDOW chunks (about 11,000
  *    one-slot records each) and GT_SESSION_WINDOW_BYTES of decompressed

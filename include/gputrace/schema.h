@@ -179,6 +179,12 @@ enum gt_proc_phase {
   0x40000u /* STACK: cut short: the unwinder met a frame it could not follow (its rbp    \
               or CFA outside the stack, no unwind information): the outer frames are     \
               missing; readers show a last frame "[stack cut short]" */
+#define GT_F_REPLAY_BLOCK                                                                \
+  0x80000u /* NOTE (with GT_F_REPLAYED, no text): the replayed records up to the next    \
+              record without GT_F_REPLAYED are a graph's making, repeated in a rolling   \
+              file before its first use there; note.last_file says which file of the set \
+              held them last (readers of the set skip them when they read that file);    \
+              readers consume it, never pass it on */
 
 struct gt_mem_args { /* ALLOC, FREE */
   uint64_t ptr;
@@ -404,6 +410,8 @@ struct gt_metric_args { /* METRIC: one reading; ts_ns when it was taken */
 struct gt_note_args { /* NOTE; text: the note */
   uint32_t text_len;
   uint32_t pad;
+  uint64_t last_file; /* GT_F_REPLAY_BLOCK: the number of the set's file that last
+                         held the replayed records that follow (BASE.NNNN.gtrace) */
 };
 
 struct gt_count_args { /* DROP, LOST */

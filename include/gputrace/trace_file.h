@@ -153,7 +153,10 @@ int gt_reader_next_chunk(struct gt_reader *r, struct gt_chunk *c); /* 1, 0 at th
 void gt_reader_release(struct gt_reader *r, struct gt_chunk *c);
 /* The record of c at *pos, advancing it; NULL at the end of the chunk. An
  * invalid record is reported and ends the chunk; records a later file of a
- * rolling set repeats (GT_F_REPLAYED) are passed over. */
+ * rolling set repeats (GT_F_REPLAYED) are passed over, except a block of a
+ * graph's making (after a GT_F_REPLAY_BLOCK marker) whose last holder is no
+ * file read before it (that file was deleted). Markers are never returned.
+ * Call it for the chunks in file order. */
 const struct gt_record *gt_chunk_record(struct gt_reader *r, const struct gt_chunk *c,
                                         size_t *pos);
 /* Records in the trace (all files of a set) from the chunk headers alone,

@@ -1,7 +1,8 @@
 """Always-on recording: --max-size / --roll-size / --keep write a rolling
 set of files (BASE.0001.gtrace, ...) that honours its limits; every file
 reads on its own; the set reads as one trace (given the base name) and
-equals one big trace of the same run; SIGUSR1 closes the current file."""
+equals one big trace of the same run; SIGUSR1 closes the current file; a
+big graph cache does not crowd the kept set out."""
 import glob
 import os
 import signal
@@ -138,5 +139,84 @@ def test_keep_ages_out_files():
         raise AssertionError("launches kept: %d" % launches)
 
 
+def read_status(p, what):
+    """0, or 3 with an `incomplete:` warning (a file that lacks something)."""
+    eq(p.returncode, 3 if "incomplete:" in p.stderr else 0, "%s (%s)" % (what, p.stderr))
+
+
+def summary_records(path):
+    p = subprocess.run([GPUTRACE, "dump", "--summary", path], capture_output=True, text=True)
+    read_status(p, "dump --summary %s" % path)
+    return int(p.stdout.split()[1])  # "records: N ..."
+
+
+def report_json(path):
+    import json
+    p = subprocess.run([GPUTRACE, "report", "--json", path], capture_output=True, text=True)
+    read_status(p, "report of %s" % path)
+    return json.loads(p.stdout), p.stderr
+
+
+def test_big_graph_cache():
+    """A server with a big graph cache (100 graphs of 5,000 nodes captured at
+    start-up and kept, more than the collector's 32 MiB graph cache holds),
+    then a steady loop, recorded with --max-size 4MiB (1 MiB files, the
+    default roll size): the kept set holds the steady launches, named, each
+    file repeats only what it uses (graph 0, launched every 1,000
+    iterations), and the graphs the cache had no room for are counted."""
+    import re
+    base = os.path.join(TMP, "cache.gtrace")
+    graphs, nodes, steady = 100, 5000, 20000
+    p = run([GPUTRACE, "record", "-o", base, "--max-size", "4MiB", "--", prog("graph_cache"),
+             str(graphs), str(nodes), str(steady), "40000"], base_env(), check_rc=0, timeout=240)
+    eq(p.stdout.strip(), "steady: %d launches, %d graph launches" % (steady, steady // 1000),
+       "the program's output")
+    fs = files(base)
+    rep, _ = report_json(base)
+    kern = {k["kernel"]: k for k in rep["kernels"]}
+    ticks = kern.get("tick(int)", {}).get("launches", 0)
+    if ticks < 0.9 * steady:
+        raise AssertionError("%d of %d steady launches in the kept set %s" % (ticks, steady, fs))
+    # The files repeat little: what they hold read alone, less what the set
+    # holds (each record once), is their repeats.
+    alone = sum(summary_records(f) for f in fs)
+    repeated = alone - summary_records(base)
+    if repeated > alone // 10:
+        raise AssertionError("the kept files repeat %d of their %d records" % (repeated, alone))
+    sizes = [os.path.getsize(f) for f in fs]
+    if sum(sizes) > 4 * MiB + 1 * MiB or max(sizes) > 2 * MiB:
+        raise AssertionError("file sizes %s" % sizes)
+    m = re.search(r"gputrace: \d+ records, (\d+) bytes", p.stderr)
+    m2 = re.search(r"(\d+) oldest files of .* deleted", p.stderr)
+    written = len(fs) + (int(m2.group(1)) if m2 else 0)
+    if not m or written > int(m.group(1)) // MiB + 2:
+        raise AssertionError("%d files for the run: %s" % (written, p.stderr))
+    # The graph cache keeps whole graphs while they fit: a kept record takes
+    # its 96-byte slot and 8 bytes; a graph is its capture's begin and end,
+    # its nodes and its instantiation.
+    per_graph = nodes + 3
+    dropped = graphs - (32 * MiB) // (per_graph * (96 + 8))
+    said = "no room for the making of %d graphs (%d records)" % (dropped, dropped * per_graph)
+    if said not in p.stderr:
+        raise AssertionError("%r not said: %s" % (said, p.stderr))
+    # Each file alone names its kernels and knows graph 0 where it launches
+    # it; the last one says that it lacks graphs' making (the counts at the
+    # time each file opened: test_rolling_graphs checks them).
+    graph_launches = 0
+    for f in fs:
+        alone, warned = report_json(f)
+        unnamed = [k["kernel"] for k in alone["kernels"] if k["kernel"].startswith("0x")]
+        eq(unnamed, [], "%s names its kernels" % f)
+        launched = [g for g in alone["graphs"] if g["launches"]]
+        eq([g["nodes"] for g in launched], [nodes] if launched else [],
+           "%s: the graphs it launches" % f)
+        graph_launches += sum(g["launches"] for g in launched)
+    if graph_launches == 0:
+        raise AssertionError("no graph launch in the kept files")
+    if not re.search(r"incomplete: the making of \d+ graphs in use \(\d+ records\) is not in "
+                     r"this file", warned):
+        raise AssertionError("%s alone: the graphs it lacks not warned: %s" % (fs[-1], warned))
+
+
 main([test_set_equals_one_trace, test_graphs_in_a_later_file, test_max_size_deletes_oldest, test_sigusr1_closes_the_current_file,
-      test_keep_ages_out_files])
+      test_keep_ages_out_files, test_big_graph_cache])
