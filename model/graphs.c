@@ -310,7 +310,8 @@ static void instantiated(struct gt_graphs *g, const struct gt_record *r, int upd
   x->captured = src->captured;
   x->capture_stack = src->capture_stack;
   x->nodes = gt_xrealloc(x->nodes, (src->nodes.n ? src->nodes.n : 1) * sizeof *x->nodes);
-  memcpy(x->nodes, src->nodes.v, src->nodes.n * sizeof *x->nodes);
+  if (src->nodes.n) /* none known: a graph built untraced, or made before the file */
+    memcpy(x->nodes, src->nodes.v, src->nodes.n * sizeof *x->nodes);
   x->nnodes = src->nodes.n;
 }
 

@@ -349,13 +349,17 @@ static void test_no_room(void) {
   gt_output_roll(out);
   add(&b, graph_launch(0x7001));
   add(&b, graph_launch(0x7002));
+  /* the big graph instantiated again: its nodes are not in this file */
+  add(&b, graph_rec(GT_API_cudaGraphInstantiateWithFlags, 0x6001, 0x7003, 0, 0));
   flush(out, &b);
   CHECK(gt_output_close(out) == 0);
   struct seen s;
   struct execs x;
   read_back("full.0002.gtrace", &s, &x);
-  CHECK_EQ_U64(x.n, 1); /* the small one; the big one is a bare launch */
+  CHECK_EQ_U64(x.n, 2); /* the small one; the big one's launch is bare */
   CHECK_EQ_U64(x.handle[0], 0x7002);
+  CHECK_EQ_U64(x.handle[1], 0x7003);
+  CHECK_EQ_U64(x.nodes[1], 0);
   CHECK_EQ_U64(s.incomplete, 1);
   char want[200];
   snprintf(want, sizeof want,
@@ -363,7 +367,8 @@ static void test_no_room(void) {
   CHECK_MSG(strstr(s.note, want) != NULL, "note: %s", s.note);
   read_back("full.gtrace", &s, &x); /* the set has it all: no warning */
   CHECK_EQ_U64(s.incomplete, 0);
-  CHECK_EQ_U64(x.n, 2);
+  CHECK_EQ_U64(x.n, 3);
+  CHECK_EQ_U64(x.nodes[2], (uint64_t)big);
 }
 
 /* Records are cached as they go into a file: a process that ended in a
