@@ -8,7 +8,10 @@
  * timed launches' device time, each weighted by its sample: an estimate when sampled),
  * mean and p99 per timed launch, where its graph was captured (the BeginCapture's line;
  * "-" for a graph built node by node) and where it was instantiated, what instantiation
- * took, and how many times its graph was instantiated.
+ * took, how many times its graph was instantiated, and how many of its
+ * kernel nodes' parameters were set (node_edits). Above the rows (JSON:
+ * graph_edits_not_followed), the edits the graph layer could not follow
+ * (graphs.h).
  *  - The section is left out when no graph was instantiated.
  *  - Findings (rp_graph_findings; docs/report.md states each rule):
  *    graph_reinstantiated, a graph instantiated 3 times or more (capture
@@ -72,11 +75,18 @@ static void per_launch(struct gt_graph_exec *x, uint64_t *mean, uint64_t *p99) {
 
 void rp_graphs_text(FILE *o, struct report *r) {
   size_t n;
-  struct gt_graph_exec *x = gt_graphs_execs(gt_session_graphs(r->session), &n);
+  struct gt_graphs *g = gt_session_graphs(r->session);
+  struct gt_graph_exec *x = gt_graphs_execs(g, &n);
   if (!n)
     return;
   fprintf(o,
           "\nGraphs (each executable graph; GPU per launch from its timed launches)\n");
+  uint64_t lost = gt_graphs_edits_not_followed(g);
+  if (lost)
+    fprintf(o,
+            "  NOTE: %" PRIu64 " kernel node edits not followed (nodes the trace did not "
+            "see added): their graphs' kernels are as last seen\n",
+            lost);
   for (size_t i = 0; i < n; i++) {
     struct kcount k[GR_MAX_KERNELS];
     size_t nk = kernels_of(r, &x[i], k, GR_MAX_KERNELS);
@@ -87,6 +97,8 @@ void rp_graphs_text(FILE *o, struct report *r) {
             x[i].handle, x[i].pid, x[i].launches, x[i].nnodes);
     if (x[i].failed)
       fprintf(o, ", %" PRIu64 " failed", x[i].failed);
+    if (x[i].edits)
+      fprintf(o, ", %" PRIu64 " node edits", x[i].edits);
     if (x[i].timed)
       fprintf(o, ", GPU %s (mean %s, p99 %s per launch)",
               gt_fmt_ns(a, sizeof a, (uint64_t)(gt_graph_exec_gpu_ns(&x[i]) + 0.5)),
@@ -135,12 +147,17 @@ void rp_graphs_json(FILE *o, struct report *r) {
     fputs(",\"instantiated_at\":", o);
     rp_site_text(r, x[i].pid, x[i].instance_stack, site, sizeof site);
     gt_json_str(o, site);
-    fprintf(o, ",\"instantiate_ns\":%" PRIu64 ",\"instantiations\":%u}", x[i].instance_ns,
-            x[i].instantiations);
+    fprintf(o,
+            ",\"instantiate_ns\":%" PRIu64
+            ",\"instantiations\":%u,\"node_edits\":%" PRIu64 "}",
+            x[i].instance_ns, x[i].instantiations, x[i].edits);
     free_kernels(k, nk);
   }
-  fprintf(o, "],\n\"graph_launches_during_capture\":%" PRIu64 ",\n",
-          gt_graphs_launched_during_capture(gt_session_graphs(r->session)));
+  struct gt_graphs *g = gt_session_graphs(r->session);
+  fprintf(o,
+          "],\n\"graph_launches_during_capture\":%" PRIu64
+          ",\n\"graph_edits_not_followed\":%" PRIu64 ",\n",
+          gt_graphs_launched_during_capture(g), gt_graphs_edits_not_followed(g));
 }
 
 /* ---- findings ---- */

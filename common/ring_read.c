@@ -42,7 +42,7 @@ static inline unsigned decode_launch(const struct gt_frame_launch *f,
   out->u.launch.shared_mem = f->shared_mem;
   out->u.launch.stream = f->stream;
   out->u.launch.corr = f->corr;
-  out->u.launch.pad = 0;
+  out->u.launch.node = 0;
   return 1;
 }
 

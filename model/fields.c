@@ -75,6 +75,8 @@ static const struct gt_field launch[] = {
     CORR(launch.corr),
     {K("stack_sampled"), .text = "stack_sampled", .type = GT_FT_BOOL, .bit = GT_F_STACK_SAMPLED,
      .when = GT_F_STACK_SAMPLED},
+    /* a kernel node's handle, its low 32 bits (added, or its parameters set) */
+    {K("node_id"), .text = "node_id", .type = GT_FT_HEX, AT(launch.node), .when = GT_F_NODE, .out = GT_FO_NZ},
     GRAPH_FLAGS,
 };
 static const struct gt_field graph[] = {

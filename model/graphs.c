@@ -21,6 +21,7 @@ struct graph_ent { /* a cudaGraph_t of a process */
 struct capture_ent { /* an open capture sequence */
   struct node_list nodes;
   uint32_t stack;
+  int into; /* begun with BeginCaptureToGraph: adds to the graph's nodes */
 };
 
 struct eager { /* device time outside graphs: a kernel's shortest run, or the
@@ -35,6 +36,7 @@ struct eager { /* device time outside graphs: a kernel's shortest run, or the
 enum api_class {
   AC_OTHER,
   AC_BEGIN,
+  AC_BEGIN_TO,
   AC_END,
   AC_INSTANTIATE,
   AC_UPDATE,
@@ -58,7 +60,8 @@ struct gt_graphs {
   struct gt_map alias;            /* (pid, node kernel) -> eager position + 1, 0 */
   struct gt_map open_per_pid;     /* pid -> captures open */
   struct gt_map launches_per_pid; /* pid -> graph launches so far */
-  uint64_t during_capture;
+  struct gt_map tag_graph;        /* (pid, kernel node tag) -> the graph it is in */
+  uint64_t during_capture, edits_lost;
   struct gt_record *out;
   size_t nout, cout;
   /* DEVICE records of graph launches whose executable is not known yet
@@ -81,9 +84,13 @@ static unsigned char classify(const char *base) {
     const char *needle;
     unsigned char cls;
   } rules[] = {
-      {"BeginCapture", AC_BEGIN},         {"EndCapture", AC_END},
-      {"Instantiate", AC_INSTANTIATE},    {"ExecUpdate", AC_UPDATE},
-      {"GraphClone", AC_CLONE},           {"ChildGraphNode", AC_CHILD},
+      {"BeginCaptureToGraph", AC_BEGIN_TO}, /* before BeginCapture: it contains it */
+      {"BeginCapture", AC_BEGIN},
+      {"EndCapture", AC_END},
+      {"Instantiate", AC_INSTANTIATE},
+      {"ExecUpdate", AC_UPDATE},
+      {"GraphClone", AC_CLONE},
+      {"ChildGraphNode", AC_CHILD},
       {"GraphDestroy", AC_GRAPH_DESTROY},
   };
   for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
@@ -123,6 +130,7 @@ void gt_graphs_free(struct gt_graphs *g) {
   gt_map_free(&g->eager_idx);
   gt_map_free(&g->open_per_pid);
   gt_map_free(&g->launches_per_pid);
+  gt_map_free(&g->tag_graph);
   gt_map_free(&g->alias);
   gt_map_free(&g->held_idx);
   gt_map_free(&g->cupti_taken);
@@ -218,6 +226,20 @@ static void list_set(struct node_list *l, const struct node_list *src) {
   list_append(l, src->v, src->n);
 }
 
+/* Nodes copied by CUDA (a clone, a child graph, a graph launched into a
+ * capture) have handles of their own, which the trace never saw. */
+static void untag(struct gt_graph_node *v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    v[i].tag = v[i].tag_upd = 0;
+}
+
+static void list_append_copies(struct node_list *l, const struct gt_graph_node *src,
+                               size_t n) {
+  size_t from = l->n;
+  list_append(l, src, n);
+  untag(l->v + from, n);
+}
+
 static void open_delta(struct gt_graphs *g, uint32_t pid, int delta) {
   uint64_t n = 0;
   gt_map_get(&g->open_per_pid, pid, &n);
@@ -238,6 +260,7 @@ static struct gt_graph_node node_from(const struct gt_record *r) {
     memcpy(n.grid, r->u.launch.grid, sizeof n.grid);
     memcpy(n.block, r->u.launch.block, sizeof n.block);
     n.shmem = r->u.launch.shared_mem;
+    n.tag = r->flags & GT_F_NODE ? r->u.launch.node : 0;
   } else if (r->kind == GT_KIND_MEMCPY) {
     n.bytes = r->u.copy.bytes;
     n.dir = r->u.copy.dir;
@@ -266,7 +289,48 @@ static uint64_t node_graph(const struct gt_record *r) {
                                      : r->u.set.stream;
 }
 
-/* A captured or added node: kept in its capture or graph. */
+/* ---- kernel nodes' tags ---- */
+
+/* tag_graph's value for a tag two live graphs' nodes have. */
+#define TAG_TWICE UINT64_MAX
+
+/* The one kernel node of v[0..n) that `tag` names, or NULL (none, or more
+ * than one). */
+static struct gt_graph_node *tagged(struct gt_graph_node *v, size_t n, uint32_t tag) {
+  struct gt_graph_node *found = NULL;
+  for (size_t i = 0; i < n && tag; i++)
+    if (v[i].kind == GT_KIND_LAUNCH && !(v[i].flags & GT_F_HOST_FN) &&
+        (v[i].tag == tag || v[i].tag_upd == tag)) {
+      if (found)
+        return NULL;
+      found = &v[i];
+    }
+  return found;
+}
+
+/* The graph node `tag` names in process `pid`, or NULL. */
+static struct gt_graph_node *graph_node(struct gt_graphs *g, uint32_t pid, uint32_t tag) {
+  uint64_t handle, at;
+  if (!tag || !gt_map_get(&g->tag_graph, gt_pid_key(pid, tag), &handle) ||
+      handle == TAG_TWICE || !gt_map_get(&g->graph_idx, gt_pid_key(pid, handle), &at))
+    return NULL;
+  struct graph_ent *e = &g->graphs[at]; /* gt_find_or_add's position */
+  return tagged(e->nodes.v, e->nodes.n, tag);
+}
+
+/* A kernel node of `graph` added with `tag`: where the tag is found, unless
+ * a node of another graph still has it (then it names neither). */
+static void remember_tag(struct gt_graphs *g, uint32_t pid, uint32_t tag,
+                         uint64_t graph) {
+  uint64_t key = gt_pid_key(pid, tag), was;
+  if (gt_map_get(&g->tag_graph, key, &was) && was != graph &&
+      (was == TAG_TWICE || graph_node(g, pid, tag)))
+    graph = TAG_TWICE;
+  gt_map_put(&g->tag_graph, key, graph);
+}
+
+/* A captured or added node: kept in its capture or graph (a tagged one
+ * findable by its tag). */
 static void take_node(struct gt_graphs *g, const struct gt_record *r) {
   struct node_list *to;
   if (r->flags & GT_F_CAPTURED) {
@@ -280,11 +344,44 @@ static void take_node(struct gt_graphs *g, const struct gt_record *r) {
     /* an executable launched into a capture: a child graph node */
     struct gt_graph_exec *x = exec_of(g, r->pid, r->u.launch.kernel);
     if (x)
-      list_append(to, x->nodes, x->nnodes);
+      list_append_copies(to, x->nodes, x->nnodes);
     return;
   }
   struct gt_graph_node n = node_from(r);
   list_append(to, &n, 1);
+  if (n.tag)
+    remember_tag(g, r->pid, n.tag, node_graph(r));
+}
+
+/* ---- kernel nodes' parameters set ---- */
+
+/* A kernel node's new parameters (graphs.h): what it runs from now on. An
+ * executable whose making the trace did not see runs nothing it knows
+ * anyway: its edits change nothing. */
+static void edit(struct gt_graphs *g, const struct gt_record *r) {
+  if (r->result != 0)
+    return;
+  struct gt_graph_node *n;
+  if (r->u.launch.stream) {
+    struct gt_graph_exec *x = exec_of(g, r->pid, r->u.launch.stream);
+    if (!x || !x->known)
+      return;
+    n = tagged(x->nodes, x->nnodes, r->u.launch.node);
+    x->edits += n != NULL;
+  } else {
+    n = graph_node(g, r->pid, r->u.launch.node);
+  }
+  if (!n) {
+    g->edits_lost++;
+    return;
+  }
+  n->kernel = r->u.launch.kernel;
+  memcpy(n->grid, r->u.launch.grid, sizeof n->grid);
+  memcpy(n->block, r->u.launch.block, sizeof n->block);
+  n->shmem = r->u.launch.shared_mem;
+  n->flags = r->flags & GT_F_KERNEL_HANDLE;
+  if (r->stack_id) /* its runs are the line's that set it */
+    n->stack_id = r->stack_id;
 }
 
 /* ---- GRAPH records ---- */
@@ -309,9 +406,18 @@ static void instantiated(struct gt_graphs *g, const struct gt_record *r, int upd
   x->known = src->known;
   x->captured = src->captured;
   x->capture_stack = src->capture_stack;
-  x->nodes = gt_xrealloc(x->nodes, (src->nodes.n ? src->nodes.n : 1) * sizeof *x->nodes);
+  struct gt_graph_node *nodes =
+      gt_xcalloc(src->nodes.n ? src->nodes.n : 1, sizeof *nodes);
   if (src->nodes.n) /* none known: a graph built untraced, or made before the file */
-    memcpy(x->nodes, src->nodes.v, src->nodes.n * sizeof *x->nodes);
+    memcpy(nodes, src->nodes.v, src->nodes.n * sizeof *nodes);
+  /* An update pairs the nodes in order (same topology, else it fails): each
+   * keeps the tag it was instantiated with and takes its pair's. */
+  for (size_t i = 0; update && x->nnodes == src->nodes.n && i < x->nnodes; i++) {
+    nodes[i].tag_upd = src->nodes.v[i].tag;
+    nodes[i].tag = x->nodes[i].tag;
+  }
+  free(x->nodes);
+  x->nodes = nodes;
   x->nnodes = src->nodes.n;
 }
 
@@ -322,21 +428,38 @@ static void end_capture(struct gt_graphs *g, const struct gt_record *r) {
   struct capture_ent *c = capture_of(g, r->pid, r->u.graph.capture);
   if (r->result == 0 && r->u.graph.graph) {
     struct graph_ent *to = graph_of(g, r->pid, r->u.graph.graph);
-    list_set(&to->nodes, &c->nodes);
+    if (c->into) { /* after the graph's own nodes */
+      list_append(&to->nodes, c->nodes.v, c->nodes.n);
+    } else {
+      list_set(&to->nodes, &c->nodes);
+      to->instantiations = 0;
+    }
     to->captured = to->known = 1;
     to->capture_stack = c->stack;
-    to->instantiations = 0;
   }
   c->nodes.n = 0; /* the id is never reused: the entry stays empty */
+}
+
+/* A destroyed graph's nodes are found by their tags no more. */
+static void forget_tags(struct gt_graphs *g, uint32_t pid, uint64_t handle,
+                        const struct graph_ent *e) {
+  for (size_t i = 0; i < e->nodes.n; i++) {
+    uint64_t in, key = gt_pid_key(pid, e->nodes.v[i].tag);
+    if (e->nodes.v[i].tag && gt_map_get(&g->tag_graph, key, &in) && in == handle)
+      gt_map_del(&g->tag_graph, key);
+  }
 }
 
 static void graph_record(struct gt_graphs *g, const struct gt_record *r) {
   const struct gt_graph_args *a = &r->u.graph;
   switch (g->api_class[r->api]) {
   case AC_BEGIN:
+  case AC_BEGIN_TO:
     if (r->result == 0) {
       open_delta(g, r->pid, 1);
-      capture_of(g, r->pid, a->capture)->stack = r->stack_id;
+      struct capture_ent *c = capture_of(g, r->pid, a->capture);
+      c->stack = r->stack_id;
+      c->into = g->api_class[r->api] == AC_BEGIN_TO;
     }
     break;
   case AC_END:
@@ -351,7 +474,8 @@ static void graph_record(struct gt_graphs *g, const struct gt_record *r) {
     if (r->result == 0 && a->arg) {
       struct graph_ent src = *graph_of(g, r->pid, a->graph);
       struct graph_ent *to = graph_of(g, r->pid, a->arg);
-      list_set(&to->nodes, &src.nodes);
+      to->nodes.n = 0;
+      list_append_copies(&to->nodes, src.nodes.v, src.nodes.n);
       to->captured = src.captured;
       to->known = src.known;
       to->capture_stack = src.capture_stack;
@@ -363,7 +487,7 @@ static void graph_record(struct gt_graphs *g, const struct gt_record *r) {
       struct node_list copy = {0};
       list_append(&copy, child.v, child.n); /* graph_of may move the table */
       struct graph_ent *parent = graph_of(g, r->pid, a->graph);
-      list_append(&parent->nodes, copy.v, copy.n);
+      list_append_copies(&parent->nodes, copy.v, copy.n);
       parent->known = 1;
       free(copy.v);
     }
@@ -371,6 +495,7 @@ static void graph_record(struct gt_graphs *g, const struct gt_record *r) {
   case AC_GRAPH_DESTROY:
     if (r->result == 0) {
       struct graph_ent *e = graph_of(g, r->pid, a->graph);
+      forget_tags(g, r->pid, a->graph, e);
       e->nodes.n = 0;
       e->captured = e->known = 0;
       e->instantiations = 0;
@@ -690,6 +815,11 @@ enum gt_graphs_verdict gt_graphs_feed(struct gt_graphs *g, const struct gt_recor
   case GT_KIND_LAUNCH:
   case GT_KIND_MEMCPY:
   case GT_KIND_MEMSET:
+    if (r->kind == GT_KIND_LAUNCH &&
+        (gt_api_flags(r->api) & GT_AF_EDIT)) { /* ran nothing */
+      edit(g, r);
+      return GT_GRAPHS_HIDE;
+    }
     if (r->flags & (GT_F_CAPTURED | GT_F_NODE)) {
       if (r->result == 0)
         take_node(g, r);
@@ -727,6 +857,10 @@ struct gt_graph_exec *gt_graphs_execs(struct gt_graphs *g, size_t *n) {
 
 uint64_t gt_graphs_launched_during_capture(const struct gt_graphs *g) {
   return g->during_capture;
+}
+
+uint64_t gt_graphs_edits_not_followed(const struct gt_graphs *g) {
+  return g->edits_lost;
 }
 
 size_t gt_graphs_in_flight(const struct gt_graphs *g) {

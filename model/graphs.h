@@ -5,10 +5,23 @@
  *  - Fed every record of a session in order (gt_graphs_feed). It learns:
  *    the nodes of each open capture (records with GT_F_CAPTURED, by the
  *    capture id in their corr field), the graph each capture became
- *    (EndCapture), the nodes added to graphs (GT_F_NODE, the graph in the
- *    stream field; child graphs, clones), what each executable was
- *    instantiated (or updated) from, and the eager device time of each
- *    kernel and of copies and memsets (per byte), by process.
+ *    (EndCapture; a capture begun with BeginCaptureToGraph adds its nodes
+ *    after the graph's own), the nodes added to graphs (GT_F_NODE, the
+ *    graph in the stream field; child graphs, clones), what each
+ *    executable was instantiated (or updated) from, and the eager device
+ *    time of each kernel and of copies and memsets (per byte), by process.
+ *  - Kernel nodes' parameters set (records of GT_AF_EDIT apis) change what
+ *    the node runs from then on: a graph's node (cudaGraphKernelNodeSet
+ *    Params) for the executables instantiated after, an executable's
+ *    (cudaGraphExecKernelNodeSetParams) for its launches after; the graph
+ *    or executable is left as it was. The node is the one whose tag (its
+ *    handle's low 32 bits, kept from the record that added it; an
+ *    executable's nodes keep their graph's, and an update's pair's) is the
+ *    record's: among the executable's nodes, or the process's graphs' for a
+ *    graph's node (the call does not name the graph). A node found nowhere,
+ *    or twice, is an edit not followed (counted: gt_graphs_edits_not_
+ *    followed). Copies made by CUDA (clones, child graphs, a graph
+ *    launched into a capture) have new handles: their nodes have no tag.
  *  - What the session does with each record (gt_graphs_feed's result):
  *    GT_GRAPHS_HIDE for a captured or explicitly added node (it ran
  *    nothing: not a launch, not work, not an allocation); GT_GRAPHS_EXPAND
@@ -92,6 +105,10 @@ struct gt_graph_node {
   uint32_t flags; /* GT_F_HOST_FN */
   uint32_t stack_id;
   uint32_t grid[3], block[3];
+  uint32_t tag;     /* a kernel node added explicitly: its handle's low 32 bits
+                       (schema.h gt_launch_args.node); 0: not known */
+  uint32_t tag_upd; /* an executable's node: its pair's tag in the graph the
+                       executable was last updated from (cudaGraphExecUpdate) */
   uint64_t kernel, shmem, bytes;
   uint64_t ptr; /* memory nodes */
 };
@@ -113,6 +130,7 @@ struct gt_graph_exec {
   uint64_t instance_ns;     /* what instantiation took (host) */
   uint64_t launches_before; /* graph launches of the process before its instantiation */
   uint32_t instantiations;  /* of its graph, this one included */
+  uint64_t edits;           /* its kernel nodes' parameters set (and followed) */
   int captured;             /* its graph came from a stream capture */
   int known;                /* its graph's making was in the trace */
 };
@@ -134,6 +152,11 @@ struct gt_graph_exec *gt_graphs_execs(struct gt_graphs *g, size_t *n);
 double gt_graph_exec_gpu_ns(const struct gt_graph_exec *x);
 /* Launches made while a capture was open in the same process (findings). */
 uint64_t gt_graphs_launched_during_capture(const struct gt_graphs *g);
+/* Kernel nodes' parameters set (successfully) that the layer could not
+ * follow: the node is not one the trace saw added (a captured node, found
+ * with cudaGraphGetNodes), or its tag is not unique where it was looked
+ * for. The graphs those nodes are in run what the trace last saw. */
+uint64_t gt_graphs_edits_not_followed(const struct gt_graphs *g);
 /* Entries kept for graph launches in flight (DEVICE records held for an
  * executable not known yet, CUPTI node counts of a launch not complete):
  * 0 once every launch read has all its records, so a days-long reader

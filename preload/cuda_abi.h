@@ -460,6 +460,12 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v2_st { /* CUDA_KERNEL_NODE_PARAMS (12.0+
   CUcontext ctx;
 } CUDA_KERNEL_NODE_PARAMS;
 
+typedef struct CUgraphExecUpdateResultInfo_st {
+  int result; /* CUgraphExecUpdateResult */
+  CUgraphNode errorNode;
+  CUgraphNode errorFromNode;
+} CUgraphExecUpdateResultInfo;
+
 typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
   cuuint64_t flags;
   CUstream hUploadStream;

@@ -1,19 +1,22 @@
 /* hooks_graph.c — building graphs: instantiation, update, clone, upload,
- * destruction and nodes added explicitly (runtime and driver), and the
- * driver's stream-capture twins. Stream capture itself is capture.c's, the
- * profiler range calls range.c's.
+ * destruction, nodes added explicitly and kernel nodes' parameters set
+ * (runtime and driver), and the driver's stream-capture twins. Stream
+ * capture itself is capture.c's, the profiler range calls range.c's.
  *
  * Contract:
  *  - Each hook has the exact signature of the entry point it is named after
  *    (cuda_runtime_api.h of CUDA 12 and 13; the cuda.h symbols its #defines
  *    name: cuStreamBeginCapture -> cuStreamBeginCapture_v2(_ptsz),
  *    cuGraphInstantiate -> cuGraphInstantiateWithFlags, cuGraphAddKernelNode
- *    -> cuGraphAddKernelNode_v2), forwards to the real function and returns
- *    its result and errno untouched. Every call is recorded, failed ones
- *    too; what a call writes through a pointer (a graph, an exec, a node, an
- *    allocation) is read only after it succeeded, 0 otherwise. No hook here
- *    makes a CUDA call of its own (the memcpy nodes' cudaMemcpyDefault and
- *    array queries are hooks_copy.c's, made as for the copy hooks).
+ *    -> cuGraphAddKernelNode_v2, cuGraph(Exec)KernelNodeSetParams ->
+ *    cuGraph(Exec)KernelNodeSetParams_v2, cuGraphExecUpdate ->
+ *    cuGraphExecUpdate_v2, cuStreamBeginCaptureToGraph(_ptsz)), forwards to
+ *    the real function and returns its result and errno untouched. Every
+ *    call is recorded, failed ones too; what a call writes through a
+ *    pointer (a graph, an exec, a node, an allocation) is read only after
+ *    it succeeded, 0 otherwise. No hook here makes a CUDA call of its own
+ *    (the memcpy nodes' cudaMemcpyDefault and array queries are
+ *    hooks_copy.c's, made as for the copy hooks).
  *  - GRAPH records (schema.h struct gt_graph_args; fields not named are 0):
  *     cudaGraphInstantiate, cudaGraphInstantiateWithFlags,
  *       cuGraphInstantiateWithFlags: graph, exec (made), mode = the flags;
@@ -22,26 +25,27 @@
  *       upload stream, node = errNode_out and arg = result_out (the
  *       cudaGraphInstantiateResult) as the call left them; result: the
  *       call's return value;
- *     cudaGraphExecUpdate: exec, graph; node = the result info's errorNode
- *       and arg = its result (cudaGraphExecUpdateResult) when the call
- *       succeeded or failed with cudaErrorGraphExecUpdateFailure (the cases
- *       that fill it);
+ *     cudaGraphExecUpdate, cuGraphExecUpdate_v2: exec, graph; node = the
+ *       result info's errorNode and arg = its result (cudaGraphExecUpdate
+ *       Result) when the call succeeded or failed with
+ *       cudaErrorGraphExecUpdateFailure (the cases that fill it);
  *     cudaGraphClone: graph (the original), arg = the clone;
  *     cudaGraphAddChildGraphNode: graph, node, arg = the child graph;
  *       cudaGraphAddEmptyNode: graph, node (both GT_F_NODE);
- *     cudaGraphExecKernelNodeSetParams: exec, node, arg = the params' func;
  *     cudaGraphUpload(_ptsz), cuGraphUpload(_ptsz): exec, stream as passed
  *       (GT_F_ASYNC);
  *     cudaGraphExecDestroy, cuGraphExecDestroy: exec; cudaGraphDestroy,
  *       cuGraphDestroy: graph.
  *  - Nodes added explicitly are records of the work they describe, flagged
  *    GT_F_NODE (apis.h GT_AF_NODE), with the graph in the payload's stream
- *    field, corr 0, never timed on the device; the node handle is not kept
- *    (the payloads have no room for it):
+ *    field, corr 0, never timed on the device; a kernel node's handle is
+ *    kept as its low 32 bits in the launch payload's node field (no room
+ *    for more), the others' not at all:
  *     cudaGraphAddKernelNode: LAUNCH, kernel = func (a stub or a
  *       cudaKernel_t, as cudaLaunchKernel records it), grid, block,
- *       shared_mem = sharedMemBytes; cuGraphAddKernelNode_v2: kernel = func,
- *       or kern when func is NULL;
+ *       shared_mem = sharedMemBytes, node = the node made (0 when it
+ *       failed); cuGraphAddKernelNode_v2: kernel = func, or kern when func
+ *       is NULL;
  *     cudaGraphAddHostNode: LAUNCH, kernel = the function, GT_F_HOST_FN;
  *     cudaGraphAddMemcpyNode: MEMCPY as cudaMemcpy3D records its
  *       cudaMemcpy3DParms (hooks_copy3d.c: bytes = extent width x height x
@@ -55,11 +59,19 @@
  *     cudaGraphAddMemAllocNode: ALLOC ptr = the params' dptr after a
  *       successful call, bytes = bytesize, memory device;
  *       cudaGraphAddMemFreeNode: FREE ptr, memory device.
- *  - cuStreamBeginCapture_v2(_ptsz), cuStreamEndCapture(_ptsz): the runtime
- *    capture hooks' bodies (capture.h GT_BEGIN_CAPTURE / GT_END_CAPTURE):
- *    the same table, bit and GRAPH records. Called from inside another
- *    hook — libcudart making its own capture calls through the driver —
- *    they forward untouched: that hook keeps the books and records.
+ *  - A kernel node's parameters set (apis.h GT_AF_EDIT): a LAUNCH record
+ *    as the node's (kernel, grid, block, shared_mem of the new parameters,
+ *    GT_F_NODE, node = the node named), stream = the executable
+ *    (cudaGraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams_v2)
+ *    or 0 (cudaGraphKernelNodeSetParams, cuGraphKernelNodeSetParams_v2: the
+ *    call does not name the graph, and asking for it would be a CUDA call).
+ *  - cuStreamBeginCapture_v2(_ptsz), cuStreamBeginCaptureToGraph(_ptsz),
+ *    cuStreamEndCapture(_ptsz): the runtime capture hooks' bodies (capture.h
+ *    GT_BEGIN_CAPTURE / GT_END_CAPTURE): the same table, bit and GRAPH
+ *    records (ToGraph: graph = the graph captured into). Called from inside
+ *    another hook — libcudart making its own capture calls through the
+ *    driver — they forward untouched: that hook keeps the books and
+ *    records.
  */
 #include "capture.h"
 #include "hooks_copy.h"
@@ -90,6 +102,9 @@ static void emit_graph(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, i
  * only be written in an initializer). */
 #define GRAPH_EMIT(name, flags, ...)                                                     \
   emit_graph(GT_API_##name, flags, t0, t1, r, &(const struct gt_graph_args){__VA_ARGS__})
+/* The same for the api number `api` (no flags). */
+#define GRAPH_EMIT_API(api, ...)                                                         \
+  emit_graph(api, 0, t0, t1, r, &(const struct gt_graph_args){__VA_ARGS__})
 
 /* ---- instantiation ---- */
 
@@ -124,12 +139,19 @@ HOOK_INSTANTIATE(cudaGraphInstantiateWithFlags)
 HOOK_INSTANTIATE_PARAMS(cudaGraphInstantiateWithParams)
 HOOK_INSTANTIATE_PARAMS(cudaGraphInstantiateWithParams_ptsz)
 
-static void emit_update(uint64_t t0, uint64_t t1, cudaError_t r, cudaGraphExec_t exec,
-                        cudaGraph_t graph, const cudaGraphExecUpdateResultInfo *info) {
-  int filled = info != NULL && (r == 0 || r == cudaErrorGraphExecUpdateFailure);
-  GRAPH_EMIT(cudaGraphExecUpdate, 0, .exec = h64(exec), .graph = h64(graph),
-             .node = filled ? h64(info->errorNode) : 0,
-             .arg = filled ? (uint32_t)info->result : 0);
+/* Whether an update call filled its result info: it succeeded or failed
+ * with cudaErrorGraphExecUpdateFailure (CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE
+ * is the same number). */
+static inline int update_filled(int r, const void *info) {
+  return info != NULL && (r == 0 || r == cudaErrorGraphExecUpdateFailure);
+}
+
+/* An update's record: `err_node` and `result` from the result info where
+ * the call filled it, else NULL and 0. */
+static void emit_update(unsigned api, uint64_t t0, uint64_t t1, int r, const void *exec,
+                        const void *graph, const void *err_node, int result) {
+  GRAPH_EMIT_API(api, .exec = h64(exec), .graph = h64(graph), .node = h64(err_node),
+                 .arg = (uint32_t)result);
 }
 
 GT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph,
@@ -137,7 +159,9 @@ GT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t grap
   GT_REAL(cudaGraphExecUpdate, cudaError_t,
           (cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo *));
   GT_TRACE_CALL(real_cudaGraphExecUpdate(exec, graph, info),
-                emit_update(t0, t1, r, exec, graph, info));
+                emit_update(GT_API_cudaGraphExecUpdate, t0, t1, r, exec, graph,
+                            update_filled(r, info) ? info->errorNode : NULL,
+                            update_filled(r, info) ? info->result : 0));
 }
 
 GT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t graph) {
@@ -145,15 +169,6 @@ GT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t graph
   GT_TRACE_CALL(real_cudaGraphClone(pGraphClone, graph),
                 GRAPH_EMIT(cudaGraphClone, 0, .graph = h64(graph),
                            .arg = out_handle(r, pGraphClone)));
-}
-
-GT_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(
-    cudaGraphExec_t exec, cudaGraphNode_t node, const struct cudaKernelNodeParams *p) {
-  GT_REAL(cudaGraphExecKernelNodeSetParams, cudaError_t,
-          (cudaGraphExec_t, cudaGraphNode_t, const struct cudaKernelNodeParams *));
-  GT_TRACE_CALL(real_cudaGraphExecKernelNodeSetParams(exec, node, p),
-                GRAPH_EMIT(cudaGraphExecKernelNodeSetParams, 0, .exec = h64(exec),
-                           .node = h64(node), .arg = p ? h64(p->func) : 0));
 }
 
 #define HOOK_UPLOAD(name)                                                                \
@@ -200,11 +215,14 @@ GT_EXPORT cudaError_t cudaGraphAddEmptyNode(NODE_P) {
                            .node = out_handle(r, pNode)));
 }
 
-/* A kernel or host-function node: a LAUNCH record that ran nothing. */
+/* A kernel or host-function node, or a kernel node's new parameters: a
+ * LAUNCH record that ran nothing. `owner` goes in the stream field (the
+ * graph; an edit's executable), `node` the handle the record names (a
+ * kernel node's, or NULL). */
 static void emit_launch_node(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1,
-                             int r, const void *graph, const void *kernel,
-                             const unsigned grid[3], const unsigned block[3],
-                             uint64_t shmem) {
+                             int r, const void *owner, const void *node,
+                             const void *kernel, const unsigned grid[3],
+                             const unsigned block[3], uint64_t shmem) {
   struct gt_record rec;
   gt_record_begin(&rec, api, t0, t1, r);
   rec.flags = GT_F_NODE | flags;
@@ -214,19 +232,23 @@ static void emit_launch_node(unsigned api, uint32_t flags, uint64_t t0, uint64_t
     rec.u.launch.block[i] = block[i];
   }
   rec.u.launch.shared_mem = shmem;
-  rec.u.launch.stream = h64(graph);
+  rec.u.launch.stream = h64(owner);
+  rec.u.launch.node = (uint32_t)h64(node); /* schema.h: the handle's low 32 bits */
   gt_emit(&rec);
 }
 
-static void emit_kernel_node(uint64_t t0, uint64_t t1, cudaError_t r, cudaGraph_t graph,
+/* A runtime kernel node's record: added (api cudaGraphAddKernelNode, owner
+ * the graph) or its parameters set (owner the executable, or NULL). */
+static void emit_kernel_node(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
+                             const void *owner, const void *node,
                              const struct cudaKernelNodeParams *p) {
   unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   if (p != NULL) {
     grid[0] = p->gridDim.x, grid[1] = p->gridDim.y, grid[2] = p->gridDim.z;
     block[0] = p->blockDim.x, block[1] = p->blockDim.y, block[2] = p->blockDim.z;
   }
-  emit_launch_node(GT_API_cudaGraphAddKernelNode, 0, t0, t1, r, graph, p ? p->func : NULL,
-                   grid, block, p ? p->sharedMemBytes : 0);
+  emit_launch_node(api, 0, t0, t1, r, owner, node, p ? p->func : NULL, grid, block,
+                   p ? p->sharedMemBytes : 0);
 }
 
 GT_EXPORT cudaError_t cudaGraphAddKernelNode(NODE_P,
@@ -234,7 +256,26 @@ GT_EXPORT cudaError_t cudaGraphAddKernelNode(NODE_P,
   GT_REAL(cudaGraphAddKernelNode, cudaError_t,
           (NODE_T, const struct cudaKernelNodeParams *));
   GT_TRACE_CALL(real_cudaGraphAddKernelNode(NODE_A, p),
-                emit_kernel_node(t0, t1, r, graph, p));
+                emit_kernel_node(GT_API_cudaGraphAddKernelNode, t0, t1, r, graph,
+                                 (const void *)(uintptr_t)out_handle(r, pNode), p));
+}
+
+GT_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
+                                                   const struct cudaKernelNodeParams *p) {
+  GT_REAL(cudaGraphKernelNodeSetParams, cudaError_t,
+          (cudaGraphNode_t, const struct cudaKernelNodeParams *));
+  GT_TRACE_CALL(
+      real_cudaGraphKernelNodeSetParams(node, p),
+      emit_kernel_node(GT_API_cudaGraphKernelNodeSetParams, t0, t1, r, NULL, node, p));
+}
+
+GT_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(
+    cudaGraphExec_t exec, cudaGraphNode_t node, const struct cudaKernelNodeParams *p) {
+  GT_REAL(cudaGraphExecKernelNodeSetParams, cudaError_t,
+          (cudaGraphExec_t, cudaGraphNode_t, const struct cudaKernelNodeParams *));
+  GT_TRACE_CALL(real_cudaGraphExecKernelNodeSetParams(exec, node, p),
+                emit_kernel_node(GT_API_cudaGraphExecKernelNodeSetParams, t0, t1, r, exec,
+                                 node, p));
 }
 
 GT_EXPORT cudaError_t cudaGraphAddHostNode(NODE_P, const struct cudaHostNodeParams *p) {
@@ -242,7 +283,8 @@ GT_EXPORT cudaError_t cudaGraphAddHostNode(NODE_P, const struct cudaHostNodePara
   static const unsigned none[3] = {0, 0, 0};
   GT_TRACE_CALL(real_cudaGraphAddHostNode(NODE_A, p),
                 emit_launch_node(GT_API_cudaGraphAddHostNode, GT_F_HOST_FN, t0, t1, r,
-                                 graph, p ? (const void *)p->fn : NULL, none, none, 0));
+                                 graph, NULL, p ? (const void *)p->fn : NULL, none, none,
+                                 0));
 }
 
 GT_EXPORT cudaError_t cudaGraphAddMemcpyNode(NODE_P, const struct cudaMemcpy3DParms *p) {
@@ -318,6 +360,18 @@ GT_EXPORT cudaError_t cudaGraphAddMemFreeNode(NODE_P, void *dptr) {
 DRV_BEGIN_CAPTURE(cuStreamBeginCapture_v2, 0)
 DRV_BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, 1)
 
+#define DRV_BEGIN_CAPTURE_TO_GRAPH(name, ptsz)                                           \
+  GT_EXPORT CUresult name(CUstream hStream, CUgraph hGraph, const CUgraphNode *deps,     \
+                          const void *edges, size_t n, int mode) {                       \
+    DRV_REAL(name, (CUstream, CUgraph, const CUgraphNode *, const void *, size_t, int)); \
+    DRV_CAPTURE(real_##name(hStream, hGraph, deps, edges, n, mode),                      \
+                GT_BEGIN_CAPTURE(GT_API_##name,                                          \
+                                 real_##name(hStream, hGraph, deps, edges, n, mode),     \
+                                 hStream, ptsz, hGraph, mode));                          \
+  }
+DRV_BEGIN_CAPTURE_TO_GRAPH(cuStreamBeginCaptureToGraph, 0)
+DRV_BEGIN_CAPTURE_TO_GRAPH(cuStreamBeginCaptureToGraph_ptsz, 1)
+
 #define DRV_END_CAPTURE(name, ptsz)                                                      \
   GT_EXPORT CUresult name(CUstream hStream, CUgraph *phGraph) {                          \
     DRV_REAL(name, (CUstream, CUgraph *));                                               \
@@ -351,7 +405,10 @@ GT_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph
 DRV_INSTANTIATE_PARAMS(cuGraphInstantiateWithParams)
 DRV_INSTANTIATE_PARAMS(cuGraphInstantiateWithParams_ptsz)
 
-static void emit_drv_kernel_node(uint64_t t0, uint64_t t1, CUresult r, CUgraph graph,
+/* The driver's kernel node records, as emit_kernel_node's: kernel = func,
+ * or kern when func is NULL. */
+static void emit_drv_kernel_node(unsigned api, uint64_t t0, uint64_t t1, CUresult r,
+                                 const void *owner, const void *node,
                                  const CUDA_KERNEL_NODE_PARAMS *p) {
   unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   const void *kernel = NULL;
@@ -360,8 +417,8 @@ static void emit_drv_kernel_node(uint64_t t0, uint64_t t1, CUresult r, CUgraph g
     block[0] = p->blockDimX, block[1] = p->blockDimY, block[2] = p->blockDimZ;
     kernel = p->func != NULL ? p->func : p->kern;
   }
-  emit_launch_node(GT_API_cuGraphAddKernelNode_v2, 0, t0, t1, r, graph, kernel, grid,
-                   block, p ? p->sharedMemBytes : 0);
+  emit_launch_node(api, 0, t0, t1, r, owner, node, kernel, grid, block,
+                   p ? p->sharedMemBytes : 0);
 }
 
 GT_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -372,7 +429,36 @@ GT_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGr
                                      const CUDA_KERNEL_NODE_PARAMS *));
   GT_TRACE_CALL(real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies,
                                              numDependencies, nodeParams),
-                emit_drv_kernel_node(t0, t1, r, hGraph, nodeParams));
+                emit_drv_kernel_node(GT_API_cuGraphAddKernelNode_v2, t0, t1, r, hGraph,
+                                     (const void *)(uintptr_t)out_handle(r, phGraphNode),
+                                     nodeParams));
+}
+
+GT_EXPORT CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
+                                                 const CUDA_KERNEL_NODE_PARAMS *p) {
+  DRV_REAL(cuGraphKernelNodeSetParams_v2, (CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *));
+  GT_TRACE_CALL(real_cuGraphKernelNodeSetParams_v2(hNode, p),
+                emit_drv_kernel_node(GT_API_cuGraphKernelNodeSetParams_v2, t0, t1, r,
+                                     NULL, hNode, p));
+}
+
+GT_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec,
+                                                     CUgraphNode hNode,
+                                                     const CUDA_KERNEL_NODE_PARAMS *p) {
+  DRV_REAL(cuGraphExecKernelNodeSetParams_v2,
+           (CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *));
+  GT_TRACE_CALL(real_cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, p),
+                emit_drv_kernel_node(GT_API_cuGraphExecKernelNodeSetParams_v2, t0, t1, r,
+                                     hGraphExec, hNode, p));
+}
+
+GT_EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+                                        CUgraphExecUpdateResultInfo *info) {
+  DRV_REAL(cuGraphExecUpdate_v2, (CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *));
+  GT_TRACE_CALL(real_cuGraphExecUpdate_v2(hGraphExec, hGraph, info),
+                emit_update(GT_API_cuGraphExecUpdate_v2, t0, t1, r, hGraphExec, hGraph,
+                            update_filled(r, info) ? info->errorNode : NULL,
+                            update_filled(r, info) ? info->result : 0));
 }
 
 GT_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {

@@ -50,6 +50,7 @@
 #define GT_AF_CAPTURE (1u << 18)  /* begins or ends a stream capture */
 #define GT_AF_STACK (1u << 19)    /* rare and structural (a capture begins, a graph is
                                      instantiated): its stack is taken whenever stacks are on */
+#define GT_AF_EDIT (1u << 20)     /* sets a kernel node's parameters: runs nothing (GT_F_NODE) */
 
 #define GT_API_LIST(X) \
   X(none, NONE, META, none, L, 0, 0) \
@@ -301,7 +302,7 @@
   X(cudaGraphUpload_ptsz, GRAPH, RT, cudaGraphUpload, PT, 0, GT_AF_ASYNC) \
   X(cudaGraphAddChildGraphNode, GRAPH, RT, cudaGraphAddChildGraphNode, L, 0, GT_AF_NODE) \
   X(cudaGraphAddEmptyNode, GRAPH, RT, cudaGraphAddEmptyNode, L, 0, GT_AF_NODE) \
-  X(cudaGraphExecKernelNodeSetParams, GRAPH, RT, cudaGraphExecKernelNodeSetParams, L, 0, 0) \
+  X(cudaGraphExecKernelNodeSetParams, LAUNCH, RT, cudaGraphExecKernelNodeSetParams, L, 0, GT_AF_EDIT) \
   X(cudaGraphAddKernelNode, LAUNCH, RT, cudaGraphAddKernelNode, L, 0, GT_AF_NODE) \
   X(cudaGraphAddHostNode, LAUNCH, RT, cudaGraphAddHostNode, L, 0, GT_AF_HOST_FN|GT_AF_NODE) \
   X(cudaGraphAddMemcpyNode, MEMCPY, RT, cudaGraphAddMemcpyNode, L, 0, GT_AF_NODE) \
@@ -320,7 +321,13 @@
   X(cuGraphExecDestroy, GRAPH, DRV, cuGraphExecDestroy, L, 0, 0) \
   X(cuGraphDestroy, GRAPH, DRV, cuGraphDestroy, L, 0, 0) \
   X(cuGraphUpload, GRAPH, DRV, cuGraphUpload, L, 0, GT_AF_ASYNC) \
-  X(cuGraphUpload_ptsz, GRAPH, DRV, cuGraphUpload, PT, 0, GT_AF_ASYNC)
+  X(cuGraphUpload_ptsz, GRAPH, DRV, cuGraphUpload, PT, 0, GT_AF_ASYNC) \
+  X(cudaGraphKernelNodeSetParams, LAUNCH, RT, cudaGraphKernelNodeSetParams, L, 0, GT_AF_EDIT) \
+  X(cuGraphKernelNodeSetParams_v2, LAUNCH, DRV, cuGraphKernelNodeSetParams, L, 12000, GT_AF_EDIT) \
+  X(cuGraphExecKernelNodeSetParams_v2, LAUNCH, DRV, cuGraphExecKernelNodeSetParams, L, 12000, GT_AF_EDIT) \
+  X(cuStreamBeginCaptureToGraph, GRAPH, DRV, cuStreamBeginCaptureToGraph, L, 0, GT_AF_CAPTURE|GT_AF_STACK) \
+  X(cuStreamBeginCaptureToGraph_ptsz, GRAPH, DRV, cuStreamBeginCaptureToGraph, PT, 0, GT_AF_CAPTURE|GT_AF_STACK) \
+  X(cuGraphExecUpdate_v2, GRAPH, DRV, cuGraphExecUpdate, L, 12000, 0)
 
 /* clang-format on */
 

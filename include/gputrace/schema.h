@@ -160,7 +160,9 @@ enum gt_proc_phase {
             capture's id (its low 32 bits), not a correlation id */
 #define GT_F_NODE                                                                        \
   0x1000u /* launch, memcpy, memset, alloc, free: a node added to a graph                \
-             (cudaGraphAdd*Node): ran nothing; the stream field holds the graph */
+             (cudaGraphAdd*Node), or a kernel node's parameters set (apis.h              \
+             GT_AF_EDIT): ran nothing; the stream field holds the graph (an edit:        \
+             the executable, or 0) */
 #define GT_F_GRAPH_RUN                                                                   \
   0x2000u /* made by the analyzer, never in a trace: a node's run inside a graph launch  \
              (LAUNCH), its share of the launch's device time (DEVICE) */
@@ -232,7 +234,9 @@ struct gt_launch_args { /* LAUNCH */
   uint32_t corr; /* correlation id, unique per (pid, tid); 0 = none. A
                     DEVICE record with the same pid, tid and corr says when
                     this work ran on the device */
-  uint32_t pad;
+  uint32_t node; /* GT_F_NODE kernel nodes (added, or their parameters set:
+                    apis.h GT_AF_EDIT): the low 32 bits of the node's handle,
+                    0 when not known; 0 for every other launch */
 };
 
 /* Where device times come from. */
@@ -275,10 +279,13 @@ struct gt_handle_args { /* SYNC, STREAM, EVENT */
  * it failed). Graphs: Instantiate/ExecUpdate (graph -> exec), Clone (graph ->
  * arg: the clone), AddChildGraphNode (graph, node, arg: the child),
  * AddEmptyNode (graph, node), Upload (exec, stream), ExecDestroy (exec),
- * Destroy (graph), ExecKernelNodeSetParams (exec, node, arg: the kernel),
- * profiler start and stop (no fields). Kernel, copy, memset and host nodes
- * are LAUNCH, MEMCPY and MEMSET records, memory nodes ALLOC and FREE
- * records, with GT_F_NODE (added) or GT_F_CAPTURED (captured). */
+ * Destroy (graph), profiler start and stop (no fields). Kernel, copy,
+ * memset and host nodes are LAUNCH, MEMCPY and MEMSET records, memory nodes
+ * ALLOC and FREE records, with GT_F_NODE (added) or GT_F_CAPTURED
+ * (captured); a kernel node's parameters set (GraphKernelNodeSetParams,
+ * GraphExecKernelNodeSetParams) is a LAUNCH record with GT_F_NODE too (the
+ * new kernel, dims and shared memory; stream the executable, or 0 for a
+ * graph's node; node the node's handle's low 32 bits). */
 struct gt_graph_args { /* GRAPH */
   uint64_t graph;
   uint64_t exec;

@@ -18,6 +18,9 @@ CUresult cuStreamEndCapture_ptsz(CUstream, CUgraph *);
 CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *, CUgraph,
                                            CUDA_GRAPH_INSTANTIATE_PARAMS *);
 CUresult cuGraphUpload_ptsz(CUgraphExec, CUstream);
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream, CUgraph, const CUgraphNode *,
+                                          const CUgraphEdgeData *, size_t,
+                                          CUstreamCaptureMode);
 
 static int failures;
 
@@ -84,6 +87,14 @@ int main(int argc, char **argv) {
   kp.func = NULL;
   kp.kern = (CUkernel)(uintptr_t)0xbeef;
   CALL(cuGraphAddKernelNode_v2, &n, g, NULL, 0, &kp);
+  CALL(cuGraphKernelNodeSetParams_v2, (CUgraphNode)(uintptr_t)0x7001, &kp);
+  kp.func = (CUfunction)(uintptr_t)0xf00d;
+  CALL(cuGraphExecKernelNodeSetParams_v2, e, (CUgraphNode)(uintptr_t)0x7002, &kp);
+  CUgraphExecUpdateResultInfo ui = {0};
+  CALL(cuGraphExecUpdate_v2, e, g, &ui);
+  CALL(cuStreamBeginCaptureToGraph, s, g, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL);
+  CALL(cuStreamBeginCaptureToGraph_ptsz, NULL, g, NULL, NULL, 0,
+       CU_STREAM_CAPTURE_MODE_RELAXED);
   CALL(cuGraphUpload, e, s);
   CALL(cuGraphUpload_ptsz, e, NULL);
   CALL(cuGraphExecDestroy, e);

@@ -74,6 +74,9 @@ int main() {
   e = cudaGraphAddKernelNode(&kn, g, nullptr, 0, &kp);
   show("cudaGraphAddKernelNode", e);
   kn = made(e, kn, 0x7001);
+  kp.gridDim = dim3(4, 1, 1);
+  e = cudaGraphKernelNodeSetParams(kn, &kp);
+  show("cudaGraphKernelNodeSetParams", e);
 
   cudaHostNodeParams hp = {host_fn, nullptr};
   cudaGraphNode_t hn = nullptr;

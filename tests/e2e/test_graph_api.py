@@ -23,6 +23,7 @@ GRAPH_API = [
     ("stream", "cudaStreamCreateWithFlags", "cudaStreamCreateWithFlags"),
     ("alloc", "cudaMalloc", "cudaMalloc"),
     ("launch", "cudaGraphAddKernelNode", "cudaGraphAddKernelNode"),
+    ("launch", "cudaGraphKernelNodeSetParams", "cudaGraphKernelNodeSetParams"),
     ("launch", "cudaGraphAddHostNode", "cudaGraphAddHostNode"),
     ("memcpy", "cudaGraphAddMemcpyNode", "cudaGraphAddMemcpyNode"),
     ("memcpy", "cudaGraphAddMemcpyNode1D", "cudaGraphAddMemcpyNode1D"),
@@ -36,7 +37,7 @@ GRAPH_API = [
     ("graph", "cudaGraphInstantiateWithParams", "cudaGraphInstantiateWithParams"),
     ("graph", "cudaGraphExecUpdate", "cudaGraphExecUpdate"),
     ("graph", "cudaGraphClone", "cudaGraphClone"),
-    ("graph", "cudaGraphExecKernelNodeSetParams", "cudaGraphExecKernelNodeSetParams"),
+    ("launch", "cudaGraphExecKernelNodeSetParams", "cudaGraphExecKernelNodeSetParams"),
     ("graph", "cudaGraphUpload", "cudaGraphUpload"),
     ("graph", "cudaStreamBeginCapture", "cudaStreamBeginCapture"),
     ("launch", "__cudaLaunchKernel", None),
@@ -125,8 +126,17 @@ def check_graph_api(name, p, events, rename):
         if "captured" in e:
             raise AssertionError(name + ": a node flagged captured: %r" % e)
 
-    node(one("cudaGraphAddKernelNode"), kernel="k(float*)", grid=[3, 2, 1],
-         block=[64, 2, 1], shared_mem=256, stream=hx(h["g"]))
+    # a kernel node's records name it by its handle's low 32 bits (the one
+    # it made; none when it failed)
+    e = one("cudaGraphAddKernelNode")
+    node(e, kernel="k(float*)", grid=[3, 2, 1], block=[64, 2, 1], shared_mem=256,
+         stream=hx(h["g"]), node_id=hx(h["kn"] & 0xffffffff) if ok(e) else None)
+    # its parameters set: the new ones, in the graph (stream 0: the call
+    # names no graph) or in an executable
+    node(one("cudaGraphKernelNodeSetParams"), kernel="k(float*)", grid=[4, 1, 1],
+         block=[64, 2, 1], shared_mem=256, stream="0x0", node_id=hx(h["kn"] & 0xffffffff))
+    node(one("cudaGraphExecKernelNodeSetParams"), kernel="k(float*)", grid=[5, 1, 1],
+         block=[64, 2, 1], shared_mem=256, stream=hx(h["e1"]), node_id=hx(h["kn"] & 0xffffffff))
     node(one("cudaGraphAddHostNode"), kernel="host function " + hx(h["host_fn"]),
          grid=[0, 0, 0], block=[0, 0, 0], shared_mem=0, stream=hx(h["g"]))
     node(one("cudaGraphAddMemcpyNode"), dir="HtoD", bytes=256 * 4 * 2, dst=hx(h["d"]),
@@ -170,7 +180,6 @@ def check_graph_api(name, p, events, rename):
     graph("cudaGraphExecUpdate", exec=h["e1"], graph=h["g"])
     e = one("cudaGraphClone")
     graph("cudaGraphClone", graph=h["g"], arg=out(e, "cl"))
-    graph("cudaGraphExecKernelNodeSetParams", exec=h["e1"], node=h["kn"], arg=h["k"])
     graph("cudaGraphUpload", exec=h["e1"], stream=h["s"])
     for x in ("e1", "e2", "e3"):
         graph("cudaGraphExecDestroy " + x, exec=h[x])
@@ -244,6 +253,12 @@ DRIVER = [
     ("cuGraphInstantiateWithParams_ptsz", dict(graph=0x6000, mode=2, node=0x7777, arg=2)),
     ("cuGraphAddKernelNode_v2", dict(kernel="0xf00d")),
     ("cuGraphAddKernelNode_v2", dict(kernel="0xbeef")),
+    ("cuGraphKernelNodeSetParams_v2", dict(kernel="0xbeef", stream="0x0", node_id="0x7001")),
+    ("cuGraphExecKernelNodeSetParams_v2",
+     dict(kernel="0xf00d", stream="0x8001", node_id="0x7002")),
+    ("cuGraphExecUpdate_v2", dict(exec=0x8001, graph=0x6000)),
+    ("cuStreamBeginCaptureToGraph", dict(stream=0x5100, graph=0x6000, mode=0)),
+    ("cuStreamBeginCaptureToGraph_ptsz", dict(stream=0x2, graph=0x6000, mode=2)),
     ("cuGraphUpload", dict(exec=0x8001, stream=0x5100)),
     ("cuGraphUpload_ptsz", dict(exec=0x8001)),
     ("cuGraphExecDestroy", dict(exec=0x8001)),
@@ -271,8 +286,8 @@ def check_driver(name, args, env):
     eq({e["result"] for e in c}, {34}, name + ": CUDA_ERROR_STUB_LIBRARY")
     for e, (api, want) in zip(c, DRIVER):
         if e["kind"] == "launch":
-            want = dict(want, grid=[7, 6, 5], block=[32, 4, 2], shared_mem=1024,
-                        stream="0x6000", node=True, corr=0)
+            want = dict(dict(grid=[7, 6, 5], block=[32, 4, 2], shared_mem=1024,
+                             stream="0x6000", node=True, corr=0), **want)
             eq({k: e.get(k) for k in want}, want, name + ": " + api)
         else:
             eq(e["kind"], "graph", name + ": kind of " + api)

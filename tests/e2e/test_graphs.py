@@ -248,5 +248,78 @@ def test_same_kernel_two_shapes():
         raise AssertionError("GPU total %d ns, the model says %d" % (k["gpu_total_ns"], want))
 
 
+EDITS_OUT = """graph node set: 3 launches before, 10 after
+a node of another graph: 1 (cudaErrorInvalidValue)
+executable node set: 4 launches before, 6 after, 2 of the graph
+capture into a graph: the same graph, 2 nodes, 5 launches
+captured node set: 1 node
+executable updated: 2 launches before, 3 after, 1 after its node set
+"""
+
+
+def test_graph_edits():
+    """graph_edits.cu changes graphs after making them: report counts each
+    kernel as what ran (a graph node set before an instantiation, an
+    executable's node set between its launches, a capture into a graph that
+    had a node, an executable updated from another graph between its launches
+    and then set by its first graph's node), each executable runs what its nodes were when it was made
+    (or later set to), the stand-in runs the new kernel at its new grid, and
+    the one edit of a node the trace never saw added is counted, not
+    guessed."""
+    want = run([prog("graph_edits")], base_env(**KNOBS), check_rc=0).stdout
+    eq(want, EDITS_OUT, "untraced output")
+    p, path = record([prog("graph_edits")], out=os.path.join(TMP, "graphs_edits.gtrace"),
+                     GPUTRACE_GPU_TIMING="events", GPUTRACE_GPU_TIMING_SAMPLE=1, **KNOBS)
+    eq(p.stdout, want, "traced output")
+    rep = report(path)
+    eq({k["kernel"]: (k["launches"], k["graph_launches"]) for k in rep["kernels"]},
+       {"kA(float*)": (9, 9), "kB(float*)": (20, 20), "kC(float*)": (13, 13),
+        "kD(float*)": (6, 6), "kE(float*)": (6, 6)}, "runs of each kernel, all in graphs")
+    rows = [(g["launches"], g["nodes"], {k["name"]: k["count"] for k in g["kernels"]},
+             g["node_edits"]) for g in rep["graphs"]]
+    eq(rows, [(3, 2, {"kA(float*)": 1, "kB(float*)": 1}, 0),  # made before the graph's edit
+              (10, 2, {"kC(float*)": 1, "kB(float*)": 1}, 0),  # after it
+              (10, 1, {"kD(float*)": 1}, 1),  # set between its launches
+              (2, 1, {"kA(float*)": 1}, 0),  # its graph, instantiated later, unchanged
+              (5, 2, {"kE(float*)": 1, "kB(float*)": 1}, 0),  # captured into a graph
+              (0, 1, {"kF(float*)": 1}, 0),  # its captured node set: not followed
+              (6, 1, {"kE(float*)": 1}, 1)],  # updated, then set
+       "graphs: launches, nodes, kernels, node edits")
+    eq(rep["graph_edits_not_followed"], 1, "edits not followed")
+    events = dump(path)
+    added = {}  # kernel -> node ids of its nodes added, in order
+    for e in select(events, api="cudaGraphAddKernelNode"):
+        added.setdefault(e["kernel"], []).append(e["node_id"])
+    edits = [(e["api"], e["kernel"], e["grid"][0], e["stream"] != "0x0", e.get("node_id"),
+              e["result"]) for e in events
+             if e["api"] in ("cudaGraphKernelNodeSetParams", "cudaGraphExecKernelNodeSetParams")]
+    captured = edits[-2][4]
+    eq(edits, [("cudaGraphKernelNodeSetParams", "kD(float*)", 8, False, added["kA(float*)"][0], 0),
+               ("cudaGraphKernelNodeSetParams", "kC(float*)", 16, False, added["kA(float*)"][0], 0),
+               ("cudaGraphExecKernelNodeSetParams", "kD(float*)", 4096, True,
+                added["kA(float*)"][1], 0),
+               ("cudaGraphExecKernelNodeSetParams", "kD(float*)", 4096, True,
+                added["kB(float*)"][0], 1),
+               ("cudaGraphExecKernelNodeSetParams", "kA(float*)", 4, True, captured, 0),
+               ("cudaGraphExecKernelNodeSetParams", "kE(float*)", 4, True, added["kB(float*)"][1],
+                0)],
+       "edit records: api, kernel, grid, on an executable, node, result")
+    if captured in [n for ids in added.values() for n in ids] or not captured:
+        raise AssertionError("the captured node's id %r" % captured)
+    # the stand-in runs what was set: the set executable's spans, before and
+    # after, are its kernel's at 4 and then 4096 blocks (2.0 and 28.2 us; a
+    # launch's span is never shorter than its kernel, and the host's delays
+    # before it, up to 10 us allowed here, can only lengthen it)
+    x = rep["graphs"][2]["graph"]
+    spans = [e["dur_ns"] for e in select(events, kind="device", api="cudaGraphLaunch",
+                                         kernel="graph " + x)]
+    eq(len(spans), 10, "DEVICE records of the set executable's launches")
+    got = (min(spans[:4]), min(spans[4:]))
+    want_ns = (kernel_ns(4, 64), kernel_ns(4096, 64))
+    if not all(w - 2 <= g < w + 10000 for g, w in zip(got, want_ns)):
+        raise AssertionError("spans before and after the edit %r, the model says %r" %
+                             (got, want_ns))
+
+
 main([test_capture_survives_tracing, test_same_kernel_two_shapes, test_per_thread_stream_capture, test_chrome_graph_spans, test_report_counts_graph_runs, test_graphs_section,
-      test_sampled_graph_totals, test_graph_findings, test_graph_memory])
+      test_sampled_graph_totals, test_graph_findings, test_graph_memory, test_graph_edits])

@@ -83,7 +83,9 @@
   F(CUDA_KERNEL_NODE_PARAMS, kernelParams) F(CUDA_KERNEL_NODE_PARAMS, extra) \
   F(CUDA_KERNEL_NODE_PARAMS, kern) F(CUDA_KERNEL_NODE_PARAMS, ctx) \
   S(CUDA_GRAPH_INSTANTIATE_PARAMS) F(CUDA_GRAPH_INSTANTIATE_PARAMS, hUploadStream) \
-  F(CUDA_GRAPH_INSTANTIATE_PARAMS, hErrNode_out) F(CUDA_GRAPH_INSTANTIATE_PARAMS, result_out)
+  F(CUDA_GRAPH_INSTANTIATE_PARAMS, hErrNode_out) F(CUDA_GRAPH_INSTANTIATE_PARAMS, result_out) \
+  S(CUgraphExecUpdateResultInfo) F(CUgraphExecUpdateResultInfo, errorNode) \
+  F(CUgraphExecUpdateResultInfo, errorFromNode)
 /* clang-format on */
 
 /* One table entry per S and F, in list order. */

@@ -1,7 +1,9 @@
 /* test_graphs.c — the graph layer (model/graphs.h) on records made here:
  * what a capture holds, what a graph launch runs, how a launch's measured
  * span is shared over its nodes (events), CUPTI's per-node records, a
- * DEVICE record held until its launch, and an executable never seen. */
+ * DEVICE record held until its launch, an executable never seen, and
+ * graphs changed after they were made (kernel nodes set, runtime and
+ * driver; an update; a capture into a graph with nodes). */
 #include <stdio.h>
 #include <string.h>
 
@@ -105,6 +107,127 @@ static void check_shares(struct gt_graphs *g, uint64_t t0, const uint64_t want[]
   }
 }
 
+/* ---- graphs changed after they were made ---- */
+
+enum { K3 = 0x300 };
+
+/* A kernel node added to `graph` with the tag `tag`. */
+static void add_node(struct gt_graphs *g, uint64_t graph, uint64_t kernel, uint32_t tag) {
+  struct gt_record r = rec(GT_KIND_LAUNCH, GT_API_cudaGraphAddKernelNode, GT_F_NODE);
+  r.u.launch.kernel = kernel;
+  r.u.launch.stream = graph;
+  r.u.launch.node = tag;
+  CHECK_MSG(gt_graphs_feed(g, &r) == GT_GRAPHS_HIDE, "an added node is hidden");
+}
+
+/* A kernel node's parameters set: `owner` an executable, or 0 (a graph's). */
+static void set_node(struct gt_graphs *g, unsigned api, uint64_t owner, uint32_t tag,
+                     uint64_t kernel, uint32_t grid, int result) {
+  struct gt_record r = rec(GT_KIND_LAUNCH, api, GT_F_NODE);
+  r.u.launch.kernel = kernel;
+  r.u.launch.grid[0] = grid;
+  r.u.launch.stream = owner;
+  r.u.launch.node = tag;
+  r.result = result;
+  CHECK_MSG(gt_graphs_feed(g, &r) == GT_GRAPHS_HIDE, "an edit is hidden");
+}
+
+static void op(struct gt_graphs *g, unsigned api, uint64_t graph, uint64_t exec) {
+  struct gt_record r = graph_op(api, graph, exec);
+  gt_graphs_feed(g, &r);
+}
+
+/* Launch `exec`: the kernels its runs name, in order, and the first's grid. */
+static void check_runs(struct gt_graphs *g, uint64_t exec, const uint64_t *want,
+                       size_t nwant, uint32_t grid, const char *what) {
+  struct gt_record l = graph_launch(exec, 40);
+  gt_graphs_feed(g, &l);
+  size_t n;
+  const struct gt_record *o = gt_graphs_expansion(g, &n);
+  CHECK_MSG(n == nwant, "%s: %zu runs, want %zu", what, n, nwant);
+  for (size_t i = 0; i < n && i < nwant; i++)
+    CHECK_MSG(o[i].u.launch.kernel == want[i], "%s: run %zu is %#llx, want %#llx", what,
+              i, (unsigned long long)o[i].u.launch.kernel, (unsigned long long)want[i]);
+  CHECK_MSG(n == 0 || o[0].u.launch.grid[0] == grid, "%s: grid %u, want %u", what,
+            n ? o[0].u.launch.grid[0] : 0, grid);
+}
+
+static void edits(void) {
+  struct gt_graphs *g = gt_graphs_new(NULL);
+  /* a graph's node set (the driver's), a clone of it, instantiations */
+  add_node(g, 0x10, K1, 0x11);
+  add_node(g, 0x10, K2, 0x22);
+  op(g, GT_API_cudaGraphInstantiate, 0x10, 0x80); /* before the edit */
+  set_node(g, GT_API_cuGraphKernelNodeSetParams_v2, 0, 0x11, K3, 9, 0);
+  set_node(g, GT_API_cudaGraphKernelNodeSetParams, 0, 0x11, K1, 5, 1); /* failed */
+  struct gt_record c = graph_op(GT_API_cudaGraphClone, 0x10, 0);
+  c.u.graph.arg = 0x20;
+  gt_graphs_feed(g, &c);
+  op(g, GT_API_cudaGraphInstantiate, 0x10, 0x81);
+  op(g, GT_API_cudaGraphInstantiate, 0x20, 0x82);
+  check_runs(g, 0x80, (const uint64_t[]){K1, K2}, 2, 0, "made before the graph's edit");
+  check_runs(g, 0x81, (const uint64_t[]){K3, K2}, 2, 9, "made after it");
+  check_runs(g, 0x82, (const uint64_t[]){K3, K2}, 2, 9, "its clone");
+  /* an executable's node set: that executable only; the clone's nodes have
+   * handles of their own (not followed) */
+  set_node(g, GT_API_cudaGraphExecKernelNodeSetParams, 0x81, 0x22, K1, 7, 0);
+  check_runs(g, 0x81, (const uint64_t[]){K3, K1}, 2, 9, "set in its executable");
+  check_runs(g, 0x80, (const uint64_t[]){K1, K2}, 2, 0, "the other executable");
+  set_node(g, GT_API_cuGraphExecKernelNodeSetParams_v2, 0x82, 0x11, K2, 3, 0);
+  check_runs(g, 0x82, (const uint64_t[]){K3, K2}, 2, 9, "the clone's, not followed");
+  set_node(g, GT_API_cudaGraphExecKernelNodeSetParams, 0x99, 0x11, K2, 3, 0); /* unseen */
+  CHECK_MSG(gt_graphs_edits_not_followed(g) == 1, "not followed: %llu",
+            (unsigned long long)gt_graphs_edits_not_followed(g));
+
+  /* an update: the executable's nodes are named by its graph's handles and
+   * by the update's */
+  add_node(g, 0x30, K1, 0x33);
+  op(g, GT_API_cudaGraphInstantiate, 0x30, 0x83);
+  add_node(g, 0x40, K2, 0x44);
+  op(g, GT_API_cuGraphExecUpdate_v2, 0x40, 0x83);
+  check_runs(g, 0x83, (const uint64_t[]){K2}, 1, 0, "updated");
+  set_node(g, GT_API_cudaGraphExecKernelNodeSetParams, 0x83, 0x33, K3, 2, 0);
+  check_runs(g, 0x83, (const uint64_t[]){K3}, 1, 2, "set by its graph's node");
+  set_node(g, GT_API_cudaGraphExecKernelNodeSetParams, 0x83, 0x44, K1, 4, 0);
+  check_runs(g, 0x83, (const uint64_t[]){K1}, 1, 4, "set by the update's node");
+
+  /* a tag two live graphs have names neither; a destroyed graph's, none */
+  add_node(g, 0x50, K1, 0x55);
+  add_node(g, 0x60, K2, 0x55);
+  set_node(g, GT_API_cudaGraphKernelNodeSetParams, 0, 0x55, K3, 1, 0);
+  add_node(g, 0x70, K1, 0x77);
+  op(g, GT_API_cudaGraphDestroy, 0x70, 0);
+  set_node(g, GT_API_cudaGraphKernelNodeSetParams, 0, 0x77, K3, 1, 0);
+  op(g, GT_API_cudaGraphInstantiate, 0x50, 0x85);
+  check_runs(g, 0x85, (const uint64_t[]){K1}, 1, 0, "a tag twice: unchanged");
+  CHECK_MSG(gt_graphs_edits_not_followed(g) == 3, "not followed: %llu",
+            (unsigned long long)gt_graphs_edits_not_followed(g));
+
+  /* a capture into a graph with a node (the driver's): after it */
+  add_node(g, 0x90, K1, 0x99);
+  struct gt_record r = graph_op(GT_API_cuStreamBeginCaptureToGraph, 0x90, 0);
+  r.u.graph.capture = 6;
+  gt_graphs_feed(g, &r);
+  r = captured_launch(K2);
+  r.u.launch.corr = 6;
+  gt_graphs_feed(g, &r);
+  r = graph_op(GT_API_cuStreamEndCapture, 0x90, 0);
+  r.u.graph.capture = 6;
+  gt_graphs_feed(g, &r);
+  op(g, GT_API_cudaGraphInstantiate, 0x90, 0x86);
+  check_runs(g, 0x86, (const uint64_t[]){K1, K2}, 2, 0, "captured into a graph");
+  set_node(g, GT_API_cudaGraphKernelNodeSetParams, 0, 0x99, K3, 8, 0);
+  op(g, GT_API_cudaGraphInstantiate, 0x90, 0x87);
+  check_runs(g, 0x87, (const uint64_t[]){K3, K2}, 2, 8, "its own node set");
+
+  size_t nx;
+  struct gt_graph_exec *x = gt_graphs_execs(g, &nx);
+  CHECK_MSG(nx == 7 && x[1].edits == 1 && x[2].edits == 0 && x[3].edits == 2,
+            "edits per executable");
+  CHECK_MSG(gt_graphs_edits_not_followed(g) == 3, "not followed at the end");
+  gt_graphs_free(g);
+}
+
 int main(void) {
   struct gt_graphs *g = gt_graphs_new(NULL);
   /* eager references: K1's shortest 3000 ns, K2 1000 ns, copies 2 ns a byte */
@@ -187,5 +310,6 @@ int main(void) {
   gt_graphs_expansion(g, &n);
   CHECK_MSG(n == 0, "nothing follows it");
   gt_graphs_free(g);
+  edits();
   return check_finish("test_graphs");
 }
