@@ -6,9 +6,13 @@
 // then never fills, so the figure is the host's cost per launch, not the
 // device's rate of empty kernels; a second line, "best_batch_ns X", gives the
 // fastest batch's cost per launch (the code's cost: on a GPU a launch costs
-// ~4 us with ±10 % between runs, which hides a hook's tens of ns).
+// ~4 us with ±10 % between runs, which hides a hook's tens of ns). argv[4] =
+// "destroyed-capture": first a stream begins a capture, captures a launch and
+// is destroyed (which ends the capture), as bench/destroyed_capture.sh
+// measures.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <cuda_runtime.h>
 
@@ -44,7 +48,21 @@ __attribute__((noinline)) double launches(int depth, long n, long batch, double 
   return timed / n;
 }
 
+// A capture ended by destroying its stream (launch_loop's argv[4]).
+static int destroyed_capture() {
+  cudaStream_t s;
+  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess ||
+      cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess)
+    return 1;
+  empty_kernel<<<1, 1, 0, s>>>();
+  return cudaStreamDestroy(s) != cudaSuccess;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 4 && strcmp(argv[4], "destroyed-capture") == 0 && destroyed_capture()) {
+    printf("destroyed-capture: a call failed\n");
+    return 1;
+  }
   long n = argc > 1 ? atol(argv[1]) : 1000000;
   int depth = argc > 2 ? atoi(argv[2]) : 1;
   long batch = argc > 3 ? atol(argv[3]) : 0;

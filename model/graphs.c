@@ -422,6 +422,8 @@ static void instantiated(struct gt_graphs *g, const struct gt_record *r, int upd
 }
 
 static void end_capture(struct gt_graphs *g, const struct gt_record *r) {
+  if (r->result != 0 && r->u.graph.capture == 0)
+    return; /* ended nothing: not capturing, or the capture goes on */
   open_delta(g, r->pid, -1);
   if (r->u.graph.capture == 0)
     return;

@@ -11,12 +11,19 @@
  *    a BeginCapture until the last open capture ends (its bit is cleared
  *    when the table empties), so no launch into a new capture slips past
  *    the general form.
- *  - A capture ends at its EndCapture whatever the result (an invalidated
- *    capture ends too). Captures beyond the table's room (64 open at once)
- *    still keep the bit set; they are counted and forgotten one per
- *    unmatched EndCapture.
+ *  - A capture ends at a successful EndCapture, and at a failed one after
+ *    which its stream no longer captures (asked: an invalidated capture
+ *    ends with its error; one ended from the wrong thread goes on); when
+ *    its origin stream is destroyed (cudaStreamDestroy succeeded: the
+ *    handle names no stream now, and a stream made later may have it);
+ *    when a BeginCapture succeeds on the same stream (it cannot capture
+ *    twice: the stream was destroyed where no hook saw it); and at a
+ *    successful cudaDeviceReset (every stream goes). Captures beyond the
+ *    table's room (64 open at once) still keep the bit set; they are
+ *    counted and forgotten one per unmatched EndCapture (or reset).
  *  - GRAPH records: BeginCapture (stream, capture id, mode; ToGraph: the
- *    graph), EndCapture (stream, capture id, the graph it returned, or 0);
+ *    graph), EndCapture (stream, capture id, the graph it returned, or 0;
+ *    capture 0 too when it failed and the capture goes on);
  *    gt_capture_emit writes them (and range.c's profiler records).
  *  - Queries (cudaStreamGetCaptureInfo, cudaPeekAtLastError,
  *    cudaThreadExchangeStreamCaptureMode) are made through pointers from
@@ -144,20 +151,37 @@ void gt_capture_begin_pending(void) {
   pthread_mutex_unlock(&g_mu);
 }
 
+static int entry_matches(const struct cap_entry *e, uint64_t stream, uint32_t tid) {
+  return e->stream == stream && (stream != CAP_PER_THREAD || e->tid == tid);
+}
+
+/* Caller holds g_mu: forget every capture whose origin is `stream` (the
+ * per-thread stream: the thread's own); 1 if there was one. */
+static int forget_locked(uint64_t stream, uint32_t tid) {
+  int found = 0;
+  for (unsigned i = 0; i < g_nopen;)
+    if (entry_matches(&g_open[i], stream, tid)) {
+      g_open[i] = g_open[--g_nopen];
+      found = 1;
+    } else {
+      i++;
+    }
+  return found;
+}
+
 /* After the real BeginCapture: the capture is open (ok) or not. */
 void gt_capture_begin_done(uint64_t stream, uint64_t id, int ok) {
+  uint32_t tid = gt_current_tid();
   pthread_mutex_lock(&g_mu);
   g_beginning--;
+  if (ok)
+    forget_locked(stream, tid); /* an entry left from a stream destroyed unseen */
   if (ok && g_nopen < CAP_MAX)
-    g_open[g_nopen++] = (struct cap_entry){stream, id, gt_current_tid()};
+    g_open[g_nopen++] = (struct cap_entry){stream, id, tid};
   else if (ok)
     g_untracked++;
   update_bit_locked();
   pthread_mutex_unlock(&g_mu);
-}
-
-static int entry_matches(const struct cap_entry *e, uint64_t stream, uint32_t tid) {
-  return e->stream == stream && (stream != CAP_PER_THREAD || e->tid == tid);
 }
 
 /* The capture `stream` is the origin of, 0 if none we know. */
@@ -172,8 +196,20 @@ uint64_t gt_capture_open_id(uint64_t stream) {
   return id;
 }
 
-/* An EndCapture on `stream` returned: its capture (if open) is over. */
-void gt_capture_end(uint64_t stream) {
+/* 1 when `stream` still captures, asked with the recursion guard held. */
+static int still_captures(uint64_t stream) {
+  int d = gt_tls_depth;
+  gt_tls_depth = d != 0 ? d : 1;
+  int on = gt_capture_of((const void *)(uintptr_t)stream, 0) != 0;
+  gt_tls_depth = d;
+  return on;
+}
+
+/* An EndCapture on `stream` returned `r`: its capture (if open) is over,
+ * unless the call failed and the stream still captures (then 0). */
+int gt_capture_end(uint64_t stream, int r) {
+  if (r != 0 && still_captures(stream))
+    return 0;
   uint32_t tid = gt_current_tid();
   pthread_mutex_lock(&g_mu);
   unsigned i = 0;
@@ -184,6 +220,24 @@ void gt_capture_end(uint64_t stream) {
   else if (g_untracked > 0)
     g_untracked--;
   update_bit_locked();
+  pthread_mutex_unlock(&g_mu);
+  return 1;
+}
+
+void gt_capture_stream_destroyed(const void *stream) {
+  if (!(gt_mode_now() & GT_MODE_CAPTURE) || stream == NULL)
+    return; /* no capture open: the table is empty (the usual case, no lock) */
+  uint32_t tid = gt_current_tid();
+  pthread_mutex_lock(&g_mu);
+  if (forget_locked((uint64_t)(uintptr_t)stream, tid))
+    update_bit_locked();
+  pthread_mutex_unlock(&g_mu);
+}
+
+void gt_capture_reset(void) {
+  pthread_mutex_lock(&g_mu);
+  g_nopen = g_untracked = 0;
+  update_bit_locked(); /* a BeginCapture under way keeps it up */
   pthread_mutex_unlock(&g_mu);
 }
 

@@ -51,9 +51,16 @@ uint64_t gt_capture_stream(const void *stream, int ptsz);
 void gt_capture_begin_pending(void);
 void gt_capture_begin_done(uint64_t stream, uint64_t id, int ok);
 /* Around an EndCapture: the id of the capture `stream` is the origin of
- * (asked before the call), and its end, whatever the result. */
+ * (asked before the call), and its end after the call returned r (a
+ * failed one ends it only if the stream no longer captures: 0 when it
+ * goes on). */
 uint64_t gt_capture_open_id(uint64_t stream);
-void gt_capture_end(uint64_t stream);
+int gt_capture_end(uint64_t stream, int r);
+/* After a successful cudaStreamDestroy (traced or not): a capture that
+ * stream was the origin of is over. Costs one load when none is open. */
+void gt_capture_stream_destroyed(const void *stream);
+/* After a successful cudaDeviceReset: every capture is over. */
+void gt_capture_reset(void);
 /* A GRAPH record of a capture call (or profiler start/stop). */
 void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
                      uint64_t stream, uint64_t id, uint64_t graph, uint32_t mode);
@@ -98,15 +105,15 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
   } while (0)
 
 /* An EndCapture hook's body around `call` (graph: the cudaGraph_t * / CUgraph *
- * out-parameter): the capture ends whatever the result, traced or not. A
- * macro, as GT_BEGIN_CAPTURE. */
+ * out-parameter): the capture ends as gt_capture_end says, traced or not;
+ * the record names it only if it ended. A macro, as GT_BEGIN_CAPTURE. */
 #define GT_END_CAPTURE(api, call, stream, ptsz, graph)                                   \
   do {                                                                                   \
     uint64_t h_ = gt_capture_stream(stream, ptsz), id_ = gt_capture_open_id(h_);         \
     if (!gt_hook_enter()) {                                                              \
       GT_CAPTURE_UNTRACED(cudaError_t r_ = call);                                        \
       int e_ = errno;                                                                    \
-      gt_capture_end(h_);                                                                \
+      (void)gt_capture_end(h_, r_);                                                      \
       errno = e_;                                                                        \
       return r_;                                                                         \
     }                                                                                    \
@@ -114,7 +121,7 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
     cudaError_t r = call;                                                                \
     uint64_t t1 = gt_now();                                                              \
     int saved_errno = errno;                                                             \
-    gt_capture_end(h_);                                                                  \
+    id_ = gt_capture_end(h_, r) ? id_ : 0;                                               \
     gt_capture_emit(api, t0, t1, r, h_, id_,                                             \
                     r == 0 && (graph) ? (uint64_t)(uintptr_t) * (graph) : 0, 0);         \
     gt_hook_leave();                                                                     \

@@ -41,6 +41,8 @@
  *  - cudaDeviceReset (exported here, not traced) holds the resolver off
  *    while it runs, then counts pending ops as untimed and retires every
  *    event and the anchors (they died with the context).
+ *    Once it succeeded, the shim's table of open captures is emptied too
+ *    (capture.h gt_capture_reset: the captures went with the streams).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -591,13 +593,17 @@ static void forget_events(void) {
 
 GT_EXPORT cudaError_t cudaDeviceReset(void) {
   GT_REAL_UNLISTED(cudaDeviceReset, cudaError_t, (void));
-  if (__atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE) != DT_SRC_EVENTS)
-    return real_cudaDeviceReset();
-  pthread_mutex_lock(&gt_dt.resolve_mu);
+  int events = __atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE) == DT_SRC_EVENTS;
+  if (events)
+    pthread_mutex_lock(&gt_dt.resolve_mu);
   cudaError_t r = real_cudaDeviceReset();
   int saved_errno = errno;
-  forget_events();
-  pthread_mutex_unlock(&gt_dt.resolve_mu);
+  if (events) {
+    forget_events();
+    pthread_mutex_unlock(&gt_dt.resolve_mu);
+  }
+  if (r == 0)
+    gt_capture_reset(); /* the streams went, and their captures */
   errno = saved_errno;
   return r;
 }

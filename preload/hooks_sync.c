@@ -14,8 +14,11 @@
  *       the out-pointer is non-NULL) or the destroyed one; flags, priority.
  *     EVENT: handle = the created / destroyed / recorded event; flags;
  *       cudaEventRecord(WithFlags): handle2 = the stream.
+ *  - A stream destroyed (cudaStreamDestroy succeeded, traced or not) ends
+ *    the capture it was the origin of (capture.h gt_capture_stream_
+ *    destroyed), so that launches leave the general form.
  */
-#include "shim.h"
+#include "capture.h"
 
 static void emit_handle(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
                         const void *handle, const void *handle2, uint32_t flags,
@@ -92,7 +95,23 @@ GT_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream,
                             created(r, pStream), NULL, flags, priority));
 }
 
-GT_HOOK_ONE_HANDLE(cudaStreamDestroy, cudaStream_t)
+/* A destroyed stream's capture is over (capture.h), traced or not. */
+GT_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  GT_REAL(cudaStreamDestroy, cudaError_t, (cudaStream_t));
+  int traced = gt_hook_enter();
+  uint64_t t0 = traced ? gt_now() : 0;
+  cudaError_t r = real_cudaStreamDestroy(stream);
+  int saved_errno = errno;
+  uint64_t t1 = traced ? gt_now() : 0;
+  if (r == 0)
+    gt_capture_stream_destroyed(stream);
+  if (traced) {
+    emit_handle(GT_API_cudaStreamDestroy, t0, t1, r, stream, NULL, 0, 0);
+    gt_hook_leave();
+  }
+  errno = saved_errno;
+  return r;
+}
 
 /* ---- events ---- */
 

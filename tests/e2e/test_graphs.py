@@ -321,5 +321,73 @@ def test_graph_edits():
                              (got, want_ns))
 
 
+DESTROY_OUT = """a capture open on another stream: 1000 launches, %d queries; ended: 0
+a capture ended by cudaStreamDestroy: 1000 launches, 0 queries
+the next stream has the destroyed one's handle
+ended from another thread: 908 (cudaErrorStreamCaptureWrongThread)
+a stream destroyed unseen, its handle reused: 1000 launches after, 0 queries
+a capture open at cudaDeviceReset: 1000 launches after, 0 queries
+done
+"""
+
+
+def test_destroyed_capture():
+    """capture_destroy.cu, with tests/cuda/capinfo_count.so counting the
+    shim's capture queries: launches ask whether their stream captures
+    while a capture is open (1000 of 1000) and not once it ended, also when
+    it was ended by destroying its stream (before the fix the shim kept it
+    open: every later launch took the general form and asked). The stream
+    made next has the destroyed one's handle: its capture is its own (its
+    EndCapture names its BeginCapture's id; the destroyed capture's kernel
+    never ran). An EndCapture from the wrong thread fails and the capture
+    goes on: the launch into it after is a node, not a run. A capturing
+    stream destroyed where no hook saw it: the next capture on its handle
+    replaces it (and ends, so launches stop asking). A capture open at a
+    cudaDeviceReset ends with it."""
+    counter = os.path.join(PROGS, "capinfo_count.so")
+    plain = run([prog("capture_destroy")], base_env(LD_PRELOAD=counter), check_rc=0)
+    eq(plain.stdout, DESTROY_OUT % 0, "untraced output (no queries)")
+    # device timing off: its resolver makes a stream of its own at a time of
+    # its choosing, which could take the destroyed handle the program's next
+    # stream is to have (the launches take the general form all the same)
+    p, path = record(["env", "LD_PRELOAD=%s:%s" % (SHIM, counter), prog("capture_destroy")],
+                     out=os.path.join(TMP, "graphs_destroy.gtrace"), GPUTRACE_GPU_TIMING="off")
+    eq(p.stdout, DESTROY_OUT % 1000, "traced output: queries only while a capture is open")
+    rep = report(path)
+    eq({k["kernel"]: (k["launches"], k["graph_launches"]) for k in rep["kernels"]},
+       {"busy(float*)": (5000, 0), "replayed(float*)": (3, 3), "late(float*)": (2, 2),
+        "again(float*)": (1, 1)},
+       "kernels: runs, of which in graphs")
+    eq([(g["launches"], g["captured"], {k["name"]: k["count"] for k in g["kernels"]})
+        for g in rep["graphs"]],
+       [(3, True, {"replayed(float*)": 1}), (2, True, {"late(float*)": 1}),
+        (1, True, {"again(float*)": 1})], "graphs")
+    events = dump(path)
+    caps = [e for e in events if e["kind"] == "graph" and "Capture" in e["api"]]
+    main_tid = caps[0]["tid"]  # the other thread's EndCapture may come first in the file
+    wrong = [(e["api"], e["stream"], e["capture"], e["result"]) for e in caps
+             if e["tid"] != main_tid]
+    caps = [(e["api"], e["stream"], e["capture"], e["result"]) for e in caps
+            if e["tid"] == main_tid]
+    begin, end = "cudaStreamBeginCapture", "cudaStreamEndCapture"
+    eq([c[0] for c in caps], [begin, end, begin, begin, end, begin, end, begin, begin, end, begin],
+       "the main thread's capture calls (the destroyed streams' and the reset's never ended)")
+    (_, c, c1, _), _, (_, d, d1, _), (_, r, r1, _), (_, r_end, r2, _), (_, w, w1, _), \
+        (_, w_end, w2, w_rc), (_, u, u1, _), (_, u2, u21, _), (_, u2_end, u22, _), _ = caps
+    eq((u == u2, u2_end, u22, u1 != u21), (True, u2, u21, True),
+       "a handle destroyed unseen: the new capture's id at its end")
+    s = select(events, api="cudaStreamCreateWithFlags")[0]["handle"]
+    eq([e["handle"] for e in select(events, api="cudaStreamDestroy")][:6], [d, u2, w, r, c, s],
+       "the destroys the shim saw (not the unseen one)")
+    eq((d == r, r_end, r2, len({c1, d1, r1, w1}), 0 in (c1, d1, r1, w1)), (True, r, r1, 4, False),
+       "the reused handle's capture: its own id, ended by its EndCapture")
+    eq((wrong, w_end, w2, w_rc), ([(end, w, 0, 908)], w, w1, 0),
+       "the wrong thread's EndCapture ends nothing (capture 0); the capture's own does")
+    eq([e.get("captured", False) for e in select(events, kind="launch")
+        if e["kernel"] != "busy(float*)" and e["api"] == "__cudaLaunchKernel"],
+       [True, True, True, True, True], "lost, replayed, late, lost, again were captured")
+
+
 main([test_capture_survives_tracing, test_same_kernel_two_shapes, test_per_thread_stream_capture, test_chrome_graph_spans, test_report_counts_graph_runs, test_graphs_section,
-      test_sampled_graph_totals, test_graph_findings, test_graph_memory, test_graph_edits])
+      test_sampled_graph_totals, test_graph_findings, test_graph_memory, test_graph_edits,
+      test_destroyed_capture])
