@@ -10,10 +10,11 @@
  *    FREE records flagged GT_F_CAPTURED or GT_F_NODE). The objects a record
  *    names — a graph (a node's stream field, a GRAPH record's graph, a
  *    clone's or a child node's arg), an executable (exec, a graph launch's
- *    kernel field), a capture (its id: GRAPH capture, a node's corr or
- *    mem.capture) — tie records into groups: a group holds every record
- *    that names one of its objects, which is what a reader needs to know
- *    what its graphs run. Objects are per process.
+ *    kernel field, a node edit's stream field), a capture (its id: GRAPH
+ *    capture, a node's corr or mem.capture), a kernel node (its tag,
+ *    u.launch.node: added, and edited) — tie records into groups: a group holds every
+ * record that names one of its objects, which is what a reader needs to know what its
+ * graphs run. Objects are per process.
  *  - gt_graph_cache_put sees every record in the order it goes into the
  *    files. Before a record that names an object whose group the current
  *    file does not hold (a graph launch, an instantiation, a node captured
@@ -42,7 +43,7 @@
 #include "collector.h"
 #include "gputrace/map.h"
 
-enum { OBJ_GRAPH = 1, OBJ_EXEC = 2, OBJ_CAPTURE = 3 };
+enum { OBJ_GRAPH = 1, OBJ_EXEC = 2, OBJ_CAPTURE = 3, OBJ_NODE = 4 };
 enum { MAX_NAMED = 4 };
 /* What a GRAPH record's api does beyond naming its fields. */
 enum {
@@ -124,8 +125,8 @@ void gt_graph_cache_free(struct gt_graph_cache *c) {
 /* ---- what a record names ---- */
 
 static void name(struct named *nm, uint32_t pid, unsigned type, uint64_t handle) {
-  if (type == OBJ_CAPTURE)
-    handle = (uint32_t)handle; /* records carry a capture's low 32 bits */
+  if (type == OBJ_CAPTURE || type == OBJ_NODE)
+    handle = (uint32_t)handle; /* records carry a capture's, a node's low 32 bits */
   if (!handle)
     return;
   uint64_t key = gt_pid_key(pid, handle ^ (uint64_t)type << 60);
@@ -175,8 +176,14 @@ static int named_by(const struct gt_graph_cache *c, const struct gt_record *r,
   int graph_launch = r->kind == GT_KIND_LAUNCH && (r->flags & GT_F_GRAPH);
   if (graph_launch) /* an executable: launched, or a child node of a capture */
     name(nm, r->pid, OBJ_EXEC, r->u.launch.kernel);
+  if (r->kind == GT_KIND_LAUNCH && (r->flags & GT_F_NODE))
+    name(nm, r->pid, OBJ_NODE, r->u.launch.node); /* a kernel node, added or edited */
   if (r->flags & GT_F_CAPTURED)
     name(nm, r->pid, OBJ_CAPTURE, node_field(r, 1));
+  else if ((r->flags & GT_F_NODE) && r->api < GT_API_COUNT &&
+           (gt_api_flags(r->api) & GT_AF_EDIT))
+    name(nm, r->pid, OBJ_EXEC,
+         r->u.launch.stream); /* an executable's node (0: a graph's) */
   else if (r->flags & GT_F_NODE)
     name(nm, r->pid, OBJ_GRAPH, node_field(r, 0));
   else

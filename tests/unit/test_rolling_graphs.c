@@ -461,6 +461,60 @@ static void test_large_repeats(void) {
             (long long)repeats);
 }
 
+/* A graph built node by node, instantiated; its executable's node edited
+ * (to K2) in the second file and the graph's node (to K2 as well) before a
+ * second instantiation there; the third file launches both executables:
+ * it repeats the edits with the graph's making, so read alone its
+ * executables run K2 where the edits made them. */
+static struct gt_record edit(unsigned api, uint64_t exec, uint32_t tag, uint64_t kernel) {
+  struct gt_record r = node(kernel, 0, exec);
+  r.api = (uint16_t)api;
+  r.u.launch.node = tag;
+  return r;
+}
+
+static void test_node_edits(void) {
+  struct gt_output *out = open_set("edits.gtrace");
+  static struct batch b;
+  start(&b);
+  struct gt_record n1 = node(K1, 0, 0x6005);
+  n1.u.launch.node = 0x51;
+  add(&b, n1);
+  add(&b, graph_rec(GT_API_cudaGraphInstantiateWithFlags, 0x6005, 0x7005, 0, 0));
+  add(&b, graph_launch(0x7005));
+  flush(out, &b);
+  gt_output_roll(out);
+  add(&b, edit(GT_API_cudaGraphExecKernelNodeSetParams, 0x7005, 0x51, K2));
+  add(&b, edit(GT_API_cudaGraphKernelNodeSetParams, 0, 0x51, K2));
+  add(&b, graph_rec(GT_API_cudaGraphInstantiateWithFlags, 0x6005, 0x7006, 0, 0));
+  flush(out, &b);
+  gt_output_roll(out);
+  add(&b, graph_launch(0x7005));
+  add(&b, graph_launch(0x7006));
+  flush(out, &b);
+  CHECK(gt_output_close(out) == 0);
+
+  struct seen s;
+  struct execs x;
+  read_back("edits.0003.gtrace", &s, &x);
+  CHECK_EQ_U64(x.n, 2);
+  uint64_t kernels = 0;
+  char path[256];
+  struct gt_session_opts o = {.path = synth_path("edits.0003.gtrace", path, sizeof path),
+                              .layers = GT_LAYER_GRAPHS,
+                              .ordered = GT_ORDER_ALL,
+                              .quiet = 1};
+  struct gt_tool t = {0};
+  struct gt_session *ss = synth_session(&o, &t);
+  size_t n;
+  struct gt_graph_exec *e = gt_graphs_execs(gt_session_graphs(ss), &n);
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < e[i].nnodes; k++)
+      kernels += e[i].nodes[k].kernel == K2;
+  gt_session_close(ss);
+  CHECK_EQ_U64(kernels, 2); /* both executables' node runs K2 */
+}
+
 int main(void) {
   gt_collector_quiet = 1;
   test_lazy();
@@ -469,5 +523,6 @@ int main(void) {
   test_no_room();
   test_cached_as_written();
   test_large_repeats();
+  test_node_edits();
   return check_finish("test_rolling_graphs");
 }
