@@ -176,5 +176,17 @@ def collector_pid(path):
     return None
 
 
+def wait_collector(path, timeout=20):
+    """The pid of the gputrace-collector writing `path`, once it runs."""
+    import time
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        pid = collector_pid(path)
+        if pid:
+            return pid
+        time.sleep(0.01)
+    raise AssertionError("no collector writing %s" % path)
+
+
 def collector_running(path):
     return collector_pid(path) is not None

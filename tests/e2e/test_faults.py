@@ -24,16 +24,6 @@ def test_no_collector_can_start():
     eq(os.path.exists(out), False, "no trace file")
 
 
-def find_collector(path, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        pid = collector_pid(path)
-        if pid is not None:
-            return pid
-        time.sleep(0.05)
-    raise AssertionError("no collector for " + path)
-
-
 def test_collector_killed_mid_run():
     out = os.path.join(TMP, "killcoll.gtrace")
     # 16 KiB: 5 blocks of 32 slots and a shared ring of 64: fills fast
@@ -45,7 +35,7 @@ def test_collector_killed_mid_run():
     # machine (a fixed time left 0 warnings there).
     p = subprocess.Popen([prog("steady"), "600", "100"], env=env, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    coll = find_collector(out)
+    coll = wait_collector(out)
     eq(p.stdout.readline(), "steady: paused\n", "the program's pause")
     # Kill it once it has written a chunk (chunks are cut every 200 ms).
     deadline = time.time() + 20
@@ -91,7 +81,7 @@ def test_output_size_limit_and_full_disk():
     plain = run([prog("steady"), "300"], base_env())
     p = subprocess.Popen([GPUTRACE, "record", "-o", out, "--", prog("steady"), "300"],
                          env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    coll = find_collector(out)
+    coll = wait_collector(out)
     resource.prlimit(coll, resource.RLIMIT_FSIZE, (4096, 4096))
     stdout, stderr = p.communicate(timeout=120)
     eq((p.returncode, stdout), (plain.returncode, plain.stdout), "program unaffected")

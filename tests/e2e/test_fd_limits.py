@@ -99,16 +99,6 @@ def wait_in_handshake(pid, timeout=30):
     raise AssertionError("pid %d never waited for the collector's answer" % pid)
 
 
-def find_collector(out, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        pid = collector_pid(out)
-        if pid:
-            return pid
-        time.sleep(0.01)
-    raise AssertionError("no collector for %s" % out)
-
-
 def traced_pids(events):
     starts = select(events, kind="process", phase="start", cmdline=prog("hold_open"))
     return sorted(s["pid"] for s in starts)
@@ -136,7 +126,7 @@ def test_seven_hundred_at_the_default_soft_limit():
 def test_hard_limit_of_64_tells_the_cause_and_does_not_spin():
     out = os.path.join(TMP, "fd64.gtrace")
     rec, err = start_record(out, (64, 64), 60, 1, 10)
-    collector = find_collector(out)
+    collector = wait_collector(out)
     cpu_start = cpu_seconds(collector)
     held = [int(p) for p in expect_line(rec, "held")]  # each traced, or told after 3 s
     cpu_held = cpu_seconds(collector)

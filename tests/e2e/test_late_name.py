@@ -27,16 +27,6 @@ def wait_line(p, want):
         raise AssertionError("program said %r, expected %r" % (line, want))
 
 
-def wait_collector(out, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        pid = collector_pid(out)
-        if pid:
-            return pid
-        time.sleep(0.05)
-    raise AssertionError("no collector writing %s" % out)
-
-
 def record_stopped(name, arg):
     """Record `name arg` with the collector stopped from "ready" to "done":
     the whole run waits in the ring. Returns the trace's events."""
