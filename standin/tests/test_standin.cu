@@ -325,9 +325,11 @@ static void test_timing() {
   cudaEventSynchronize(c);
   CHECK_MS(elapsed(a, b), 0.102); // 2.4e6 B at 24 GB/s
   // 1.2e6 B at 6 GB/s = 0.202 ms; c is recorded after the blocking call
-  // returned, so it also holds the host's time to get there.
+  // returned, so it also holds the host's time to get there: on a loaded
+  // machine tens of ms (63 ms seen beside two builds), so the upper bound
+  // only catches a copy modelled as seconds; the lower one is the model.
   float pageable = elapsed(b, c);
-  CHECK(pageable >= 0.202f && pageable < 0.202f + 20,
+  CHECK(pageable >= 0.202f && pageable < 0.202f + 1000,
         "pageable copy %.6f ms (model 0.202)", pageable);
 
   // Device-to-host pinned, device-to-device, memset, graph.
