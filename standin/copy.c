@@ -134,6 +134,10 @@ int si_copy_schedule(uint64_t bytes, enum cudaMemcpyKind kind, enum si_loc host,
   uint64_t dur = si_copy_cost(bytes, kind, host, &engine);
   unsigned flags = (mode == SI_COPY_PEER) ? SI_OP_DEVICE_WIDE : 0;
   *end = si_tl_enqueue(s, engine, dur, flags);
+  if (SI_UNLIKELY(si_cupti_on()))
+    si_cupti_bytes(SI_CUPTI_MEMCPY,
+                   si_cupti_dir(kind, mode == SI_COPY_PEER || mode == SI_COPY_PEER_ASYNC),
+                   host == SI_LOC_PINNED, bytes, s, *end, dur, 0, 0);
   if (kind == cudaMemcpyDeviceToDevice)
     return 0;
   return mode == SI_COPY_SYNC || host != SI_LOC_PINNED;
@@ -222,26 +226,31 @@ static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spit
 
 SI_API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
                               enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpy");
   return si_ret(si_copy1d(dst, src, count, kind, NULL, 0, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
                                    enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpy_ptds");
   return si_ret(si_copy1d(dst, src, count, kind, NULL, 1, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                                    enum cudaMemcpyKind kind, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyAsync");
   return si_ret(si_copy1d(dst, src, count, kind, stream, 0, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
                                         enum cudaMemcpyKind kind, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyAsync_ptsz");
   return si_ret(si_copy1d(dst, src, count, kind, stream, 1, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
                                 size_t width, size_t height, enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpy2D");
   return si_ret(
       copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 0, SI_COPY_SYNC));
 }
@@ -249,6 +258,7 @@ SI_API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_
 SI_API cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src,
                                      size_t spitch, size_t width, size_t height,
                                      enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpy2D_ptds");
   return si_ret(
       copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, 1, SI_COPY_SYNC));
 }
@@ -256,6 +266,7 @@ SI_API cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src,
 SI_API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
                                      size_t spitch, size_t width, size_t height,
                                      enum cudaMemcpyKind kind, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpy2DAsync");
   return si_ret(
       copy2d(dst, dpitch, src, spitch, width, height, kind, stream, 0, SI_COPY_ASYNC));
 }
@@ -263,6 +274,7 @@ SI_API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
 SI_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src,
                                           size_t spitch, size_t width, size_t height,
                                           enum cudaMemcpyKind kind, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpy2DAsync_ptsz");
   return si_ret(
       copy2d(dst, dpitch, src, spitch, width, height, kind, stream, 1, SI_COPY_ASYNC));
 }
@@ -271,6 +283,7 @@ SI_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *
 
 SI_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
                                   int srcDevice, size_t count) {
+  SI_CUPTI_API("cudaMemcpyPeer");
   if (dstDevice != 0 || srcDevice != 0)
     return si_ret(cudaErrorInvalidDevice);
   return si_ret(
@@ -279,6 +292,7 @@ SI_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
 
 SI_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
                                        int srcDevice, size_t count, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyPeerAsync");
   if (dstDevice != 0 || srcDevice != 0)
     return si_ret(cudaErrorInvalidDevice);
   return si_ret(si_copy1d(dst, src, count, cudaMemcpyDeviceToDevice, stream, 0,
@@ -321,22 +335,26 @@ static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size
 
 SI_API cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,
                                       size_t offset, enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpyToSymbol");
   return si_ret(to_symbol(symbol, src, count, offset, kind, NULL, 0, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src,
                                            size_t count, size_t offset,
                                            enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpyToSymbol_ptds");
   return si_ret(to_symbol(symbol, src, count, offset, kind, NULL, 1, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count,
                                         size_t offset, enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpyFromSymbol");
   return si_ret(from_symbol(dst, symbol, count, offset, kind, NULL, 0, SI_COPY_SYNC));
 }
 
 SI_API cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count,
                                              size_t offset, enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpyFromSymbol_ptds");
   return si_ret(from_symbol(dst, symbol, count, offset, kind, NULL, 1, SI_COPY_SYNC));
 }
 
@@ -344,6 +362,7 @@ SI_API cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src,
                                            size_t count, size_t offset,
                                            enum cudaMemcpyKind kind,
                                            cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyToSymbolAsync");
   return si_ret(to_symbol(symbol, src, count, offset, kind, stream, 0, SI_COPY_ASYNC));
 }
 
@@ -351,12 +370,14 @@ SI_API cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *
                                                 size_t count, size_t offset,
                                                 enum cudaMemcpyKind kind,
                                                 cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyToSymbolAsync_ptsz");
   return si_ret(to_symbol(symbol, src, count, offset, kind, stream, 1, SI_COPY_ASYNC));
 }
 
 SI_API cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count,
                                              size_t offset, enum cudaMemcpyKind kind,
                                              cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyFromSymbolAsync");
   return si_ret(from_symbol(dst, symbol, count, offset, kind, stream, 0, SI_COPY_ASYNC));
 }
 
@@ -364,6 +385,7 @@ SI_API cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol,
                                                   size_t count, size_t offset,
                                                   enum cudaMemcpyKind kind,
                                                   cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyFromSymbolAsync_ptsz");
   return si_ret(from_symbol(dst, symbol, count, offset, kind, stream, 1, SI_COPY_ASYNC));
 }
 
@@ -405,7 +427,10 @@ cudaError_t si_memset3d(void *p, size_t pitch, size_t slice, int value, size_t w
   uint64_t end = 0;
   if (cfg->timeline) {
     uint64_t bytes = (uint64_t)width * height * depth;
-    end = si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_bytes(bytes, cfg->memset_gbps), 0);
+    uint64_t dur = si_dur_bytes(bytes, cfg->memset_gbps);
+    end = si_tl_enqueue(s, SI_ENG_COMPUTE, dur, 0);
+    if (SI_UNLIKELY(si_cupti_on()))
+      si_cupti_bytes(SI_CUPTI_MEMSET, 0, 0, bytes, s, end, dur, 0, 0);
   }
   if (depth == 1 && (height == 1 || pitch == width)) {
     memset(p, value, width * height);
@@ -426,40 +451,48 @@ static cudaError_t memset2d(void *p, size_t pitch, int value, size_t width, size
 }
 
 SI_API cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
+  SI_CUPTI_API("cudaMemset");
   return si_ret(memset2d(devPtr, count, value, count, 1, NULL, 0, 0));
 }
 
 SI_API cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count) {
+  SI_CUPTI_API("cudaMemset_ptds");
   return si_ret(memset2d(devPtr, count, value, count, 1, NULL, 1, 0));
 }
 
 SI_API cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count,
                                    cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemsetAsync");
   return si_ret(memset2d(devPtr, count, value, count, 1, stream, 0, 1));
 }
 
 SI_API cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
                                         cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemsetAsync_ptsz");
   return si_ret(memset2d(devPtr, count, value, count, 1, stream, 1, 1));
 }
 
 SI_API cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width,
                                 size_t height) {
+  SI_CUPTI_API("cudaMemset2D");
   return si_ret(memset2d(devPtr, pitch, value, width, height, NULL, 0, 0));
 }
 
 SI_API cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width,
                                      size_t height) {
+  SI_CUPTI_API("cudaMemset2D_ptds");
   return si_ret(memset2d(devPtr, pitch, value, width, height, NULL, 1, 0));
 }
 
 SI_API cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width,
                                      size_t height, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemset2DAsync");
   return si_ret(memset2d(devPtr, pitch, value, width, height, stream, 0, 1));
 }
 
 SI_API cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value,
                                           size_t width, size_t height,
                                           cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemset2DAsync_ptsz");
   return si_ret(memset2d(devPtr, pitch, value, width, height, stream, 1, 1));
 }

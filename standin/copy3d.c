@@ -115,18 +115,21 @@ static cudaError_t array_to_array(cudaArray_t dst, size_t wOffsetDst, size_t hOf
 SI_API cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
                                      const void *src, size_t count,
                                      enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpyToArray");
   return si_ret(to_array(dst, wOffset, hOffset, src, count, kind, NULL, 0, 0));
 }
 
 SI_API cudaError_t cudaMemcpyToArray_ptds(cudaArray_t dst, size_t wOffset, size_t hOffset,
                                           const void *src, size_t count,
                                           enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpyToArray_ptds");
   return si_ret(to_array(dst, wOffset, hOffset, src, count, kind, NULL, 1, 0));
 }
 
 SI_API cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset,
                                           const void *src, size_t count,
                                           enum cudaMemcpyKind kind, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyToArrayAsync");
   return si_ret(to_array(dst, wOffset, hOffset, src, count, kind, stream, 0, 1));
 }
 
@@ -134,18 +137,21 @@ SI_API cudaError_t cudaMemcpyToArrayAsync_ptsz(cudaArray_t dst, size_t wOffset,
                                                size_t hOffset, const void *src,
                                                size_t count, enum cudaMemcpyKind kind,
                                                cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyToArrayAsync_ptsz");
   return si_ret(to_array(dst, wOffset, hOffset, src, count, kind, stream, 1, 1));
 }
 
 SI_API cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset,
                                        size_t hOffset, size_t count,
                                        enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpyFromArray");
   return si_ret(from_array(dst, src, wOffset, hOffset, count, kind, NULL, 0, 0));
 }
 
 SI_API cudaError_t cudaMemcpyFromArray_ptds(void *dst, cudaArray_const_t src,
                                             size_t wOffset, size_t hOffset, size_t count,
                                             enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpyFromArray_ptds");
   return si_ret(from_array(dst, src, wOffset, hOffset, count, kind, NULL, 1, 0));
 }
 
@@ -153,6 +159,7 @@ SI_API cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src,
                                             size_t wOffset, size_t hOffset, size_t count,
                                             enum cudaMemcpyKind kind,
                                             cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyFromArrayAsync");
   return si_ret(from_array(dst, src, wOffset, hOffset, count, kind, stream, 0, 1));
 }
 
@@ -160,6 +167,7 @@ SI_API cudaError_t cudaMemcpyFromArrayAsync_ptsz(void *dst, cudaArray_const_t sr
                                                  size_t wOffset, size_t hOffset,
                                                  size_t count, enum cudaMemcpyKind kind,
                                                  cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpyFromArrayAsync_ptsz");
   return si_ret(from_array(dst, src, wOffset, hOffset, count, kind, stream, 1, 1));
 }
 
@@ -167,6 +175,7 @@ SI_API cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst,
                                           size_t hOffsetDst, cudaArray_const_t src,
                                           size_t wOffsetSrc, size_t hOffsetSrc,
                                           size_t count, enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpyArrayToArray");
   return si_ret(array_to_array(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc,
                                count, kind, 0));
 }
@@ -175,6 +184,7 @@ SI_API cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t dst, size_t wOffsetDs
                                                size_t hOffsetDst, cudaArray_const_t src,
                                                size_t wOffsetSrc, size_t hOffsetSrc,
                                                size_t count, enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpyArrayToArray_ptds");
   return si_ret(array_to_array(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc,
                                count, kind, 1));
 }
@@ -227,6 +237,7 @@ static cudaError_t array_to_array_2d(cudaArray_t dst, size_t wOffsetDst,
 SI_API cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
                                        const void *src, size_t spitch, size_t width,
                                        size_t height, enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpy2DToArray");
   return si_ret(
       to_array_2d(dst, wOffset, hOffset, src, spitch, width, height, kind, NULL, 0, 0));
 }
@@ -235,6 +246,7 @@ SI_API cudaError_t cudaMemcpy2DToArray_ptds(cudaArray_t dst, size_t wOffset,
                                             size_t hOffset, const void *src,
                                             size_t spitch, size_t width, size_t height,
                                             enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpy2DToArray_ptds");
   return si_ret(
       to_array_2d(dst, wOffset, hOffset, src, spitch, width, height, kind, NULL, 1, 0));
 }
@@ -244,6 +256,7 @@ SI_API cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset,
                                             size_t spitch, size_t width, size_t height,
                                             enum cudaMemcpyKind kind,
                                             cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpy2DToArrayAsync");
   return si_ret(
       to_array_2d(dst, wOffset, hOffset, src, spitch, width, height, kind, stream, 0, 1));
 }
@@ -253,6 +266,7 @@ SI_API cudaError_t cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t dst, size_t wOffset
                                                  size_t spitch, size_t width,
                                                  size_t height, enum cudaMemcpyKind kind,
                                                  cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpy2DToArrayAsync_ptsz");
   return si_ret(
       to_array_2d(dst, wOffset, hOffset, src, spitch, width, height, kind, stream, 1, 1));
 }
@@ -260,6 +274,7 @@ SI_API cudaError_t cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t dst, size_t wOffset
 SI_API cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src,
                                          size_t wOffset, size_t hOffset, size_t width,
                                          size_t height, enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpy2DFromArray");
   return si_ret(
       from_array_2d(dst, dpitch, src, wOffset, hOffset, width, height, kind, NULL, 0, 0));
 }
@@ -268,6 +283,7 @@ SI_API cudaError_t cudaMemcpy2DFromArray_ptds(void *dst, size_t dpitch,
                                               cudaArray_const_t src, size_t wOffset,
                                               size_t hOffset, size_t width, size_t height,
                                               enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpy2DFromArray_ptds");
   return si_ret(
       from_array_2d(dst, dpitch, src, wOffset, hOffset, width, height, kind, NULL, 1, 0));
 }
@@ -277,6 +293,7 @@ SI_API cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch,
                                               size_t hOffset, size_t width, size_t height,
                                               enum cudaMemcpyKind kind,
                                               cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpy2DFromArrayAsync");
   return si_ret(from_array_2d(dst, dpitch, src, wOffset, hOffset, width, height, kind,
                               stream, 0, 1));
 }
@@ -284,6 +301,7 @@ SI_API cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch,
 SI_API cudaError_t cudaMemcpy2DFromArrayAsync_ptsz(
     void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
     size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpy2DFromArrayAsync_ptsz");
   return si_ret(from_array_2d(dst, dpitch, src, wOffset, hOffset, width, height, kind,
                               stream, 1, 1));
 }
@@ -293,6 +311,7 @@ SI_API cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst,
                                             size_t wOffsetSrc, size_t hOffsetSrc,
                                             size_t width, size_t height,
                                             enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpy2DArrayToArray");
   return si_ret(array_to_array_2d(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc,
                                   hOffsetSrc, width, height, kind, 0));
 }
@@ -302,6 +321,7 @@ SI_API cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t dst, size_t wOffset
                                                  size_t wOffsetSrc, size_t hOffsetSrc,
                                                  size_t width, size_t height,
                                                  enum cudaMemcpyKind kind) {
+  SI_CUPTI_API("cudaMemcpy2DArrayToArray_ptds");
   return si_ret(array_to_array_2d(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc,
                                   hOffsetSrc, width, height, kind, 1));
 }
@@ -560,6 +580,7 @@ cudaError_t si_batch3d(size_t n, const struct cudaMemcpy3DBatchOp *ops,
 SI_API cudaError_t cudaMemcpy3DBatchAsync(size_t numOps,
                                           struct cudaMemcpy3DBatchOp *opList,
                                           unsigned long long flags, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpy3DBatchAsync");
   size_t fail;
   return si_ret(si_batch3d(numOps, opList, flags, stream, 0, &fail));
 }
@@ -568,6 +589,7 @@ SI_API cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t numOps,
                                                struct cudaMemcpy3DBatchOp *opList,
                                                unsigned long long flags,
                                                cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemcpy3DBatchAsync_ptsz");
   size_t fail;
   return si_ret(si_batch3d(numOps, opList, flags, stream, 1, &fail));
 }
@@ -699,20 +721,24 @@ static cudaError_t memset3d(struct cudaPitchedPtr p, int value, struct cudaExten
 
 SI_API cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value,
                                 struct cudaExtent extent) {
+  SI_CUPTI_API("cudaMemset3D");
   return si_ret(memset3d(pitchedDevPtr, value, extent, NULL, 0, 0));
 }
 
 SI_API cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr, int value,
                                      struct cudaExtent extent) {
+  SI_CUPTI_API("cudaMemset3D_ptds");
   return si_ret(memset3d(pitchedDevPtr, value, extent, NULL, 1, 0));
 }
 
 SI_API cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value,
                                      struct cudaExtent extent, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemset3DAsync");
   return si_ret(memset3d(pitchedDevPtr, value, extent, stream, 0, 1));
 }
 
 SI_API cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDevPtr, int value,
                                           struct cudaExtent extent, cudaStream_t stream) {
+  SI_CUPTI_API("cudaMemset3DAsync_ptsz");
   return si_ret(memset3d(pitchedDevPtr, value, extent, stream, 1, 1));
 }

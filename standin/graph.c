@@ -1152,16 +1152,21 @@ static void memset_run(const struct si_node_desc *d) {
  * launch submits its nodes at once: each is queued as submitted at *sub,
  * the launch's time, or the time the last host node returned (so the
  * launching thread's own delays do not open gaps between them). */
-static void run_graph(const struct si_graph *g, struct si_stream *s, uint64_t *sub) {
+static void run_graph(const struct si_graph *g, struct si_stream *s, uint64_t *sub,
+                      uint32_t gid) {
   const struct si_config *cfg = si_config();
   int timeline = cfg->timeline;
   for (size_t i = 0; i < g->n; i++) {
     const struct si_node_desc *d = &g->order[i]->d;
+    uint64_t nid = g->order[i]->id;
     switch (d->type) {
     case cudaGraphNodeTypeKernel:
-      if (timeline)
-        si_tl_enqueue_at(s, SI_ENG_COMPUTE, si_dur_kernel(d->u.k.grid, d->u.k.block), 0,
-                         *sub);
+      if (timeline) {
+        uint64_t dur = si_dur_kernel(d->u.k.grid, d->u.k.block);
+        uint64_t end = si_tl_enqueue_at(s, SI_ENG_COMPUTE, dur, 0, *sub);
+        si_cupti_kernel(d->u.k.f, d->u.k.grid, d->u.k.block, d->u.k.shmem, s, end, dur,
+                        gid, nid);
+      }
       break;
     case cudaGraphNodeTypeMemcpy: {
       const struct si_copy *c = &d->u.cp.c;
@@ -1171,7 +1176,9 @@ static void run_graph(const struct si_graph *g, struct si_stream *s, uint64_t *s
       if (timeline && d->u.cp.kind != cudaMemcpyHostToHost) { /* the host does not wait */
         int engine;
         uint64_t dur = si_copy_cost(bytes, d->u.cp.kind, d->u.cp.host, &engine);
-        si_tl_enqueue_at(s, engine, dur, 0, *sub);
+        uint64_t end = si_tl_enqueue_at(s, engine, dur, 0, *sub);
+        si_cupti_bytes(SI_CUPTI_MEMCPY, si_cupti_dir(d->u.cp.kind, 0),
+                       d->u.cp.host == SI_LOC_PINNED, bytes, s, end, dur, gid, nid);
       }
       si_copy_move(c);
       break;
@@ -1180,8 +1187,9 @@ static void run_graph(const struct si_graph *g, struct si_stream *s, uint64_t *s
       if (timeline) {
         uint64_t bytes =
             (uint64_t)d->u.ms.width * d->u.ms.elem * d->u.ms.height * d->u.ms.depth;
-        si_tl_enqueue_at(s, SI_ENG_COMPUTE, si_dur_bytes(bytes, cfg->memset_gbps), 0,
-                         *sub);
+        uint64_t dur = si_dur_bytes(bytes, cfg->memset_gbps);
+        uint64_t end = si_tl_enqueue_at(s, SI_ENG_COMPUTE, dur, 0, *sub);
+        si_cupti_bytes(SI_CUPTI_MEMSET, 0, 0, bytes, s, end, dur, gid, nid);
       }
       memset_run(d);
       break;
@@ -1195,7 +1203,7 @@ static void run_graph(const struct si_graph *g, struct si_stream *s, uint64_t *s
       }
       break;
     case cudaGraphNodeTypeGraph:
-      run_graph(d->u.child, s, sub);
+      run_graph(d->u.child, s, sub, gid);
       break;
     case cudaGraphNodeTypeEventRecord: {
       struct si_event *e = si_event_resolve(d->u.ev);
@@ -1243,21 +1251,41 @@ static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream,
   if (e != cudaSuccess)
     return e;
   uint64_t sub = si_now();
-  run_graph(x->g, s, &sub);
+  run_graph(x->g, s, &sub, (uint32_t)x->g->id);
   if (x->g->n == 0 && si_config()->timeline)
     si_tl_enqueue_at(s, SI_ENG_COMPUTE, si_config()->graph_ns, 0, sub);
   return cudaSuccess;
 }
 
 SI_API cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  SI_CUPTI_API("cudaGraphLaunch");
   return si_ret(graph_launch(graphExec, stream, 0));
 }
 
 SI_API cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  SI_CUPTI_API("cudaGraphLaunch_ptsz");
   return si_ret(graph_launch(graphExec, stream, 1));
 }
 
 /* No memory is cached for graphs: freed graph memory is returned at once. */
 SI_API cudaError_t cudaDeviceGraphMemTrim(int device) {
   return si_ret(device == 0 ? cudaSuccess : cudaErrorInvalidDevice);
+}
+
+/* ---- ids for CUPTI (cupti_attach.c) ---- */
+
+uint64_t si_graph_node_tools_id(const void *node) {
+  si_graph_lock();
+  struct si_node *n = node_resolve((cudaGraphNode_t)node);
+  uint64_t id = n ? n->id : 0;
+  si_graph_unlock();
+  return id;
+}
+
+uint32_t si_graph_tools_id(const void *graph) {
+  si_graph_lock();
+  struct si_graph *g = si_graph_resolve((cudaGraph_t)graph);
+  uint32_t id = g ? (uint32_t)g->id : 0;
+  si_graph_unlock();
+  return id;
 }

@@ -97,7 +97,10 @@ static inline cudaError_t launch_common(const struct si_func *f, dim3 g, dim3 b,
     return cudaSuccess;
   if (SI_UNLIKELY(si_config()->launch_host_ns))
     host_work(si_config()->launch_host_ns);
-  si_tl_enqueue(s, SI_ENG_COMPUTE, si_dur_kernel(g, b), 0);
+  uint64_t dur = si_dur_kernel(g, b);
+  uint64_t end = si_tl_enqueue(s, SI_ENG_COMPUTE, dur, 0);
+  if (SI_UNLIKELY(si_cupti_on()))
+    si_cupti_kernel(f, g, b, shmem, s, end, dur, 0, 0);
   return cudaSuccess;
 }
 
@@ -106,6 +109,7 @@ static inline cudaError_t launch_common(const struct si_func *f, dim3 g, dim3 b,
 SI_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                       void **args, size_t sharedMem,
                                       cudaStream_t stream) {
+  SI_CUPTI_API("__cudaLaunchKernel");
   (void)args;
   const struct si_func *f = si_func_from_handle(kernel);
   return si_ret(launch_common(f, gridDim, blockDim, sharedMem, stream, 0));
@@ -114,6 +118,7 @@ SI_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 bl
 SI_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
                                            dim3 blockDim, void **args, size_t sharedMem,
                                            cudaStream_t stream) {
+  SI_CUPTI_API("__cudaLaunchKernel_ptsz");
   (void)args;
   const struct si_func *f = si_func_from_handle(kernel);
   return si_ret(launch_common(f, gridDim, blockDim, sharedMem, stream, 1));
@@ -124,6 +129,7 @@ SI_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
 
 SI_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
                                     void **args, size_t sharedMem, cudaStream_t stream) {
+  SI_CUPTI_API("cudaLaunchKernel");
   (void)args;
   return si_ret(
       launch_common(si_func_lookup(func), gridDim, blockDim, sharedMem, stream, 0));
@@ -132,6 +138,7 @@ SI_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDi
 SI_API cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
                                          void **args, size_t sharedMem,
                                          cudaStream_t stream) {
+  SI_CUPTI_API("cudaLaunchKernel_ptsz");
   (void)args;
   return si_ret(
       launch_common(si_func_lookup(func), gridDim, blockDim, sharedMem, stream, 1));
@@ -148,12 +155,14 @@ static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func,
 
 SI_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
                                        void **args) {
+  SI_CUPTI_API("cudaLaunchKernelExC");
   (void)args;
   return si_ret(launch_ex(config, func, 0));
 }
 
 SI_API cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config,
                                             const void *func, void **args) {
+  SI_CUPTI_API("cudaLaunchKernelExC_ptsz");
   (void)args;
   return si_ret(launch_ex(config, func, 1));
 }
@@ -176,6 +185,7 @@ static cudaError_t launch_coop(const void *func, dim3 g, dim3 b, size_t shmem,
 SI_API cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim,
                                                dim3 blockDim, void **args,
                                                size_t sharedMem, cudaStream_t stream) {
+  SI_CUPTI_API("cudaLaunchCooperativeKernel");
   (void)args;
   return si_ret(launch_coop(func, gridDim, blockDim, sharedMem, stream, 0));
 }
@@ -184,6 +194,7 @@ SI_API cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridD
                                                     dim3 blockDim, void **args,
                                                     size_t sharedMem,
                                                     cudaStream_t stream) {
+  SI_CUPTI_API("cudaLaunchCooperativeKernel_ptsz");
   (void)args;
   return si_ret(launch_coop(func, gridDim, blockDim, sharedMem, stream, 1));
 }

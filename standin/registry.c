@@ -416,3 +416,7 @@ SI_API cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
   *(cudaStream_t *)stream = c->stream;
   return cudaSuccess;
 }
+
+const char *si_func_name(const struct si_func *f) {
+  return f->name ? f->name : "";
+}

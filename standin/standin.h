@@ -524,4 +524,29 @@ void si_pool_put(struct si_pool *p, void *obj);
 /* Clear every object's magic and put all of them back (cudaDeviceReset). */
 void si_pool_reset(struct si_pool *p);
 
+/* ---- cupti_attach.c: the private CUPTI attach point (cupti/attach.h) ----- */
+#include "cupti/attach.h"
+const char *si_func_name(const struct si_func *f); /* registry.c */
+/* graph.c: the ids CUPTI reports for a node / graph handle (0: invalid) */
+uint64_t si_graph_node_tools_id(const void *node);
+uint32_t si_graph_tools_id(const void *graph);
+/* Bracket an entry point that queues device work: SI_CUPTI_API("name"). */
+uint32_t si_cupti_api_enter(const char *api);
+void si_cupti_api_leave(uint32_t *corr);
+#define SI_CUPTI_API(name)                                                               \
+  uint32_t si_cupti_corr_ __attribute__((cleanup(si_cupti_api_leave))) =                 \
+      si_cupti_api_enter(name)
+int si_cupti_on(void); /* a client is attached */
+/* enum si_cupti_copy_dir of a resolved copy kind (peer: a cudaMemcpyPeer). */
+unsigned si_cupti_dir(enum cudaMemcpyKind kind, int peer);
+/* Report a kernel / copy or memset (kind SI_CUPTI_MEMCPY or _MEMSET, dir
+ * enum si_cupti_copy_dir) that ends at `end` after `dur` ns on s; graph
+ * nodes give their graph's and their own id, other work 0, 0. */
+void si_cupti_kernel(const struct si_func *f, dim3 g, dim3 b, size_t shmem,
+                     const struct si_stream *s, uint64_t end, uint64_t dur,
+                     uint32_t graph_id, uint64_t node_id);
+void si_cupti_bytes(unsigned kind, unsigned dir, int pinned, uint64_t bytes,
+                    const struct si_stream *s, uint64_t end, uint64_t dur,
+                    uint32_t graph_id, uint64_t node_id);
+
 #endif
