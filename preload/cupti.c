@@ -1,215 +1,97 @@
-/* cupti.c — device times from the CUPTI activity API (GPUTRACE_GPU_TIMING
- * auto or cupti), when libcupti can be dlopen'ed and initializes — that
- * is, on a machine with a GPU and a driver. Never a build or run-time
- * requirement: the few CUPTI types used are declared in cupti_abi.h, with
- * the record layouts of cupti_activity.h (CUDA 12 and 13 keep these
- * prefixes), checked against the toolkit's header by test_cupti_abi.
+/* cupti.c — device times from the CUPTI activity API: the session (finding
+ * libcupti, subscribing, the clock, what is enabled), the hooks' side, its
+ * health and how it yields. Records are parsed in cupti_parse.c. Never a
+ * build or run-time requirement: the CUPTI ABI used is cupti_abi.h.
  *
- * NOT YET SEEN WORKING ON HARDWARE. On an H200 (2026-11-27) a session never
- * started: PyTorch's libcupti was in its wheel, beside libcudart, on no
- * loader path, and once found, enabling the DRIVER kind (declared 6, the
- * header's 4) failed, so every `cupti` run fell back to events. Both are
- * fixed and tested here; the parsing after a successful enable has still
- * not run. What is checked here: libcupti.so.13 loads and
- * cuptiActivityEnable fails without a driver, so `cupti` falls back to
- * events (tests/e2e/test_devtime.py).
+ * Checked on the stand-in libcupti (standin/cupti/, docs/standin.md), which
+ * is as strict as the real 13.0 library where the shim depends on it; not
+ * yet seen working on a GPU (docs/devtime.md).
  *
  * Contract:
- *  - gt_cupti_start enables CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME and
- *    DRIVER (the API records external correlation needs: driver launches by
- *    cuBLAS or Triton have no runtime record) and EXTERNAL_CORRELATION;
- *    any failure disables what was enabled and returns -1 (libcupti stays
- *    loaded: it may own threads).
- *  - A timed call pushes an external correlation id (a process-wide
- *    counter) around the real call; its host record's metadata (tid, corr,
- *    api, stream, kernel, flags, dir) is stored under that id in a
- *    direct-mapped table. Activity buffers are parsed when CUPTI completes
- *    them (the resolver flushes every 20 ms, and at exit): external
- *    correlation records map CUPTI's correlationId to our id, kernel /
- *    memcpy / memset records become DEVICE records (source CUPTI); a
- *    record whose mapping has not arrived yet waits in a small ring.
- *    Activity of untimed calls (sampling, the driver calls a runtime call
- *    makes inside) has no mapping and is not reported.
- *  - Times: CUPTI timestamps (cuptiGetTimestamp's clock) + an offset to
- *    CLOCK_MONOTONIC measured at each flush (the tightest of 5 reads).
- *  - A graph launch yields one DEVICE record per kernel or copy node, all
- *    with the launch's corr.
- *  - gt_cupti_healthy says 0 when 2 s after 64 timed calls nothing was
- *    matched: the resolver then switches to events.
+ *  - gt_cupti_start (first timed call, g_select_mu held): cuptiGetVersion
+ *    at least CUDA 12.0's; cuptiSubscribe first — refused, CUPTI belongs to
+ *    another client (Nsight Systems, torch.profiler): nothing else is
+ *    touched and *why names the client; then our timestamp callback
+ *    (CLOCK_MONOTONIC: CUPTI's times are then the shim's clock) before any
+ *    enable; buffer callbacks (cupti_parse.c: a preallocated pool); the
+ *    kinds EXTERNAL_CORRELATION, CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET;
+ *    API records only for the runtime and driver entry points the shim
+ *    times (their cbids found by name with cuptiGetCallbackName), never the
+ *    RUNTIME or DRIVER kind for every call of the process. Any failure
+ *    undoes what was enabled, unsubscribes and returns -1 with *why; the
+ *    tables and buffers stay allocated once CUPTI has our callbacks.
+ *  - A timed call pushes its external id (a process-wide counter; kind
+ *    CUSTOM2: CUSTOM0/1 are Kineto's) around the real call; its metadata
+ *    goes to a slot (seqlock, no lock or allocation) at commit.
+ *  - The resolver flushes every 20 ms (gt_cupti_flush) and at exit
+ *    (forced). At each flush the clock is checked: cuptiGetTimestamp must
+ *    read CLOCK_MONOTONIC (within 1 ms, slope within 0.1 % since the last
+ *    flush); otherwise another client replaced the timestamp callback.
+ *  - gt_cupti_trouble: NULL while healthy; else why to stop: the clock
+ *    check failed, or in the last 2 s window at least 64 timed calls were
+ *    lost and none matched. The resolver then stops the session
+ *    (gt_cupti_stop) and times with events, with one warning saying why.
+ *  - gt_cupti_stop: our kinds and API records are disabled only while the
+ *    session is still ours (the clock intact, and not a session that
+ *    delivered and then stopped: another client took the callbacks); then
+ *    unsubscribe.
  */
 #include <dlfcn.h>
 #include <link.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cupti_abi.h"
+#include "cupti_int.h"
 #include "devtime_int.h"
 
-typedef int (*cupti_fn_ts)(uint64_t *);
-typedef void (*cupti_req_fn)(uint8_t **, size_t *, size_t *);
-typedef void (*cupti_done_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
+struct cupti_api gt_cu;
+struct cu_meta *g_cu_meta;
+_Atomic uint64_t g_cu_next_id = 1;
 
-static struct {
-  int (*timestamp)(uint64_t *);
-  int (*register_callbacks)(cupti_req_fn, cupti_done_fn);
-  int (*enable)(int);
-  int (*disable)(int);
-  int (*flush_all)(uint32_t);
-  int (*next_record)(uint8_t *, size_t, void **);
-  int (*push)(int, uint64_t);
-  int (*pop)(int, uint64_t *);
-} api;
+#define CU_AGE_NS 2000000000ull    /* a call with no activity this long after: lost */
+#define CU_WINDOW_NS 2000000000ull /* the health window */
+#define CU_MAX_CBIDS 4096u
+#define CU_MAX_APIS 512 /* timed entry points with API records, per domain */
 
-#define META_SLOTS 65536u
-#define CORR_SLOTS 65536u
-#define ORPHANS 1024u
-#define BUFFER_BYTES (1u << 20)
-
-struct meta {
-  _Atomic uint64_t id; /* 0 = empty; written last */
-  uint64_t kernel, stream;
-  uint32_t tid, corr, flags, sample;
-  uint16_t api;
-  uint8_t dir, pad;
-};
-struct corr_entry {
-  uint32_t correlation_id;
-  uint64_t external_id;
-};
-struct orphan {
-  uint32_t kind, correlation_id, device_id, age;
-  uint64_t start, end, bytes;
-};
-
-static struct meta *g_meta;
-static struct corr_entry *g_corr;
-static struct orphan g_orphans[ORPHANS];
-static unsigned g_norphans;
-static pthread_mutex_t g_parse_mu = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic uint64_t g_next_id = 1;
-static _Atomic uint64_t g_committed, g_matched, g_first_commit_ns;
-static _Atomic int64_t g_offset_ns;  /* CLOCK_MONOTONIC - CUPTI clock */
-static int g_enabled[8], g_nenabled; /* the kinds enabled, for stop */
+static void *g_subscriber;
+static int g_subscribed;
+static int g_enabled[8], g_nenabled;
+static uint16_t g_api_on[2]
+                        [CU_MAX_APIS]; /* the runtime [1] and driver [0] cbids enabled */
+static int g_napi[2];
+static const char *g_trouble;
+static int g_taken_over; /* another client replaced our clock or callbacks */
+static uint64_t g_clock_at, g_clock_cupti; /* the last check's pair */
+static uint64_t g_win_at, g_win_matched, g_win_lost;
 static __thread uint64_t tls_ext_id __attribute__((tls_model("initial-exec")));
 
-/* ---- clock ---- */
+/* ---- the clock ---- */
 
-static void calibrate(void) {
-  uint64_t best_gap = UINT64_MAX;
-  int64_t offset = 0;
-  for (int i = 0; i < 5; i++) {
-    uint64_t a = gt_dt_mono_ns(), c = 0;
-    if (api.timestamp(&c) != 0)
-      return;
-    uint64_t b = gt_dt_mono_ns();
-    if (b - a < best_gap) {
-      best_gap = b - a;
-      offset = (int64_t)(a + (b - a) / 2) - (int64_t)c;
-    }
+static uint64_t CUPTI_mono(void) {
+  return gt_dt_mono_ns();
+}
+
+/* 1 when cuptiGetTimestamp reads our clock: within [before, after] (1 ms
+ * slack) and at a slope within 0.1 % of the last check's. */
+static int clock_ours(void) {
+  uint64_t a = gt_dt_mono_ns(), c = 0;
+  if (gt_cu.timestamp(&c) != CUPTI_OK)
+    return 0;
+  uint64_t b = gt_dt_mono_ns();
+  if (c + 1000000 < a || c > b + 1000000)
+    return 0;
+  if (g_clock_at != 0 && a > g_clock_at + 10000000) {
+    double slope = (double)(c - g_clock_cupti) / (double)(a - g_clock_at);
+    if (slope < 0.999 || slope > 1.001)
+      return 0;
   }
-  atomic_store(&g_offset_ns, offset);
-}
-
-/* ---- activity records ---- */
-
-static void emit(const struct orphan *o, const struct meta *m) {
-  struct gt_record rec;
-  gt_dt_device_begin(&rec, (uint32_t)getpid(), m->tid, m->api, m->flags,
-                     (uint64_t)((int64_t)o->start + atomic_load(&g_offset_ns)),
-                     o->end > o->start ? o->end - o->start : 0, GT_DEVTIME_CUPTI,
-                     m->sample);
-  rec.u.device.stream = m->stream;
-  rec.u.device.kernel = m->kernel;
-  rec.u.device.bytes = o->bytes;
-  rec.u.device.corr = m->corr;
-  rec.u.device.of_kind = o->kind == KIND_MEMCPY   ? GT_KIND_MEMCPY
-                         : o->kind == KIND_MEMSET ? GT_KIND_MEMSET
-                                                  : GT_KIND_LAUNCH;
-  rec.u.device.dir = o->kind == KIND_MEMCPY ? m->dir : 0;
-  rec.u.device.device = (int32_t)o->device_id;
-  gt_emit_device(&rec);
-  atomic_fetch_add(&g_matched, 1);
-}
-
-/* 1 when the activity's call is known (and its DEVICE record written). */
-static int try_emit(const struct orphan *o) {
-  const struct corr_entry *c = &g_corr[o->correlation_id % CORR_SLOTS];
-  if (c->correlation_id != o->correlation_id || c->external_id == 0)
-    return 0;
-  struct meta *m = &g_meta[c->external_id % META_SLOTS];
-  if (atomic_load_explicit(&m->id, memory_order_acquire) != c->external_id)
-    return 0;
-  struct meta copy = {0};
-  memcpy((char *)&copy + sizeof copy.id, (char *)m + sizeof m->id,
-         sizeof copy - sizeof copy.id);
-  if (atomic_load_explicit(&m->id, memory_order_acquire) != c->external_id)
-    return 0; /* overwritten while read */
-  emit(o, &copy);
+  g_clock_at = a;
+  g_clock_cupti = c;
   return 1;
 }
 
-static void device_activity(const void *r) {
-  uint32_t kind;
-  memcpy(&kind, r, sizeof kind);
-  struct orphan o = {.kind = kind};
-  if (kind == KIND_KERNEL || kind == KIND_CONCURRENT_KERNEL) {
-    const struct act_kernel *k = r;
-    o = (struct orphan){kind, k->correlation_id, k->device_id, 0, k->start, k->end, 0};
-  } else if (kind == KIND_MEMCPY || kind == KIND_MEMSET) {
-    const struct act_copy *c = r;
-    o = (struct orphan){kind,   c->correlation_id, c->device_id, 0, c->start,
-                        c->end, c->bytes};
-  } else {
-    return;
-  }
-  if (!try_emit(&o) && g_norphans < ORPHANS)
-    g_orphans[g_norphans++] = o;
-}
-
-static void retry_orphans(void) {
-  unsigned kept = 0;
-  for (unsigned i = 0; i < g_norphans; i++)
-    if (!try_emit(&g_orphans[i]) && ++g_orphans[i].age < 8)
-      g_orphans[kept++] = g_orphans[i]; /* untimed calls' activity ages out */
-  g_norphans = kept;
-}
-
-static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
-  *buffer = aligned_alloc(8, BUFFER_BYTES);
-  *size = *buffer ? BUFFER_BYTES : 0;
-  *max_records = 0;
-}
-
-static void buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t size,
-                             size_t valid) {
-  (void)ctx, (void)stream, (void)size;
-  pthread_mutex_lock(&g_parse_mu);
-  for (int pass = 0; pass < 2 && buffer != NULL; pass++) {
-    void *r = NULL;
-    while (api.next_record(buffer, valid, &r) == 0) {
-      uint32_t kind;
-      memcpy(&kind, r, sizeof kind);
-      if (pass == 0 && kind == KIND_EXTERNAL_CORRELATION) {
-        const struct act_extcorr *e = r;
-        if (e->external_kind == EXT_KIND_CUSTOM0)
-          g_corr[e->correlation_id % CORR_SLOTS] =
-              (struct corr_entry){e->correlation_id, e->external_id};
-      } else if (pass == 1) {
-        device_activity(r);
-      }
-    }
-  }
-  retry_orphans();
-  pthread_mutex_unlock(&g_parse_mu);
-  free(buffer);
-}
-
-/* ---- life cycle ---- */
+/* ---- finding libcupti ---- */
 
 /* The directory of the process's own CUDA runtime, if one is loaded. */
 static int cudart_dir(struct dl_phdr_info *info, size_t size, void *arg) {
@@ -221,13 +103,13 @@ static int cudart_dir(struct dl_phdr_info *info, size_t size, void *arg) {
   return 1;
 }
 
-/* libcupti in this order: one the process already loaded (a profiler's);
- * the one beside the process's libcudart, which matches it: a wheel's, as
- * PyTorch's (nvidia/cu13/lib holds both; CUDA 12 wheels put it in a sibling
+/* libcupti in this order: one the process already loaded (a profiler's:
+ * two copies in one process would fight over the device); the one beside
+ * the process's libcudart, which matches it: a wheel's, as PyTorch's
+ * (nvidia/cu13/lib holds both; CUDA 12 wheels put it in a sibling
  * nvidia/cuda_cupti/lib), where no loader path reaches; by soname; the
  * toolkit's (CUDA_HOME, else /usr/local/cuda). */
 static void *open_cupti(void) {
-  /* the names, then (beside libcudart only) a CUDA 12 wheel's sibling */
   static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
                                       "../../cuda_cupti/lib/libcupti.so.12"};
   enum { SONAMES = 3, BESIDE = 4 };
@@ -251,83 +133,222 @@ static void *open_cupti(void) {
   return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
-/* Look `name` up in libcupti (handle h) into *fn, a function pointer of
- * `api`; 1 when found. */
-static int cupti_sym(void *h, void *fn, const char *name) {
-  void *p = dlsym(h, name);
-  memcpy(fn, &p, sizeof p);
-  return p != NULL;
+static int resolve_api(void *h) {
+  static const struct {
+    size_t off;
+    const char *name;
+  } syms[] = {
+#define S(f, n) {offsetof(struct cupti_api, f), n}
+      S(version, "cuptiGetVersion"),
+      S(timestamp, "cuptiGetTimestamp"),
+      S(subscribe, "cuptiSubscribe"),
+      S(unsubscribe, "cuptiUnsubscribe"),
+      S(callback_name, "cuptiGetCallbackName"),
+      S(register_callbacks, "cuptiActivityRegisterCallbacks"),
+      S(register_timestamp, "cuptiActivityRegisterTimestampCallback"),
+      S(enable, "cuptiActivityEnable"),
+      S(disable, "cuptiActivityDisable"),
+      S(enable_runtime_api, "cuptiActivityEnableRuntimeApi"),
+      S(enable_driver_api, "cuptiActivityEnableDriverApi"),
+      S(flush_all, "cuptiActivityFlushAll"),
+      S(next_record, "cuptiActivityGetNextRecord"),
+      S(dropped, "cuptiActivityGetNumDroppedRecords"),
+      S(push, "cuptiActivityPushExternalCorrelationId"),
+      S(pop, "cuptiActivityPopExternalCorrelationId"),
+#undef S
+  };
+  for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
+    void *p = dlsym(h, syms[i].name);
+    if (p == NULL)
+      return 0;
+    memcpy((char *)&gt_cu + syms[i].off, &p, sizeof p);
+  }
+  return 1;
 }
 
-int gt_cupti_start(void) {
-  void *h = open_cupti();
-  if (h == NULL || !cupti_sym(h, &api.timestamp, "cuptiGetTimestamp") ||
-      !cupti_sym(h, &api.register_callbacks, "cuptiActivityRegisterCallbacks") ||
-      !cupti_sym(h, &api.enable, "cuptiActivityEnable") ||
-      !cupti_sym(h, &api.disable, "cuptiActivityDisable") ||
-      !cupti_sym(h, &api.flush_all, "cuptiActivityFlushAll") ||
-      !cupti_sym(h, &api.next_record, "cuptiActivityGetNextRecord") ||
-      !cupti_sym(h, &api.push, "cuptiActivityPushExternalCorrelationId") ||
-      !cupti_sym(h, &api.pop, "cuptiActivityPopExternalCorrelationId"))
-    return -1; /* a library without the activity API: left loaded, unused */
-  g_meta = calloc(META_SLOTS, sizeof *g_meta);
-  g_corr = calloc(CORR_SLOTS, sizeof *g_corr);
-  uint64_t ts;
-  if (g_meta == NULL || g_corr == NULL || api.timestamp(&ts) != 0 ||
-      api.register_callbacks(buffer_requested, buffer_completed) != 0)
-    goto fail;
-  /* External correlation records come with API records: RUNTIME for the
-   * runtime's hooks, DRIVER for the driver's (cuBLAS, Triton). */
-  static const int kinds[] = {KIND_EXTERNAL_CORRELATION, KIND_RUNTIME, KIND_DRIVER,
-                              KIND_CONCURRENT_KERNEL,    KIND_MEMCPY,  KIND_MEMSET};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-    if (api.enable(kinds[i]) != 0)
-      goto fail; /* no driver, no device, or another profiler owns CUPTI */
+/* ---- who else holds CUPTI ---- */
+
+static int has_lib(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  return strstr(info->dlpi_name, (const char *)arg) != NULL;
+}
+
+static const char *other_client(void) {
+  static char buf[600];
+  const char *inj = getenv("CUDA_INJECTION64_PATH");
+  if (inj && *inj) {
+    snprintf(buf, sizeof buf,
+             "the CUDA injection library %.512s (Nsight Systems or Compute)", inj);
+    return buf;
+  }
+  if (dl_iterate_phdr(has_lib, (void *)"libkineto") ||
+      dl_iterate_phdr(has_lib, (void *)"libtorch_cpu"))
+    return "torch.profiler (Kineto)";
+  return "another CUPTI client of this process";
+}
+
+/* ---- the entry points gputrace times ---- */
+
+static int timed_api(const char *name, size_t n, unsigned family) {
+  for (unsigned a = 1; a < GT_API_COUNT; a++) {
+    const struct gt_api_info *i = &gt_apis[a];
+    if (i->family != family || strlen(i->name) != n || strncmp(i->name, name, n) != 0)
+      continue;
+    return (i->kind == GT_KIND_LAUNCH || i->kind == GT_KIND_MEMCPY ||
+            i->kind == GT_KIND_MEMSET) &&
+           !(i->flags & (GT_AF_NODE | GT_AF_EDIT | GT_AF_HOST_FN));
+  }
+  return 0;
+}
+
+/* Enable API records for the timed entry points of one domain (runtime:
+ * names end in _v<digits>). -1 when an enable failed. */
+static int enable_apis(int domain) {
+  int rt = domain == CB_DOMAIN_RUNTIME_API;
+  for (uint32_t cbid = 1; cbid < CU_MAX_CBIDS; cbid++) {
+    const char *name = NULL;
+    if (gt_cu.callback_name(domain, cbid, &name) != CUPTI_OK || name == NULL)
+      break; /* past the domain's last id */
+    size_t n = strlen(name);
+    const char *v = strrchr(name, '_');
+    if (rt && v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9')
+      n = (size_t)(v - name);
+    if (!timed_api(name, n, rt ? GT_FAM_RT : GT_FAM_DRV) || g_napi[rt] == CU_MAX_APIS)
+      continue;
+    int r = rt ? gt_cu.enable_runtime_api(cbid, 1) : gt_cu.enable_driver_api(cbid, 1);
+    if (r != CUPTI_OK)
+      return -1;
+    g_api_on[rt][g_napi[rt]++] = (uint16_t)cbid;
+  }
+  return 0;
+}
+
+/* ---- life cycle ---- */
+
+/* The subscriber's callback: we subscribe to hold CUPTI, not for callbacks. */
+static void on_callback(void *userdata, int domain, uint32_t cbid, const void *data) {
+  (void)userdata, (void)domain, (void)cbid, (void)data;
+}
+
+static int setup(const char **why) {
+  static const int kinds[] = {KIND_EXTERNAL_CORRELATION, KIND_CONCURRENT_KERNEL,
+                              KIND_MEMCPY, KIND_MEMCPY2, KIND_MEMSET};
+  if (gt_cu.register_timestamp(CUPTI_mono) != CUPTI_OK) {
+    *why = "cuptiActivityRegisterTimestampCallback failed";
+    return -1;
+  }
+  if (gt_cu.register_callbacks(gt_cu_buffer_requested, gt_cu_buffer_completed) !=
+      CUPTI_OK) {
+    *why = "cuptiActivityRegisterCallbacks failed";
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+    if (gt_cu.enable(kinds[i]) != CUPTI_OK) {
+      *why = "cuptiActivityEnable failed (no driver or device?)";
+      return -1;
+    }
     g_enabled[g_nenabled++] = kinds[i];
   }
-  calibrate();
+  if (enable_apis(CB_DOMAIN_RUNTIME_API) != 0 || g_napi[1] == 0) {
+    *why = "cuptiActivityEnableRuntimeApi failed";
+    return -1;
+  }
+  enable_apis(
+      CB_DOMAIN_DRIVER_API); /* a library without driver names times the runtime */
+  if (!clock_ours()) {
+    *why = "cuptiGetTimestamp does not follow the registered callback";
+    return -1;
+  }
   return 0;
-fail:
-  gt_cupti_stop();
-  free(g_meta);
-  free(g_corr);
-  g_meta = NULL;
-  g_corr = NULL;
-  return -1;
+}
+
+int gt_cupti_start(const char **why) {
+  *why = "libcupti was not found";
+  void *h = open_cupti();
+  if (h == NULL)
+    return -1;
+  *why = "libcupti lacks the activity API";
+  uint32_t version = 0;
+  if (!resolve_api(h))
+    return -1; /* left loaded, unused */
+  *why = "libcupti is older than CUDA 12.0's";
+  if (gt_cu.version(&version) != CUPTI_OK || version < CUPTI_VERSION_MIN)
+    return -1;
+  int s = gt_cu.subscribe(&g_subscriber, on_callback, NULL);
+  if (s == CUPTI_ERR_MULTIPLE_SUBSCRIBERS) {
+    static char buf[700];
+    snprintf(buf, sizeof buf, "CUPTI is in use by %s", other_client());
+    *why = buf;
+    return -1;
+  }
+  if (s != CUPTI_OK) {
+    *why = "cuptiSubscribe failed (no driver or device?)";
+    return -1;
+  }
+  g_subscribed = 1;
+  g_cu_meta = calloc(CU_META_SLOTS, sizeof *g_cu_meta);
+  if (g_cu_meta == NULL || gt_cu_buffers_init() != 0) {
+    *why = "out of memory";
+    gt_cupti_stop();
+    return -1; /* what was allocated stays: CUPTI never had our callbacks */
+  }
+  if (setup(why) != 0) {
+    gt_cupti_stop();
+    return -1;
+  }
+  g_win_at = gt_dt_mono_ns();
+  return 0;
 }
 
 void gt_cupti_stop(void) {
-  while (g_nenabled > 0)
-    api.disable(g_enabled[--g_nenabled]);
+  if (!g_taken_over) { /* still ours: undo what we enabled */
+    for (int rt = 0; rt < 2; rt++)
+      while (g_napi[rt] > 0) {
+        uint16_t cbid = g_api_on[rt][--g_napi[rt]];
+        rt ? gt_cu.enable_runtime_api(cbid, 0) : gt_cu.enable_driver_api(cbid, 0);
+      }
+    while (g_nenabled > 0)
+      gt_cu.disable(g_enabled[--g_nenabled]);
+  }
+  if (g_subscribed)
+    gt_cu.unsubscribe(g_subscriber);
+  g_subscribed = 0;
 }
 
 void gt_cupti_forget(void) {
   g_nenabled = 0; /* the child has no CUPTI session; never call into it */
-  g_norphans = 0;
-  g_parse_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+  g_napi[0] = g_napi[1] = 0;
+  g_subscribed = 0;
+  gt_cu_parse_forget();
 }
 
 /* ---- the hooks' side ---- */
 
 int gt_cupti_before(void) {
-  uint64_t id = atomic_fetch_add_explicit(&g_next_id, 1, memory_order_relaxed);
-  if (api.push(EXT_KIND_CUSTOM0, id) != 0)
-    return 0;
+  uint64_t id = atomic_fetch_add_explicit(&g_cu_next_id, 1, memory_order_relaxed);
+  struct cu_meta *m = &g_cu_meta[id % CU_META_SLOTS];
+  if (atomic_exchange_explicit(&m->id, 0, memory_order_acq_rel) != 0)
+    gt_cu_meta_overwritten(m); /* a call whose activity never came: lost */
+  atomic_store_explicit(&m->state, CU_WAITING, memory_order_relaxed);
   tls_ext_id = id;
+  if (gt_cu.push(EXT_KIND_CUSTOM2, id) != CUPTI_OK) {
+    atomic_store_explicit(&m->state, CU_VOID, memory_order_relaxed);
+    return -1; /* untimed, counted */
+  }
   return DT_TOKEN_CUPTI;
 }
 
 void gt_cupti_after(cudaError_t result) {
-  (void)result;
   uint64_t last = 0;
-  api.pop(EXT_KIND_CUSTOM0, &last);
+  gt_cu.pop(EXT_KIND_CUSTOM2, &last);
+  if (result != 0)
+    atomic_store_explicit(&g_cu_meta[tls_ext_id % CU_META_SLOTS].state, CU_VOID,
+                          memory_order_relaxed);
 }
 
-void gt_cupti_commit(const struct dt_slot *op) {
+void gt_cupti_commit(const struct dt_slot *op, uint64_t call_ns) {
   uint64_t id = tls_ext_id;
-  struct meta *m = &g_meta[id % META_SLOTS];
-  atomic_store_explicit(&m->id, 0, memory_order_relaxed);
-  atomic_thread_fence(memory_order_release);
+  struct cu_meta *m = &g_cu_meta[id % CU_META_SLOTS];
   m->tid = op->tid;
   m->api = op->api;
   m->flags = op->flags;
@@ -336,10 +357,9 @@ void gt_cupti_commit(const struct dt_slot *op) {
   m->corr = op->corr;
   m->sample = op->sample;
   m->dir = op->dir;
+  m->call_ns = call_ns;
+  m->commit_ns = gt_dt_mono_ns();
   atomic_store_explicit(&m->id, id, memory_order_release);
-  uint64_t zero = 0;
-  atomic_compare_exchange_strong(&g_first_commit_ns, &zero, gt_dt_mono_ns());
-  atomic_fetch_add_explicit(&g_committed, 1, memory_order_relaxed);
 }
 
 /* ---- the resolver's side ---- */
@@ -347,12 +367,29 @@ void gt_cupti_commit(const struct dt_slot *op) {
 void gt_cupti_flush(int forced) {
   if (g_nenabled == 0)
     return;
-  calibrate();
-  api.flush_all(forced ? CUPTI_FLUSH_FORCED : 0);
+  if (g_trouble == NULL && !clock_ours()) {
+    g_trouble = "CUPTI's timestamps stopped following gputrace's clock (another client "
+                "registered a timestamp callback)";
+    g_taken_over = 1;
+  }
+  if (!(forced && g_taken_over)) /* another client's buffers are not ours to force */
+    gt_cu.flush_all(forced ? CUPTI_FLUSH_FORCED : 0);
+  gt_cu_parse(forced ? 0 : CU_AGE_NS);
 }
 
-int gt_cupti_healthy(void) {
-  if (atomic_load(&g_matched) > 0 || atomic_load(&g_committed) < 64)
-    return 1;
-  return gt_dt_mono_ns() - atomic_load(&g_first_commit_ns) < 2000000000ull;
+const char *gt_cupti_trouble(void) {
+  if (g_trouble != NULL)
+    return g_trouble;
+  uint64_t now = gt_dt_mono_ns();
+  if (now - g_win_at < CU_WINDOW_NS)
+    return NULL;
+  uint64_t matched = gt_cu_matched(), lost = gt_cu_lost();
+  if (lost - g_win_lost >= 64 && matched == g_win_matched) {
+    g_trouble = "CUPTI delivered no activity for the calls timed in the last 2 s";
+    g_taken_over = matched > 0; /* it worked, then stopped: another client's now */
+  }
+  g_win_at = now;
+  g_win_matched = matched;
+  g_win_lost = lost;
+  return g_trouble;
 }

@@ -69,6 +69,7 @@ struct dt_state gt_dt;
 /* CUPTI mode: the timed call's stream, for its metadata. */
 static __thread const void *tls_cupti_stream __attribute__((tls_model("initial-exec")));
 static __thread int tls_cupti_ptsz __attribute__((tls_model("initial-exec")));
+static __thread uint64_t tls_cupti_call_ns __attribute__((tls_model("initial-exec")));
 /* The 1-in-N of the op being timed on this thread. */
 static __thread uint32_t tls_op_sample __attribute__((tls_model("initial-exec")));
 
@@ -199,12 +200,17 @@ static int select_source_locked(void) {
   gt_dt.slots = calloc(gt_dt.nslots, sizeof *gt_dt.slots); /* pages touched as used */
   if (gt_dt.slots == NULL)
     return DT_SRC_NONE;
-  if (g_mode == DT_MODE_CUPTI && gt_cupti_start() == 0) {
-    gt_dt_register_exit(); /* for the final flush */
-    return DT_SRC_CUPTI;
+  const char *why = NULL;
+  if (g_mode == DT_MODE_CUPTI && gt_cupti_start(&why) == 0) {
+    if (gt_dt_start_thread() == 0) { /* the flushes, the health checks */
+      gt_dt_register_exit();         /* for the final flush */
+      return DT_SRC_CUPTI;
+    }
+    gt_cupti_stop();
+    why = "the device timing thread could not start";
   }
   if (g_mode == DT_MODE_CUPTI)
-    gt_warn("gputrace: CUPTI is not usable here; timing device work with CUDA events");
+    gt_warn("gputrace: CUPTI is not used (%s); timing device work with CUDA events", why);
   return DT_SRC_EVENTS;
 }
 
@@ -413,6 +419,7 @@ int gt_dt_before(unsigned what, const void *key, const void *stream, int ptsz) {
     if (src == DT_SRC_CUPTI) {
       tls_cupti_stream = stream;
       tls_cupti_ptsz = ptsz;
+      tls_cupti_call_ns = gt_dt_mono_ns();
       token = gt_cupti_before();
     } else {
       token = events_before(stream, ptsz);
@@ -509,7 +516,7 @@ static void dt_commit(const struct gt_record *rec) {
   if (token == DT_TOKEN_CUPTI) {
     struct dt_slot op = {.stream = tls_cupti_stream, .ptsz = (uint8_t)tls_cupti_ptsz};
     fill_from_record(&op, rec);
-    gt_cupti_commit(&op);
+    gt_cupti_commit(&op, tls_cupti_call_ns);
     return;
   }
   int32_t i = token - 1;

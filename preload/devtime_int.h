@@ -136,13 +136,15 @@ int gt_dt_start_thread(void);     /* 0 on success */
 void gt_dt_sweep(int final);      /* resolve what completed; resolve_mu held */
 void gt_dt_resolver_forget(void); /* device reset, fork: drop anchors */
 
-/* cupti.c: 0 when the CUPTI activity API is collecting for us. */
-int gt_cupti_start(void);
-int gt_cupti_before(void); /* DT_TOKEN_CUPTI, or 0 */
+/* cupti.c: 0 when the CUPTI activity API is collecting for us; else -1
+ * and *why, for the warning. */
+int gt_cupti_start(const char **why);
+int gt_cupti_before(void); /* DT_TOKEN_CUPTI, or -1: untimed (counted) */
 void gt_cupti_after(cudaError_t result);
-void gt_cupti_commit(const struct dt_slot *op); /* metadata of the call */
+/* The call's metadata; call_ns: CLOCK_MONOTONIC before the real call. */
+void gt_cupti_commit(const struct dt_slot *op, uint64_t call_ns);
 void gt_cupti_flush(int forced);
-int gt_cupti_healthy(void); /* 0: nothing arrives; use events */
+const char *gt_cupti_trouble(void); /* NULL: healthy; else why to use events */
 void gt_cupti_stop(void);
 void gt_cupti_forget(void); /* forked child */
 

@@ -385,11 +385,13 @@ static void pause_ns(long long ns) {
 
 static void cupti_cycle(void) {
   gt_cupti_flush(0);
-  if (gt_cupti_healthy())
+  const char *why = gt_cupti_trouble();
+  if (why == NULL)
     return;
+  gt_cupti_flush(1); /* what arrived so far, and every call still waiting counted */
   gt_cupti_stop();
   __atomic_store_n(&gt_dt_source, DT_SRC_EVENTS, __ATOMIC_RELEASE);
-  gt_warn("gputrace: CUPTI delivered no activity; timing device work with CUDA events");
+  gt_warn("gputrace: CUPTI stopped (%s); timing device work with CUDA events", why);
 }
 
 static void *resolver_main(void *arg) {

@@ -265,6 +265,9 @@ struct gt_device_args { /* DEVICE: ts_ns = device start on the host clock,
   uint32_t shape;   /* launches timed with events: gt_launch_shape of the
                        launch's configuration (a graph node's eager reference,
                        model/graphs.h); 0: not known */
+  uint32_t node;    /* CUPTI records of a graph launch: the node's graphNodeId
+                       (its low 32 bits; model/graphs.h names nodes by it);
+                       0 otherwise */
 };
 
 struct gt_handle_args { /* SYNC, STREAM, EVENT */

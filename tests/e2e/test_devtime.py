@@ -391,24 +391,38 @@ def test_memsets_cost_does_not_sample_launches_out():
 
 
 def test_auto_uses_events_cupti_on_request():
-    """auto times with events and never loads libcupti (CUPTI is opt-in until
-    it is validated on a GPU, and would displace torch.profiler's session);
-    an explicit cupti tries it and, without a driver, falls back once."""
+    """auto times with events and never loads libcupti (CUPTI is opt-in
+    until it is validated on a GPU, and would displace torch.profiler's
+    session); an explicit cupti uses the stand-in libcupti beside the
+    stand-in runtime; when another client subscribed first (an Nsight
+    Systems injection, GPUTRACE_STANDIN_CUPTI_NSYS) it yields: events, with
+    one warning naming the client. (Without a driver: see
+    test_cupti_beside_the_runtime.)"""
     for mode in ("auto", "events"):
         stdout, events = trace("maps", GPUTRACE_GPU_TIMING=mode)
         eq(stdout, "devtime maps: libcupti not loaded\n", mode + " never loads CUPTI")
         eq([d["source"] for d in device(events)], ["events"], mode + ": events")
-    env = base_env(**dict(KNOBS, GPUTRACE_GPU_TIMING="cupti"))
-    del env["GPUTRACE_QUIET"]
-    out = os.path.join(TMP, "cupti.gtrace")
-    p = run([GPUTRACE, "record", "-q", "-o", out, "--", prog("devtime"), "maps"], env, check_rc=0)
-    warnings = [l for l in p.stderr.splitlines() if l.startswith("gputrace:")]
-    eq(len(warnings), 1, "one warning (%r)" % p.stderr)
-    if "CUDA events" not in warnings[0]:
-        raise AssertionError("warning: " + warnings[0])
-    eq([d["source"] for d in device(dump(out))], ["events"], "explicit cupti falls back")
-    if cupti_loadable():  # tried, failed to initialize without a driver
+    inj = "/opt/nsight-systems/libToolsInjection64.so"
+    for nsys, source in (("0", "cupti"), ("1", "events")):
+        env = base_env(**dict(KNOBS, GPUTRACE_GPU_TIMING="cupti",
+                              GPUTRACE_STANDIN_CUPTI_NSYS=nsys))
+        if nsys == "1":
+            env["CUDA_INJECTION64_PATH"] = inj
+        del env["GPUTRACE_QUIET"]
+        out = os.path.join(TMP, "cupti%s.gtrace" % nsys)
+        if os.path.exists(out):
+            os.unlink(out)
+        p = run([GPUTRACE, "record", "-q", "-o", out, "--", prog("devtime"), "maps"], env,
+                check_rc=0)
         eq(p.stdout, "devtime maps: libcupti loaded\n", "CUPTI was tried")
+        warnings = [l for l in p.stderr.splitlines() if l.startswith("gputrace:")]
+        eq([d["source"] for d in device(dump(out))], [source], "nsys %s" % nsys)
+        if source == "cupti":
+            eq(warnings, [], "no warning")
+        else:
+            eq(warnings, ["gputrace: CUPTI is not used (CUPTI is in use by the CUDA injection "
+                          "library %s (Nsight Systems or Compute)); timing device work with "
+                          "CUDA events" % inj], "one warning, naming the client")
 
 
 def test_cupti_beside_the_runtime():
