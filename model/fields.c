@@ -126,7 +126,8 @@ static const struct gt_field count[] = {
   {K("sample"), .text = "sample", .type = GT_FT_UINT, AT(device.sample), CH},       \
   {K("source"), .text = "source", .type = GT_FT_NAME, AT(device.source), .name = source_name}, \
   {K("of_kind"), .type = GT_FT_NAME, AT(device.of_kind), .name = gt_kind_name},      \
-  {K("device"), .type = GT_FT_INT, AT(device.device), CH}
+  {K("device"), .type = GT_FT_INT, AT(device.device), CH},                         \
+  {K("node"), .text = "node", .type = GT_FT_UINT, AT(device.node), .out = GT_FO_NZ}
 static const struct gt_field dev_launch[] = {
     {K("kernel"), .text = "", .type = GT_FT_KERNEL, AT(device.kernel)},
     DEVICE_TAIL,

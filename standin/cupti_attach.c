@@ -12,13 +12,43 @@
  *  - si_cupti_api_enter/leave keep the current call's correlation id in a
  *    thread-local; a nested entry (none today: exported functions do not
  *    call each other) keeps the outer one.
+ *  - GPUTRACE_STANDIN_TIMELINE_LOG=FILE: every reported operation is also
+ *    written there, one line each, "KIND START END BYTES NODE" (kernel,
+ *    memcpy or memset; CLOCK_MONOTONIC ns; NODE the graph node's id, 0
+ *    outside graphs): the truth tests compare device times with.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cupti/attach.h"
 #include "standin.h"
 
 static const struct si_cupti_client *g_client;
+static FILE *g_log;
+static int g_log_on;
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((constructor)) static void log_open(void) {
+  const char *path = getenv("GPUTRACE_STANDIN_TIMELINE_LOG");
+  if (path == NULL || *path == '\0')
+    return;
+  g_log = fopen(path, "w");
+  if (g_log == NULL)
+    fprintf(stderr, "gputrace standin: cannot write GPUTRACE_STANDIN_TIMELINE_LOG=%s\n",
+            path);
+  __atomic_store_n(&g_log_on, g_log != NULL, __ATOMIC_RELEASE);
+}
+
+static void log_op(const struct si_cupti_op *op) {
+  static const char *const kinds[] = {"?", "kernel", "memcpy", "memset"};
+  pthread_mutex_lock(&g_log_mu);
+  fprintf(g_log, "%s %llu %llu %llu %llu\n", kinds[op->kind <= 3 ? op->kind : 0],
+          (unsigned long long)op->start, (unsigned long long)op->end,
+          (unsigned long long)op->bytes, (unsigned long long)op->graph_node_id);
+  fflush(g_log);
+  pthread_mutex_unlock(&g_log_mu);
+}
 static __thread uint32_t tls_corr;
 
 static int attach(const struct si_cupti_client *c) {
@@ -63,7 +93,8 @@ void si_cupti_api_leave(uint32_t *corr) {
 }
 
 int si_cupti_on(void) {
-  return __atomic_load_n(&g_client, __ATOMIC_ACQUIRE) != NULL;
+  return __atomic_load_n(&g_client, __ATOMIC_ACQUIRE) != NULL ||
+         __atomic_load_n(&g_log_on, __ATOMIC_RELAXED);
 }
 
 static uint32_t stream_id(const struct si_stream *s) {
@@ -75,6 +106,8 @@ static uint32_t stream_id(const struct si_stream *s) {
 }
 
 void si_cupti_report(struct si_cupti_op *op, const struct si_stream *s) {
+  if (SI_UNLIKELY(__atomic_load_n(&g_log_on, __ATOMIC_RELAXED)))
+    log_op(op);
   const struct si_cupti_client *c = __atomic_load_n(&g_client, __ATOMIC_ACQUIRE);
   if (SI_LIKELY(c == NULL))
     return;
