@@ -755,10 +755,53 @@ static const struct gt_graph_node *nth_node(const struct gt_graph_exec *x, unsig
   return NULL;
 }
 
+/* The node CUPTI's graphNodeId `id` names, once learned. */
+static const struct gt_graph_node *node_by_cupti_id(const struct gt_graph_exec *x,
+                                                    unsigned kind, uint32_t id) {
+  for (size_t i = 0; id != 0 && i < x->nnodes; i++)
+    if (timed_node(&x->nodes[i]) && x->nodes[i].kind == kind &&
+        x->nodes[i].cupti_id == id)
+      return &x->nodes[i];
+  return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* After the first CUPTI-timed launch of x: the graphNodeIds seen, each
+ * noted on the node it arrived for, are put in id order on x's nodes of
+ * each kind (CUDA numbers an executable's nodes in their graph's creation
+ * order, the order x->nodes has); a kind whose ids did not all come is
+ * forgotten (arrival order then). */
+static void learn_cupti_ids(struct gt_graph_exec *x) {
+  static const unsigned kinds[] = {GT_KIND_LAUNCH, GT_KIND_MEMCPY, GT_KIND_MEMSET};
+  uint32_t *ids = malloc((x->nnodes ? x->nnodes : 1) * sizeof *ids);
+  if (ids == NULL)
+    return;
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+    size_t n = 0, of_kind = 0;
+    for (size_t i = 0; i < x->nnodes; i++)
+      if (timed_node(&x->nodes[i]) && x->nodes[i].kind == kinds[k]) {
+        of_kind++;
+        if (x->nodes[i].cupti_id)
+          ids[n++] = x->nodes[i].cupti_id;
+      }
+    qsort(ids, n, sizeof *ids, cmp_u32);
+    for (size_t i = 0, j = 0; i < x->nnodes; i++)
+      if (timed_node(&x->nodes[i]) && x->nodes[i].kind == kinds[k])
+        x->nodes[i].cupti_id = n == of_kind ? ids[j++] : 0;
+  }
+  free(ids);
+}
+
 /* CUPTI times each node of a graph launch itself: its records come one per
- * node as they ran, each with the launch's metadata. The n-th of a kind is
- * the n-th timed node of that kind (exact for a chain; branches running at
- * once may swap same-kind nodes). The launch counts as timed once. */
+ * node as they ran, each with the launch's metadata and the node's
+ * graphNodeId. A node is named by that id once learned (learn_cupti_ids);
+ * before, the n-th record of a kind is the n-th timed node of that kind
+ * (exact for a chain; branches running at once may swap same-kind nodes).
+ * The launch counts as timed once. */
 static void cupti_node(struct gt_graphs *g, const struct gt_record *d,
                        struct gt_graph_exec *x) {
   uint64_t key = held_key(d, d->u.device.corr) * 0x9E3779B97F4A7C15ull, k = 0, total = 0;
@@ -770,7 +813,15 @@ static void cupti_node(struct gt_graphs *g, const struct gt_record *d,
   if (total == 0)
     x->timed++;
   add_gpu(x, d);
-  const struct gt_graph_node *n = nth_node(x, d->u.device.of_kind, k);
+  const struct gt_graph_node *n =
+      node_by_cupti_id(x, d->u.device.of_kind, d->u.device.node);
+  int learning = n == NULL && d->u.device.node != 0 && x->timed == 1;
+  if (n == NULL)
+    n = nth_node(x, d->u.device.of_kind, k);
+  if (learning && n != NULL)
+    ((struct gt_graph_node *)n)->cupti_id = d->u.device.node; /* x's own node */
+  if (learning && total + 1 >= ntimed)
+    learn_cupti_ids(x);
   if (total + 1 >= ntimed) { /* the launch's last: forget it */
     static const unsigned counted[] = {0, GT_KIND_MEMCPY, GT_KIND_MEMSET, GT_KIND_LAUNCH};
     for (size_t i = 0; i < sizeof counted / sizeof *counted; i++)

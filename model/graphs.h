@@ -105,10 +105,12 @@ struct gt_graph_node {
   uint32_t flags; /* GT_F_HOST_FN */
   uint32_t stack_id;
   uint32_t grid[3], block[3];
-  uint32_t tag;     /* a kernel node added explicitly: its handle's low 32 bits
-                       (schema.h gt_launch_args.node); 0: not known */
-  uint32_t tag_upd; /* an executable's node: its pair's tag in the graph the
-                       executable was last updated from (cudaGraphExecUpdate) */
+  uint32_t tag;      /* a kernel node added explicitly: its handle's low 32 bits
+                        (schema.h gt_launch_args.node); 0: not known */
+  uint32_t tag_upd;  /* an executable's node: its pair's tag in the graph the
+                        executable was last updated from (cudaGraphExecUpdate) */
+  uint32_t cupti_id; /* CUPTI's graphNodeId for it (low 32 bits), learned from
+                        the first launch timed with CUPTI; 0: not known */
   uint64_t kernel, shmem, bytes;
   uint64_t ptr; /* memory nodes */
 };

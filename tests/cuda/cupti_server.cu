@@ -5,8 +5,12 @@
 // memory, a memset and a graph launch across the two streams, then waits
 // for both. Usage: cupti_server [REQUESTS per worker, 40]. Prints one line
 // that does not depend on timing.
+//   cupti_server branches N: one explicit graph whose kernel nodes were
+//   created in the opposite order they run (mlp, then layer_norm, with an edge
+//   layer_norm -> mlp), launched N times.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <pthread.h>
 
 #define WORKERS 3
@@ -19,7 +23,7 @@ __global__ void mlp(float *x) {
   if (x)
     x[threadIdx.x] *= 2.0f;
 }
-__global__ void norm(float *x) {
+__global__ void layer_norm(float *x) {
   if (x)
     x[threadIdx.x] -= 1.0f;
 }
@@ -47,9 +51,9 @@ static void *worker(void *) {
   cudaGraph_t g;
   cudaGraphExec_t x;
   OK(cudaStreamBeginCapture(s[0], cudaStreamCaptureModeThreadLocal));
-  norm<<<8, 128, 0, s[0]>>>(NULL);
+  layer_norm<<<8, 128, 0, s[0]>>>(NULL);
   OK(cudaMemsetAsync(dev2, 0, 1 << 16, s[0]));
-  norm<<<16, 64, 0, s[0]>>>(NULL);
+  layer_norm<<<16, 64, 0, s[0]>>>(NULL);
   OK(cudaStreamEndCapture(s[0], &g));
   OK(cudaGraphInstantiate(&x, g, 0));
   for (int r = 0; r < requests; r++) {
@@ -72,7 +76,31 @@ static void *worker(void *) {
   return NULL;
 }
 
+static int branches(int n) {
+  cudaGraph_t g;
+  OK(cudaGraphCreate(&g, 0));
+  float *none = NULL;
+  void *args[] = {&none};
+  cudaKernelNodeParams big = {(void *)mlp, dim3(64), dim3(256), 0, args, NULL};
+  cudaKernelNodeParams small = {(void *)layer_norm, dim3(1), dim3(32), 0, args, NULL};
+  cudaGraphNode_t b, a;
+  OK(cudaGraphAddKernelNode(&b, g, NULL, 0, &big));
+  OK(cudaGraphAddKernelNode(&a, g, NULL, 0, &small));
+  OK(cudaGraphAddDependencies(g, &a, &b, NULL, 1));
+  cudaGraphExec_t x;
+  OK(cudaGraphInstantiate(&x, g, 0));
+  cudaStream_t s;
+  OK(cudaStreamCreate(&s));
+  for (int i = 0; i < n; i++)
+    OK(cudaGraphLaunch(x, s));
+  OK(cudaStreamSynchronize(s));
+  printf("cupti_server branches: %d launches, %d failures\n", n, failures);
+  return failures != 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 2 && strcmp(argv[1], "branches") == 0)
+    return branches(atoi(argv[2]));
   if (argc > 1)
     requests = atoi(argv[1]);
   pthread_t t[WORKERS];

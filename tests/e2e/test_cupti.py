@@ -3,6 +3,7 @@ tests/cuda/cupti_server.cu (3 workers, 2 streams each, kernels, copies,
 memsets and a graph per request) under GPUTRACE_GPU_TIMING=cupti, against
 the stand-in runtime's own record of its timeline
 (GPUTRACE_STANDIN_TIMELINE_LOG)."""
+import json
 import os
 from gtest import *
 
@@ -76,4 +77,32 @@ def test_every_op_exact():
     match(ops, devs, "exact")
 
 
-main([test_every_op_exact])
+def kernel_ns(grid, block):
+    return 2000 + grid * block * 100 // 1000
+
+
+def test_graph_nodes_by_id():
+    """A graph whose kernel nodes run in the opposite order of their
+    creation: CUPTI's graphNodeId names each node (learned at the first
+    launch, whose records go by arrival order), so from the second launch
+    on each kernel gets its own node's time. By arrival order alone every
+    launch would swap them."""
+    n = 20
+    e = base_env(**dict(KNOBS, GPUTRACE_GPU_TIMING="cupti", GPUTRACE_GPU_TIMING_SAMPLE=1))
+    out = os.path.join(TMP, "branches.gtrace")
+    if os.path.exists(out):
+        os.unlink(out)
+    p = run([GPUTRACE, "record", "-q", "-o", out, "--", prog("cupti_server"), "branches",
+             str(n)], e, check_rc=0)
+    eq(p.stdout, "cupti_server branches: %d launches, 0 failures\n" % n, "stdout")
+    rep = json.loads(run([GPUTRACE, "report", "--json", out], base_env(), check_rc=0).stdout)
+    kernels = {k["kernel"]: k for k in rep["kernels"]}
+    mlp, norm = kernel_ns(64, 256), kernel_ns(1, 32)
+    want = {"mlp(float*)": (n - 1) * mlp + norm, "layer_norm(float*)": (n - 1) * norm + mlp}
+    for k, total in want.items():
+        got = kernels[k]["gpu_total_ns"]
+        if abs(got - total) > 10 * n:
+            raise AssertionError("%s: %d ns, want %d" % (k, got, total))
+
+
+main([test_every_op_exact, test_graph_nodes_by_id])
