@@ -31,6 +31,8 @@
  *    check failed, or in the last 2 s window at least 64 timed calls were
  *    lost and none matched. The resolver then stops the session
  *    (gt_cupti_stop) and times with events, with one warning saying why.
+ *  - gt_cupti_final_words (exit, or when the session stops): one warning
+ *    with CUPTI's own count of records it dropped, if any.
  *  - gt_cupti_stop: our kinds and API records are disabled only while the
  *    session is still ours (the clock intact, and not a session that
  *    delivered and then stopped: another client took the callbacks); then
@@ -44,6 +46,7 @@
 
 #include "cupti_int.h"
 #include "devtime_int.h"
+#include "transport.h"
 
 struct cupti_api gt_cu;
 struct cu_meta *g_cu_meta;
@@ -375,6 +378,22 @@ void gt_cupti_flush(int forced) {
   if (!(forced && g_taken_over)) /* another client's buffers are not ours to force */
     gt_cu.flush_all(forced ? CUPTI_FLUSH_FORCED : 0);
   gt_cu_parse(forced ? 0 : CU_AGE_NS);
+}
+
+void gt_cupti_final_words(void) {
+  static int said;
+  uint64_t n = gt_cu_cupti_dropped();
+  if (n == 0 || said)
+    return;
+  said = 1;
+  gt_warn("gputrace: CUPTI dropped %llu activity records (its buffers were full); timed "
+          "calls "
+          "left without any are counted as untimed",
+          (unsigned long long)n);
+}
+
+const char *gt_cupti_trouble_now(void) {
+  return g_trouble;
 }
 
 const char *gt_cupti_trouble(void) {

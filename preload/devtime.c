@@ -223,6 +223,12 @@ static int select_source(void) {
       dt_set_enabled(0);
     else
       __atomic_store_n(&gt_dt_source, src, __ATOMIC_RELEASE);
+    if (src ==
+        DT_SRC_CUPTI) { /* the resolver may have looked before: flushing starts now */
+      pthread_mutex_lock(&gt_dt.mu);
+      pthread_cond_signal(&gt_dt.wake);
+      pthread_mutex_unlock(&gt_dt.mu);
+    }
   }
   pthread_mutex_unlock(&g_select_mu);
   return src;
@@ -555,9 +561,19 @@ static void dt_atexit(void) {
   if (!gt_dt.dead) {
     gt_tls_depth++;                /* our CUDA calls stay untraced on this thread too */
     int prev = gt_capture_relax(); /* legal during another thread's capture */
-    if (__atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE) == DT_SRC_CUPTI)
+    if (__atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE) == DT_SRC_CUPTI) {
       gt_cupti_flush(1);
-    else
+      const char *why = gt_cupti_trouble_now();
+      if (why != NULL)
+        gt_warn(
+            "gputrace: CUPTI stopped (%s) at exit; the calls it did not time are counted "
+            "as untimed",
+            why);
+      gt_cupti_final_words();
+    } else {
+      gt_cupti_final_words(); /* a session that stopped earlier said so then */
+    }
+    if (__atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE) != DT_SRC_CUPTI)
       gt_dt_sweep(1);
     gt_capture_restore(prev);
     gt_tls_depth--;

@@ -144,8 +144,10 @@ void gt_cupti_after(cudaError_t result);
 /* The call's metadata; call_ns: CLOCK_MONOTONIC before the real call. */
 void gt_cupti_commit(const struct dt_slot *op, uint64_t call_ns);
 void gt_cupti_flush(int forced);
-const char *gt_cupti_trouble(void); /* NULL: healthy; else why to use events */
+const char *gt_cupti_trouble(void);     /* NULL: healthy; else why to use events */
+const char *gt_cupti_trouble_now(void); /* the same, without a window's end (exit) */
 void gt_cupti_stop(void);
-void gt_cupti_forget(void); /* forked child */
+void gt_cupti_final_words(void); /* CUPTI's own losses, once */
+void gt_cupti_forget(void);      /* forked child */
 
 #endif

@@ -390,6 +390,7 @@ static void cupti_cycle(void) {
     return;
   gt_cupti_flush(1); /* what arrived so far, and every call still waiting counted */
   gt_cupti_stop();
+  gt_cupti_final_words();
   __atomic_store_n(&gt_dt_source, DT_SRC_EVENTS, __ATOMIC_RELEASE);
   gt_warn("gputrace: CUPTI stopped (%s); timing device work with CUDA events", why);
 }

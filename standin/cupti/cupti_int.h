@@ -1,6 +1,7 @@
 /* cupti_int.h — state shared by the stand-in libcupti's files: cupti_api.c
- * (entry points, subscription, kinds, external correlation, clocks) and
- * cupti_records.c (activity records, buffers, flushing, the worker).
+ * (entry points, subscription, kinds, external correlation, clocks),
+ * cupti_records.c (activity records, buffers, flushing, the worker) and
+ * cupti_kineto.c (the late-Kineto knob).
  *
  * Locking: cs.mu guards everything below that is not a thread-local; it is
  * never held while a client callback (buffer request/complete, timestamp)
@@ -29,6 +30,7 @@ struct cs_knobs {
   int nsys;               /* a subscriber exists from load */
   int64_t clock_step_ns;  /* CLOCK_REALTIME steps by this ... */
   uint32_t clock_step_at; /* ... after this many device records */
+  uint32_t kineto_at;     /* a late Kineto session after this many (cupti_kineto.c) */
 };
 
 /* A buffer the client lent: records are appended until full. */
@@ -87,5 +89,9 @@ size_t cs_record_size(uint32_t kind); /* 0: not a kind the stand-in writes */
 void cs_start_worker_locked(void);
 CUptiResult cs_flush(uint32_t flag);
 void cs_knobs_load(void);
+
+/* cupti_kineto.c */
+void cs_kineto_maybe_start_locked(void);
+void cs_kineto_ext(uint64_t ids[CS_EXT_KINDS]); /* its CUSTOM0/1 ids, while on */
 
 #endif

@@ -25,7 +25,7 @@
  *  - Knobs (GPUTRACE_STANDIN_CUPTI_*): zeroed or reversed timestamps every
  *    Nth device record, every Nth device record dropped (counted), buffer
  *    order, an nsys subscribed at load, a CLOCK_REALTIME step after N
- *    device records (docs/standin.md).
+ *    device records, a late Kineto (cupti_kineto.c) (docs/standin.md).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -99,7 +99,8 @@ static void knob_u64(const char *name, uint64_t *out) {
 }
 
 void cs_knobs_load(void) {
-  uint64_t zero = 0, rev = 0, drop = 0, nsys = 0, step = 0, at = 0;
+  uint64_t zero = 0, rev = 0, drop = 0, nsys = 0, step = 0, at = 0, kineto = 0;
+  knob_u64("GPUTRACE_STANDIN_CUPTI_KINETO_AT", &kineto);
   knob_u64("GPUTRACE_STANDIN_CUPTI_ZERO_EVERY", &zero);
   knob_u64("GPUTRACE_STANDIN_CUPTI_REVERSE_EVERY", &rev);
   knob_u64("GPUTRACE_STANDIN_CUPTI_DROP_EVERY", &drop);
@@ -107,8 +108,9 @@ void cs_knobs_load(void) {
   knob_u64("GPUTRACE_STANDIN_CUPTI_CLOCK_STEP_NS", &step);
   knob_u64("GPUTRACE_STANDIN_CUPTI_CLOCK_STEP_AT", &at);
   const char *order = getenv("GPUTRACE_STANDIN_CUPTI_ORDER");
-  cs.knobs = (struct cs_knobs){(uint32_t)zero, (uint32_t)rev, (uint32_t)drop, 0,
-                               nsys != 0,      (int64_t)step, (uint32_t)at};
+  cs.knobs =
+      (struct cs_knobs){(uint32_t)zero, (uint32_t)rev, (uint32_t)drop, 0,
+                        nsys != 0,      (int64_t)step, (uint32_t)at,   (uint32_t)kineto};
   if (order && strcmp(order, "device-first") == 0)
     cs.knobs.order = 1;
   else if (order && strcmp(order, "shuffle") == 0)
@@ -334,8 +336,10 @@ static uint32_t on_api_enter(const char *api) {
   int collected = cbid != 0 && cs_api_collected(cbid);
   pthread_mutex_unlock(&cs.mu);
   tls_call = (struct cs_call){corr, cbid, collected, collected ? cs_host_now() : 0, {0}};
-  if (collected)
+  if (collected) {
     cs_ext_tops(tls_call.ext);
+    cs_kineto_ext(tls_call.ext);
+  }
   return corr;
 }
 
@@ -459,6 +463,7 @@ static void *worker_main(void *arg) {
     }
     if (cs.request != NULL)
       write_ended_locked(0);
+    cs_kineto_maybe_start_locked();
     deliver_unlock(cs.nready); /* only what filled up */
     pthread_mutex_unlock(&device_mu);
   }

@@ -12,7 +12,6 @@ KNOBS = dict(GPUTRACE_STANDIN_KERNEL_BASE_NS=2000, GPUTRACE_STANDIN_KERNEL_PS_PE
              GPUTRACE_STANDIN_PINNED_GBPS=24)
 REQUESTS = 40
 OPS_PER_REQUEST = 8  # 2 kernels, 2 copies, a memset, a graph of 2 kernels and a memset
-STDOUT = "cupti_server: 3 workers x %d requests, 0 failures\n" % REQUESTS
 KIND = {"kernel": "launch", "memcpy": "memcpy", "memset": "memset"}
 
 
@@ -26,7 +25,7 @@ def timeline(path):
     return ops
 
 
-def run_server(name, warnings=None, **env):
+def run_server(name, warnings=None, requests=REQUESTS, **env):
     log = os.path.join(TMP, name + ".timeline")
     settings = dict(KNOBS, GPUTRACE_GPU_TIMING="cupti", GPUTRACE_GPU_TIMING_SAMPLE=1,
                     GPUTRACE_STANDIN_TIMELINE_LOG=log)
@@ -36,31 +35,43 @@ def run_server(name, warnings=None, **env):
     out = os.path.join(TMP, name + ".gtrace")
     if os.path.exists(out):
         os.unlink(out)
-    p = run([GPUTRACE, "record", "-q", "-o", out, "--", prog("cupti_server"), str(REQUESTS)], e,
+    p = run([GPUTRACE, "record", "-q", "-o", out, "--", prog("cupti_server"), str(requests)], e,
             check_rc=0)
-    eq(p.stdout, STDOUT, name + ": the program's output")
+    eq(p.stdout, "cupti_server: 3 workers x %d requests, 0 failures\n" % requests,
+       name + ": the program's output")
     got = [l for l in p.stderr.splitlines() if l.startswith("gputrace")]
     eq(got, warnings or [], name + ": warnings")
     return timeline(log), dump(out)
 
 
-def match(ops, devs, what):
-    """Each operation of the timeline has its own DEVICE record: same kind
-    and graph node, start and duration within 1 us."""
+def near(d, op):
+    return abs(d["ts_ns"] - op[1]) <= 1000 and abs(d["dur_ns"] - op[2]) <= 1000
+
+
+def match(ops, devs, what, every_op=True):
+    """Each operation of the timeline has its own DEVICE record (every_op),
+    or each record its own operation: same kind and graph node, start and
+    duration within 1 us."""
     free = {}
-    for d in devs:
-        free.setdefault((d["of_kind"], d.get("node", 0)), []).append(d)
-    for kind, start, dur, node in ops:
-        cands = free.get((kind, node), [])
-        best = None
-        for i, d in enumerate(cands):
-            if abs(d["ts_ns"] - start) <= 1000 and abs(d["dur_ns"] - dur) <= 1000:
-                best = i
-                break
-        if best is None:
-            raise AssertionError("%s: no DEVICE record for %s at %d (%d ns, node %d)" % (
-                what, kind, start, dur, node))
-        cands.pop(best)
+    for o in ops:
+        free.setdefault((o[0], o[3]), []).append(o)
+    if every_op:
+        free = {}
+        for d in devs:
+            free.setdefault((d["of_kind"], d.get("node", 0)), []).append(d)
+    for x in (ops if every_op else devs):
+        key = (x[0], x[3]) if every_op else (x["of_kind"], x.get("node", 0))
+        cands = free.get(key, [])
+        hit = next((i for i, c in enumerate(cands) if (near(c, x) if every_op else near(x, c))),
+                   None)
+        if hit is None:
+            raise AssertionError("%s: nothing matches %r" % (what, x))
+        cands.pop(hit)
+
+
+def calls(ops):
+    """Timed calls: each op outside graphs, and each graph launch (3 nodes)."""
+    return sum(1 for o in ops if o[3] == 0) + sum(1 for o in ops if o[3] != 0) // 3
 
 
 def test_every_op_exact():
@@ -105,4 +116,109 @@ def test_graph_nodes_by_id():
             raise AssertionError("%s: %d ns, want %d" % (k, got, total))
 
 
-main([test_every_op_exact, test_graph_nodes_by_id])
+def drops(recs):
+    return sum(r["count"] for r in recs if r["kind"] == "drop" and r.get("of_kind") == "device")
+
+
+def sane_events(devs, ops):
+    """Records timed with events after a fallback: within the run, no garbage."""
+    lo = min(o[1] for o in ops) - 10**9
+    hi = max(o[1] + o[2] for o in ops) + 10**9
+    for d in devs:
+        if not (lo <= d["ts_ns"] <= hi and 0 <= d["dur_ns"] < 10**9):
+            raise AssertionError("garbage DEVICE record: %r" % d)
+
+
+def fault(name, knobs, lost, warnings=None, requests=REQUESTS):
+    """A fault knob: the program's output unchanged, each CUPTI record one
+    of the timeline's operations, exact; every lost one counted (exactly
+    `lost` dropped DEVICE records, when not None); no garbage."""
+    ops, recs = run_server(name, warnings, requests, **knobs)
+    devs = [r for r in recs if r["kind"] == "device"]
+    cupti = [d for d in devs if d["source"] == "cupti"]
+    events = [d for d in devs if d["source"] == "events"]
+    match(ops, cupti, name, every_op=False)
+    if lost is not None:
+        eq(drops(recs), lost, name + ": lost, counted")
+        eq(len(cupti) + drops(recs), len(ops), name + ": every op accounted")
+    sane_events(events, ops)
+    return ops, recs, cupti, events
+
+
+N = 3 * REQUESTS * OPS_PER_REQUEST
+
+
+def test_zeroed_timestamps():
+    """Every 3rd device record 0/0 ('not collected'): counted, never written."""
+    fault("zero", {"GPUTRACE_STANDIN_CUPTI_ZERO_EVERY": 3}, N // 3)
+
+
+def test_reversed_timestamps():
+    fault("reverse", {"GPUTRACE_STANDIN_CUPTI_REVERSE_EVERY": 4}, N // 4)
+
+
+def test_dropped_records():
+    """CUPTI drops every 5th record (its buffers full): it says how many,
+    gputrace says so once, and every timed call left without any record is
+    a dropped DEVICE record (a graph launch with some nodes' records is
+    not: its missing ones are in CUPTI's count)."""
+    n = 3 * REQUESTS * OPS_PER_REQUEST
+    warn = ("gputrace: CUPTI dropped %d activity records (its buffers were full); timed calls "
+            "left without any are counted as untimed" % (n // 5))
+    ops, recs, cupti, _ = fault("drop", {"GPUTRACE_STANDIN_CUPTI_DROP_EVERY": 5}, None, [warn])
+    eq(len(cupti), n - n // 5, "drop: records written")
+    if not 0 < drops(recs) <= n // 5:
+        raise AssertionError("drop: %d counted" % drops(recs))
+
+
+def test_buffer_order():
+    """Device buffers before the external-correlation ones, or shuffled:
+    the join waits; nothing is lost."""
+    for order in ("device-first", "shuffle"):
+        fault(order, {"GPUTRACE_STANDIN_CUPTI_ORDER": order}, 0)
+
+
+def test_clock_step():
+    """CLOCK_REALTIME steps by an hour mid-run: gputrace's own timestamp
+    callback makes CUPTI's times immune."""
+    fault("step", {"GPUTRACE_STANDIN_CUPTI_CLOCK_STEP_NS": 3600 * 10**9,
+                   "GPUTRACE_STANDIN_CUPTI_CLOCK_STEP_AT": 200}, 0)
+
+
+def test_nsys_subscribed_first():
+    inj = "/opt/nsight-systems/libToolsInjection64.so"
+    warn = ("gputrace: CUPTI is not used (CUPTI is in use by the CUDA injection library %s "
+            "(Nsight Systems or Compute)); timing device work with CUDA events" % inj)
+    ops, recs = run_server("nsys", [warn], GPUTRACE_STANDIN_CUPTI_NSYS=1,
+                           CUDA_INJECTION64_PATH=inj)
+    devs = [r for r in recs if r["kind"] == "device"]
+    eq({d["source"] for d in devs}, {"events"}, "nsys: events only")
+    eq(len(devs) + drops(recs), calls(ops), "nsys: every timed call accounted")
+    sane_events(devs, ops)
+
+
+def test_late_kineto():
+    """torch.profiler starts mid-run: its timestamp callback replaces ours,
+    its buffer callbacks ours, then it disables and finalizes. gputrace
+    stops CUPTI at the next flush, saying why, and times with events; what
+    CUPTI gave before is exact, no record is garbage."""
+    warn = ("gputrace: CUPTI stopped (CUPTI's timestamps stopped following gputrace's clock "
+            "(another client registered a timestamp callback)); timing device work with "
+            "CUDA events")
+    ops, recs, cupti, events = fault("kineto", {"GPUTRACE_STANDIN_CUPTI_KINETO_AT": 6000}, None,
+                                     [warn], requests=800)
+    if not cupti or not events:
+        raise AssertionError("kineto: %d CUPTI, %d events records" % (len(cupti), len(events)))
+    # Graph launches timed with events are one record each: count calls. A
+    # graph launch in flight at the takeover (at most one per worker) may
+    # have some of its node records and not others: matched, not counted.
+    cupti_calls = sum(1 for d in cupti if not d.get("node")) + \
+        sum(1 for d in cupti if d.get("node")) // 3
+    if cupti_calls + len(events) + drops(recs) < calls(ops) - 3:
+        raise AssertionError("kineto: %d + %d + %d of %d calls" % (
+            cupti_calls, len(events), drops(recs), calls(ops)))
+
+
+main([test_every_op_exact, test_graph_nodes_by_id, test_zeroed_timestamps,
+      test_reversed_timestamps, test_dropped_records, test_buffer_order, test_clock_step,
+      test_nsys_subscribed_first, test_late_kineto])
