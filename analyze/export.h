@@ -45,7 +45,7 @@ struct ex_column {
 #define EX_MAX_COLUMNS 32
 /* The device columns that end launches, copies and memsets (their DEVICE
  * record's: export_tables.c DEVICE_COLUMNS, checked there). */
-#define EX_DEVICE_COLUMNS 8
+#define EX_DEVICE_COLUMNS 9
 
 struct ex_table {
   const char *name;

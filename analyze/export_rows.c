@@ -226,6 +226,7 @@ static void device_columns(struct ex *x, const struct gt_record *dev) {
   v_int(x, d->device);
   v_int(x, (dev->flags & GT_F_ESTIMATED) != 0);
   v_int(x, d->wait_ns);
+  v_int(x, (dev->flags & GT_F_UPPER_BOUND) != 0);
 }
 
 /* ---- launches, copies, memsets ---- */
@@ -399,6 +400,7 @@ static void device_row(struct ex *x, const struct gt_record *r) {
   v_int(x, d->device);
   v_int(x, (r->flags & GT_F_ESTIMATED) != 0);
   v_int(x, d->wait_ns);
+  v_int(x, (r->flags & GT_F_UPPER_BOUND) != 0);
   emit(x, EX_DEVICE_UNMATCHED);
 }
 

@@ -27,7 +27,8 @@
 #define DEVICE_COLUMNS                                                                   \
   I("device_start_ns", "ns"), I("device_end_ns", "ns"), I("device_ns", "ns"),            \
       I("device_sample", "1 in N"), T("device_source"), I("device", ""),                 \
-      I("device_estimated", "0/1"), I("device_wait_ns", "ns")
+      I("device_estimated", "0/1"), I("device_wait_ns", "ns"),                           \
+      I("device_upper_bound", "0/1")
 
 static const struct ex_column metadata[] = {T("key"), T("value")};
 static const struct ex_column processes[] = {
@@ -97,7 +98,8 @@ static const struct ex_column device_unmatched[] = {I("id", ""),
                                                     T("source"),
                                                     I("device", ""),
                                                     I("estimated", "0/1"),
-                                                    I("wait_ns", "ns")};
+                                                    I("wait_ns", "ns"),
+                                                    I("upper_bound", "0/1")};
 static const struct ex_column metrics[] = {
     I("id", ""), I("ts_ns", "ns"),   I("device", ""), T("metric"),
     T("unit"),   R("value", "unit"), I("pid", "")};
@@ -135,7 +137,8 @@ _Static_assert(N(launches) <= EX_MAX_COLUMNS && N(copies) <= EX_MAX_COLUMNS &&
 #define DEV_COLS(t)                                                                      \
   "device_start_ns AS start_ns, device_end_ns AS end_ns, device_ns AS dur_ns, "          \
   "stream, " t ", corr, device_sample AS sample, device_source AS source, device, "      \
-  "device_estimated AS estimated, id AS call_id, device_wait_ns AS wait_ns"
+  "device_estimated AS estimated, id AS call_id, device_wait_ns AS wait_ns, "            \
+  "device_upper_bound AS upper_bound"
 /* clang-format off */
 const char ex_device_view[] =
     "CREATE VIEW device AS "
@@ -146,5 +149,6 @@ const char ex_device_view[] =
     "UNION ALL SELECT pid, tid, 'memset', api, NULL, "
     DEV_COLS("bytes, NULL") " FROM memsets WHERE device_start_ns IS NOT NULL "
     "UNION ALL SELECT pid, tid, of_kind, api, kernel, start_ns, end_ns, dur_ns, stream, "
-    "bytes, dir, corr, sample, source, device, estimated, NULL, wait_ns FROM device_unmatched";
+    "bytes, dir, corr, sample, source, device, estimated, NULL, wait_ns, upper_bound "
+    "FROM device_unmatched";
 /* clang-format on */

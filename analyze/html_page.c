@@ -524,6 +524,7 @@ static void api_table(FILE *o, const struct report *r) {
 /* The kernels left out of the table, summed. */
 struct kernel_sums {
   uint64_t launches, cpu_ns, gpu_scaled_ns, gpu_ns, gpu_timed, gpu_max_ns;
+  uint64_t gpu_upper; /* of gpu_timed: upper bounds (GT_F_UPPER_BOUND) */
 };
 
 static void kernel_cells(FILE *o, const struct kernel_sums *k) {
@@ -532,7 +533,18 @@ static void kernel_cells(FILE *o, const struct kernel_sums *k) {
   td_ns(o, k->launches ? k->cpu_ns / k->launches : 0);
   if (k->gpu_timed) {
     td_ns(o, k->gpu_scaled_ns);
-    td_ns(o, k->gpu_ns / k->gpu_timed);
+    if (k->gpu_upper) { /* events spans that overlapped other streams' work */
+      char b[32];
+      fprintf(
+          o,
+          "<td data-v=\"%" PRIu64 "\" title=\"%" PRIu64 " of %" PRIu64
+          " timed runs overlapped another stream's work: may include waiting\">%s upper "
+          "bound</td>",
+          k->gpu_ns / k->gpu_timed, k->gpu_upper, k->gpu_timed,
+          gt_fmt_ns(b, sizeof b, k->gpu_ns / k->gpu_timed));
+    } else {
+      td_ns(o, k->gpu_ns / k->gpu_timed);
+    }
     td_ns(o, k->gpu_max_ns);
   } else {
     td_none(o), td_none(o), td_none(o);
@@ -545,6 +557,7 @@ static void kernel_add(struct kernel_sums *sum, const struct rp_kernel *k) {
   sum->gpu_scaled_ns += k->gpu_scaled_ns;
   sum->gpu_ns += k->gpu_ns;
   sum->gpu_timed += k->gpu_timed;
+  sum->gpu_upper += k->gpu_upper;
   sum->gpu_max_ns = k->gpu_max_ns > sum->gpu_max_ns ? k->gpu_max_ns : sum->gpu_max_ns;
 }
 

@@ -530,6 +530,7 @@ static void on_device(struct report *r, const struct gt_record *rec) {
     struct rp_kernel *k = &r->kern[ki];
     k->gpu_timed++;
     k->gpu_estimated += (rec->flags & GT_F_ESTIMATED) != 0;
+    k->gpu_upper += (rec->flags & GT_F_UPPER_BOUND) != 0;
     k->gpu_ns += rec->dur_ns;
     k->gpu_sq += (double)rec->dur_ns * (double)rec->dur_ns;
     k->gpu_scaled_ns += rec->dur_ns * sample;

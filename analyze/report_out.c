@@ -310,6 +310,7 @@ static void text_kernels(FILE *o, const struct report *r) {
   fprintf(o, "  %-44s %9s %12s %11s %11s %11s%s\n", "kernel", "launches", "launch total",
           "launch mean", "GPU total", "GPU mean",
           r->dev_sample > 1 ? "  timed  ±95 %" : "");
+  int any_upper = 0;
   for (size_t i = 0; i < r->knames.n; i++) {
     const struct rp_kernel *k = &r->kern[ord[i]];
     if (!k->launches && !k->gpu_timed)
@@ -323,6 +324,8 @@ static void text_kernels(FILE *o, const struct report *r) {
       ns_cell(o, k->gpu_ns / k->gpu_timed, 12);
       if (k->gpu_estimated) /* apportioned from graph launches (graphs.h) */
         fputs(" est.", o);
+      if (k->gpu_upper) /* events spans that overlapped other streams' work */
+        fputs(" upper bound", o);
       if (k->sample > 1) /* an estimate: how many were timed, and how sure it is */
         fprintf(o, " %6" PRIu64 " %6.1f%%", k->gpu_timed,
                 k->gpu_scaled_ns
@@ -333,8 +336,16 @@ static void text_kernels(FILE *o, const struct report *r) {
       cell(o, "-", 12, 1);
     }
     fputc('\n', o);
+    any_upper |= k->gpu_timed && k->gpu_upper;
   }
   free(ord);
+  if (any_upper)
+    fputs("  upper bound: timed with CUDA events while another stream's work ran on the "
+          "same\n"
+          "  device; the figure may include time spent waiting behind it "
+          "(GPUTRACE_GPU_TIMING="
+          "cupti\n  measures run time)\n",
+          o);
 }
 
 static void text_transfers(FILE *o, const struct report *r) {
@@ -587,6 +598,8 @@ static void json_kernels(FILE *o, const struct report *r) {
     fprintf(o, ",\"graph_launches\":%" PRIu64, k->graph_runs);
     if (k->gpu_timed && k->gpu_estimated)
       fprintf(o, ",\"gpu_estimated\":%" PRIu64, k->gpu_estimated);
+    if (k->gpu_timed && k->gpu_upper)
+      fprintf(o, ",\"gpu_upper_bound\":%" PRIu64, k->gpu_upper);
     if (k->gpu_timed)
       fprintf(o,
               ",\"gpu_total_ns\":%" PRIu64 ",\"gpu_mean_ns\":%" PRIu64

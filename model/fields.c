@@ -127,7 +127,9 @@ static const struct gt_field count[] = {
   {K("source"), .text = "source", .type = GT_FT_NAME, AT(device.source), .name = source_name}, \
   {K("of_kind"), .type = GT_FT_NAME, AT(device.of_kind), .name = gt_kind_name},      \
   {K("device"), .type = GT_FT_INT, AT(device.device), CH},                         \
-  {K("node"), .text = "node", .type = GT_FT_UINT, AT(device.node), .out = GT_FO_NZ}
+  {K("node"), .text = "node", .type = GT_FT_UINT, AT(device.node), .out = GT_FO_NZ},     \
+  {K("upper_bound"), .text = "upper_bound", .type = GT_FT_BOOL, .bit = GT_F_UPPER_BOUND,   \
+   .out = GT_FO_NZ}
 static const struct gt_field dev_launch[] = {
     {K("kernel"), .text = "", .type = GT_FT_KERNEL, AT(device.kernel)},
     DEVICE_TAIL,

@@ -31,8 +31,10 @@
  *    check failed, or in the last 2 s window at least 64 timed calls were
  *    lost and none matched. The resolver then stops the session
  *    (gt_cupti_stop) and times with events, with one warning saying why.
- *  - gt_cupti_final_words (exit, or when the session stops): one warning
- *    with CUPTI's own count of records it dropped, if any.
+ *  - gt_cupti_final_words (when the session stops, and at exit): one
+ *    warning with CUPTI's own count of records it dropped, if any; at exit
+ *    first the last parse (calls still waiting, or in flight at a stop,
+ *    counted lost).
  *  - gt_cupti_stop: our kinds and API records are disabled only while the
  *    session is still ours (the clock intact, and not a session that
  *    delivered and then stopped: another client took the callbacks); then
@@ -377,11 +379,13 @@ void gt_cupti_flush(int forced) {
   }
   if (!(forced && g_taken_over)) /* another client's buffers are not ours to force */
     gt_cu.flush_all(forced ? CUPTI_FLUSH_FORCED : 0);
-  gt_cu_parse(forced ? 0 : CU_AGE_NS);
+  gt_cu_parse(forced ? 0 : CU_AGE_NS, 0);
 }
 
-void gt_cupti_final_words(void) {
+void gt_cupti_final_words(int at_exit) {
   static int said;
+  if (g_cu_meta != NULL && at_exit)
+    gt_cu_parse(0, 1); /* the last: calls in flight at a stop or now, counted */
   uint64_t n = gt_cu_cupti_dropped();
   if (n == 0 || said)
     return;

@@ -59,8 +59,9 @@ void gt_cu_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 void gt_cu_buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t size,
                             size_t valid);
 /* Parse what was delivered, join, write DEVICE records; count losses (of
- * calls committed before now - age_ns; all when age_ns is 0). Resolver. */
-void gt_cu_parse(uint64_t age_ns);
+ * calls committed before now - age_ns; all when age_ns is 0; last: also
+ * past calls still running). Resolver, or exit. */
+void gt_cu_parse(uint64_t age_ns, int last);
 /* Matched and lost so far (the health window's counters). */
 uint64_t gt_cu_matched(void);
 uint64_t gt_cu_lost(void);

@@ -263,13 +263,14 @@ static void parse_buffer(unsigned i, int pass, uint64_t now) {
   }
 }
 
-/* Calls committed before `before` with nothing matched: lost. */
-static void age_calls(uint64_t before) {
+/* Calls committed before `before` with nothing matched: lost. A call still
+ * running stops the scan (its commit comes), except at the last parse. */
+static void age_calls(uint64_t before, int last) {
   uint64_t next = atomic_load(&g_cu_next_id);
   for (; g_scan_id < next; g_scan_id++) {
     struct cu_meta *m = &g_cu_meta[g_scan_id % CU_META_SLOTS];
     uint64_t id = atomic_load_explicit(&m->id, memory_order_acquire);
-    if (id == 0 && atomic_load(&m->state) == CU_WAITING && before != UINT64_MAX)
+    if (id == 0 && atomic_load(&m->state) == CU_WAITING && !last)
       break; /* taken, its call still running: wait for its commit */
     if (id != g_scan_id)
       continue; /* failed, or reused (counted then) */
@@ -279,7 +280,7 @@ static void age_calls(uint64_t before) {
   }
 }
 
-void gt_cu_parse(uint64_t age_ns) {
+void gt_cu_parse(uint64_t age_ns, int last) {
   uint64_t now = gt_dt_mono_ns();
   uint64_t ready[CU_NBUF / 64];
   for (unsigned w = 0; w < CU_NBUF / 64; w++)
@@ -298,7 +299,7 @@ void gt_cu_parse(uint64_t age_ns) {
   size_t dropped = 0;
   if (gt_cu.dropped && gt_cu.dropped(NULL, 0, &dropped) == CUPTI_OK)
     g_cupti_dropped += dropped;
-  age_calls(age_ns == 0 ? UINT64_MAX : now - age_ns);
+  age_calls(age_ns == 0 ? UINT64_MAX : now - age_ns, last);
 }
 
 uint64_t gt_cu_matched(void) {

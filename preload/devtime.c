@@ -569,9 +569,9 @@ static void dt_atexit(void) {
             "gputrace: CUPTI stopped (%s) at exit; the calls it did not time are counted "
             "as untimed",
             why);
-      gt_cupti_final_words();
+      gt_cupti_final_words(1);
     } else {
-      gt_cupti_final_words(); /* a session that stopped earlier said so then */
+      gt_cupti_final_words(1); /* a session that stopped earlier: its stragglers */
     }
     if (__atomic_load_n(&gt_dt_source, __ATOMIC_ACQUIRE) != DT_SRC_CUPTI)
       gt_dt_sweep(1);

@@ -65,6 +65,7 @@ struct dt_slot {
 };
 
 #define DT_LAGS 256
+#define DT_RECENT 64
 
 struct dt_device {
   int32_t free_head; /* slots whose events belong to this device */
@@ -85,6 +86,13 @@ struct dt_device {
   uint32_t lag_fresh; /* lags noted since the estimate */
   int lag_known;
   int64_t lag;
+  /* the spans of the last DT_RECENT ops resolved here, any stream: one that
+     overlaps a later op's on another stream makes that op an upper bound */
+  struct {
+    uint64_t stream;
+    int64_t start, end;
+  } recent[DT_RECENT];
+  uint32_t recent_next;
 };
 
 struct dt_state {
@@ -147,7 +155,7 @@ void gt_cupti_flush(int forced);
 const char *gt_cupti_trouble(void);     /* NULL: healthy; else why to use events */
 const char *gt_cupti_trouble_now(void); /* the same, without a window's end (exit) */
 void gt_cupti_stop(void);
-void gt_cupti_final_words(void); /* CUPTI's own losses, once */
-void gt_cupti_forget(void);      /* forked child */
+void gt_cupti_final_words(int at_exit); /* CUPTI's own losses, once */
+void gt_cupti_forget(void);             /* forked child */
 
 #endif

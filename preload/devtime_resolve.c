@@ -256,10 +256,27 @@ static void keep_order(uint64_t id, int64_t *start, int64_t *end) {
   }
 }
 
+/* Whether [start, end) on stream `id` overlaps the span of an op resolved
+ * before it on another stream of device d (then noted among d's recent
+ * spans). Ops resolve in the order they were queued, so of two overlapping
+ * spans the later one is the one that may have waited behind the other. */
+static int overlapped(struct dt_device *d, uint64_t id, int64_t start, int64_t end) {
+  int hit = 0;
+  for (unsigned i = 0; i < DT_RECENT && !hit; i++)
+    hit = d->recent[i].stream != 0 && d->recent[i].stream != id &&
+          start < d->recent[i].end && d->recent[i].start < end;
+  unsigned k = d->recent_next++ % DT_RECENT;
+  d->recent[k].stream = id;
+  d->recent[k].start = start;
+  d->recent[k].end = end;
+  return hit;
+}
+
 static void emit_device(const struct dt_slot *s, int64_t start, int64_t end,
-                        uint32_t wait_ns, uint32_t pid) {
+                        uint32_t wait_ns, uint32_t pid, int upper_bound) {
   struct gt_record rec;
-  gt_dt_device_begin(&rec, pid, s->tid, s->api, s->flags, (uint64_t)start,
+  gt_dt_device_begin(&rec, pid, s->tid, s->api,
+                     s->flags | (upper_bound ? GT_F_UPPER_BOUND : 0u), (uint64_t)start,
                      (uint64_t)(end - start), GT_DEVTIME_EVENTS, s->sample);
   rec.u.device.stream = s->stream_key;
   rec.u.device.kernel = s->kernel;
@@ -327,7 +344,8 @@ static void resolve_one(struct sweep *sw, int32_t i) {
   if (end < start)
     end = start;
   keep_order(id, &start, &end);
-  emit_device(s, start, end, wait_ns, sw->pid);
+  emit_device(s, start, end, wait_ns, sw->pid,
+              overlapped(d, id | 1ull << 63, start, end));
   push(&sw->freed, i);
 }
 
@@ -390,7 +408,7 @@ static void cupti_cycle(void) {
     return;
   gt_cupti_flush(1); /* what arrived so far, and every call still waiting counted */
   gt_cupti_stop();
-  gt_cupti_final_words();
+  gt_cupti_final_words(0);
   __atomic_store_n(&gt_dt_source, DT_SRC_EVENTS, __ATOMIC_RELEASE);
   gt_warn("gputrace: CUPTI stopped (%s); timing device work with CUDA events", why);
 }

@@ -168,6 +168,10 @@ enum gt_proc_phase {
              (LAUNCH), its share of the launch's device time (DEVICE) */
 #define GT_F_ESTIMATED                                                                   \
   0x4000u /* DEVICE: apportioned from a graph launch's measured time, not measured */
+#define GT_F_UPPER_BOUND                                                                 \
+  0x100000u /* DEVICE (events): its span overlapped another stream's work on the same    \
+               device, so it may include time spent waiting behind that work: an upper   \
+               bound on the work's own time, not its run time */
 #define GT_F_EXPANDED                                                                    \
   0x8000u /* made by the analyzer, never in a trace: a graph launch (or its DEVICE       \
              record) whose nodes' records follow it: a call, not work */

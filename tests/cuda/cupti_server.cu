@@ -98,7 +98,22 @@ static int branches(int n) {
   return failures != 0;
 }
 
+static int overlap(int n) {
+  cudaStream_t s[2];
+  for (int i = 0; i < 2; i++)
+    OK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+  for (int i = 0; i < n; i++) {
+    attention<<<100000, 1000, 0, s[0]>>>(NULL); /* 10 ms at 0.1 ns a thread */
+    mlp<<<4, 64, 0, s[1]>>>(NULL);
+    OK(cudaDeviceSynchronize());
+  }
+  printf("cupti_server overlap: %d rounds, %d failures\n", n, failures);
+  return failures != 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 2 && strcmp(argv[1], "overlap") == 0)
+    return overlap(atoi(argv[2]));
   if (argc > 2 && strcmp(argv[1], "branches") == 0)
     return branches(atoi(argv[2]));
   if (argc > 1)
