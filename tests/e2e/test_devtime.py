@@ -340,20 +340,23 @@ def cupti_loadable():
 
 
 def test_default_sampling_keeps_kernel_totals():
-    """Default settings (adaptive sampling under a 1 % budget) on a launch
-    storm of short kernels with a long one every 100th, on 3 streams: sampling
+    """Default sampling (adaptive under a 1 % budget) on a launch storm of
+    short kernels with a long one every 100th, on 3 streams: sampling
     engages (fewer timed than launched, 1-in-N > 1) and the report's
     per-kernel GPU totals stay within 5 % of the stand-in's exact durations
-    and of exact timing (GPUTRACE_GPU_TIMING_SAMPLE=1)."""
+    and of timing every launch (GPUTRACE_GPU_TIMING_SAMPLE=1). Measured with
+    CUPTI (the stand-in libcupti: each timed kernel's exact duration), so
+    what is checked is sampling's estimate, whatever the machine's load:
+    event spans include the host's preemptions between the start event and
+    the launch (7.6 % over on a loaded CI machine), which is not sampling's
+    error (events' accuracy: test_kernel_durations_and_order)."""
     n = 20000
     model = {"short_k(int*)": 3 * n * kernel_ns(1, 32),
              "long_k(int*)": 3 * (n // 100) * kernel_ns(4096, 256)}
     totals = {}
-    for mode, env in (("default", {}),
-                      ("exact", {"GPUTRACE_GPU_TIMING_SAMPLE": 1,
-                                 "GPUTRACE_GPU_TIMING_EVENTS": 1 << 20})):
+    for mode, env in (("default", {}), ("exact", {"GPUTRACE_GPU_TIMING_SAMPLE": 1})):
         _, out = record([prog("sample_mix"), str(n)], out=os.path.join(TMP, mode + ".gtrace"),
-                        **dict(KNOBS, **env))
+                        **dict(KNOBS, GPUTRACE_GPU_TIMING="cupti", **env))
         rep = json.loads(run([GPUTRACE, "report", "--json", out], base_env(),
                              check_rc=0).stdout)
         kernels = {k["kernel"]: k for k in rep["kernels"]}
@@ -363,17 +366,18 @@ def test_default_sampling_keeps_kernel_totals():
             short = kernels["short_k(int*)"]
             if not (short["gpu_sample"] > 1 and short["gpu_timed"] < short["launches"]):
                 raise AssertionError("sampling did not engage: %r" % short)
-    for mode in totals:
-        for k, want in model.items():
-            err = abs(totals[mode][k] - want) / want
-            if err > 0.05:
-                raise AssertionError("%s %s: %d ns vs %d exact (%.1f %%)" % (
-                    mode, k, totals[mode][k], want, err * 100))
-    for k in model:
-        err = abs(totals["default"][k] - totals["exact"][k]) / totals["exact"][k]
+        else:
+            eq({k: kernels[k]["gpu_timed"] for k in model},
+               {"short_k(int*)": 3 * n, "long_k(int*)": 3 * (n // 100)}, "exact: all timed")
+    for k, want in model.items():  # timing every launch with CUPTI: the model's
+        err = abs(totals["exact"][k] - want) / want
+        if err > 0.001:
+            raise AssertionError("exact %s: %d ns vs %d (%.2f %%)" % (
+                k, totals["exact"][k], want, err * 100))
+        err = abs(totals["default"][k] - want) / want
         if err > 0.05:
-            raise AssertionError("%s: sampled %d vs timed %d" % (k, totals["default"][k],
-                                                                  totals["exact"][k]))
+            raise AssertionError("sampled %s: %d ns vs %d exact (%.1f %%)" % (
+                k, totals["default"][k], want, err * 100))
 
 
 def test_memsets_cost_does_not_sample_launches_out():
