@@ -46,8 +46,24 @@ static const struct cs_cbid cs_cbids[] = {
 };
 #define CS_NCBIDS (sizeof cs_cbids / sizeof cs_cbids[0])
 
-/* The highest-versioned cbid whose name is api + "_v<digits>"; 0 if none. */
+/* The highest-versioned cbid whose name is api + "_v<digits>"; 0 if none.
+ * The runtime passes string literals: a per-thread cache by address. */
+static int lookup_cbid(const char *api);
+
 int cs_runtime_cbid(const char *api) {
+  static __thread struct {
+    const char *api;
+    int cbid;
+  } cache[16];
+  unsigned h = (unsigned)(((uintptr_t)api >> 3) * 2654435761u) % 16;
+  if (cache[h].api != api) {
+    cache[h].cbid = lookup_cbid(api);
+    cache[h].api = api;
+  }
+  return cache[h].cbid;
+}
+
+static int lookup_cbid(const char *api) {
   size_t n = strlen(api);
   int best = 0;
   for (size_t i = 0; i < CS_NCBIDS; i++) {
