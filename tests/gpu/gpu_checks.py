@@ -316,7 +316,7 @@ def compare_top(ref_ns, got_ns, top=5, tol=0.05):
 
 def check_device_timing(ctx):
     if ctx.mode == "standin":
-        return [standin_device_timing(ctx, mode) for mode in ("events",)]
+        return [standin_device_timing(ctx, mode) for mode in ("events", "cupti")]
     torch_reference(ctx)
     out = []
     for mode in ("cupti", "events"):
