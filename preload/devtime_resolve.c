@@ -6,7 +6,13 @@
  *    timed call, all signals blocked, the recursion guard held for life (no
  *    call of its own is traced). While ops are pending it sweeps every 2 ms;
  *    otherwise it sleeps until the queue becomes non-empty. In CUPTI mode
- *    it flushes the activity buffers every 20 ms instead.
+ *    it flushes and parses the activity buffers every 20 ms instead (the
+ *    choice of CUPTI wakes it), checks the session's health (cupti.c
+ *    gt_cupti_trouble) and, when it fails, stops CUPTI and times with
+ *    events from then on, with one warning saying why.
+ *  - Events: an op whose span overlaps one of the device's last 64 spans
+ *    on another stream is flagged GT_F_UPPER_BOUND (it may have waited
+ *    behind that work).
  *  - A sweep takes the whole queue, queries each op's end event in queue
  *    order (after one NotReady op it skips the rest of that stream: work on
  *    a stream completes in order), and puts what is not complete back at
