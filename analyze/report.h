@@ -96,6 +96,7 @@ struct rp_kernel {
   uint64_t gpu_estimated; /* of gpu_timed: apportioned from graph launches */
   uint64_t gpu_upper;     /* of gpu_timed: events spans that overlapped another
                              stream's work (GT_F_UPPER_BOUND): upper bounds */
+  uint64_t gpu_cupti;     /* of gpu_timed: measured by CUPTI (the rest: events) */
   uint64_t gpu_timed, gpu_ns, gpu_scaled_ns, gpu_max_ns; /* DEVICE records */
   double gpu_sq;        /* sum of squared durations (ns^2): the spread */
   uint64_t gpu_ci95_ns; /* sampled: half-width of the 95 % interval of the total */

@@ -531,6 +531,7 @@ static void on_device(struct report *r, const struct gt_record *rec) {
     k->gpu_timed++;
     k->gpu_estimated += (rec->flags & GT_F_ESTIMATED) != 0;
     k->gpu_upper += (rec->flags & GT_F_UPPER_BOUND) != 0;
+    k->gpu_cupti += d->source == GT_DEVTIME_CUPTI;
     k->gpu_ns += rec->dur_ns;
     k->gpu_sq += (double)rec->dur_ns * (double)rec->dur_ns;
     k->gpu_scaled_ns += rec->dur_ns * sample;

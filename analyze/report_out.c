@@ -600,6 +600,9 @@ static void json_kernels(FILE *o, const struct report *r) {
       fprintf(o, ",\"gpu_estimated\":%" PRIu64, k->gpu_estimated);
     if (k->gpu_timed && k->gpu_upper)
       fprintf(o, ",\"gpu_upper_bound\":%" PRIu64, k->gpu_upper);
+    if (k->gpu_timed && k->gpu_cupti) /* CUPTI measured runs; absent: events only */
+      fprintf(o, ",\"gpu_source\":\"%s\"",
+              k->gpu_cupti == k->gpu_timed ? "cupti" : "cupti+events");
     if (k->gpu_timed)
       fprintf(o,
               ",\"gpu_total_ns\":%" PRIu64 ",\"gpu_mean_ns\":%" PRIu64

@@ -111,6 +111,7 @@ def test_graph_nodes_by_id():
     eq(p.stdout, "cupti_server branches: %d launches, 0 failures\n" % n, "stdout")
     rep = json.loads(run([GPUTRACE, "report", "--json", out], base_env(), check_rc=0).stdout)
     kernels = {k["kernel"]: k for k in rep["kernels"]}
+    eq({k["gpu_source"] for k in kernels.values()}, {"cupti"}, "report: gpu_source")
     mlp, norm = kernel_ns(64, 256), kernel_ns(1, 32)
     want = {"mlp(float*)": (n - 1) * mlp + norm, "layer_norm(float*)": (n - 1) * norm + mlp}
     for k, total in want.items():
@@ -242,6 +243,7 @@ def test_events_upper_bound():
        "upper-bound flags by kernel")
     rep = json.loads(run([GPUTRACE, "report", "--json", out], base_env(), check_rc=0).stdout)
     kernels = {k["kernel"]: k for k in rep["kernels"]}
+    eq({k.get("gpu_source") for k in kernels.values()}, {None}, "report: no gpu_source (events)")
     eq((kernels["mlp(float*)"].get("gpu_upper_bound"),
         kernels["attention(float*)"].get("gpu_upper_bound")), (n, None), "JSON gpu_upper_bound")
     text = run([GPUTRACE, "report", out], base_env(), check_rc=0).stdout
