@@ -37,6 +37,7 @@
 
 #include "cupti_int.h"
 
+_Static_assert(CUPTI_API_VERSION >= 130001, "the records of CUPTI 13.0 (CUDA 13)");
 _Static_assert(sizeof(CUpti_ActivityKernel10) == 216, "Kernel10");
 _Static_assert(sizeof(CUpti_ActivityMemcpy6) == 96, "Memcpy6");
 _Static_assert(sizeof(CUpti_ActivityMemcpyPtoP4) == 96, "MemcpyPtoP4");
