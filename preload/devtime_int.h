@@ -93,6 +93,7 @@ struct dt_device {
     int64_t start, end;
   } recent[DT_RECENT];
   uint32_t recent_next;
+  int64_t recent_max; /* the latest end noted */
 };
 
 struct dt_state {

@@ -10,9 +10,9 @@
  *    choice of CUPTI wakes it), checks the session's health (cupti.c
  *    gt_cupti_trouble) and, when it fails, stops CUPTI and times with
  *    events from then on, with one warning saying why.
- *  - Events: an op whose span overlaps one of the device's last 64 spans
- *    on another stream is flagged GT_F_UPPER_BOUND (it may have waited
- *    behind that work).
+ *  - Events: a kernel whose span overlaps one of the device's last 64
+ *    spans on another stream is flagged GT_F_UPPER_BOUND (it may have
+ *    waited behind that work).
  *  - A sweep takes the whole queue, queries each op's end event in queue
  *    order (after one NotReady op it skips the rest of that stream: work on
  *    a stream completes in order), and puts what is not complete back at
@@ -262,19 +262,25 @@ static void keep_order(uint64_t id, int64_t *start, int64_t *end) {
   }
 }
 
-/* Whether [start, end) on stream `id` overlaps the span of an op resolved
- * before it on another stream of device d (then noted among d's recent
- * spans). Ops resolve in the order they were queued, so of two overlapping
- * spans the later one is the one that may have waited behind the other. */
-static int overlapped(struct dt_device *d, uint64_t id, int64_t start, int64_t end) {
+/* Whether the kernel [start, end) on stream `id` overlaps the span of an op
+ * resolved before it on another stream of device d; every op's span is
+ * noted among d's recent ones. Ops resolve in the order they were queued,
+ * so of two overlapping spans the later one is the one that may have
+ * waited behind the other. Only kernels are checked (the per-kernel table
+ * shows the flag), and only when the span starts before the latest end
+ * noted: one stream's work in sequence costs a compare. */
+static int overlapped(struct dt_device *d, uint64_t id, int kernel, int64_t start,
+                      int64_t end) {
   int hit = 0;
-  for (unsigned i = 0; i < DT_RECENT && !hit; i++)
+  for (unsigned i = 0; kernel && start < d->recent_max && i < DT_RECENT && !hit; i++)
     hit = d->recent[i].stream != 0 && d->recent[i].stream != id &&
           start < d->recent[i].end && d->recent[i].start < end;
   unsigned k = d->recent_next++ % DT_RECENT;
   d->recent[k].stream = id;
   d->recent[k].start = start;
   d->recent[k].end = end;
+  if (end > d->recent_max)
+    d->recent_max = end;
   return hit;
 }
 
@@ -351,7 +357,7 @@ static void resolve_one(struct sweep *sw, int32_t i) {
     end = start;
   keep_order(id, &start, &end);
   emit_device(s, start, end, wait_ns, sw->pid,
-              overlapped(d, id | 1ull << 63, start, end));
+              overlapped(d, id | 1ull << 63, s->of_kind == GT_KIND_LAUNCH, start, end));
   push(&sw->freed, i);
 }
 
