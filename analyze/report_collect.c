@@ -701,7 +701,8 @@ static void feed(struct report *r, const struct gt_record *rec,
     }
     if (gt_kind_is_def(rec->kind)) { /* stacks, modules, frames: for call sites */
       r->events++;
-    } else if (gt_kind_is_call(rec->kind) && in_window(r, rec->ts_ns)) {
+    } else if (gt_kind_is_call(rec->kind) && !(rec->flags & GT_F_CARRIED) &&
+               in_window(r, rec->ts_ns)) { /* carried: a block allocated before */
       r->events++;
       r->cuda_calls += rec->kind != GT_KIND_NVTX;
       on_api(r, rec);
