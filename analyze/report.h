@@ -201,13 +201,13 @@ struct rp_ev {
   enum rp_ev_type type;
   uint64_t u;
   double d;
-  char s[200];
+  char *s; /* RP_EV_STR: whole, malloc'd (rp_free) */
 };
 
 #define RP_MAX_EV 12
 struct rp_finding {
   const char *rule, *severity, *advice;
-  char message[320];
+  char *message; /* whole, malloc'd (rp_free) */
   struct rp_ev ev[RP_MAX_EV];
   int nev;
 };
@@ -359,7 +359,7 @@ void rp_findings(struct report *r);
  * calls) or of the time blocked in syncs (RP_SITES: by ns), stacks with the
  * same user frame together. */
 struct rp_site {
-  char name[160];         /* "fn at file:line", or "pid P stack S" without symbols */
+  char name[512];         /* "fn at file:line", or "pid P stack S" without symbols */
   uint32_t pid, stack_id; /* the stack contributing most */
   uint64_t value;         /* calls or ns */
 };

@@ -797,6 +797,11 @@ void rp_free(struct report *r) {
   gt_map_free(&r->errs);
   gt_map_free(&r->sync_site_ns);
   rp_hw_free(r);
+  for (size_t i = 0; i < r->nfindings; i++) {
+    free(r->findings[i].message);
+    for (int k = 0; k < r->findings[i].nev; k++)
+      free(r->findings[i].ev[k].s);
+  }
   free(r->findings);
   gt_session_close(r->session); /* the model and symbols with it */
   memset(r, 0, sizeof *r);

@@ -154,7 +154,7 @@ static const char *by_share(double share, double high, double medium) {
 }
 
 static void sites(struct report *r, struct rp_finding *f, int which) {
-  char buf[200];
+  char buf[3 * (sizeof((struct rp_site *)0)->name + 40)]; /* three whole names */
   if (rp_stack_sites(r, which, buf, sizeof buf))
     rp_ev_str(f, "call_sites", buf);
 }
@@ -248,7 +248,7 @@ static void rule_excessive_sync(struct report *r) {
 
 static void rule_small_kernels(struct report *r) {
   uint64_t launches = 0, cpu = 0, n = 0, small_launches = 0;
-  char names[200] = "";
+  size_t ex[3]; /* three examples, by index: named whole */
   for (size_t i = 0; i < r->knames.n; i++) {
     const struct rp_kernel *k = &r->kern[i];
     launches += k->launches;
@@ -257,8 +257,7 @@ static void rule_small_kernels(struct report *r) {
         k->gpu_ns / k->gpu_timed > 2 * (k->cpu_ns / k->launches))
       continue;
     if (n++ < 3)
-      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.60s",
-               n > 1 ? "; " : "", r->knames.strs[i]);
+      ex[n - 1] = i;
     small_launches += k->launches;
   }
   int measured = r->dev_records > 0;
@@ -274,7 +273,15 @@ static void rule_small_kernels(struct report *r) {
         n, small_launches);
     rp_ev_u(f, "kernels", RP_EV_U64, n);
     rp_ev_u(f, "launches", RP_EV_U64, small_launches);
+    char *names = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&names, &len);
+    for (uint64_t k = 0; m && k < n && k < 3; k++)
+      fprintf(m, "%s%s", k ? "; " : "", r->knames.strs[ex[k]]);
+    if (!m || fclose(m) != 0)
+      gt_oom();
     rp_ev_str(f, "examples", names);
+    free(names);
     rp_ev_frac(f, "launch_share", launch_share);
   } else if (!measured && launches >= 100 && r->sh.kernel <= 2 * cpu) {
     /* No device timing: the kernels' time is what the host waited for them. */
@@ -428,7 +435,7 @@ static void rule_errors(struct report *r) {
   }
   if (!total)
     return;
-  char what[200] = "";
+  char what[3 * 128] = ""; /* three (API, error, count): whole */
   for (int k = 0; k < 3 && top[k][1]; k++)
     snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s: %s ×%" PRIu64,
              k ? ", " : "", gt_api_name((unsigned)(top[k][0] >> 32)),
