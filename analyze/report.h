@@ -127,9 +127,11 @@ struct rp_span { /* where a warm occurrence was, for its GPU time */
 };
 
 struct rp_range {
-  size_t n;              /* occurrences */
-  struct rp_occ cold;    /* the one that started first: the cold start */
-  struct gt_durs warm_d; /* durations of the others ("warm") */
+  size_t n;                 /* occurrences */
+  struct rp_occ cold;       /* the one that started first: the cold start */
+  uint64_t colds, colds_ns; /* other processes' first occurrences (cold, not warm)
+                               and their time */
+  struct gt_durs warm_d;    /* durations of the others ("warm") */
   uint64_t launches, bytes, allocs, gpu_ns; /* sums over warm occurrences */
   struct rp_span *spans; /* warm occurrences, while DEVICE records may come */
   size_t nspans, cspans;
@@ -167,8 +169,9 @@ struct rp_proc {
   struct rp_pending pend; /* everything queued, all streams */
   uint64_t idle_since;    /* CPU-side model: device drained at, 0 = busy */
   struct rp_counters c;
-  struct rp_gaps gaps; /* CPU-side model */
-  uint64_t churn;      /* allocations of a size this process freed before */
+  struct rp_gaps gaps;  /* CPU-side model */
+  uint64_t churn;       /* allocations of a size this process freed before */
+  uint64_t churn_async; /* ...of them stream-ordered (cudaMallocAsync: a pool's) */
   uint64_t dev_records;
   uint32_t dev_sample;
   struct rp_runs kruns, cruns; /* device busy: kernels; copies and memsets */
@@ -213,7 +216,16 @@ struct rp_finding {
 };
 
 /* Call-site hooks: stack ids (rec.stack_id) counted per finding. */
-enum { RP_SITE_PAGEABLE, RP_SITE_SYNC_COPY, RP_SITE_SYNC, RP_SITE_ALLOC, RP_SITES };
+/* RP_SITE_ALLOC(_ASYNC): allocations of a size the process had freed
+ * (churn), by cudaMalloc and its kin, and stream-ordered (cudaMallocAsync) */
+enum {
+  RP_SITE_PAGEABLE,
+  RP_SITE_SYNC_COPY,
+  RP_SITE_SYNC,
+  RP_SITE_ALLOC,
+  RP_SITE_ALLOC_ASYNC,
+  RP_SITES
+};
 
 struct rp_rulestats { /* counters only the findings need */
   uint64_t pageable_n, pageable_async, pageable_ns, pageable_bytes;
@@ -256,6 +268,8 @@ struct report {
   size_t nstreams, cstreams;
   struct gt_map stream_idx;
   struct gt_map event_stream; /* (pid, event) -> stream key of its last record */
+  struct gt_map freed_sites;  /* pid << 32 | stack id: a block it allocated was freed */
+  struct gt_map range_seen;   /* (pid, range name): each process's first is cold */
   struct gt_map freed;        /* (pid, memory, bytes) -> frees not yet reused */
   struct rp_counters *snaps;  /* counters at range opens; tag = index + 1 */
   size_t nsnaps, csnaps, *free_snaps, nfree_snaps, cfree_snaps;

@@ -419,9 +419,11 @@ static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
   if (alloc) {
     t->c.allocs++;
     p->c.allocs++;
-    site(r, RP_SITE_ALLOC, rec);
-    if (n) {
+    if (n) { /* churn: its site, of its kind (a site never freed is none) */
+      int async = (rec->flags & GT_F_ASYNC) != 0;
       p->churn++;
+      p->churn_async += (uint64_t)async;
+      site(r, async ? RP_SITE_ALLOC_ASYNC : RP_SITE_ALLOC, rec);
       gt_map_put(&r->freed, key, n - 1);
     }
   } else if (reusable && rec->u.mem.bytes) {
@@ -519,8 +521,6 @@ static void on_device(struct report *r, const struct gt_record *rec) {
   uint32_t sample = d->sample ? d->sample : 1;
   uint64_t s = rec->ts_ns, e = rec->ts_ns + rec->dur_ns;
   r->device_active = 1; /* keep every blocking call from now on */
-  r->dev_records++;
-  p->dev_records++;
   if (sample > r->dev_sample)
     r->dev_sample = sample;
   if (sample > p->dev_sample)
@@ -608,11 +608,28 @@ static void range_done(struct report *r, const struct gt_range *g) {
                      .launches = delta32(now.launches, then.launches),
                      .allocs = delta32(now.allocs, then.allocs)};
   struct rp_range *rg = &r->ranges[idx];
+  /* The cold start is each process's first of the name: another process's
+   * first is cold too, never warm; the table shows the earliest process's. */
+  uint64_t seen_key = gt_pid_key(g->pid, idx);
+  int first_here = !gt_map_get(&r->range_seen, seen_key, NULL);
+  if (first_here)
+    gt_map_put(&r->range_seen, seen_key, 1);
   if (rg->n++ == 0) {
     rg->cold = o;
     return;
   }
-  if (o.start < rg->cold.start) { /* an earlier one (an outer range of the same name) */
+  if (first_here && o.pid != rg->cold.pid) {
+    rg->colds++;
+    if (o.start < rg->cold.start) {
+      struct rp_occ t = rg->cold;
+      rg->cold = o;
+      o = t;
+    }
+    rg->colds_ns += o.end - o.start;
+    return;
+  }
+  if (o.pid == rg->cold.pid && o.start < rg->cold.start) { /* an earlier one (an outer
+                                                               range of the same name) */
     struct rp_occ t = rg->cold;
     rg->cold = o;
     o = t;
@@ -649,7 +666,9 @@ static void feed(struct report *r, const struct gt_record *rec,
                  const struct gt_range *range) {
   if (!r->origin) /* set once a record with a timestamp was read */
     r->origin = gt_session_origin(r->session);
-  r->records++;
+  /* records of the trace, as dump counts them: not the graph-node runs the
+   * graph layer makes of a graph launch */
+  r->records += !(rec->flags & GT_F_GRAPH_RUN);
   if (rec->kind == GT_KIND_METRIC || rec->kind == GT_KIND_NOTE) { /* machine-wide */
     if (in_window(r, rec->ts_ns))
       rp_hw_feed(r, rec);
@@ -686,6 +705,10 @@ static void feed(struct report *r, const struct gt_record *rec,
   case GT_KIND_DEVICE:
     if (in_window(r, rec->ts_ns)) {
       r->events += !(rec->flags & GT_F_GRAPH_RUN);
+      if (!(rec->flags & GT_F_GRAPH_RUN)) { /* the trace's DEVICE records, as dump's */
+        r->dev_records++;
+        rp_proc_of(r, rec->pid)->dev_records++;
+      }
       r->device_active = 1;
       if (rec->flags & GT_F_EXPANDED)
         return; /* its nodes' shares follow */
@@ -728,6 +751,8 @@ static void graph_node_cb(void *ctx, const struct gt_event *ev) {
 static void feed_cb(void *ctx, const struct gt_event *ev) {
   struct gt_record scratch; /* frees with the bytes they freed */
   struct report *r = ctx;
+  if (ev->rec->kind == GT_KIND_FREE && ev->free_status == GT_FREE_OK && ev->block)
+    gt_map_put(&r->freed_sites, (uint64_t)ev->block->pid << 32 | ev->block->stack_id, 1);
   feed(r, ev->rec->kind == GT_KIND_FREE ? gt_event_record(ev, &scratch) : ev->rec,
        ev->range);
   if (r->tap)
@@ -789,6 +814,8 @@ void rp_free(struct report *r) {
   free(r->streams);
   gt_map_free(&r->stream_idx);
   gt_map_free(&r->event_stream);
+  gt_map_free(&r->range_seen);
+  gt_map_free(&r->freed_sites);
   gt_map_free(&r->freed);
   free(r->snaps);
   free(r->free_snaps);

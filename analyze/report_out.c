@@ -671,6 +671,7 @@ static void json_ranges(FILE *o, const struct report *r) {
             g->allocs);
     if (r->dev_records && !g->no_spans)
       fprintf(o, ",\"gpu_ns\":%" PRIu64, g->gpu_ns);
+    fprintf(o, ",\"cold_count\":%" PRIu64, g->n ? 1 + g->colds : 0); /* one a process */
     fprintf(o,
             ",\"cold\":{\"start_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64 ",\"launches\":%u"
             ",\"bytes\":%" PRIu64 ",\"allocs\":%u",
