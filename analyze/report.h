@@ -98,6 +98,7 @@ struct rp_kernel {
   double gpu_sq;        /* sum of squared durations (ns^2): the spread */
   uint64_t gpu_ci95_ns; /* sampled: half-width of the 95 % interval of the total */
   uint32_t sample;      /* largest 1-in-N of its DEVICE records */
+  struct gt_durs gpu_d; /* the timed durations (diff: p50 and fastest) */
 };
 
 struct rp_xfer {

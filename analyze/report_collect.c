@@ -532,6 +532,7 @@ static void on_device(struct report *r, const struct gt_record *rec) {
     k->gpu_estimated += (rec->flags & GT_F_ESTIMATED) != 0;
     k->gpu_ns += rec->dur_ns;
     k->gpu_sq += (double)rec->dur_ns * (double)rec->dur_ns;
+    gt_durs_add(&k->gpu_d, rec->dur_ns);
     k->gpu_scaled_ns += rec->dur_ns * sample;
     if (rec->dur_ns > k->gpu_max_ns)
       k->gpu_max_ns = rec->dur_ns;
@@ -793,6 +794,8 @@ void rp_free(struct report *r) {
   gt_gpu_attr_free(&r->gattr);
   for (unsigned a = 0; a < GT_API_COUNT; a++)
     gt_durs_free(&r->api[a].durs);
+  for (size_t i = 0; i < r->knames.n; i++)
+    gt_durs_free(&r->kern[i].gpu_d);
   gt_strtab_free(&r->knames);
   free(r->kern);
   gt_map_free(&r->kcache);
