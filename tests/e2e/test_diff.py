@@ -37,8 +37,10 @@ def diff(a, b, *args, expect_rc):
 
 
 def flagged(d):
+    """The judged changes: regressions and improvements (what the load moves,
+    "noise" and "info", is shown but never judged)."""
     return {(c["section"], c["name"], c["metric"], c["status"]) for c in d["changes"]
-            if c["status"] != "unchanged" and (c["metric"], c["status"]) != ("p90_ns", "info")}
+            if c["status"] in ("regression", "improvement")}
 
 
 BASE = {}
@@ -64,15 +66,12 @@ def test_twice_the_copies():
     eq({s for *_, s in flagged(d)}, {"improvement"}, "reverse diff")
 
 
-# A distribution moves as a whole: its p50 and its fastest; totals and p90s
-# follow, shown as "info" (never judged alone: a busy machine moves them).
-SLOWER = {("api", "cudaStreamSynchronize", "total_ns", "info"),
-          ("api", "cudaStreamSynchronize", "p50_ns", "regression"),
+# A distribution moves as a whole: its p50 and its fastest (totals and p90s
+# follow, shown as "info": never judged, as a busy machine moves them).
+SLOWER = {("api", "cudaStreamSynchronize", "p50_ns", "regression"),
           ("api", "cudaStreamSynchronize", "fastest_ns", "regression"),
           ("range", "step", "p50_ns", "regression"),
           ("range", "step", "fastest_ns", "regression")}
-# (a tail is shown as info when it moved, which a loaded host's late wake-ups
-# may undo: not checked)
 
 
 def test_kernels_twice_as_long():
@@ -80,8 +79,7 @@ def test_kernels_twice_as_long():
     # what the host waited for it — the synchronize, the ranges around it.
     b = run_loop("slow", ps=2 * PS)
     d = diff(base(), b, "--threshold", "50", expect_rc=1)
-    eq(flagged(d), SLOWER | {("kernel", "layer(float*, int)", "gpu_total_ns", "info"),
-                             ("kernel", "layer(float*, int)", "gpu_p50_ns", "regression"),
+    eq(flagged(d), SLOWER | {("kernel", "layer(float*, int)", "gpu_p50_ns", "regression"),
                              ("kernel", "layer(float*, int)", "gpu_fastest_ns", "regression")},
        "flagged changes")
     eq(d["verdict"], {"a": "compute-bound", "b": "compute-bound"}, "verdicts")

@@ -1,4 +1,4 @@
-"""One count, one meaning (issue 36): on the server (graphs replayed per
+"""One count, one meaning: on the server (graphs replayed per
 request, whose node runs the analyzer makes are no records of the trace),
 "records" is the same number in report (JSON), html and export as in
 `dump --summary`, and "DEVICE records" the same in report (text, JSON

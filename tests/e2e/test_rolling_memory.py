@@ -1,4 +1,4 @@
-"""A rolling set keeps the memory picture whole (issue 36): every file starts
+"""A rolling set keeps the memory picture whole: every file starts
 with what each process holds (its live allocations, with their stacks, and
 its peaks, flagged carried), so `leaks`, `report` and `html` over the files
 a --max-size set kept give the leaked bytes, blocks, peak and holders of the
