@@ -4,16 +4,29 @@
  * (gt_name_fit), or whole with --wide.
  *
  * Both traces are reported (report_*.c, the same figures `gputrace report`
- * prints), then compared metric by metric: per API (calls, total, mean),
- * per kernel (launches, launch time, GPU time and mean when both traces
- * have device timing), per transfer direction (count, bytes, host time,
- * GPU time), per NVTX range (count, p50, p90 of the warm occurrences) and
- * the peak device memory. Every metric is "more is worse": a change of at
- * least --threshold percent (default 15) is a regression when B is larger
- * and an improvement when it is smaller — if it matters: a time metric
- * only when its row holds at least --min-share percent (default 1) of its
- * trace's traced time (GPU time: of all kernels' GPU time), a count when
- * the larger side is at least 10, memory when it is at least 1 MiB.
+ * prints), then compared metric by metric: per API (calls, total, p50 and
+ * fastest call), per kernel (launches, launch time, GPU time and mean when
+ * both traces have device timing), per transfer direction (count, bytes,
+ * host time, GPU time), per NVTX range (count, p50 and fastest of the warm
+ * occurrences, p90) and the peak device memory. Every metric is "more is
+ * worse": a change of at least --threshold percent (default 15) is a
+ * regression when B is larger and an improvement when it is smaller — if
+ * it matters: a time metric only when its row holds at least --min-share
+ * percent (default 1) of its trace's traced time (GPU time: of all
+ * kernels' GPU time) and moved by at least MIN_EFFECT_NS a call, a count
+ * when the larger side is at least 10, memory when it is at least 1 MiB.
+ *
+ * Noise: a busy machine preempts the traced process inside its calls and
+ * wakes it late from waits, which moves host times — totals, means,
+ * medians, tails — by tens of percent, and even the fastest calls a
+ * little; it does not move the whole distribution past itself. So a
+ * distribution is judged by its p50 and its fastest together: a p50 that
+ * moved by the threshold (and the minimum effect) is a change when the two
+ * runs' distributions are apart — B's fastest slower than A's p50 (a
+ * regression), or B's p50 faster than A's fastest (an improvement); else
+ * it, and a fastest that moved, are "noise" (said, not counted). Host-time totals and
+ * p90s follow the load: shown, never judged alone (status "info" when they moved). GPU
+ * times are the device's: judged as measured.
  *
  * Exit: 0 no regression, 1 regressions, 2 bad usage or an unreadable
  * trace, 3 a damaged trace (compared as far as it could be read).
@@ -29,8 +42,12 @@
 #include "shared_options.h"
 #include "util.h"
 
-enum { UNCHANGED, REGRESSION, IMPROVEMENT };
-enum { COUNT, TIME, GPUTIME, MEMORY };
+enum { UNCHANGED, REGRESSION, IMPROVEMENT, NOISE, INFO };
+/* TIME, GPUTIME: a p50, whose next row is its distribution's fastest
+ * (FASTEST, GPUFASTEST): they are judged together; TOTAL: a total or a
+ * tail, shown, never judged alone. */
+enum { COUNT, TIME, GPUTIME, MEMORY, FASTEST, GPUFASTEST, TOTAL };
+#define MIN_EFFECT_NS 1000ull /* a time row's least change a call: 1 us */
 
 struct drow {
   const char *section, *name, *metric;
@@ -67,6 +84,7 @@ static int significant(const struct diff *d, const struct drow *w) {
   case MEMORY:
     return big >= (1u << 20);
   case GPUTIME:
+  case GPUFASTEST:
     return 100.0 * (double)w->weight_a >= d->min_share * (double)d->gpu_a ||
            100.0 * (double)w->weight_b >= d->min_share * (double)d->gpu_b;
   default:
@@ -75,14 +93,53 @@ static int significant(const struct diff *d, const struct drow *w) {
   }
 }
 
+/* -1, 0, 1: the row moved down, not enough, up (threshold, gate, effect). */
+static int moved(const struct diff *d, const struct drow *w) {
+  double c = change_pct(w->a, w->b);
+  uint64_t delta = w->a > w->b ? w->a - w->b : w->b - w->a;
+  /* equal figures are never a change, not even at --threshold 0 */
+  if (w->a == w->b || (c < 0 ? -c : c) < d->threshold || !significant(d, w))
+    return 0;
+  if (w->type != COUNT && w->type != MEMORY && w->type != TOTAL &&
+      delta < MIN_EFFECT_NS && d->threshold > 0)
+    return 0;
+  return c > 0 ? 1 : -1;
+}
+
 static void judge(struct diff *d) {
   for (size_t i = 0; i < d->n; i++) {
     struct drow *w = &d->rows[i];
-    double c = change_pct(w->a, w->b);
-    /* equal figures are never a change, not even at --threshold 0 */
-    if (w->a != w->b && (c < 0 ? -c : c) >= d->threshold && significant(d, w))
-      w->status = c > 0 ? REGRESSION : IMPROVEMENT;
+    if (w->type == TOTAL) {
+      w->status = moved(d, w) ? INFO : UNCHANGED;
+      continue;
+    }
+    if (i + 1 < d->n && ((w->type == TIME && d->rows[i + 1].type == FASTEST) ||
+                         (w->type == GPUTIME && d->rows[i + 1].type == GPUFASTEST))) {
+      struct drow *f = &d->rows[++i]; /* the p50 and the fastest, together */
+      int p = moved(d, w), q = moved(d, f);
+      /* apart: B's fastest slower than A's p50, or B's p50 faster than A's
+       * fastest — not two draws of one distribution */
+      int apart = p > 0 ? f->b > w->a : p < 0 ? w->b < f->a : 0;
+      if (apart)
+        w->status = f->status = p > 0 ? REGRESSION : IMPROVEMENT;
+      else
+        w->status = p ? NOISE : UNCHANGED, f->status = q ? NOISE : UNCHANGED;
+      continue;
+    }
+    int m = moved(d, w);
+    if (m)
+      w->status = m > 0 ? REGRESSION : IMPROVEMENT;
   }
+}
+
+/* The fastest of a distribution (its values, in any order). */
+static uint64_t fastest(const struct gt_durs *x) {
+  uint64_t lo = UINT64_MAX;
+  for (size_t i = 0; i < x->n; i++) {
+    uint64_t v = x->wide ? ((const uint64_t *)x->v)[i] : ((const uint32_t *)x->v)[i];
+    lo = v < lo ? v : lo;
+  }
+  return x->n ? lo : 0;
 }
 
 /* ---- the metrics ---- */
@@ -94,10 +151,11 @@ static void api_rows(struct diff *d) {
       continue;
     const char *n = gt_api_name(a);
     row(d, "api", n, "calls", COUNT, x->calls, y->calls, 0, 0);
-    row(d, "api", n, "total_ns", TIME, x->durs.sum, y->durs.sum, x->durs.sum,
+    row(d, "api", n, "total_ns", TOTAL, x->durs.sum, y->durs.sum, x->durs.sum,
         y->durs.sum);
-    row(d, "api", n, "mean_ns", TIME, x->calls ? x->durs.sum / x->calls : 0,
-        y->calls ? y->durs.sum / y->calls : 0, x->durs.sum, y->durs.sum);
+    row(d, "api", n, "p50_ns", TIME, x->p50, y->p50, x->durs.sum, y->durs.sum);
+    row(d, "api", n, "fastest_ns", FASTEST, fastest(&x->durs), fastest(&y->durs),
+        x->durs.sum, y->durs.sum);
   }
 }
 
@@ -112,13 +170,21 @@ static void kernel_row(struct diff *d, const char *n, const struct rp_kernel *x,
   x = x ? x : &none;
   y = y ? y : &none;
   row(d, "kernel", n, "launches", COUNT, x->launches, y->launches, 0, 0);
-  row(d, "kernel", n, "cpu_total_ns", TIME, x->cpu_ns, y->cpu_ns, x->cpu_ns, y->cpu_ns);
+  row(d, "kernel", n, "cpu_total_ns", TOTAL, x->cpu_ns, y->cpu_ns, x->cpu_ns, y->cpu_ns);
   if (d->a->dev_records && d->b->dev_records) {
-    row(d, "kernel", n, "gpu_total_ns", GPUTIME, x->gpu_scaled_ns, y->gpu_scaled_ns,
+    /* the total follows the launches (and a sample's luck): shown; the
+     * launches' durations are judged as a distribution */
+    row(d, "kernel", n, "gpu_total_ns", TOTAL, x->gpu_scaled_ns, y->gpu_scaled_ns,
         x->gpu_scaled_ns, y->gpu_scaled_ns);
-    row(d, "kernel", n, "gpu_mean_ns", GPUTIME,
-        x->gpu_timed ? x->gpu_ns / x->gpu_timed : 0,
-        y->gpu_timed ? y->gpu_ns / y->gpu_timed : 0, x->gpu_scaled_ns, y->gpu_scaled_ns);
+    struct gt_durs xd = x->gpu_d, yd = y->gpu_d; /* (read-only copies for selection) */
+    uint64_t p50[2];
+    static const unsigned half[] = {50};
+    gt_durs_percentiles(&xd, half, 1, &p50[0]);
+    gt_durs_percentiles(&yd, half, 1, &p50[1]);
+    row(d, "kernel", n, "gpu_p50_ns", GPUTIME, p50[0], p50[1], x->gpu_scaled_ns,
+        y->gpu_scaled_ns);
+    row(d, "kernel", n, "gpu_fastest_ns", GPUFASTEST, fastest(&x->gpu_d),
+        fastest(&y->gpu_d), x->gpu_scaled_ns, y->gpu_scaled_ns);
   }
 }
 
@@ -147,10 +213,10 @@ static void transfer_rows(struct diff *d) {
       continue;
     row(d, "transfer", names[t], "count", COUNT, x->count, y->count, 0, 0);
     row(d, "transfer", names[t], "bytes", COUNT, x->bytes, y->bytes, 0, 0);
-    row(d, "transfer", names[t], "host_ns", TIME, x->host_ns, y->host_ns, x->host_ns,
+    row(d, "transfer", names[t], "host_ns", TOTAL, x->host_ns, y->host_ns, x->host_ns,
         y->host_ns);
     if (d->a->dev_records && d->b->dev_records)
-      row(d, "transfer", names[t], "gpu_total_ns", TIME, x->gpu_scaled_ns,
+      row(d, "transfer", names[t], "gpu_total_ns", TOTAL, x->gpu_scaled_ns,
           y->gpu_scaled_ns, x->gpu_scaled_ns, y->gpu_scaled_ns);
   }
 }
@@ -163,7 +229,9 @@ static void range_row(struct diff *d, const char *n, const struct rp_range *x,
   y = y ? y : &none;
   row(d, "range", n, "count", COUNT, x->n, y->n, 0, 0);
   row(d, "range", n, "p50_ns", TIME, x->p50, y->p50, tx, ty);
-  row(d, "range", n, "p90_ns", TIME, x->p90, y->p90, tx, ty);
+  row(d, "range", n, "fastest_ns", FASTEST, fastest(&x->warm_d), fastest(&y->warm_d), tx,
+      ty);
+  row(d, "range", n, "p90_ns", TOTAL, x->p90, y->p90, tx, ty);
 }
 
 static const struct rp_range *range_in(const struct report *r, const char *name) {
@@ -183,11 +251,13 @@ static void range_rows(struct diff *d) {
 /* ---- output ---- */
 
 static const char *status_name(int s) {
-  return s == REGRESSION ? "regression" : s == IMPROVEMENT ? "improvement" : "unchanged";
+  static const char *const names[] = {"unchanged", "regression", "improvement", "noise",
+                                      "info"};
+  return names[s];
 }
 
 static void value(char *buf, size_t len, const struct drow *w, uint64_t v) {
-  if (w->type == TIME || w->type == GPUTIME)
+  if (w->type != COUNT && w->type != MEMORY)
     gt_fmt_ns(buf, len, v);
   else if (w->type == MEMORY || !strcmp(w->metric, "bytes"))
     gt_fmt_bytes(buf, len, v);
@@ -210,11 +280,18 @@ static void print_text(const struct diff *d, const char *pa, const char *pb, int
          d->threshold, d->min_share);
   printf("  verdict: %s -> %s\n", d->a->verdict ? d->a->verdict : "none",
          d->b->verdict ? d->b->verdict : "none");
-  printf("  %zu regression%s, %zu improvement%s\n", regressions,
+  size_t noise = 0;
+  for (size_t i = 0; i < d->n; i++)
+    noise += d->rows[i].status == NOISE;
+  printf("  %zu regression%s, %zu improvement%s", regressions,
          regressions == 1 ? "" : "s", improvements, improvements == 1 ? "" : "s");
+  if (noise)
+    printf(", %zu within noise (the two runs' distributions overlap: the machine's load)",
+           noise);
+  putchar('\n');
   for (size_t i = 0; i < d->n; i++) {
     const struct drow *w = &d->rows[i];
-    if (!all && w->status == UNCHANGED)
+    if (!all && (w->status == UNCHANGED || w->status == INFO))
       continue;
     char a[32], b[32], c[32];
     double pct = change_pct(w->a, w->b);
@@ -235,11 +312,14 @@ static void print_text(const struct diff *d, const char *pa, const char *pb, int
   (r)->verdict ? "\"" : "", (r)->verdict ? (r)->verdict : "null", (r)->verdict ? "\"" : ""
 
 static void print_json(const struct diff *d, size_t regressions, size_t improvements) {
+  size_t noise = 0;
+  for (size_t i = 0; i < d->n; i++)
+    noise += d->rows[i].status == NOISE;
   printf("{\"schema_version\":%d,\"threshold_pct\":%.6g,\"min_share_pct\":%.6g,"
-         "\"verdict\":{\"a\":%s%s%s,\"b\":%s%s%s},"
-         "\"regressions\":%zu,\"improvements\":%zu,\"changes\":[",
-         GT_JSON_SCHEMA_VERSION, d->threshold, d->min_share, JSON_VERDICT(d->a),
-         JSON_VERDICT(d->b), regressions, improvements);
+         "\"min_effect_ns\":%llu,\"verdict\":{\"a\":%s%s%s,\"b\":%s%s%s},"
+         "\"regressions\":%zu,\"improvements\":%zu,\"noise\":%zu,\"changes\":[",
+         GT_JSON_SCHEMA_VERSION, d->threshold, d->min_share, MIN_EFFECT_NS,
+         JSON_VERDICT(d->a), JSON_VERDICT(d->b), regressions, improvements, noise);
   for (size_t i = 0; i < d->n; i++) {
     const struct drow *w = &d->rows[i];
     double pct = change_pct(w->a, w->b);

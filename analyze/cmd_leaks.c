@@ -81,8 +81,9 @@ static void print_leak(const struct gt_leaks *l, const struct gt_group *g) {
              gt_fmt_bytes(b, sizeof b, (uint64_t)(g->bytes_per_min + 0.5)), span);
     else /* too short to extrapolate to a minute (GT_GROWTH_MIN_NS) */
       printf("    growing: %s over %s (no rate: the run is under %u s)",
-             gt_fmt_bytes(b, sizeof b, g->bytes), span,
-             (unsigned)(GT_GROWTH_MIN_NS / 1000000000u));
+             gt_fmt_bytes(b, sizeof b,
+                          g->bytes - (g->carried < g->bytes ? g->carried : g->bytes)),
+             span, (unsigned)(GT_GROWTH_MIN_NS / 1000000000u));
     if (g->range_name && l->range_counts[g->range_name - 1])
       printf(
           "; %s per \"%s\" range (%" PRIu64 " ranges)",
@@ -119,9 +120,12 @@ static void print_peak(const struct gt_leaks *l, const struct gt_proc_summary *p
   char b[32];
   if (!p->peak_device)
     return;
-  printf("Peak device memory of pid %u: %s at +%.6f s, held by:\n", p->pid,
+  /* a rolling set's carried peak may be from before its first kept call */
+  printf("Peak device memory of pid %u: %s at %+.6f s, held by:\n", p->pid,
          gt_fmt_bytes(b, sizeof b, p->peak_device),
-         (double)(p->peak_ts - l->first_ns) / 1e9);
+         ((double)p->peak_ts - (double)l->first_ns) / 1e9);
+  if (!p->nat_peak)
+    printf("  (stacks not known: the peak was in a deleted file of the set)\n");
   for (size_t i = 0; i < p->nat_peak && i < 5; i++) {
     const struct gt_group *g = &p->at_peak[i];
     printf("  %s in %" PRIu64 " block%s", gt_fmt_bytes(b, sizeof b, g->bytes), g->blocks,
@@ -218,6 +222,8 @@ static void json_group(const struct gt_leaks *l, const struct gt_group *g) {
   const struct gt_holder *h = gt_holder_of_stack(l->symtab, g->pid, g->stack_id);
   if (h)
     printf(",\"holder\":\"%s\"", h->id);
+  if (g->carried) /* a rolling set's first file read carried them in */
+    printf(",\"carried_bytes\":%" PRIu64, g->carried);
   printf(",\"stack\":");
   json_stack(l, g->pid, g->stack_id);
   putchar('}');

@@ -6,7 +6,9 @@
  *  - each process's live device+managed bytes after every allocation and
  *    free (the allocation layer's count: its largest value is the layer's
  *    peak, the report's "peak device+managed"), at most HT_MAX_SERIES
- *    processes (those past it are counted);
+ *    processes (those past it are counted); a rolling set's first file read
+ *    adds the peak it carries, when it was reached, and what was live as it
+ *    opened;
  *  - NVML readings (METRIC records) that vary in time, per reading and
  *    device, at most HT_MAX_SERIES series (readings of others counted);
  *  - outermost NVTX ranges (push ranges at depth 0, start/end ranges), at
@@ -142,6 +144,22 @@ static void on_memory(struct ht_data *d, const struct gt_record *rec) {
   add(d, s, rec->ts_ns, (double)live);
 }
 
+/* A rolling set's first file read carries what was live when it opened
+ * (its ALLOC records, given their own times but not their frees': no
+ * point each) and the peak before it: two points, the peak when it was
+ * reached and what was live as the file opened. */
+static void on_carried(struct ht_data *d, const struct gt_record *rec) {
+  struct ht_series *s = series(d->mem, &d->nmem, rec->pid);
+  if (!s) {
+    d->mem_pids_left++;
+    return;
+  }
+  uint64_t ts = rec->u.heap.peak_ts_ns[1];
+  if (rec->u.heap.peak[GT_MEM_RESIDENT] && ts >= d->from && ts < d->to)
+    add(d, s, ts, (double)rec->u.heap.peak[GT_MEM_RESIDENT]);
+  on_memory(d, rec);
+}
+
 static void tap(void *ctx, const struct gt_event *ev) {
   struct ht_data *d = ctx;
   const struct gt_record *rec = ev->rec;
@@ -170,8 +188,11 @@ static void tap(void *ctx, const struct gt_event *ev) {
     return;
   if (ev->range)
     mark(d, ev->range);
-  if (rec->kind == GT_KIND_ALLOC || rec->kind == GT_KIND_FREE)
+  if ((rec->kind == GT_KIND_ALLOC || rec->kind == GT_KIND_FREE) &&
+      !(rec->flags & GT_F_CARRIED))
     on_memory(d, rec);
+  else if (rec->kind == GT_KIND_HEAP && (rec->flags & GT_F_CARRIED))
+    on_carried(d, rec);
 }
 
 void ht_init(struct ht_data *d, struct report *r) {

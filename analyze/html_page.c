@@ -243,6 +243,12 @@ static void td_bytes(FILE *o, uint64_t v) {
   fprintf(o, "<td data-v=\"%" PRIu64 "\">%s</td>", v, gt_fmt_bytes(b, sizeof b, v));
 }
 
+/* A mean per occurrence, as report's text shows it (one decimal). */
+static void td_mean(FILE *o, uint64_t sum, uint64_t n) {
+  double v = n ? (double)sum / (double)n : 0;
+  fprintf(o, "<td data-v=\"%.1f\">%.1f</td>", v, v);
+}
+
 static void td_none(FILE *o) {
   fputs("<td data-v=\"-1\">-</td>", o);
 }
@@ -656,9 +662,9 @@ static void range_warm(FILE *o, const struct rp_range *g) {
   td_ns(o, g->p99);
   td_ns(o, g->max);
   td_ns(o, g->mean);
-  td_u(o, g->launches);
-  td_bytes(o, g->bytes);
-  td_u(o, g->allocs);
+  td_mean(o, g->launches, g->warm); /* per range, as report's columns */
+  td_bytes(o, g->bytes / g->warm);
+  td_mean(o, g->allocs, g->warm);
 }
 
 /* The ranges left out of the table: their occurrences and warm sums. */
@@ -688,17 +694,18 @@ static void range_rest(FILE *o, const struct range_sums *s) {
   }
   td_ns(o, s->max);
   td_ns(o, s->warm_ns / s->warm);
-  td_u(o, s->launches);
-  td_bytes(o, s->bytes);
-  td_u(o, s->allocs);
+  td_mean(o, s->launches, s->warm);
+  td_bytes(o, s->bytes / s->warm);
+  td_mean(o, s->allocs, s->warm);
 }
 
 static void range_table(FILE *o, const struct report *r) {
-  static const char *const heads[] = {"range",    "count", "first", "p50",
-                                      "p90",      "p99",   "max",   "mean",
-                                      "launches", "bytes", "allocs"};
+  static const char *const heads[] = {"range",    "count",  "first", "p50",
+                                      "p90",      "p99",    "max",   "mean",
+                                      "launches", "copied", "allocs"};
   fputs("<h3>NVTX ranges (first: the cold start; the rest over the warm occurrences: all "
-        "but the first)</h3>\n",
+        "but the first; launches, copied and allocs are means per range, as in gputrace "
+        "report)</h3>\n",
         o);
   table_open(o, "nvtx", heads, 11, -1);
   size_t n = r->rnames.n, *ord = rp_range_order(r);

@@ -90,7 +90,8 @@ struct run {
   struct groups allocated, live;
   struct change *log; /* NULL once past log_max: replayed from the file */
   size_t nlog, log_cap, log_max;
-  uint64_t changes; /* index of the next change */
+  uint64_t changes;   /* index of the next change */
+  uint64_t device_up; /* 1 + index of the last allocation of device memory */
   uint64_t bucket_ns;
   int bucket;
   int no_wait; /* gt_leaks_opts.no_wait, for the second session */
@@ -182,6 +183,8 @@ static void replay(struct run *r, const struct change *c, uint64_t index) {
   struct gt_group *g = group(&r->live, c->pid, c->stack_id, c->memory);
   g->bytes += c->up ? c->bytes : -c->bytes;
   g->blocks += c->up ? 1 : (uint64_t)-1;
+  if (!c->ts && c->up)
+    g->carried += c->bytes;
   if (!c->up || c->memory != GT_MEM_DEVICE)
     return;
   struct gt_proc_summary *p = proc(r, c->pid);
@@ -195,7 +198,9 @@ static void change(struct run *r, const struct gt_record *rec, const struct gt_b
                    int up) {
   if (gt_api_flags(b->api) & GT_AF_IPC)
     return; /* another process's memory: not in this one's growth or peak (heap.h) */
-  struct change c = {rec->ts_ns, b->bytes, b->pid, b->stack_id, (uint8_t)(b->memory & 3),
+  /* a carried block (a rolling file's start) was live before the first step */
+  uint64_t ts = rec->flags & GT_F_CARRIED ? 0 : rec->ts_ns;
+  struct change c = {ts,         b->bytes, b->pid, b->stack_id, (uint8_t)(b->memory & 3),
                      (uint8_t)up};
   uint64_t index = r->changes++;
   if (r->bucket_ns) {
@@ -227,10 +232,13 @@ static void on_alloc(void *ctx, const struct gt_event *ev) {
   change(r, rec, &b, 1);
   if (r->bucket_ns) /* the replaying session: the rest is known */
     return;
-  struct gt_group *grp = group(&r->allocated, rec->pid, rec->stack_id, b.memory);
-  grp->bytes += b.bytes;
-  grp->blocks++;
+  if (!(rec->flags & GT_F_CARRIED)) { /* carried: allocated before the first file */
+    struct gt_group *grp = group(&r->allocated, rec->pid, rec->stack_id, b.memory);
+    grp->bytes += b.bytes;
+    grp->blocks++;
+  }
   if (b.memory == GT_MEM_DEVICE) {
+    r->device_up = index + 1;
     struct gt_proc_summary *p = proc(r, rec->pid);
     uint64_t live = gt_model_live_bytes(r->model, rec->pid, GT_MEM_DEVICE);
     if (live > p->peak_device) {
@@ -248,6 +256,26 @@ static void on_free(void *ctx, const struct gt_event *ev) {
   else if (ev->free_status != GT_FREE_NULL && ev->free_status != GT_FREE_UNTRACKED &&
            !r->bucket_ns)
     note_invalid(r, ev);
+}
+
+/* A rolling file's carried peaks (the first file read): the files before
+ * it went higher, or as high as what it carries (then the carried blocks
+ * are the stacks at the peak). */
+static void on_heap(void *ctx, const struct gt_event *ev) {
+  struct run *r = ctx;
+  const struct gt_record *rec = ev->rec;
+  if (!(rec->flags & GT_F_CARRIED) || r->bucket_ns)
+    return;
+  struct gt_proc_summary *p = proc(r, rec->pid);
+  uint64_t peak = rec->u.heap.peak[GT_MEM_DEVICE];
+  if (!peak || peak < p->peak_device)
+    return; /* (equal: the carried blocks reached it; when is the record's) */
+  p->peak_device = peak;
+  p->peak_ts = rec->u.heap.peak_ts_ns[0];
+  p->peak_record =
+      peak == gt_model_live_bytes(r->model, rec->pid, GT_MEM_DEVICE) && r->device_up
+          ? r->device_up - 1
+          : UINT64_MAX; /* the stacks then are in a deleted file */
 }
 
 static void on_process(void *ctx, const struct gt_event *ev) {
@@ -282,6 +310,7 @@ static void run_session(struct gt_session *s, struct run *r) {
   tool.on[GT_KIND_ALLOC] = on_alloc;
   tool.on[GT_KIND_FREE] = on_free;
   tool.on[GT_KIND_PROCESS] = on_process;
+  tool.on[GT_KIND_HEAP] = on_heap;
   r->model = gt_session_model(s);
   gt_session_run(s, &tool);
 }
@@ -316,7 +345,9 @@ static void leak_cb(void *ctx, const struct gt_block *b) {
 /* Growth: see docs/leaks.md. The series holds live bytes at the end of
  * each of GT_GROWTH_BUCKETS equal steps of the run. */
 static void judge_growth(struct gt_group *g, double step_min, int rated) {
-  const uint64_t *s = g->series;
+  uint64_t s[GT_GROWTH_BUCKETS]; /* what came on top of the blocks carried in */
+  for (int i = 0; i < GT_GROWTH_BUCKETS; i++)
+    s[i] = g->series[i] - (g->series[i] < g->carried ? g->series[i] : g->carried);
   int ups = 0, downs = 0;
   for (int i = 1; i < GT_GROWTH_BUCKETS; i++) {
     ups += s[i] > s[i - 1];
@@ -359,7 +390,8 @@ static void finish(struct run *r, const struct gt_suppressions *sup) {
     struct gt_group *g = &leaked.items[i];
     uint64_t idx;
     if (gt_map_get(&r->live.index, group_key(g->pid, g->stack_id, g->memory), &idx))
-      memcpy(g->series, r->live.items[idx].series, sizeof g->series);
+      memcpy(g->series, r->live.items[idx].series, sizeof g->series),
+          g->carried = r->live.items[idx].carried;
     judge_growth(g, step_min, o->last_ns - o->first_ns >= GT_GROWTH_MIN_NS);
     int n = gt_symtab_stack(o->symtab, g->pid, g->stack_id, frames, MAX_FRAMES);
     g->suppressed = suppressed(sup, frames, n);

@@ -41,8 +41,10 @@ struct gt_group { /* live (or allocated) bytes of one stack in one process */
   int rated;                          /* the run lasted GT_GROWTH_MIN_NS: a rate */
   double bytes_per_min;               /* growth rate (least squares); 0 unless rated */
   uint64_t series[GT_GROWTH_BUCKETS]; /* live bytes at the end of each step */
-  uint64_t range_bytes;               /* leaked bytes allocated inside ranges */
-  uint32_t range_name;                /* the range holding most of them */
+  uint64_t carried;     /* bytes of its blocks carried into a rolling set's first file
+                           (live before it): not growth of the run read */
+  uint64_t range_bytes; /* leaked bytes allocated inside ranges */
+  uint32_t range_name;  /* the range holding most of them */
 };
 
 struct gt_invalid_free {

@@ -101,6 +101,7 @@ struct rp_kernel {
   double gpu_sq;        /* sum of squared durations (ns^2): the spread */
   uint64_t gpu_ci95_ns; /* sampled: half-width of the 95 % interval of the total */
   uint32_t sample;      /* largest 1-in-N of its DEVICE records */
+  struct gt_durs gpu_d; /* the timed durations (diff: p50 and fastest) */
 };
 
 struct rp_xfer {
@@ -130,9 +131,11 @@ struct rp_span { /* where a warm occurrence was, for its GPU time */
 };
 
 struct rp_range {
-  size_t n;              /* occurrences */
-  struct rp_occ cold;    /* the one that started first: the cold start */
-  struct gt_durs warm_d; /* durations of the others ("warm") */
+  size_t n;                 /* occurrences */
+  struct rp_occ cold;       /* the one that started first: the cold start */
+  uint64_t colds, colds_ns; /* other processes' first occurrences (cold, not warm)
+                               and their time */
+  struct gt_durs warm_d;    /* durations of the others ("warm") */
   uint64_t launches, bytes, allocs, gpu_ns; /* sums over warm occurrences */
   struct rp_span *spans; /* warm occurrences, while DEVICE records may come */
   size_t nspans, cspans;
@@ -170,8 +173,9 @@ struct rp_proc {
   struct rp_pending pend; /* everything queued, all streams */
   uint64_t idle_since;    /* CPU-side model: device drained at, 0 = busy */
   struct rp_counters c;
-  struct rp_gaps gaps; /* CPU-side model */
-  uint64_t churn;      /* allocations of a size this process freed before */
+  struct rp_gaps gaps;  /* CPU-side model */
+  uint64_t churn;       /* allocations of a size this process freed before */
+  uint64_t churn_async; /* ...of them stream-ordered (cudaMallocAsync: a pool's) */
   uint64_t dev_records;
   uint32_t dev_sample;
   struct rp_runs kruns, cruns; /* device busy: kernels; copies and memsets */
@@ -204,19 +208,28 @@ struct rp_ev {
   enum rp_ev_type type;
   uint64_t u;
   double d;
-  char s[200];
+  char *s; /* RP_EV_STR: whole, malloc'd (rp_free) */
 };
 
 #define RP_MAX_EV 12
 struct rp_finding {
   const char *rule, *severity, *advice;
-  char message[320];
+  char *message; /* whole, malloc'd (rp_free) */
   struct rp_ev ev[RP_MAX_EV];
   int nev;
 };
 
 /* Call-site hooks: stack ids (rec.stack_id) counted per finding. */
-enum { RP_SITE_PAGEABLE, RP_SITE_SYNC_COPY, RP_SITE_SYNC, RP_SITE_ALLOC, RP_SITES };
+/* RP_SITE_ALLOC(_ASYNC): allocations of a size the process had freed
+ * (churn), by cudaMalloc and its kin, and stream-ordered (cudaMallocAsync) */
+enum {
+  RP_SITE_PAGEABLE,
+  RP_SITE_SYNC_COPY,
+  RP_SITE_SYNC,
+  RP_SITE_ALLOC,
+  RP_SITE_ALLOC_ASYNC,
+  RP_SITES
+};
 
 struct rp_rulestats { /* counters only the findings need */
   uint64_t pageable_n, pageable_async, pageable_ns, pageable_bytes;
@@ -259,6 +272,8 @@ struct report {
   size_t nstreams, cstreams;
   struct gt_map stream_idx;
   struct gt_map event_stream; /* (pid, event) -> stream key of its last record */
+  struct gt_map freed_sites;  /* pid << 32 | stack id: a block it allocated was freed */
+  struct gt_map range_seen;   /* (pid, range name): each process's first is cold */
   struct gt_map freed;        /* (pid, memory, bytes) -> frees not yet reused */
   struct rp_counters *snaps;  /* counters at range opens; tag = index + 1 */
   size_t nsnaps, csnaps, *free_snaps, nfree_snaps, cfree_snaps;
@@ -362,7 +377,7 @@ void rp_findings(struct report *r);
  * calls) or of the time blocked in syncs (RP_SITES: by ns), stacks with the
  * same user frame together. */
 struct rp_site {
-  char name[160];         /* "fn at file:line", or "pid P stack S" without symbols */
+  char name[512];         /* "fn at file:line", or "pid P stack S" without symbols */
   uint32_t pid, stack_id; /* the stack contributing most */
   uint64_t value;         /* calls or ns */
 };

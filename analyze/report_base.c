@@ -4,6 +4,7 @@
  * depend on it and never on each other through it. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -60,7 +61,8 @@ struct rp_finding *rp_add_finding(struct report *r, const char *rule, const char
   f->advice = advice;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(f->message, sizeof f->message, fmt, ap);
+  if (vasprintf(&f->message, fmt, ap) < 0)
+    gt_oom();
   va_end(ap);
   return f;
 }
@@ -80,7 +82,10 @@ void rp_ev_frac(struct rp_finding *f, const char *k, double v) {
   ev(f, k, RP_EV_FRAC)->d = v;
 }
 void rp_ev_str(struct rp_finding *f, const char *k, const char *v) {
-  snprintf(ev(f, k, RP_EV_STR)->s, sizeof f->ev[0].s, "%s", v);
+  struct rp_ev *e = ev(f, k, RP_EV_STR);
+  free(e->s); /* (the last slot, reused: never) */
+  if (!(e->s = strdup(v)))
+    gt_oom();
 }
 
 double rp_frac(uint64_t part, uint64_t whole) {

@@ -419,9 +419,11 @@ static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
   if (alloc) {
     t->c.allocs++;
     p->c.allocs++;
-    site(r, RP_SITE_ALLOC, rec);
-    if (n) {
+    if (n) { /* churn: its site, of its kind (a site never freed is none) */
+      int async = (rec->flags & GT_F_ASYNC) != 0;
       p->churn++;
+      p->churn_async += (uint64_t)async;
+      site(r, async ? RP_SITE_ALLOC_ASYNC : RP_SITE_ALLOC, rec);
       gt_map_put(&r->freed, key, n - 1);
     }
   } else if (reusable && rec->u.mem.bytes) {
@@ -519,8 +521,6 @@ static void on_device(struct report *r, const struct gt_record *rec) {
   uint32_t sample = d->sample ? d->sample : 1;
   uint64_t s = rec->ts_ns, e = rec->ts_ns + rec->dur_ns;
   r->device_active = 1; /* keep every blocking call from now on */
-  r->dev_records++;
-  p->dev_records++;
   if (sample > r->dev_sample)
     r->dev_sample = sample;
   if (sample > p->dev_sample)
@@ -534,6 +534,7 @@ static void on_device(struct report *r, const struct gt_record *rec) {
     k->gpu_cupti += d->source == GT_DEVTIME_CUPTI;
     k->gpu_ns += rec->dur_ns;
     k->gpu_sq += (double)rec->dur_ns * (double)rec->dur_ns;
+    gt_durs_add(&k->gpu_d, rec->dur_ns);
     k->gpu_scaled_ns += rec->dur_ns * sample;
     if (rec->dur_ns > k->gpu_max_ns)
       k->gpu_max_ns = rec->dur_ns;
@@ -610,11 +611,28 @@ static void range_done(struct report *r, const struct gt_range *g) {
                      .launches = delta32(now.launches, then.launches),
                      .allocs = delta32(now.allocs, then.allocs)};
   struct rp_range *rg = &r->ranges[idx];
+  /* The cold start is each process's first of the name: another process's
+   * first is cold too, never warm; the table shows the earliest process's. */
+  uint64_t seen_key = gt_pid_key(g->pid, idx);
+  int first_here = !gt_map_get(&r->range_seen, seen_key, NULL);
+  if (first_here)
+    gt_map_put(&r->range_seen, seen_key, 1);
   if (rg->n++ == 0) {
     rg->cold = o;
     return;
   }
-  if (o.start < rg->cold.start) { /* an earlier one (an outer range of the same name) */
+  if (first_here && o.pid != rg->cold.pid) {
+    rg->colds++;
+    if (o.start < rg->cold.start) {
+      struct rp_occ t = rg->cold;
+      rg->cold = o;
+      o = t;
+    }
+    rg->colds_ns += o.end - o.start;
+    return;
+  }
+  if (o.pid == rg->cold.pid && o.start < rg->cold.start) { /* an earlier one (an outer
+                                                               range of the same name) */
     struct rp_occ t = rg->cold;
     rg->cold = o;
     o = t;
@@ -651,7 +669,9 @@ static void feed(struct report *r, const struct gt_record *rec,
                  const struct gt_range *range) {
   if (!r->origin) /* set once a record with a timestamp was read */
     r->origin = gt_session_origin(r->session);
-  r->records++;
+  /* records of the trace, as dump counts them: not the graph-node runs the
+   * graph layer makes of a graph launch */
+  r->records += !(rec->flags & GT_F_GRAPH_RUN);
   if (rec->kind == GT_KIND_METRIC || rec->kind == GT_KIND_NOTE) { /* machine-wide */
     if (in_window(r, rec->ts_ns))
       rp_hw_feed(r, rec);
@@ -688,6 +708,10 @@ static void feed(struct report *r, const struct gt_record *rec,
   case GT_KIND_DEVICE:
     if (in_window(r, rec->ts_ns)) {
       r->events += !(rec->flags & GT_F_GRAPH_RUN);
+      if (!(rec->flags & GT_F_GRAPH_RUN)) { /* the trace's DEVICE records, as dump's */
+        r->dev_records++;
+        rp_proc_of(r, rec->pid)->dev_records++;
+      }
       r->device_active = 1;
       if (rec->flags & GT_F_EXPANDED)
         return; /* its nodes' shares follow */
@@ -703,7 +727,8 @@ static void feed(struct report *r, const struct gt_record *rec,
     }
     if (gt_kind_is_def(rec->kind)) { /* stacks, modules, frames: for call sites */
       r->events++;
-    } else if (gt_kind_is_call(rec->kind) && in_window(r, rec->ts_ns)) {
+    } else if (gt_kind_is_call(rec->kind) && !(rec->flags & GT_F_CARRIED) &&
+               in_window(r, rec->ts_ns)) { /* carried: a block allocated before */
       r->events++;
       r->cuda_calls += rec->kind != GT_KIND_NVTX;
       on_api(r, rec);
@@ -729,6 +754,8 @@ static void graph_node_cb(void *ctx, const struct gt_event *ev) {
 static void feed_cb(void *ctx, const struct gt_event *ev) {
   struct gt_record scratch; /* frees with the bytes they freed */
   struct report *r = ctx;
+  if (ev->rec->kind == GT_KIND_FREE && ev->free_status == GT_FREE_OK && ev->block)
+    gt_map_put(&r->freed_sites, (uint64_t)ev->block->pid << 32 | ev->block->stack_id, 1);
   feed(r, ev->rec->kind == GT_KIND_FREE ? gt_event_record(ev, &scratch) : ev->rec,
        ev->range);
   if (r->tap)
@@ -769,6 +796,8 @@ void rp_free(struct report *r) {
   gt_gpu_attr_free(&r->gattr);
   for (unsigned a = 0; a < GT_API_COUNT; a++)
     gt_durs_free(&r->api[a].durs);
+  for (size_t i = 0; i < r->knames.n; i++)
+    gt_durs_free(&r->kern[i].gpu_d);
   gt_strtab_free(&r->knames);
   free(r->kern);
   gt_map_free(&r->kcache);
@@ -790,6 +819,8 @@ void rp_free(struct report *r) {
   free(r->streams);
   gt_map_free(&r->stream_idx);
   gt_map_free(&r->event_stream);
+  gt_map_free(&r->range_seen);
+  gt_map_free(&r->freed_sites);
   gt_map_free(&r->freed);
   free(r->snaps);
   free(r->free_snaps);
@@ -798,6 +829,11 @@ void rp_free(struct report *r) {
   gt_map_free(&r->errs);
   gt_map_free(&r->sync_site_ns);
   rp_hw_free(r);
+  for (size_t i = 0; i < r->nfindings; i++) {
+    free(r->findings[i].message);
+    for (int k = 0; k < r->findings[i].nev; k++)
+      free(r->findings[i].ev[k].s);
+  }
   free(r->findings);
   gt_session_close(r->session); /* the model and symbols with it */
   memset(r, 0, sizeof *r);

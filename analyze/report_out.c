@@ -225,7 +225,7 @@ static void text_verdict(FILE *o, const struct report *r) {
 }
 
 static void text_ev(FILE *o, const struct rp_ev *e) {
-  char b[CELL], b2[sizeof e->s * 2];
+  char b[CELL];
   fprintf(o, " %s=", e->key);
   switch (e->type) {
   case RP_EV_U64:
@@ -241,7 +241,9 @@ static void text_ev(FILE *o, const struct rp_ev *e) {
     fprintf(o, "%.1f%%", 100 * e->d);
     break;
   case RP_EV_STR:
-    fprintf(o, "\"%s\"", gt_text_clean(b2, sizeof b2, e->s));
+    char *b2 = gt_xcalloc(1, strlen(e->s) + 1); /* the clean text is no longer */
+    fprintf(o, "\"%s\"", gt_text_clean(b2, strlen(e->s) + 1, e->s));
+    free(b2);
     break;
   }
 }
@@ -252,9 +254,10 @@ static void text_findings(FILE *o, const struct report *r) {
     fprintf(o, "  none\n");
   for (size_t i = 0; i < r->nfindings; i++) {
     const struct rp_finding *f = &r->findings[i];
-    char m[sizeof f->message * 2];
+    char *m = gt_xcalloc(1, strlen(f->message) + 1); /* the clean text is no longer */
     fprintf(o, "  %s[%s]%s %s: %s\n        evidence:", sgr(r, f->severity), f->severity,
-            sgr(r, "end"), f->rule, gt_text_clean(m, sizeof m, f->message));
+            sgr(r, "end"), f->rule, gt_text_clean(m, strlen(f->message) + 1, f->message));
+    free(m);
     for (int k = 0; k < f->nev; k++)
       text_ev(o, &f->ev[k]);
     fprintf(o, "\n        advice: %s\n", f->advice);
@@ -684,6 +687,7 @@ static void json_ranges(FILE *o, const struct report *r) {
             g->allocs);
     if (r->dev_records && !g->no_spans)
       fprintf(o, ",\"gpu_ns\":%" PRIu64, g->gpu_ns);
+    fprintf(o, ",\"cold_count\":%" PRIu64, g->n ? 1 + g->colds : 0); /* one a process */
     fprintf(o,
             ",\"cold\":{\"start_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64 ",\"launches\":%u"
             ",\"bytes\":%" PRIu64 ",\"allocs\":%u",

@@ -27,7 +27,7 @@ static void finish_range(struct rp_range *rg) {
   rg->warm = rg->warm_d.n;
   rg->max = rg->warm_d.max;
   rg->mean = rg->warm ? rg->warm_d.sum / rg->warm : 0;
-  rg->total_ns = rg->warm_d.sum + (rg->cold.end - rg->cold.start);
+  rg->total_ns = rg->warm_d.sum + (rg->cold.end - rg->cold.start) + rg->colds_ns;
   gt_durs_percentiles(&rg->warm_d, pcts, 3, out);
   rg->p50 = out[0];
   rg->p90 = out[1];
@@ -154,7 +154,7 @@ static const char *by_share(double share, double high, double medium) {
 }
 
 static void sites(struct report *r, struct rp_finding *f, int which) {
-  char buf[200];
+  char buf[3 * (sizeof((struct rp_site *)0)->name + 40)]; /* three whole names */
   if (rp_stack_sites(r, which, buf, sizeof buf))
     rp_ev_str(f, "call_sites", buf);
 }
@@ -248,7 +248,7 @@ static void rule_excessive_sync(struct report *r) {
 
 static void rule_small_kernels(struct report *r) {
   uint64_t launches = 0, cpu = 0, n = 0, small_launches = 0;
-  char names[200] = "";
+  size_t ex[3]; /* three examples, by index: named whole */
   for (size_t i = 0; i < r->knames.n; i++) {
     const struct rp_kernel *k = &r->kern[i];
     launches += k->launches;
@@ -257,8 +257,7 @@ static void rule_small_kernels(struct report *r) {
         k->gpu_ns / k->gpu_timed > 2 * (k->cpu_ns / k->launches))
       continue;
     if (n++ < 3)
-      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.60s",
-               n > 1 ? "; " : "", r->knames.strs[i]);
+      ex[n - 1] = i;
     small_launches += k->launches;
   }
   int measured = r->dev_records > 0;
@@ -274,7 +273,15 @@ static void rule_small_kernels(struct report *r) {
         n, small_launches);
     rp_ev_u(f, "kernels", RP_EV_U64, n);
     rp_ev_u(f, "launches", RP_EV_U64, small_launches);
+    char *names = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&names, &len);
+    for (uint64_t k = 0; m && k < n && k < 3; k++)
+      fprintf(m, "%s%s", k ? "; " : "", r->knames.strs[ex[k]]);
+    if (!m || fclose(m) != 0)
+      gt_oom();
     rp_ev_str(f, "examples", names);
+    free(names);
     rp_ev_frac(f, "launch_share", launch_share);
   } else if (!measured && launches >= 100 && r->sh.kernel <= 2 * cpu) {
     /* No device timing: the kernels' time is what the host waited for them. */
@@ -314,28 +321,54 @@ static void rule_small_transfers(struct report *r) {
   rp_ev_frac(f, "fraction", rp_frac(small, copies));
 }
 
+/* Churn by cudaMalloc and its kin is judged apart from stream-ordered
+ * (cudaMallocAsync) churn, which already comes from a pool: its advice is
+ * the pool's. */
+/* Reallocations (`all` of them) less those at sites that never free what
+ * they allocate (weights, a leak: they reuse nothing), which leave the site
+ * tables (only this rule reads them). Allocations without a stack are no
+ * site: counted all. */
+static uint64_t churn_at_freeing_sites(struct report *r, int which, uint64_t all) {
+  struct gt_map *m = &r->sites[which];
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->used[i] == 1 && !gt_map_get(&r->freed_sites, m->keys[i], NULL)) {
+      all -= m->vals[i] < all ? m->vals[i] : all;
+      gt_map_del(m, m->keys[i]);
+    }
+  return all;
+}
+
 static void rule_alloc_churn(struct report *r) {
-  uint64_t churn = 0;
-  for (size_t i = 0; i < r->nprocs; i++)
-    churn += r->procs[i].churn;
-  if (churn < 10)
+  uint64_t churn = 0, async = 0;
+  for (size_t i = 0; i < r->nprocs; i++) {
+    churn += r->procs[i].churn - r->procs[i].churn_async;
+    async += r->procs[i].churn_async;
+  }
+  churn = churn_at_freeing_sites(r, RP_SITE_ALLOC, churn);
+  async = churn_at_freeing_sites(r, RP_SITE_ALLOC_ASYNC, async);
+  int pooled = churn < 10; /* only the pool's churn is left to judge */
+  if (pooled && async < 10)
     return;
   const struct rp_rulestats *s = &r->rs;
   double share = rp_frac(s->alloc_ns + s->free_ns, r->sh.traced);
   struct rp_finding *f = rp_add_finding(
       r, "alloc_churn", share >= 0.05 ? "medium" : "low",
-      "Allocate buffers once and reuse them across iterations, or use "
-      "cudaMallocAsync with a "
-      "memory pool (or a caching allocator).",
-      "%" PRIu64 " allocations were of a size the process had freed before (%" PRIu64
+      pooled ? "These are stream-ordered allocations (cudaMallocAsync) already: keep the "
+               "freed memory in their pool between requests (raise its "
+               "cudaMemPoolAttrReleaseThreshold) or reuse the buffers."
+             : "Allocate buffers once and reuse them across iterations, or use "
+               "cudaMallocAsync with a memory pool (or a caching allocator).",
+      "%" PRIu64 " %sallocations were of a size the process had freed before (%" PRIu64
       " allocations, %" PRIu64 " frees; %.1f %% of the traced time in them)",
-      churn, s->alloc_n, s->free_n, 100 * share);
-  rp_ev_u(f, "reallocations", RP_EV_U64, churn);
+      pooled ? async : churn, pooled ? "stream-ordered " : "", s->alloc_n, s->free_n,
+      100 * share);
+  rp_ev_u(f, "reallocations", RP_EV_U64, pooled ? async : churn);
+  rp_ev_u(f, "async_reallocations", RP_EV_U64, async);
   rp_ev_u(f, "allocations", RP_EV_U64, s->alloc_n);
   rp_ev_u(f, "frees", RP_EV_U64, s->free_n);
   rp_ev_u(f, "host_ns", RP_EV_NS, s->alloc_ns + s->free_ns);
   rp_ev_frac(f, "share", share);
-  sites(r, f, RP_SITE_ALLOC);
+  sites(r, f, pooled ? RP_SITE_ALLOC_ASYNC : RP_SITE_ALLOC);
 }
 
 static void rule_gaps(struct report *r) {
@@ -428,7 +461,7 @@ static void rule_errors(struct report *r) {
   }
   if (!total)
     return;
-  char what[200] = "";
+  char what[3 * 128] = ""; /* three (API, error, count): whole */
   for (int k = 0; k < 3 && top[k][1]; k++)
     snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s: %s ×%" PRIu64,
              k ? ", " : "", gt_api_name((unsigned)(top[k][0] >> 32)),
@@ -455,8 +488,8 @@ static void rule_cold_start(struct report *r) {
         r, "cold_start", "low",
         "Warm up before serving (one dummy request loads modules, allocates pools and "
         "autotunes), or keep the first request out of latency objectives.",
-        "the first \"%.80s\" range took %.1fx the median of the others",
-        r->rnames.strs[i], (double)cold / (double)(rg->p50 ? rg->p50 : 1));
+        "the first \"%s\" range took %.1fx the median of the others", r->rnames.strs[i],
+        (double)cold / (double)(rg->p50 ? rg->p50 : 1));
     rp_ev_str(f, "range", r->rnames.strs[i]);
     rp_ev_u(f, "cold_ns", RP_EV_NS, cold);
     rp_ev_u(f, "p50_ns", RP_EV_NS, rg->p50);

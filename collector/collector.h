@@ -16,7 +16,7 @@
  *  - symworker.c symbolizes stacks on a thread of its own (symbols.c).
  *  - output.c writes chunks to the trace file or a rolling set, whose files
  *    each repeat what they need to be read alone (graph_cache.c keeps how
- *    each graph was made for them).
+ *    each graph was made for them, heap_carry.c what each process holds).
  *  - sink.c turns records into chunks and queues them; the main loop
  *    compresses and writes one queued chunk after a pass over the rings,
  *    unless a ring holds a backlog of GT_DRAIN_FIRST_PCT (1 %) of its room
@@ -121,6 +121,20 @@ void gt_graph_cache_put(struct gt_graph_cache *c, const struct gt_record *rec,
 void gt_graph_cache_forget(struct gt_graph_cache *c, uint32_t pid); /* it ended */
 void gt_graph_cache_stats(const struct gt_graph_cache *c,
                           struct gt_graph_cache_stats *st);
+
+/* ---- heap_carry.c: the live allocations of each process, for the files
+ * of a rolling set ---- */
+struct gt_heap_carry;
+struct gt_heap_carry *gt_heap_carry_new(void);
+void gt_heap_carry_free(struct gt_heap_carry *c);
+/* An ALLOC or FREE record that goes into the files (others are ignored). */
+void gt_heap_carry_put(struct gt_heap_carry *c, const struct gt_record *rec);
+void gt_heap_carry_forget(struct gt_heap_carry *c, uint32_t pid); /* it ended */
+/* Append what a new file starts with: each process's live blocks (their
+ * ALLOC records) and its peaks (a HEAP record stamped now_ns). */
+void gt_heap_carry_write(struct gt_heap_carry *c, uint64_t now_ns,
+                         struct gt_replay_buf *out);
+uint64_t gt_heap_carry_blocks(const struct gt_heap_carry *c); /* live now */
 
 /* ---- knames.c: kernel names held back until a launch refers to them ---- */
 struct gt_knames;

@@ -36,7 +36,11 @@
  *    room is not repeated, and each later file says so in a note (flagged
  *    GT_F_INCOMPLETE, so every reader warns) with their number: their
  *    launches there run only what of them the file holds (the nodes of a
- *    capture still open when it opened, none for the others).
+ *    capture still open when it opened, none for the others). After the
+ *    metadata comes what each live process holds (heap_carry.c): its live
+ *    allocations (their ALLOC records, with their stacks and times) and
+ *    its peaks (a HEAP record), flagged GT_F_CARRIED: a set whose older
+ *    files were deleted still reads the same leaks, peaks and holders.
  *  - Records are cached as they go into a file (not as they are queued), so
  *    a new file repeats exactly what the files before it hold.
  */
@@ -80,6 +84,8 @@ struct gt_output {
   size_t meta_len, meta_cap;
   uint32_t meta_records;
   struct gt_graph_cache *graphs; /* how graphs were made (rolling) */
+  struct gt_heap_carry *heap;    /* what each process holds (rolling) */
+  struct gt_replay_buf carried;  /* its records, for a new file */
   struct gt_replay_buf lazy;     /* a graph's making, to repeat before a record */
   uint64_t replay_bytes;         /* of the file being written: what it repeats */
   int said_small;                /* said that --max-size leaves files little room */
@@ -174,6 +180,10 @@ static void note_unkept_graphs(struct gt_output *out) {
 static void write_meta(struct gt_output *out) {
   out->replay_bytes = 0;
   write_replay(out, out->meta, out->meta_len);
+  out->carried.len = 0;
+  out->carried.records = 0;
+  gt_heap_carry_write(out->heap, gt_now_ns(), &out->carried);
+  write_replay(out, out->carried.data, out->carried.len);
   note_unkept_graphs(out);
 }
 
@@ -224,8 +234,10 @@ struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
     return NULL;
   }
   out->o = *o;
-  if (rolling(out) && !(out->graphs = gt_graph_cache_new(GT_GRAPH_CACHE_MAX))) {
+  if (rolling(out) && (!(out->graphs = gt_graph_cache_new(GT_GRAPH_CACHE_MAX)) ||
+                       !(out->heap = gt_heap_carry_new()))) {
     snprintf(err, errlen, "out of memory");
+    gt_graph_cache_free(out->graphs);
     free(out);
     return NULL;
   }
@@ -240,6 +252,7 @@ struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
     out->base[len - 7] = '\0';
   if (open_next(out, err, errlen) != 0) {
     gt_graph_cache_free(out->graphs);
+    gt_heap_carry_free(out->heap);
     free(out);
     return NULL;
   }
@@ -416,14 +429,17 @@ static void forget_pid(struct gt_output *out, uint32_t pid) {
   out->meta_len = w;
   out->meta_records = kept;
   gt_graph_cache_forget(out->graphs, pid);
+  gt_heap_carry_forget(out->heap, pid);
 }
 
-/* A record (not of a graph's making) goes into the current file. */
+/* A record (not of a graph's making) goes into the current file: kept if
+ * later files need it (metadata, what processes hold). */
 static void remember(struct gt_output *out, const struct gt_record *rec) {
   if (rec->kind == GT_KIND_PROCESS && rec->u.proc.phase == GT_PROC_END) {
     forget_pid(out, rec->pid);
     return;
   }
+  gt_heap_carry_put(out->heap, rec);
   if (!is_meta(rec))
     return;
   size_t len = (size_t)rec->nslots * GT_SLOT_SIZE;
@@ -479,7 +495,9 @@ int gt_output_close(struct gt_output *out) {
   free(out->closed);
   free(out->meta);
   free(out->lazy.data);
+  free(out->carried.data);
   gt_graph_cache_free(out->graphs);
+  gt_heap_carry_free(out->heap);
   free(out);
   return rc;
 }

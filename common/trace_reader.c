@@ -318,11 +318,33 @@ struct gt_reader *gt_reader_open_flags(const char *path, unsigned flags, char *e
 
 /* ---- the source (under src_mu) ---- */
 
+/* The number of a rolling set's file (BASE.NNNN.gtrace), 0 if none. */
+static uint64_t set_file_number(const char *path) {
+  size_t len = strlen(path), end = len > 7 ? len - 7 : 0, i = end;
+  uint64_t n = 0, scale = 1;
+  while (i > 0 && path[i - 1] >= '0' && path[i - 1] <= '9' && scale < 1000000000000ull) {
+    n += (uint64_t)(path[i - 1] - '0') * scale;
+    scale *= 10;
+    i--;
+  }
+  return i < end && i > 0 && path[i - 1] == '.' ? n : 0;
+}
+
 /* At the end of one file of a rolling set: go on with the next readable
  * one (a file deleted meanwhile, or damaged, is reported and skipped). */
 static int next_file(struct gt_reader *r, struct job *j) {
   while (r->set_next < r->set.gl_pathc) {
     const char *path = r->set.gl_pathv[r->set_next++];
+    uint64_t before = set_file_number(r->set.gl_pathv[r->set_next - 2]),
+             number = set_file_number(path);
+    if (before && number > before + 1)
+      job_warn(j, path,
+               "incomplete: %llu file%s of the set before it (from number %llu) %s "
+               "missing: what %s held is not in the analysis (its calls, and the "
+               "allocations and frees between the files around it)",
+               (unsigned long long)(number - before - 1), number - before > 2 ? "s" : "",
+               (unsigned long long)(before + 1), number - before > 2 ? "are" : "is",
+               number - before > 2 ? "they" : "it");
     struct gt_file_header h;
     char err[512];
     FILE *fp = open_checked(path, &h, err, sizeof err);
@@ -599,9 +621,24 @@ static void release_job(struct gt_reader *r, struct job *j) {
   pthread_mutex_unlock(&r->mu);
 }
 
+/* A set whose first files were deleted (its limits): said once, no damage. */
+static void note_set_start(struct gt_reader *r) {
+  uint64_t first = r->set.gl_pathc ? set_file_number(r->set.gl_pathv[0]) : 0;
+  if (first <= 1)
+    return;
+  char what[200];
+  snprintf(what, sizeof what,
+           "the set starts at its file %llu: the %llu before it were deleted; what "
+           "was live then, and the peaks, come carried at its start",
+           (unsigned long long)first, (unsigned long long)(first - 1));
+  gt_reader_note(r, what);
+}
+
 int gt_reader_next_chunk(struct gt_reader *r, struct gt_chunk *c) {
-  if (!r->started && !r->done)
+  if (!r->started && !r->done) {
+    note_set_start(r);
     start_workers(r);
+  }
   while (!r->done) {
     struct job *j = next_job(r);
     if (!j) {
@@ -661,18 +698,6 @@ static void warn_untraced(struct gt_reader *r, const struct gt_chunk *c,
   if (!r->quiet)
     fprintf(stderr, "gputrace: warning: %s: %s\n",
             c->file < r->set.gl_pathc ? r->set.gl_pathv[c->file] : r->first_path, text);
-}
-
-/* The number of a rolling set's file (BASE.NNNN.gtrace), 0 if none. */
-static uint64_t set_file_number(const char *path) {
-  size_t len = strlen(path), end = len > 7 ? len - 7 : 0, i = end;
-  uint64_t n = 0, scale = 1;
-  while (i > 0 && path[i - 1] >= '0' && path[i - 1] <= '9' && scale < 1000000000000ull) {
-    n += (uint64_t)(path[i - 1] - '0') * scale;
-    scale *= 10;
-    i--;
-  }
-  return i < end && i > 0 && path[i - 1] == '.' ? n : 0;
 }
 
 /* Whether a file of the set before `file`, numbered `number`, was read. */

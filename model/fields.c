@@ -46,6 +46,7 @@ static const struct gt_field mem[] = {
     {K("stream"), .text = "graph", .type = GT_FT_HEX, AT(mem.stream), .when = GT_F_NODE, CH},
     {K("capture"), .text = "capture", .type = GT_FT_UINT, AT(mem.capture), .when = GT_F_CAPTURED, CH},
     GRAPH_FLAGS,
+    {K("carried"), .text = "carried", .type = GT_FT_BOOL, .bit = GT_F_CARRIED, .when = GT_F_CARRIED},
 };
 static const struct gt_field copy[] = {
     {K("dir"), .text = "", .type = GT_FT_NAME, AT(copy.dir), .name = gt_dir_name, CH},
@@ -152,6 +153,17 @@ static const struct gt_field metric[] = {
     {K("unit"), .text = "", .type = GT_FT_NAME, AT(metric.metric), .name = gt_metric_unit},
     {K("of_pid"), .text = "of_pid", .type = GT_FT_UINT, AT(metric.pid), .out = GT_FO_NZ},
 };
+#define HEAP_AT(m) .off = offsetof(struct gt_record, u.heap.m), .size = 8
+static const struct gt_field heap[] = {
+    {K("peak_device"), .text = "peak_device", .type = GT_FT_UINT, HEAP_AT(peak[GT_MEM_DEVICE])},
+    {K("peak_pinned"), .text = "peak_pinned", .type = GT_FT_UINT, HEAP_AT(peak[GT_MEM_PINNED_HOST]), .out = GT_FO_NZ},
+    {K("peak_managed"), .text = "peak_managed", .type = GT_FT_UINT, HEAP_AT(peak[GT_MEM_MANAGED]), .out = GT_FO_NZ},
+    {K("peak_resident"), .text = "peak_resident", .type = GT_FT_UINT, HEAP_AT(peak[4])},
+    {K("peak_device_ts"), .type = GT_FT_UINT, HEAP_AT(peak_ts_ns[0])},
+    {K("peak_resident_ts"), .type = GT_FT_UINT, HEAP_AT(peak_ts_ns[1])},
+    {K("carried"), .text = "carried", .type = GT_FT_BOOL, .bit = GT_F_CARRIED, .when = GT_F_CARRIED},
+};
+#undef HEAP_AT
 static const struct gt_field note[] = {
     {K("note"), .text = "", .type = GT_FT_TEXT},
 };
@@ -210,7 +222,7 @@ const struct gt_field *gt_fields(const struct gt_record *r, size_t *n) {
       [GT_KIND_STACK] = LIST(stack),       [GT_KIND_MODULE] = LIST(module),
       [GT_KIND_PYFRAME] = LIST(pyframe),   [GT_KIND_FRAME] = LIST(frame),
       [GT_KIND_METRIC] = LIST(metric),     [GT_KIND_NOTE] = LIST(note),
-      [GT_KIND_GRAPH] = LIST(graph),
+      [GT_KIND_GRAPH] = LIST(graph),       [GT_KIND_HEAP] = LIST(heap),
   };
   struct list l = gt_kind_in_table(r->kind) ? by_kind[r->kind] : (struct list){NULL, 0};
   if (r->kind == GT_KIND_PROCESS && r->u.proc.phase != GT_PROC_START)

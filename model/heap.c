@@ -12,7 +12,8 @@
 struct proc_live {
   uint32_t pid;
   uint64_t live[4];
-  uint64_t peak[5]; /* per memory kind, and GT_MEM_RESIDENT */
+  uint64_t peak[5];    /* per memory kind, and GT_MEM_RESIDENT */
+  uint64_t peak_ts[2]; /* when the device and the resident peaks were reached */
 };
 
 struct gt_heap {
@@ -66,12 +67,64 @@ uint64_t gt_heap_peak_bytes(const struct gt_heap *h, uint32_t pid, unsigned memo
              : 0;
 }
 
-static void raise_peaks(struct proc_live *p, unsigned memory) {
-  if (p->live[memory] > p->peak[memory])
+static void raise_peaks(struct proc_live *p, unsigned memory, uint64_t ts) {
+  if (p->live[memory] > p->peak[memory]) {
     p->peak[memory] = p->live[memory];
+    if (memory == GT_MEM_DEVICE)
+      p->peak_ts[0] = ts;
+  }
   uint64_t resident = p->live[GT_MEM_DEVICE] + p->live[GT_MEM_MANAGED];
-  if (resident > p->peak[GT_MEM_RESIDENT])
+  if (resident > p->peak[GT_MEM_RESIDENT]) {
     p->peak[GT_MEM_RESIDENT] = resident;
+    p->peak_ts[1] = ts;
+  }
+}
+
+uint64_t gt_heap_peak_ts(const struct gt_heap *h, uint32_t pid, unsigned memory) {
+  uint64_t i;
+  if (!gt_map_get(&h->procs, pid, &i))
+    return 0;
+  return memory == GT_MEM_DEVICE     ? h->live[i].peak_ts[0]
+         : memory == GT_MEM_RESIDENT ? h->live[i].peak_ts[1]
+                                     : 0;
+}
+
+void gt_heap_carry(struct gt_heap *h, const struct gt_record *r) {
+  struct proc_live *p = proc_of(h, r->pid);
+  const struct gt_heap_args *a = &r->u.heap;
+  for (unsigned m = 0; m <= GT_MEM_RESIDENT; m++)
+    if (a->peak[m] > p->peak[m]) {
+      p->peak[m] = a->peak[m];
+      if (m == GT_MEM_DEVICE || m == GT_MEM_RESIDENT)
+        p->peak_ts[m == GT_MEM_RESIDENT] = a->peak_ts_ns[m == GT_MEM_RESIDENT];
+    }
+}
+
+void gt_heap_record_peaks(const struct gt_heap *h, uint32_t pid, struct gt_heap_args *a) {
+  uint64_t i;
+  memset(a, 0, sizeof *a);
+  if (!gt_map_get(&h->procs, pid, &i))
+    return;
+  memcpy(a->peak, h->live[i].peak, sizeof a->peak);
+  memcpy(a->peak_ts_ns, h->live[i].peak_ts, sizeof a->peak_ts_ns);
+}
+
+void gt_heap_forget(struct gt_heap *h, uint32_t pid) {
+  for (size_t i = 0; i < h->index.cap; i++) {
+    if (h->index.used[i] != 1)
+      continue;
+    uint64_t idx = h->index.vals[i];
+    if (h->blocks[idx].pid != pid)
+      continue;
+    gt_map_del(&h->index, h->index.keys[i]); /* a tombstone: the scan goes on */
+    h->free_list =
+        gt_grow(h->free_list, &h->free_cap, h->nfree + 1, sizeof *h->free_list);
+    h->free_list[h->nfree++] = idx;
+  }
+  uint64_t i;
+  if (gt_map_get(&h->procs, pid, &i))
+    memset(h->live[i].live, 0, sizeof h->live[i].live),
+        memset(h->live[i].peak, 0, sizeof h->live[i].peak);
 }
 
 static void remember_freed(struct gt_heap *h, uint64_t key) {
@@ -119,7 +172,7 @@ int gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range,
   if (gt_map_get(&h->freed, key, NULL))
     gt_map_del(&h->freed, key);
   live[r->u.mem.memory & 3] += counted_bytes(r->api, r->u.mem.bytes);
-  raise_peaks(p, r->u.mem.memory & 3);
+  raise_peaks(p, r->u.mem.memory & 3, r->ts_ns);
   return reused;
 }
 

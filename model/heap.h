@@ -16,9 +16,10 @@
  * cuMemCreate/cuMemRelease are. IPC mappings (GT_AF_IPC) are blocks like
  * any other — an unclosed one is live at the end — but their bytes are the
  * exporting process's and count in no live or peak total. Live and peak
- * bytes are kept per process and memory kind. Memory is bounded by live
- * blocks plus a fixed window of recently freed pointers (for telling double
- * frees apart). */
+ * bytes are kept per process and memory kind; a rolling file's carried
+ * peaks (HEAP records) raise them to what the files before it reached. Memory is bounded
+ * by live blocks plus a fixed window of recently freed pointers (for telling double frees
+ * apart). */
 #ifndef GPUTRACE_MODEL_HEAP_H
 #define GPUTRACE_MODEL_HEAP_H
 
@@ -63,6 +64,17 @@ uint64_t gt_heap_live_bytes(const struct gt_heap *h, uint32_t pid, unsigned memo
  * device and managed memory together (what occupies the device). */
 #define GT_MEM_RESIDENT 4
 uint64_t gt_heap_peak_bytes(const struct gt_heap *h, uint32_t pid, unsigned memory);
+/* When the device (GT_MEM_DEVICE) or resident (GT_MEM_RESIDENT) peak was
+ * reached; 0 for other kinds or none. */
+uint64_t gt_heap_peak_ts(const struct gt_heap *h, uint32_t pid, unsigned memory);
+/* A HEAP record (GT_F_CARRIED, the start of a rolling file read first):
+ * the peaks of the files before it raise the process's peaks. */
+void gt_heap_carry(struct gt_heap *h, const struct gt_record *r);
+/* A process's peaks as a HEAP record carries them (the collector's). */
+void gt_heap_record_peaks(const struct gt_heap *h, uint32_t pid, struct gt_heap_args *a);
+/* A process ended: its blocks and figures are dropped (a long-lived
+ * collector's heap holds the live processes only). */
+void gt_heap_forget(struct gt_heap *h, uint32_t pid);
 /* The live block based at ptr in process pid: 1 and *out, or 0. */
 int gt_heap_find(const struct gt_heap *h, uint32_t pid, uint64_t ptr,
                  struct gt_block *out);

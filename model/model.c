@@ -108,6 +108,8 @@ static void add_pid(struct gt_model *m, uint32_t pid) {
 }
 
 uint64_t gt_record_cuda_calls(const struct gt_record *r) {
+  if (r->flags & GT_F_CARRIED)
+    return 0; /* a block live when a rolling file opened: allocated before it */
   if (gt_kind_is_call(r->kind) && r->kind != GT_KIND_NVTX)
     return 1;
   if (r->kind == GT_KIND_DROP && gt_kind_is_call(r->u.count.of_kind) &&
@@ -170,6 +172,10 @@ void gt_model_feed_made(struct gt_model *m, const struct gt_record *r,
   case GT_KIND_FREE:
     if (m->heap)
       heap_layer(m, r, ev);
+    break;
+  case GT_KIND_HEAP:
+    if (m->heap)
+      gt_heap_carry(m->heap, r);
     break;
   case GT_KIND_PROCESS:
     if (r->u.proc.phase == GT_PROC_START) {

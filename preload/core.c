@@ -523,7 +523,7 @@ static void on_drop(void) {
 void gt_emit(struct gt_record *rec) {
   if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
     return;
-  if (__builtin_expect(gt_mode_now() & GT_MODE_PAUSED, 0) && gt_range_drops(rec))
+  if (gt_range_paused() && gt_range_drops(rec))
     return;
   rec->nslots = 1;
   write_guarded(rec);
@@ -562,7 +562,7 @@ static __thread struct {
 void gt_emit_text(struct gt_record *rec, const char *text, size_t len) {
   if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_ON)
     return;
-  if (__builtin_expect(gt_mode_now() & GT_MODE_PAUSED, 0) && gt_range_drops(rec))
+  if (gt_range_paused() && gt_range_drops(rec))
     return;
   int depth = gt_tls_depth;
   gt_tls_depth = depth ? depth : 1;

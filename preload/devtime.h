@@ -114,9 +114,8 @@ gt_dt_start(unsigned what, const void *key, const void *stream, int ptsz) {
   gt_tls_cap = __builtin_expect(gt_mode_now() & GT_MODE_CAPTURE, 0)
                    ? gt_capture_of(stream, ptsz)
                    : 0;
-  if (what != GT_DT_NONE &&
-      (gt_mode_now() & (GT_MODE_DT | GT_MODE_PAUSED)) == GT_MODE_DT && gt_tls_cap == 0 &&
-      gt_dt_sampled(what, key)) {
+  if (what != GT_DT_NONE && (gt_mode_now() & GT_MODE_DT) && !gt_range_paused() &&
+      gt_tls_cap == 0 && gt_dt_sampled(what, key)) {
     int dt_errno = errno;
     dt_token = gt_dt_before(what, key, stream, ptsz);
     errno = dt_errno;

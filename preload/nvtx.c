@@ -187,8 +187,9 @@ static uint64_t *range_levels_of(uint32_t domain) {
 }
 
 /* A capture range by NVTX name: a push or start of the name opens one
- * (before its record is written); 1 when this pop or end closes one (after
- * its record is). */
+ * (before its record is written): a push on its thread only, a start
+ * (which another thread may end) on every thread. 1 when this end closes
+ * one, 2 when this pop closes its thread's (after its record is). */
 static int range_opens_or_closes(const struct nvtx_event *e, const struct nvtx_msg *m) {
   uint64_t *levels = range_levels_of(e->domain);
   uint64_t bit = e->depth >= 0 && e->depth < 64 ? 1ull << e->depth : 0;
@@ -201,6 +202,8 @@ static int range_opens_or_closes(const struct nvtx_event *e, const struct nvtx_m
       if (!bit)
         return 0;
       *levels |= bit;
+      gt_tls_range++;
+      return 0;
     } else {
       size_t i = 0;
       uint64_t none = 0;
@@ -216,7 +219,7 @@ static int range_opens_or_closes(const struct nvtx_event *e, const struct nvtx_m
     if (!(*levels & bit))
       return 0;
     *levels &= ~bit;
-    return 1;
+    return 2;
   case GT_NVTX_END:
     for (size_t i = 0; i < GT_NVTX_RANGE_IDS; i++) {
       uint64_t id = e->range_id;
@@ -249,7 +252,7 @@ static void trace(const struct nvtx_event *e) {
   case MSG_NONE:
     break;
   }
-  int closes = gt_range_mode == GT_RANGE_NVTX && range_opens_or_closes(e, &m);
+  int closes = gt_range_mode == GT_RANGE_NVTX ? range_opens_or_closes(e, &m) : 0;
   struct gt_record rec;
   gt_record_begin(&rec, e->api, now, now, 0);
   rec.u.nvtx.op = e->op;
@@ -261,8 +264,10 @@ static void trace(const struct nvtx_event *e) {
     gt_emit_text(&rec, m.text, m.len);
   else
     gt_emit(&rec);
-  if (closes)
+  if (closes == 1)
     gt_range_close(); /* after its record: the range holds its own end */
+  else if (closes == 2)
+    gt_tls_range--;
   gt_hook_leave();
   errno = saved_errno;
 }

@@ -53,7 +53,7 @@ int gt_range_nvtx_matches(const char *text, size_t len) {
 }
 
 int gt_range_skips_launch(const void *stream, int ptsz) {
-  if (!(gt_mode_now() & GT_MODE_PAUSED))
+  if (!gt_range_paused())
     return 0;
   return !(gt_mode_now() & GT_MODE_CAPTURE) || gt_capture_of(stream, ptsz) == 0;
 }

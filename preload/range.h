@@ -3,11 +3,12 @@
  * cudaProfilerStop, or only inside NVTX ranges of one name (range.c).
  *
  * Contract:
- *  - Outside a range GT_MODE_PAUSED (shim.h) is set: launches leave the
- *    fast form, whose mode comparison fails, and the general form forwards
- *    them untraced (gt_range_skips_launch) unless they go into a stream
- *    capture (a graph's definition, kept); gt_emit drops what
- *    gt_range_drops says; device timing times nothing.
+ *  - Outside the process's ranges GT_MODE_PAUSED (shim.h) is set: launches
+ *    leave the fast form, whose mode comparison fails; a thread outside
+ *    its own ranges too (gt_range_paused) has them forwarded untraced by
+ *    the general form (gt_range_skips_launch) unless they go into a stream
+ *    capture (a graph's definition, kept), gt_emit drops what
+ *    gt_range_drops says, and device timing times nothing.
  *  - Kept whatever the range: allocations and frees (memory accounting
  *    stays whole: a block allocated before a range and freed inside it is
  *    no invalid free), captures, graph building and graph nodes (a graph
@@ -15,10 +16,16 @@
  *    definition (kernel names, stacks, modules). Dropped outside: every
  *    other call and NVTX record. Nothing dropped by the range is counted
  *    as a loss.
- *  - Ranges may repeat; NVTX ranges of the name may nest and overlap
- *    across threads: recording goes on while at least one is open. The
- *    range's own markers (cudaProfilerStart and Stop, the NVTX push and
- *    pop or start and end) are inside it.
+ *  - Ranges may repeat and nest. A profiler range, and an NVTX start/end
+ *    range of the name (which one thread may start and another end), are
+ *    the process's: every thread records while one is open. An NVTX push
+ *    range of the name is its thread's (gt_tls_range): that thread records
+ *    while it holds one open, and other threads, outside ranges of their
+ *    own, record nothing meanwhile — never a part of one of their ranges
+ *    (GT_MODE_PAUSED stays set, so every launch takes the general form,
+ *    which asks gt_range_paused). The range's own markers
+ *    (cudaProfilerStart and Stop, the NVTX push and pop or start and end)
+ *    are inside it.
  *  - cudaProfilerStart / Stop are hooked here (GRAPH records without
  *    fields, in every mode).
  */

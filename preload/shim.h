@@ -107,6 +107,7 @@ struct gt_tls {
   uintptr_t st_site[1u << GT_ST_SITE_BITS]; /* launch.h: call sites seen */
   uint32_t dt_skip[GT_DT_KEYS];             /* devtime.h: per-key countdown */
   uint32_t cap; /* capture.h: the current call's capture id; 0: none */
+  int range;    /* range.h: this thread's open push ranges of the capture name */
 };
 extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 #define gt_tls_depth (gt_tls.depth)
@@ -119,6 +120,7 @@ extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 #define gt_tls_st_site (gt_tls.st_site)
 #define gt_tls_prod (gt_tls.prod)
 #define gt_tls_cap (gt_tls.cap)
+#define gt_tls_range (gt_tls.range)
 
 int gt_hook_enter_slow(void);
 
@@ -159,6 +161,12 @@ static inline int gt_mode_now(void) {
  * registry.c's ordering argument and the start-up wait (core.c). */
 static inline int gt_mode_active_ordered(void) {
   return __atomic_load_n(&gt_mode, __ATOMIC_SEQ_CST) & GT_MODE_ACTIVE;
+}
+
+/* Outside a capture range (range.h): the process is paused and this
+ * thread holds no push range of the capture name open. */
+static inline int gt_range_paused(void) {
+  return __builtin_expect(gt_mode_now() & GT_MODE_PAUSED, 0) && gt_tls_range == 0;
 }
 
 static inline void gt_mode_set(int bit, int on) {

@@ -55,7 +55,8 @@
   X(FRAME, 18, DEF, "frame")                 /* a symbolized address (collector) */ \
   X(METRIC, 19, MACHINE, "metric")           /* a hardware reading (collector, NVML) */ \
   X(NOTE, 20, MACHINE, "note")               /* a note about the trace (collector) */ \
-  X(GRAPH, 21, CALL, "graph")                /* stream capture and graph building */
+  X(GRAPH, 21, CALL, "graph")                /* stream capture and graph building */ \
+  X(HEAP, 22, MACHINE, "heap")               /* a process's peaks as a rolling file opened */
 /* clang-format on */
 
 enum gt_kind {
@@ -191,6 +192,13 @@ enum gt_proc_phase {
               file before its first use there; note.last_file says which file of the set \
               held them last (readers of the set skip them when they read that file);    \
               readers consume it, never pass it on */
+
+#define GT_F_CARRIED                                                                     \
+  0x100000u /* ALLOC (with GT_F_REPLAYED): a block live when this rolling file opened,   \
+               carried from the files before it (its ts_ns is its allocation's); HEAP:   \
+               the peaks before it. Not a call of this file: a reader whose first file   \
+               this is starts its heap with them, other readers pass them over           \
+               (docs/trace-format.md, Rolling sets) */
 
 struct gt_mem_args { /* ALLOC, FREE */
   uint64_t ptr;
@@ -428,6 +436,15 @@ struct gt_note_args { /* NOTE; text: the note */
                          held the replayed records that follow (BASE.NNNN.gtrace) */
 };
 
+struct gt_heap_args {     /* HEAP (collector, GT_F_REPLAYED | GT_F_CARRIED): a process's
+                             heap as a rolling file opened; its carried ALLOC records
+                             come just before it */
+  uint64_t peak[5];       /* highest live bytes so far, per enum gt_memory, and [4]:
+                             device and managed together (model/heap.h GT_MEM_RESIDENT) */
+  uint64_t peak_ts_ns[2]; /* when the device [0] and the resident [1] peaks were
+                             reached */
+};
+
 struct gt_count_args { /* DROP, LOST */
   uint64_t count;
   uint32_t of_kind; /* DROP: enum gt_kind of the records dropped */
@@ -463,6 +480,7 @@ struct gt_record {
     struct gt_metric_args metric;
     struct gt_note_args note;
     struct gt_graph_args graph;
+    struct gt_heap_args heap;
     uint8_t raw[56];
   } u;
 };
@@ -475,7 +493,8 @@ struct gt_text_slot {
 
 _Static_assert(sizeof(struct gt_record) == GT_SLOT_SIZE, "record is one slot");
 _Static_assert(sizeof(struct gt_copy_args) <= 56 && sizeof(struct gt_device_args) <= 56 &&
-                   sizeof(struct gt_graph_args) <= 56 && sizeof(struct gt_mem_args) <= 56,
+                   sizeof(struct gt_graph_args) <= 56 &&
+                   sizeof(struct gt_mem_args) <= 56 && sizeof(struct gt_heap_args) <= 56,
                "payloads fit the union");
 _Static_assert(sizeof(struct gt_text_slot) == GT_SLOT_SIZE, "text is one slot");
 

@@ -95,7 +95,7 @@ def dump(path, expect_rc=0):
 
 # Records about the trace itself rather than a traced call.
 META_KINDS = {"process", "kernel_name", "drop", "lost", "stack", "module", "pyframe", "frame",
-              "metric", "note",
+              "metric", "note", "heap",
               "device"}
 
 

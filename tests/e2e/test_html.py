@@ -76,7 +76,8 @@ def table_more(dom, table_id):
                      m.group(1), re.S)
     if not more:
         return 0, None
-    cells = [None if v == "-1" else int(v) for v in re.findall(r'data-v="([^"]*)"', more.group(2))]
+    cells = [None if v == "-1" else float(v) if "." in v else int(v)
+             for v in re.findall(r'data-v="([^"]*)"', more.group(2))]
     return int(more.group(1)), cells
 
 
@@ -145,6 +146,17 @@ def test_demo():
     once = table_row(dom, "nvtx", "load_model")
     eq((once[1], once[2] != "-", once[3:5]), ("1", True, ["-", "-"]),
        "a range that ran once: its count, its first's time, no warm p50 or p90 (never 0 ns)")
+    # the same headers as report's text table, the same figures: means per range
+    rtext = run([GPUTRACE, "report", trace], base_env(), check_rc=0).stdout
+    warm = [g for g in rep["ranges"] if g["warm_count"]]
+    if not warm:
+        raise AssertionError("no range ran twice")
+    for g in warm:
+        line = re.search(r"^  %s +\d+ .*$" % re.escape(g["name"]), rtext, re.M).group(0)
+        m = re.search(r"([\d.]+) +([\d.]+ [KMG]?i?B) +([\d.]+) +(?:[\d.]+ [mun]?s|-)$", line)
+        row = table_row(dom, "nvtx", g["name"])
+        eq(row[8:11], [m.group(1), m.group(2), m.group(3)],
+           "%s: launches, copied, allocs as in report's text" % g["name"])
     assert 'class="flame"' in text, "no flame graph"
     shot = os.path.join(BUILD, "html_demo.png")
     if os.path.exists(shot):
@@ -306,9 +318,11 @@ def test_many_names():
                max(g["max_ns"] for g in warm),
                sum(g["mean_ns"] * g["warm_count"] for g in warm) //
                sum(g["warm_count"] for g in warm),
-               sum(g["launches"] for g in warm), sum(g["bytes"] for g in warm),
-               sum(g["allocs"] for g in warm)],
-       "the ranges' last row: their occurrences and warm sums, exactly")
+               round(sum(g["launches"] for g in warm) / sum(g["warm_count"] for g in warm), 1),
+               sum(g["bytes"] for g in warm) // sum(g["warm_count"] for g in warm),
+               round(sum(g["allocs"] for g in warm) / sum(g["warm_count"] for g in warm), 1)],
+       "the ranges' last row: their occurrences, and warm means per range as report's "
+       "columns, exactly")
     assert "299984 more are not" in text, "the histogram says what it left out"
 
 

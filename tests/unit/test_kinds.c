@@ -12,7 +12,7 @@
 int main(void) {
   /* on-disk values (docs/trace-format.md) */
   CHECK_MSG(GT_KIND_LAUNCH == 5 && GT_KIND_DEVICE == 14 && GT_KIND_NOTE == 20 &&
-                GT_KIND_GRAPH == 21 && GT_KIND_COUNT == 22,
+                GT_KIND_GRAPH == 21 && GT_KIND_HEAP == 22 && GT_KIND_COUNT == 23,
             "kind values moved");
   static const char *const calls[] = {"alloc", "free",   "memcpy", "memset", "launch",
                                       "sync",  "stream", "event",  "nvtx",   "graph"};
