@@ -298,6 +298,25 @@ static const char *call_file(Dwarf_Die *cudie, Dwarf_Die *inl) {
   return dwarf_filesrc(files, index, NULL, NULL);
 }
 
+/* The scopes holding `pc`, innermost first, along the concrete inline
+ * chain: dwarf_getscopes goes on, past an inlined subroutine, through its
+ * abstract definition's parents (a lambda's, a template's), so the chain
+ * is taken from the innermost scope again with dwarf_getscopes_die, which
+ * follows the DIEs that hold it (as eu-addr2line -i does). */
+static int concrete_scopes(Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **scopes) {
+  int n = dwarf_getscopes(cudie, pc, scopes);
+  if (n <= 0)
+    return n;
+  Dwarf_Die inner = (*scopes)[0];
+  Dwarf_Die *chain = NULL;
+  int m = dwarf_getscopes_die(&inner, &chain);
+  if (m <= 0)
+    return n;
+  free(*scopes);
+  *scopes = chain;
+  return m;
+}
+
 /* Fill levels innermost first; returns how many. `pc` is a file address. */
 static int resolve(Dwfl_Module *mod, Dwarf_Addr pc, struct frame_text *out) {
   int n = 0;
@@ -309,7 +328,7 @@ static int resolve(Dwfl_Module *mod, Dwarf_Addr pc, struct frame_text *out) {
   Dwarf_Addr bias;
   Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, &bias);
   Dwarf_Die *scopes = NULL;
-  int nscopes = cudie ? dwarf_getscopes(cudie, pc - bias, &scopes) : 0;
+  int nscopes = cudie ? concrete_scopes(cudie, pc - bias, &scopes) : 0;
   for (int i = 0; i < nscopes && n < MAX_INLINE - 1; i++) {
     if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
       continue;

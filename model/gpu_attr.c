@@ -13,8 +13,8 @@ struct gt_gpu_group {
   size_t name;
   unsigned kind;
   uint64_t calls, timed, bytes;
-  uint64_t exact, sampled; /* calls with a first-launch stack, with a sampled one */
-  double exact_bytes, timed_ns;
+  uint64_t stacked; /* calls with a stack (their site's or a sampled one) */
+  double stacked_bytes, timed_ns;
 };
 
 void gt_gpu_attr_init(struct gt_gpu_attr *g) {
@@ -178,29 +178,21 @@ void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
   if (!rec->stack_id)
     return;
   struct gt_gpu_site *s = site(g, x, rec->stack_id);
-  if (rec->flags & GT_F_STACK_SAMPLED) {
-    x->sampled++;
+  x->stacked++;
+  x->stacked_bytes += (double)bytes;
+  if (rec->flags & GT_F_STACK_SAMPLED)
     s->sampled++;
-  } else {
-    x->exact++;
-    x->exact_bytes += (double)bytes;
+  else
     s->exact++;
-    s->exact_bytes += (double)bytes;
-  }
+  s->exact_bytes += (double)bytes;
 }
 
-/* A site's estimates from its group (gpu_attr.h): its first launches
- * exactly, and its share of the rest by samples (or, without samples, by
- * first launches). */
-static void estimate(struct gt_gpu_site *s, const struct gt_gpu_group *x) {
-  double rest = (double)(x->calls - x->exact),
-         rest_bytes = (double)x->bytes - x->exact_bytes;
-  double share = x->sampled ? (double)s->sampled / (double)x->sampled
-                 : x->exact ? (double)s->exact / (double)x->exact
-                            : 0;
+/* A site's figures (gpu_attr.h): its calls and bytes as counted, its GPU
+ * time its calls times its group's mean. */
+static void finish_site(struct gt_gpu_site *s, const struct gt_gpu_group *x) {
   double mean = x->timed ? x->timed_ns / (double)x->timed : 0;
-  s->calls = (double)s->exact + share * rest;
-  s->bytes = s->exact_bytes + share * rest_bytes;
+  s->calls = (double)(s->exact + s->sampled);
+  s->bytes = s->exact_bytes;
   s->gpu_ns = mean * s->calls;
 }
 
@@ -209,17 +201,19 @@ void gt_gpu_attr_finish(struct gt_gpu_attr *g) {
     uint64_t idx;
     struct gt_gpu_site *s = &g->sites[i];
     if (gt_map_get(&g->group_index, (uint64_t)s->pid << 32 | s->name, &idx))
-      estimate(s, &g->groups[idx]);
+      finish_site(s, &g->groups[idx]);
   }
   size_t ngroups = g->ngroups;
   for (size_t i = 0; i < ngroups; i++) {
-    if (g->groups[i].exact || g->groups[i].sampled || !g->groups[i].calls)
-      continue;
-    struct gt_gpu_site *s = site(g, &g->groups[i], 0); /* no call of it had a stack */
     const struct gt_gpu_group *x = &g->groups[i];
-    s->calls = (double)x->calls;
-    s->bytes = (double)x->bytes;
-    s->gpu_ns = x->timed ? x->timed_ns / (double)x->timed * (double)x->calls : 0;
+    if (x->calls == x->stacked)
+      continue;
+    /* The calls without a stack (stacks off, or not taken): at stack 0. */
+    struct gt_gpu_site *s = site(g, &g->groups[i], 0);
+    double mean = x->timed ? x->timed_ns / (double)x->timed : 0;
+    s->calls = (double)(x->calls - x->stacked);
+    s->bytes = (double)x->bytes - x->stacked_bytes;
+    s->gpu_ns = mean * s->calls;
   }
 }
 

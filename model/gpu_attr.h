@@ -11,18 +11,15 @@
  *    "memcpy HtoD" / "memset" for copies and memsets. A group's GPU total is
  *    the report's estimate: its mean timed duration (DEVICE records, which
  *    may be sampled) times its calls; untimed groups have 0.
- *  - Stacks are a sample too. By default a launch has one when it is its
- *    call site's first launch of the kernel (it stands for itself alone),
- *    or when it is its thread's one launch in N (GT_F_STACK_SAMPLED: it
- *    stands for N). A stack's site gets its first launches exactly; the
- *    group's other calls (and their bytes) are spread over the sampled
- *    stacks in proportion to how many samples each has — systematic
- *    sampling, so a call site's expected share is its true share — or,
- *    when none of them was sampled (fewer than N launches), over the first
- *    launches' stacks in proportion to their counts. A group none of whose
- *    calls has a stack keeps all of it at stack 0 ("no stack"). GPU time is
- *    the group's mean times a site's calls. So every site's figures are
- *    estimates and their sums per group equal the group's totals.
+ *  - Counts per stack are exact: every launch carries its call site's
+ *    stack (the shim takes it at the site's first launch in the process;
+ *    for a <<<>>> the site is the <<<>>> line), or, one launch in N per
+ *    thread, a full stack of its own (GT_F_STACK_SAMPLED: the same line,
+ *    its own callers), and each call counts once at the stack it carries;
+ *    copies and memsets likewise when they carry a stack. A group's calls
+ *    without a stack (stacks off, or none taken) stay at stack 0 ("no
+ *    stack"). GPU time is the group's mean times a site's calls, bytes the
+ *    site's own. Sums per group equal the group's totals.
  *  - Memory: bounded by distinct (process, name, stack) sites.
  */
 #ifndef GPUTRACE_MODEL_GPU_ATTR_H
@@ -39,8 +36,8 @@ struct gt_gpu_site {
   size_t name;                 /* in gt_gpu_attr.names */
   unsigned kind;               /* GT_KIND_LAUNCH, MEMCPY or MEMSET */
   double calls, gpu_ns, bytes; /* the estimates, after gt_gpu_attr_finish */
-  /* Before finish: its launches whose stack was a first launch (exact) or
-   * a sample, and the first launches' bytes. */
+  /* Before finish: its calls that carried this stack as their site's
+   * (exact) or as their own sample (sampled), and their bytes. */
   uint64_t exact, sampled;
   double exact_bytes;
 };

@@ -314,6 +314,7 @@ static void construct(void) {
   gt_mode_set(GT_MODE_TSC, g_tsc);
   gt_stacks_configure();
   gt_launch_configure();
+  gt_launch_hooks_prepare();
   /* The thread-exit key now, while the process has few: a key under 32
    * lives in the thread's own table, so a thread's first record never
    * makes pthread_setspecific allocate. */

@@ -46,17 +46,17 @@
  *    instead: also a call that took 2^32 ticks or more, or a result over
  *    65535), a failed call (its result rewritten there), and a launch
  *    stack.
- *  - Launch stacks: the first launch of each kernel from each call site
- *    (the key: the hook's return address xor the kernel, since nvcc
- *    routes every <<<>>> of a file through one helper, whose return
- *    address alone would make one site per file), seen per thread and
- *    checked against a per-process set so that each key's first launch in
- *    the process gets one; then one launch in N per thread: N adapts after
- *    each sample so that stack capture stays within 1 % of the thread's
- *    time (launch.c; GPUTRACE_LAUNCH_STACKS=N fixes it;
- *    GPUTRACE_STACKS=all takes every launch's, =none none). On the fast
- *    path: one TLS load and compare for the site, one TLS decrement for
- *    the count.
+ *  - Launch stacks: every launch carries its call site's stack id (the
+ *    key: gt_launch_site — for a <<<>>> the line that pushed its
+ *    configuration, else the hook's return address — xor the kernel),
+ *    taken at the key's first launch in the process (a per-process set),
+ *    cached per thread with the key; then one launch in N per thread takes
+ *    a stack of its own instead: N adapts after each sample so that stack
+ *    capture stays within 1 % of the thread's time (launch.c;
+ *    GPUTRACE_LAUNCH_STACKS=N fixes it; GPUTRACE_STACKS=all takes every
+ *    launch's, =none none). On the fast path: one TLS load and compare for
+ *    the site, one TLS load for its stack id, one TLS decrement for the
+ *    count, and for the <<<>>> APIs a TLS load and store of the pushed line.
  */
 #ifndef GPUTRACE_LAUNCH_H
 #define GPUTRACE_LAUNCH_H
@@ -76,7 +76,8 @@ struct gt_launch {
   unsigned grid[3], block[3];
   uint64_t shmem;
   const void *stream;
-  const void *site; /* the hook's return address */
+  const void *site; /* gt_launch_site: the <<<>>> line, or the hook's return address */
+  uint32_t stack;   /* read back from a compact frame: its stack id */
 };
 
 /* A launch's call-site key: never 0 (an empty cache slot). */
@@ -230,8 +231,27 @@ gt_launch_pre(unsigned api, const void *kernel, uint64_t gxy, unsigned gz, uint6
       __builtin_expect(gt_frame_wide_config(gxy, gz, bxy, bz, shmem), 0))
     return gt_launch_keep(0, api, kernel, gxy, gz, bxy, bz, shmem, stream, site);
   struct gt_frame_launch *f = gt_ring_slot(p);
-  gt_frame_fill(f, p, api, kernel, gxy, gz, bxy, bz, shmem, stream, 0);
+  gt_frame_fill(f, p, api, kernel, gxy, gz, bxy, bz, shmem, stream,
+                gt_tls_st_id[gt_st_slot(key)]);
   return f;
+}
+
+/* The call site a launch is counted at (its key, with the kernel): for a
+ * <<<>>> launch (nvcc's stub calling __cudaLaunchKernel, or
+ * cudaLaunchKernel under CUDA 12) the return address of the
+ * __cudaPushCallConfiguration that configured it (hooks_launch.c: the
+ * <<<>>> line itself, however many stubs nvcc put between it and the
+ * runtime: one per kernel, two more for a template), taken once; else the
+ * hook's return address `ra`. One TLS load and store, for those APIs only
+ * (`api` is a constant). */
+static inline __attribute__((always_inline)) const void *gt_launch_site(unsigned api,
+                                                                        const void *ra) {
+  if (api != GT_API___cudaLaunchKernel && api != GT_API___cudaLaunchKernel_ptsz &&
+      api != GT_API_cudaLaunchKernel && api != GT_API_cudaLaunchKernel_ptsz)
+    return ra;
+  const void *pushed = gt_tls_push_ra;
+  gt_tls_push_ra = NULL;
+  return pushed ? pushed : ra;
 }
 
 /* After the call: the times and the result, and the commit. */
@@ -322,6 +342,7 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
       __asm__("" : "+r"(nested_));                                                       \
       return nested_;                                                                    \
     }                                                                                    \
+    const void *site_ = gt_launch_site((api), __builtin_return_address(0));              \
     if (__builtin_expect(real_ == NULL || gt_tls_corr + 1 == 0 ||                        \
                              !gt_launch_fast_mode((what), (const void *)(kernel)),       \
                          0))                                                             \
@@ -330,7 +351,7 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
     gt_tls_depth = GT_DEPTH_LAUNCH;                                                      \
     struct gt_frame_launch *frame_ =                                                     \
         gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz), (shmem),  \
-                      (const void *)(stream), __builtin_return_address(0));              \
+                      (const void *)(stream), site_);                                    \
     uint64_t t0 = gt_now_tsc();                                                          \
     int r = real_ args;                                                                  \
     uint64_t t1 = gt_now_tsc();                                                          \
@@ -356,9 +377,8 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
                             shmem, stream, ptsz, site);                                  \
   }                                                                                      \
   GT_EXPORT ret name params {                                                            \
-    GT_TRACE_LAUNCH_FAST(                                                                \
-        what, name##_general(GT_UNPAREN args, __builtin_return_address(0)),              \
-        gt_fn_##name##_t, args, GT_API_##name, kernel, gxy, gz, bxy, bz, shmem, stream); \
+    GT_TRACE_LAUNCH_FAST(what, name##_general(GT_UNPAREN args, site_), gt_fn_##name##_t, \
+                         args, GT_API_##name, kernel, gxy, gz, bxy, bz, shmem, stream);  \
   }
 
 #endif
