@@ -217,13 +217,33 @@ gt_launch_timed(int dt_token, unsigned api, const void *kernel, uint64_t gxy, un
   return gt_launch_keep(dt_token, api, kernel, gxy, gz, bxy, bz, shmem, stream, site);
 }
 
+/* The call site a launch is counted at (its key, with the kernel): for a
+ * <<<>>> launch (nvcc's stub calling __cudaLaunchKernel, or
+ * cudaLaunchKernel under CUDA 12) the return address of the
+ * __cudaPushCallConfiguration that configured it (hooks_launch.c: the
+ * <<<>>> line itself, however many stubs nvcc put between it and the
+ * runtime: one per kernel, two more for a template), taken once (cleared:
+ * a later cudaLaunchKernel of the user's own is at its own line); else the
+ * hook's return address `ra`. A TLS load and store, for those APIs only
+ * (`api` is a constant). */
+static inline __attribute__((always_inline)) const void *gt_launch_site(unsigned api,
+                                                                        const void *ra) {
+  if (api != GT_API___cudaLaunchKernel && api != GT_API___cudaLaunchKernel_ptsz &&
+      api != GT_API_cudaLaunchKernel && api != GT_API_cudaLaunchKernel_ptsz)
+    return ra;
+  const void *pushed = gt_tls_push_ra;
+  gt_tls_push_ra = NULL;
+  return pushed ? pushed : ra;
+}
+
 /* Before the real call of a launch device timing does not time: everything
  * but the times and the result, written into the thread's next slot (the
  * frame, or GT_LAUNCH_PENDING). */
 static inline __attribute__((always_inline)) struct gt_frame_launch *
 gt_launch_pre(unsigned api, const void *kernel, uint64_t gxy, unsigned gz, uint64_t bxy,
-              unsigned bz, uint64_t shmem, const void *stream, const void *site) {
+              unsigned bz, uint64_t shmem, const void *stream, const void *ra) {
   struct gt_ring_producer *p = &gt_tls_prod;
+  const void *site = gt_launch_site(api, ra);
   uintptr_t key = gt_st_key(site, kernel);
   if (__builtin_expect(--gt_tls_st_left == 0, 0) ||
       __builtin_expect(p->next == p->end, 0) ||
@@ -234,24 +254,6 @@ gt_launch_pre(unsigned api, const void *kernel, uint64_t gxy, unsigned gz, uint6
   gt_frame_fill(f, p, api, kernel, gxy, gz, bxy, bz, shmem, stream,
                 gt_tls_st_id[gt_st_slot(key)]);
   return f;
-}
-
-/* The call site a launch is counted at (its key, with the kernel): for a
- * <<<>>> launch (nvcc's stub calling __cudaLaunchKernel, or
- * cudaLaunchKernel under CUDA 12) the return address of the
- * __cudaPushCallConfiguration that configured it (hooks_launch.c: the
- * <<<>>> line itself, however many stubs nvcc put between it and the
- * runtime: one per kernel, two more for a template), taken once; else the
- * hook's return address `ra`. One TLS load and store, for those APIs only
- * (`api` is a constant). */
-static inline __attribute__((always_inline)) const void *gt_launch_site(unsigned api,
-                                                                        const void *ra) {
-  if (api != GT_API___cudaLaunchKernel && api != GT_API___cudaLaunchKernel_ptsz &&
-      api != GT_API_cudaLaunchKernel && api != GT_API_cudaLaunchKernel_ptsz)
-    return ra;
-  const void *pushed = gt_tls_push_ra;
-  gt_tls_push_ra = NULL;
-  return pushed ? pushed : ra;
 }
 
 /* After the call: the times and the result, and the commit. */
@@ -289,6 +291,7 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
 #define GT_TRACE_LAUNCH_GENERAL(what, call, api, kernel, gxy, gz, bxy, bz, shmem,        \
                                 stream, ptsz, site)                                      \
   do {                                                                                   \
+    const void *site_ = gt_launch_site((api), (site)); /* taken, traced or not */        \
     if (gt_tls_depth != 0 ||                                                             \
         (!(gt_mode_now() & GT_MODE_ACTIVE) && !gt_hook_enter_slow()) ||                  \
         ((gt_mode_now() & GT_MODE_PAUSED) &&                                             \
@@ -300,9 +303,9 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
     struct gt_frame_launch *frame_ =                                                     \
         __builtin_expect((dt_token_ | gt_tls_cap) != 0, 0)                               \
             ? gt_launch_timed(dt_token_, (api), (const void *)(kernel), (gxy), (gz),     \
-                              (bxy), (bz), (shmem), (const void *)(stream), (site))      \
+                              (bxy), (bz), (shmem), (const void *)(stream), site_)       \
             : gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz),     \
-                            (shmem), (const void *)(stream), (site));                    \
+                            (shmem), (const void *)(stream), site_);                     \
     uint64_t t0 = gt_now();                                                              \
     int r = call;                                                                        \
     uint64_t t1 = gt_now();                                                              \
@@ -342,7 +345,6 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
       __asm__("" : "+r"(nested_));                                                       \
       return nested_;                                                                    \
     }                                                                                    \
-    const void *site_ = gt_launch_site((api), __builtin_return_address(0));              \
     if (__builtin_expect(real_ == NULL || gt_tls_corr + 1 == 0 ||                        \
                              !gt_launch_fast_mode((what), (const void *)(kernel)),       \
                          0))                                                             \
@@ -351,7 +353,7 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
     gt_tls_depth = GT_DEPTH_LAUNCH;                                                      \
     struct gt_frame_launch *frame_ =                                                     \
         gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz), (shmem),  \
-                      (const void *)(stream), site_);                                    \
+                      (const void *)(stream), __builtin_return_address(0));              \
     uint64_t t0 = gt_now_tsc();                                                          \
     int r = real_ args;                                                                  \
     uint64_t t1 = gt_now_tsc();                                                          \
@@ -377,8 +379,9 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
                             shmem, stream, ptsz, site);                                  \
   }                                                                                      \
   GT_EXPORT ret name params {                                                            \
-    GT_TRACE_LAUNCH_FAST(what, name##_general(GT_UNPAREN args, site_), gt_fn_##name##_t, \
-                         args, GT_API_##name, kernel, gxy, gz, bxy, bz, shmem, stream);  \
+    GT_TRACE_LAUNCH_FAST(                                                                \
+        what, name##_general(GT_UNPAREN args, __builtin_return_address(0)),              \
+        gt_fn_##name##_t, args, GT_API_##name, kernel, gxy, gz, bxy, bz, shmem, stream); \
   }
 
 #endif
