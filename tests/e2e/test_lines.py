@@ -6,7 +6,8 @@ each line a known number of times; report's "GPU time by launching line",
 pprof --gpu's launches and flame --gpu's GPU time give each line its own
 count (the <<<>>> line, never the kernel's declaration or nvcc's stubs),
 and GPU time by line is the stand-in's kernel model times the count
-(within 5 %). Before the launch key took the <<<>>> line, the three
+(within 5 %). A graph's replayed node counts at the line that launched the
+graph, the capturing line the frame beneath it (flame, pprof). Before the launch key took the <<<>>> line, the three
 mlp_fused <<<>>> lines were one site (nvcc's stub), the template kernels
 were "at" their declaration, and counts were spread from samples."""
 import collections
@@ -22,10 +23,15 @@ GO = shutil.which("go")
 ROUNDS = 5
 # the program's own counts per round (lines_server.cu's enum)
 PER_ROUND = {"gemm_f": 300, "gemm_i": 300, "mlp_pre": 300, "mlp_dec": 900, "rms_thr": 40,
-             "mlp_ex": 3, "mlp_coop": 2}
+             "fill_thr": 1, "mlp_ex": 3, "mlp_coop": 2}
 # the stand-in's kernel model (standin/timeline.c si_dur_kernel): base 2000 ns
-# plus 100 ps per thread; every launch here is grid 4, block 128
+# plus 100 ps per thread; every launch here is grid 4, block 128 but fill's
 KERNEL_NS = 2000 + 4 * 128 * 100 / 1000
+FILL_NS = 2000 + 4096 * 1024 * 100 / 1000
+
+
+def model_ns(line):
+    return FILL_NS if line == marker_lines()["fill_thr"] else KERNEL_NS
 
 
 def marker_lines():
@@ -46,18 +52,17 @@ def by_line(pairs):
     return dict(out)
 
 
+# graph replays per round, by the line that launched the graph (one node each)
+GRAPH_PER_ROUND = {"graph_a": 10, "graph_b": 4}
+
+
 def expected():
+    """{line: launches}: eager launches at their lines, a graph's node runs at
+    the line that launched the graph (none at the capturing line)."""
     lines = marker_lines()
-    return {lines[k]: n * ROUNDS for k, n in PER_ROUND.items()}
-
-
-def eager(got, graph_lines):
-    return {k: v for k, v in got.items() if k not in graph_lines}
-
-
-def graph_lines():
-    lines = marker_lines()
-    return {lines["mlp_cap"], lines["graph_a"], lines["graph_b"]}
+    want = {lines[k]: n * ROUNDS for k, n in PER_ROUND.items()}
+    want.update({lines[k]: n * ROUNDS for k, n in GRAPH_PER_ROUND.items()})
+    return want
 
 
 def trace():
@@ -72,10 +77,10 @@ def test_report_launches_by_line():
     rep = json.loads(run([GPUTRACE, "report", "--json", t], base_env(), check_rc=0).stdout)
     rows = rep["gpu_by_line"]
     got = by_line((r["site"], r["launches"]) for r in rows)
-    eq(eager(got, graph_lines()), expected(), "report: launches by line")
+    eq(got, expected(), "report: launches by line")
     ns = by_line((r["site"], r["gpu_ns"]) for r in rows)
     for line, n in expected().items():
-        want = n * KERNEL_NS
+        want = n * model_ns(line)
         if abs(ns[line] - want) > 0.05 * want:
             raise AssertionError("report: line %d: GPU %d ns, the model %d" %
                                  (line, ns[line], want))
@@ -86,21 +91,26 @@ def test_report_launches_by_line():
         if not any(s.endswith("lines_server.cu:%d" % lines[k]) for s in names):
             raise AssertionError("no row at the %s line: %s" % (k, sorted(names)))
     flame = run([GPUTRACE, "flame", "--gpu", t], base_env(), check_rc=0).stdout
-    fl = collections.Counter()
+    fl, beneath = collections.Counter(), collections.defaultdict(set)
     for l in flame.splitlines():
         stack, v = l.rsplit(" ", 1)
-        frames = stack.split(";")
-        m = re.search(r"lines_server\.cu:(\d+)\)$", frames[-2])
-        fl[int(m.group(1)) if m else frames[-2]] += int(v)
+        lines_in = [int(x) for x in re.findall(r"lines_server\.cu:(\d+)\)", stack)]
+        # a graph's node: the capturing line is the frame under the launching one
+        at = lines_in[-2] if lines_in[-1] == lines["mlp_cap"] else lines_in[-1]
+        fl[at] += int(v)
+        beneath[at].add(lines_in[-1])
+    for k in GRAPH_PER_ROUND:
+        eq(beneath[lines[k]], {lines["mlp_cap"]}, "flame --gpu: the frame under " + k)
     for line, n in expected().items():
-        want = n * KERNEL_NS
+        want = n * model_ns(line)
         if abs(fl[line] - want) > 0.05 * want:
             raise AssertionError("flame --gpu: line %d: %d ns, the model %d\n%s" %
                                  (line, fl[line], want, flame))
 
 
 def raw_launches(path):
-    """{line of the frame above the kernel: launches} from go tool pprof -raw."""
+    """{line: launches} from go tool pprof -raw: the line of the location
+    above the kernel's, or above the capturing line for a graph's node."""
     out = subprocess.run([GO, "tool", "pprof", "-raw", path], capture_output=True,
                          text=True, timeout=120, env=dict(os.environ, HOME=TMP),
                          cwd=TMP, check=True).stdout
@@ -117,7 +127,10 @@ def raw_launches(path):
         m = re.match(r"^\s+(\d+)\s+\d+\s+\d+:\s+([\d ]+)$", l)
         if m:
             ids = [int(x) for x in m.group(2).split()]
-            got[loc_line.get(ids[1], ids[1])] += int(m.group(1))
+            at = loc_line.get(ids[1], ids[1])
+            if at == marker_lines()["mlp_cap"]:
+                at = loc_line.get(ids[2], ids[2])
+            got[at] += int(m.group(1))
     return dict(got)
 
 
@@ -128,7 +141,7 @@ def test_pprof_launches_by_line():
     t = trace()
     out = os.path.join(TMP, "lines.pb.gz")
     run([GPUTRACE, "pprof", "--gpu", t, "-o", out], base_env(), check_rc=0)
-    eq(eager(raw_launches(out), graph_lines()), expected(), "pprof --gpu: launches by line")
+    eq(raw_launches(out), expected(), "pprof --gpu: launches by line")
 
 
 if __name__ == "__main__":
