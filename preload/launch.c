@@ -107,6 +107,19 @@ static uint32_t site_first_stack(const struct gt_launch *l, uintptr_t s, unsigne
   return id;
 }
 
+uint32_t gt_site_stack(const void *site, uintptr_t what) {
+  if (g_st_mode < 0)
+    gt_launch_configure();
+  if (g_st_mode == ST_OFF || site == NULL)
+    return 0;
+  uintptr_t s = gt_st_key(site, (const void *)what);
+  unsigned slot = gt_st_slot(s);
+  if (gt_tls_st_site[slot] == s)
+    return gt_tls_st_id[slot];
+  struct gt_launch l = {.site = site};
+  return site_first_stack(&l, s, slot);
+}
+
 /* After a sampled stack that cost `cost` (gt_now units): the next N. */
 static void adapt(uint64_t now, uint64_t cost) {
   if (tls_st_last != 0 && now > tls_st_last) {
