@@ -108,6 +108,37 @@ def test_report_launches_by_line():
                                  (line, fl[line], want, flame))
 
 
+def test_instances_print_apart():
+    """The template kernel's two instances, shortened to the tables' columns,
+    keep their template arguments: report's kernel table, diff and pprof's
+    function names (go tool pprof -top) each show two names (top shortens
+    with the same gt_name_fit).
+    Before, both read `void gemm_tiled<…>(…)` (and `void gemm_tiled` in
+    pprof)."""
+    t = trace()
+    want = ["void gemm_tiled<float, 16>(…)", "void gemm_tiled<int, 8>(…)"]
+    rep = run([GPUTRACE, "report", t], base_env(), check_rc=0).stdout
+    kern = rep.split("\nKernels")[1].split("\n\n")[0]
+    eq(sorted(n for n in want if n in kern), want, "report: the kernel table's names")
+    d = run([GPUTRACE, "diff", "--all", t, t], base_env(), check_rc=0).stdout
+    eq(sorted(n for n in want if n in d), want, "diff: the names")
+    rows = kern.splitlines()
+    end = rows[1].index("launches") + len("launches")  # the column's right edge
+    for r in rows[2:]:
+        if r.strip() and not (r[end - 1].isdigit() and r[end] == " "):
+            raise AssertionError("report: a kernel row out of its columns:\n" + kern)
+    if GO:
+        out = os.path.join(TMP, "lines_names.pb.gz")
+        run([GPUTRACE, "pprof", "--gpu", t, "-o", out], base_env(), check_rc=0)
+        top = subprocess.run([GO, "tool", "pprof", "-top", out], capture_output=True,
+                             text=True, timeout=120, env=dict(os.environ, HOME=TMP),
+                             cwd=TMP, check=True).stdout
+        for n in ("void gemm_tiled<float, 16>(float*, int, float const*, float const*, float)",
+                  "void gemm_tiled<int, 8>(int*, int, int const*, int const*, float)"):
+            if not re.search(re.escape(n) + r"\s*$", top, re.M):
+                raise AssertionError("pprof -top lacks %r:\n%s" % (n, top))
+
+
 def raw_launches(path):
     """{line: launches} from go tool pprof -raw: the line of the location
     above the kernel's, or above the capturing line for a graph's node."""
@@ -145,4 +176,4 @@ def test_pprof_launches_by_line():
 
 
 if __name__ == "__main__":
-    main([test_report_launches_by_line, test_pprof_launches_by_line])
+    main([test_report_launches_by_line, test_pprof_launches_by_line, test_instances_print_apart])
