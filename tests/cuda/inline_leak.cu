@@ -7,8 +7,8 @@
 // usage: inline_leak   expect: 2 leaks (1 MiB device, 64 KiB pinned)
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 #include <cuda_runtime.h>
+#include <thread>
 
 static inline __attribute__((always_inline)) void *grab(size_t n) {
   void *p = nullptr;

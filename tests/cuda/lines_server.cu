@@ -17,20 +17,28 @@
 // usage: lines_server [ROUNDS=1]
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 #include <cuda_runtime.h>
+#include <thread>
 
 // A failed call ends the program (CHECK returns from main only).
 #define OK(call)                                                                         \
   do {                                                                                   \
     cudaError_t e_ = (call);                                                             \
     if (e_ != cudaSuccess) {                                                             \
-      printf("%s: %s\n", #call, cudaGetErrorName(e_));                                  \
+      printf("%s: %s\n", #call, cudaGetErrorName(e_));                                   \
       exit(1);                                                                           \
     }                                                                                    \
   } while (0)
 
-enum { PREFILL = 300, DECODE = 900, THREAD = 40, EX = 3, COOP = 2, GRAPH_A = 10, GRAPH_B = 4 };
+enum {
+  PREFILL = 300,
+  DECODE = 900,
+  THREAD = 40,
+  EX = 3,
+  COOP = 2,
+  GRAPH_A = 10,
+  GRAPH_B = 4
+};
 
 // a long signature: its instances' names are shortened in tables, and must
 // still tell them apart
@@ -58,8 +66,8 @@ __global__ void mlp_fused(float *x, int n) {
 
 __attribute__((noinline)) static void prefill(float *x, int *y, int n, cudaStream_t s) {
   gemm_tiled<float, 16><<<4, 128, 0, s>>>(x, n, nullptr, nullptr, 1.0f); // L:gemm_f
-  gemm_tiled<int, 8><<<4, 128, 0, s>>>(y, n, nullptr, nullptr, 1.0f);  // L:gemm_i
-  mlp_fused<<<4, 128, 0, s>>>(x, n);             // L:mlp_pre
+  gemm_tiled<int, 8><<<4, 128, 0, s>>>(y, n, nullptr, nullptr, 1.0f);    // L:gemm_i
+  mlp_fused<<<4, 128, 0, s>>>(x, n);                                     // L:mlp_pre
 }
 
 __attribute__((noinline)) static void decode(float *x, int n, cudaStream_t s) {
@@ -80,7 +88,8 @@ __attribute__((noinline)) static void launch_coop(float *x, int n, cudaStream_t 
   OK(cudaLaunchCooperativeKernel(k, dim3(4), dim3(128), args, 0, s)); // L:mlp_coop
 }
 
-__attribute__((noinline)) static cudaGraphExec_t capture(float *x, int n, cudaStream_t s) {
+__attribute__((noinline)) static cudaGraphExec_t capture(float *x, int n,
+                                                         cudaStream_t s) {
   cudaGraph_t g;
   cudaGraphExec_t exec;
   OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
