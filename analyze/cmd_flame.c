@@ -53,10 +53,8 @@ static void put_frame(const struct gt_frame *f, int functions) {
 }
 
 /* "pid N;outermost;...;innermost", glue left out unless it is all. */
-static void fold_stack(struct gt_symtab *st, uint32_t pid, uint32_t stack,
-                       int functions) {
-  struct gt_frame f[MAX_FRAMES];
-  int n = stack ? gt_symtab_stack(st, pid, stack, f, MAX_FRAMES) : 0, users = 0;
+static void fold_frames(uint32_t pid, const struct gt_frame *f, int n, int functions) {
+  int users = 0;
   char glue[MAX_FRAMES] = {0};
   for (int i = 0, k; i < n; i += k ? k : 1) {
     k = gt_glue_frames(f, n, i);
@@ -72,6 +70,13 @@ static void fold_stack(struct gt_symtab *st, uint32_t pid, uint32_t stack,
     putchar(';');
     put_frame(&f[i], functions);
   }
+}
+
+static void fold_stack(struct gt_symtab *st, uint32_t pid, uint32_t stack,
+                       int functions) {
+  struct gt_frame f[MAX_FRAMES];
+  int n = stack ? gt_symtab_stack(st, pid, stack, f, MAX_FRAMES) : 0;
+  fold_frames(pid, f, n, functions);
 }
 
 static void fold(const struct gt_leaks *l, const struct gt_group *g, int functions) {
@@ -112,7 +117,8 @@ static int fold_gpu(const char *path, int no_wait, int functions) {
     const struct gt_gpu_site *x = &g.sites[i];
     if (x->gpu_ns < 0.5)
       continue; /* untimed work has no weight here */
-    fold_stack(st, x->pid, x->stack_id, functions);
+    struct gt_frame f[MAX_FRAMES];
+    fold_frames(x->pid, f, gt_gpu_site_frames(x, st, f, MAX_FRAMES), functions);
     putchar(';');
     put_name(g.names.strs[x->name]);
     printf(" %.0f\n", x->gpu_ns);

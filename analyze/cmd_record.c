@@ -1,4 +1,5 @@
-/* cmd_record.c — `gputrace record [-o FILE] [--ring-kb N] [-q] -- CMD [ARGS...]`
+/* cmd_record.c — `gputrace record [-o FILE] [--ring-kb N] [--stacks alloc|all|none] [-q]
+ * -- CMD [ARGS...]`
  *
  * Starts a collector on a fresh socket, waits until it has opened the output
  * (so an unwritable output fails before CMD runs), then runs CMD with the
@@ -72,6 +73,7 @@ struct record_opts {
   ino_t out_ino;
   const char *ring_kb;
   const char *capture_range;    /* GPUTRACE_CAPTURE_RANGE for the program */
+  const char *stacks;           /* GPUTRACE_STACKS for the program */
   const char *prometheus;       /* serve live metrics (docs/monitoring/README.md) */
   const char *pass[PASS_COUNT]; /* NULL: not given */
   int quiet;
@@ -135,6 +137,12 @@ static int parse(int argc, char **argv, struct record_opts *o) {
        .arg = "cudaProfilerApi|nvtx:NAME",
        .help = "only inside cudaProfilerStart/Stop, or NVTX NAME",
        .text = &o->capture_range},
+      {.name = "stacks",
+       .type = GT_OPTION_KNOB,
+       .knob = GT_KNOB_STACKS,
+       .arg = "alloc|all|none",
+       .help = "allocs and call sites (default), every call, none",
+       .text = &o->stacks},
       GT_OPT_CALLBACK(0, "prometheus", &o->prometheus, gt_option_host_port, "ADDR:PORT",
                       "serve live metrics on http://ADDR:PORT/metrics"),
       {PASSED(o, PASS_MAX_SIZE, GT_OPTION_SIZE, "SIZE",
@@ -386,6 +394,8 @@ static pid_t start_command(char **cmd, const char *shim, const char *socket_path
     setenv(GT_ENV_RING_KB, o->ring_kb, 1);
   if (o->capture_range)
     setenv("GPUTRACE_CAPTURE_RANGE", o->capture_range, 1);
+  if (o->stacks)
+    setenv("GPUTRACE_STACKS", o->stacks, 1);
   execvp(cmd[0], cmd);
   int saved = errno;
   if (told[1] >= 0) {

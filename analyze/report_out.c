@@ -293,7 +293,7 @@ static void text_gpu_lines(FILE *o, const struct report *r) {
   if (!r->ngpu_lines)
     return;
   char a[CELL];
-  fprintf(o, "\nGPU time by launching line (estimated from sampled launch stacks)\n");
+  fprintf(o, "\nGPU time by launching line (launches counted per call site)\n");
   fprintf(o, "  %-60s %10s %11s %7s\n", "line", "launches", "GPU time", "share");
   for (size_t i = 0; i < r->ngpu_lines; i++) {
     const struct rp_gpu_line *g = &r->gpu_lines[i];

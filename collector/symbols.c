@@ -14,7 +14,8 @@
  *    addresses to them with the load bias. Files no live process uses are
  *    freed once more than GT_SYM_CACHE_FILES are cached.
  *  - For each STACK record, every native entry not seen before in that
- *    process becomes FRAME records: one per inline level (innermost first),
+ *    process becomes FRAME records: one per inline level (innermost first,
+ *    the concrete chain addr2line -i gives: concrete_scopes),
  *    function names demangled, keyed by the entry — an address and its
  *    address epoch (schema.h): after a dlclose, another library's code at
  *    the same address is another entry, found in the modules of its epoch. Addresses are
@@ -298,6 +299,48 @@ static const char *call_file(Dwarf_Die *cudie, Dwarf_Die *inl) {
   return dwarf_filesrc(files, index, NULL, NULL);
 }
 
+/* The DIEs holding `pc` below `die`, outermost first, into chain[*n...]
+ * (at most max): only children holding pc are entered (a function, its
+ * blocks and inlined calls), and namespaces (which hold C++ definitions
+ * without ranges of their own; GCC puts member functions' definitions at
+ * their namespace's level, not in their class). */
+static int find_scopes(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *chain, int *n, int max) {
+  Dwarf_Die child;
+  if (*n >= max || dwarf_child(die, &child) != 0)
+    return 0;
+  do {
+    int tag = dwarf_tag(&child);
+    /* the abbreviation says whether it has code (cheap); only then its ranges */
+    if ((dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges)) &&
+        dwarf_haspc(&child, pc) == 1) {
+      chain[(*n)++] = child;
+      find_scopes(&chain[*n - 1], pc, chain, n, max);
+      return 1;
+    }
+    if (tag == DW_TAG_namespace && find_scopes(&child, pc, chain, n, max))
+      return 1;
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return 0;
+}
+
+/* The scopes holding `pc`, innermost first, along the concrete inline
+ * chain (as addr2line -i gives it): walked down from the CU. Not
+ * dwarf_getscopes, which goes on past an inlined subroutine through its
+ * abstract definition's parents (a lambda's, a template's) and, like
+ * dwarf_getscopes_die, reads the whole unit for each address. */
+#define MAX_SCOPES 64
+static int concrete_scopes(Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **scopes) {
+  Dwarf_Die chain[MAX_SCOPES];
+  int n = 0;
+  find_scopes(cudie, pc, chain, &n, MAX_SCOPES);
+  *scopes = n ? malloc((size_t)n * sizeof **scopes) : NULL;
+  if (!*scopes)
+    return 0;
+  for (int i = 0; i < n; i++)
+    (*scopes)[i] = chain[n - 1 - i];
+  return n;
+}
+
 /* Fill levels innermost first; returns how many. `pc` is a file address. */
 static int resolve(Dwfl_Module *mod, Dwarf_Addr pc, struct frame_text *out) {
   int n = 0;
@@ -308,8 +351,14 @@ static int resolve(Dwfl_Module *mod, Dwarf_Addr pc, struct frame_text *out) {
     file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
   Dwarf_Addr bias;
   Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, &bias);
+  if (!cudie || dwarf_haspc(cudie, pc - bias) != 1) {
+    /* no unit holds pc (crt1.o's _start): a line found is another unit's */
+    cudie = NULL;
+    file = NULL;
+    lineno = 0;
+  }
   Dwarf_Die *scopes = NULL;
-  int nscopes = cudie ? dwarf_getscopes(cudie, pc - bias, &scopes) : 0;
+  int nscopes = cudie ? concrete_scopes(cudie, pc - bias, &scopes) : 0;
   for (int i = 0; i < nscopes && n < MAX_INLINE - 1; i++) {
     if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
       continue;

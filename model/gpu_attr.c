@@ -13,8 +13,8 @@ struct gt_gpu_group {
   size_t name;
   unsigned kind;
   uint64_t calls, timed, bytes;
-  uint64_t exact, sampled; /* calls with a first-launch stack, with a sampled one */
-  double exact_bytes, timed_ns;
+  uint64_t stacked; /* calls with a stack (their site's or a sampled one) */
+  double stacked_bytes, timed_ns;
 };
 
 void gt_gpu_attr_init(struct gt_gpu_attr *g) {
@@ -47,16 +47,17 @@ static struct gt_gpu_group *group(struct gt_gpu_attr *g, uint32_t pid, const cha
 }
 
 static struct gt_gpu_site *site(struct gt_gpu_attr *g, const struct gt_gpu_group *x,
-                                uint32_t stack) {
+                                uint32_t stack, uint32_t inner) {
   size_t at;
   int added;
-  uint64_t key = mix(mix((uint64_t)x->pid << 32 | stack, x->name), x->kind);
+  uint64_t key = mix(mix(mix((uint64_t)x->pid << 32 | stack, x->name), x->kind), inner);
   g->sites = gt_find_or_add(&g->site_index, key, g->sites, &g->nsites, &g->csites,
                             sizeof *g->sites, &at, &added);
   struct gt_gpu_site *s = &g->sites[at];
   if (added) {
     s->pid = x->pid;
     s->stack_id = stack;
+    s->inner_id = inner;
     s->name = x->name;
     s->kind = x->kind;
   }
@@ -146,6 +147,10 @@ void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
     forget_kernel(g, rec->pid, rec->u.kname.kernel);
     return;
   }
+  if (rec->kind == GT_KIND_LAUNCH && (rec->flags & GT_F_EXPANDED)) {
+    g->run_pid = rec->pid; /* its nodes' records follow */
+    g->run_stack = rec->stack_id;
+  }
   if (!in_window(g, rec) || (rec->flags & GT_F_EXPANDED))
     return; /* an expanded graph launch: its nodes' records come instead */
   struct gt_gpu_group *x;
@@ -175,32 +180,29 @@ void gt_gpu_attr_feed(struct gt_gpu_attr *g, struct gt_model *m,
     return; /* nothing was queued */
   x->calls++;
   x->bytes += bytes;
-  if (!rec->stack_id)
-    return;
-  struct gt_gpu_site *s = site(g, x, rec->stack_id);
-  if (rec->flags & GT_F_STACK_SAMPLED) {
-    x->sampled++;
-    s->sampled++;
-  } else {
-    x->exact++;
-    x->exact_bytes += (double)bytes;
-    s->exact++;
-    s->exact_bytes += (double)bytes;
+  uint32_t stack = rec->stack_id, inner = 0;
+  if ((rec->flags & GT_F_GRAPH_RUN) && rec->pid == g->run_pid && g->run_stack) {
+    inner = stack; /* a node's work, under its graph launch's line */
+    stack = g->run_stack;
   }
+  if (!stack)
+    return;
+  struct gt_gpu_site *s = site(g, x, stack, inner);
+  x->stacked++;
+  x->stacked_bytes += (double)bytes;
+  if (rec->flags & GT_F_STACK_SAMPLED)
+    s->sampled++;
+  else
+    s->exact++;
+  s->exact_bytes += (double)bytes;
 }
 
-/* A site's estimates from its group (gpu_attr.h): its first launches
- * exactly, and its share of the rest by samples (or, without samples, by
- * first launches). */
-static void estimate(struct gt_gpu_site *s, const struct gt_gpu_group *x) {
-  double rest = (double)(x->calls - x->exact),
-         rest_bytes = (double)x->bytes - x->exact_bytes;
-  double share = x->sampled ? (double)s->sampled / (double)x->sampled
-                 : x->exact ? (double)s->exact / (double)x->exact
-                            : 0;
+/* A site's figures (gpu_attr.h): its calls and bytes as counted, its GPU
+ * time its calls times its group's mean. */
+static void finish_site(struct gt_gpu_site *s, const struct gt_gpu_group *x) {
   double mean = x->timed ? x->timed_ns / (double)x->timed : 0;
-  s->calls = (double)s->exact + share * rest;
-  s->bytes = s->exact_bytes + share * rest_bytes;
+  s->calls = (double)(s->exact + s->sampled);
+  s->bytes = s->exact_bytes;
   s->gpu_ns = mean * s->calls;
 }
 
@@ -209,18 +211,35 @@ void gt_gpu_attr_finish(struct gt_gpu_attr *g) {
     uint64_t idx;
     struct gt_gpu_site *s = &g->sites[i];
     if (gt_map_get(&g->group_index, (uint64_t)s->pid << 32 | s->name, &idx))
-      estimate(s, &g->groups[idx]);
+      finish_site(s, &g->groups[idx]);
   }
   size_t ngroups = g->ngroups;
   for (size_t i = 0; i < ngroups; i++) {
-    if (g->groups[i].exact || g->groups[i].sampled || !g->groups[i].calls)
-      continue;
-    struct gt_gpu_site *s = site(g, &g->groups[i], 0); /* no call of it had a stack */
     const struct gt_gpu_group *x = &g->groups[i];
-    s->calls = (double)x->calls;
-    s->bytes = (double)x->bytes;
-    s->gpu_ns = x->timed ? x->timed_ns / (double)x->timed * (double)x->calls : 0;
+    if (x->calls == x->stacked)
+      continue;
+    /* The calls without a stack (stacks off, or not taken): at stack 0. */
+    struct gt_gpu_site *s = site(g, &g->groups[i], 0, 0);
+    double mean = x->timed ? x->timed_ns / (double)x->timed : 0;
+    s->calls = (double)(x->calls - x->stacked);
+    s->bytes = (double)x->bytes - x->stacked_bytes;
+    s->gpu_ns = mean * s->calls;
   }
+}
+
+int gt_gpu_site_frames(const struct gt_gpu_site *x, struct gt_symtab *st,
+                       struct gt_frame *f, int max) {
+  int n = 0;
+  if (x->inner_id) {
+    n = gt_symtab_stack(st, x->pid, x->inner_id, f, max);
+    int k = 0; /* the capturing line: the first address's inline levels */
+    while (k < n && !f[k].python && f[k].ip == f[0].ip)
+      k++;
+    n = n ? (k ? k : 1) : 0;
+  }
+  if (!x->stack_id || n >= max)
+    return n;
+  return n + gt_symtab_stack(st, x->pid, x->stack_id, f + n, max - n);
 }
 
 double gt_gpu_attr_total_ns(const struct gt_gpu_attr *g, unsigned kind) {

@@ -41,7 +41,8 @@ struct gt_pprof {
   struct gt_strtab strings;
   struct gt_map fn_index, loc_index, map_index, sample_index; /* hash -> id */
   uint64_t *fns;                                              /* name << 32 | file */
-  size_t nfns, cfns;
+  int64_t *fn_shown; /* each function's Function.system_name */
+  size_t nfns, cfns, cfn_shown;
   struct loc *locs;
   size_t nlocs, clocs;
   struct mapping *maps;
@@ -115,6 +116,13 @@ uint64_t gt_pprof_function(struct gt_pprof *p, const char *name, const char *fil
   if (id)
     return id;
   p->fns = gt_grow(p->fns, &p->cfns, p->nfns + 1, sizeof *p->fns);
+  /* go pprof shortens a C++ name equal to its system name, template
+   * arguments and all (`void gemm_tiled<float, 16>(float*, int)` and
+   * `void gemm_tiled<int, 8>(int*, int)` both read `void gemm_tiled`); a
+   * template's name goes without a system name so that two instances stay
+   * two functions (0: the empty string). */
+  p->fn_shown = gt_grow(p->fn_shown, &p->cfn_shown, p->nfns + 1, sizeof *p->fn_shown);
+  p->fn_shown[p->nfns] = strchr(name, '<') ? 0 : (int64_t)(k.key >> 32);
   p->fns[p->nfns++] = k.key;
   gt_map_put(&p->fn_index, h, p->nfns);
   return p->nfns;
@@ -308,7 +316,8 @@ static void fill_tables(const struct gt_pprof *p, Profile *pr, struct arena *a) 
   for (size_t i = 0; i < p->nfns; i++) {
     perftools__profiles__function__init(&fs[i]);
     fs[i].id = i + 1;
-    fs[i].name = fs[i].system_name = (int64_t)(p->fns[i] >> 32);
+    fs[i].name = (int64_t)(p->fns[i] >> 32);
+    fs[i].system_name = p->fn_shown[i];
     fs[i].filename = (int64_t)(p->fns[i] & 0xffffffffu);
     pr->function[i] = &fs[i];
   }
@@ -430,6 +439,7 @@ void gt_pprof_free(struct gt_pprof *p) {
   free(p->locs);
   free(p->samples);
   free(p->fns);
+  free(p->fn_shown);
   free(p->maps);
   gt_map_free(&p->fn_index);
   gt_map_free(&p->loc_index);

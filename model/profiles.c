@@ -13,10 +13,9 @@
 
 /* A stack as pprof locations, leaf first: inline levels of one address
  * share a location; Python frames are locations of their own. */
-static size_t locations(struct gt_pprof *p, struct gt_symtab *st, uint32_t pid,
-                        uint32_t stack, uint64_t *out, size_t room) {
-  struct gt_frame f[MAX_FRAMES];
-  int n = stack ? gt_symtab_stack(st, pid, stack, f, MAX_FRAMES) : 0;
+static size_t frame_locations(struct gt_pprof *p, struct gt_symtab *st, uint32_t pid,
+                              const struct gt_frame *f, int n, uint64_t *out,
+                              size_t room) {
   size_t k = 0;
   for (int i = 0; i < n && k < room;) {
     if (f[i].python) {
@@ -41,6 +40,13 @@ static size_t locations(struct gt_pprof *p, struct gt_symtab *st, uint32_t pid,
   if (k == 0 && room)
     out[k++] = gt_pprof_source(p, gt_pprof_function(p, "[no stack]", ""), 0);
   return k;
+}
+
+static size_t locations(struct gt_pprof *p, struct gt_symtab *st, uint32_t pid,
+                        uint32_t stack, uint64_t *out, size_t room) {
+  struct gt_frame f[MAX_FRAMES];
+  int n = stack ? gt_symtab_stack(st, pid, stack, f, MAX_FRAMES) : 0;
+  return frame_locations(p, st, pid, f, n, out, room);
 }
 
 /* ---- device memory ---- */
@@ -173,7 +179,9 @@ struct gt_pprof *gt_gpuprof_profile(const struct gt_gpu_attr *g, struct gt_symta
     const struct gt_gpu_site *x = &g->sites[i];
     uint64_t locs[MAX_FRAMES + 1];
     locs[0] = gt_pprof_source(p, gt_pprof_function(p, g->names.strs[x->name], ""), 0);
-    size_t n = 1 + locations(p, st, x->pid, x->stack_id, locs + 1, MAX_FRAMES);
+    struct gt_frame f[MAX_FRAMES];
+    int nf = gt_gpu_site_frames(x, st, f, MAX_FRAMES);
+    size_t n = 1 + frame_locations(p, st, x->pid, f, nf, locs + 1, MAX_FRAMES);
     int64_t v[3] = {(int64_t)(x->calls + 0.5), (int64_t)(x->gpu_ns + 0.5),
                     (int64_t)(x->bytes + 0.5)};
     const char *kind = x->kind == GT_KIND_LAUNCH   ? "kernel"

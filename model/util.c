@@ -249,23 +249,35 @@ static int inner_width(const char *s, const struct span *x) {
   return w;
 }
 
-/* What to empty next: the deepest template argument list (the longest of
- * those), else the last parameter list outside every bracket; NULL when
- * nothing is left to empty. */
-static const struct span *next_cut(const char *s, const struct span *sp, long n) {
+/* The deepest template argument list at depth `min_depth` or more (the
+ * longest of those), or NULL. */
+static const struct span *deepest_template(const char *s, const struct span *sp, long n,
+                                           int min_depth) {
   const struct span *best = NULL;
   for (long k = 0; k < n; k++) {
     const struct span *x = &sp[k];
-    if (s[x->open] != '<' || inner_width(s, x) <= 1) /* "<…>" gains nothing */
-      continue;
+    if (s[x->open] != '<' || x->depth < min_depth || inner_width(s, x) <= 1)
+      continue; /* "<…>" gains nothing */
     if (!best || x->depth > best->depth ||
         (x->depth == best->depth && inner_width(s, x) > inner_width(s, best)))
       best = x;
   }
-  for (long k = n - 1; !best && k >= 0; k--) /* spans are in order of closing */
-    if (s[sp[k].open] == '(' && sp[k].depth == 0)
-      return inner_width(s, &sp[k]) > 1 ? &sp[k] : NULL;
   return best;
+}
+
+/* What to empty next: the deepest nested template argument list (inside
+ * another list: the longest of those), else the last parameter list outside
+ * every bracket, else the outermost template argument lists (the longest
+ * first) — a kernel's own template arguments are what tell two instances
+ * apart, so they go last; NULL when nothing is left to empty. */
+static const struct span *next_cut(const char *s, const struct span *sp, long n) {
+  const struct span *best = deepest_template(s, sp, n, 1);
+  if (best)
+    return best;
+  for (long k = n - 1; k >= 0; k--) /* spans are in order of closing */
+    if (s[sp[k].open] == '(' && sp[k].depth == 0 && inner_width(s, &sp[k]) > 1)
+      return &sp[k];
+  return deepest_template(s, sp, n, 0);
 }
 
 /* '…' and the characters of s in its last `tail` columns, from a scope's

@@ -61,9 +61,11 @@ int gt_text_width(const char *s);
 /* The bytes of s's longest start, whole characters, in `width` columns. */
 size_t gt_text_cut(const char *s, int width);
 /* A (demangled) name in at most `width` columns, malloc'd: the innermost
- * template argument lists (the longest of a depth first) become "<…>" one
- * by one, then the parameter list "(…)", until it fits; if it still does
- * not, its start is cut ("…::end", from a "::" when the end has one). The
+ * nested template argument lists (the longest of a depth first) become
+ * "<…>" one by one, then the parameter list "(…)", then the outermost
+ * template argument lists (which tell a template's instances apart), until
+ * it fits; if it still does not, its start is cut ("…::end", from a "::" when the end has
+ * one). The
  * '<' and '(' of operator names (operator<, operator<<, operator()) are no
  * brackets. A name that fits is returned whole; a width under 1 gives "".
  * '…' is one column. */

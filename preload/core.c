@@ -314,6 +314,7 @@ static void construct(void) {
   gt_mode_set(GT_MODE_TSC, g_tsc);
   gt_stacks_configure();
   gt_launch_configure();
+  gt_launch_hooks_prepare();
   /* The thread-exit key now, while the process has few: a key under 32
    * lives in the thread's own table, so a thread's first record never
    * makes pthread_setspecific allocate. */
@@ -503,6 +504,9 @@ void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t 
   rec->result = result;
   if (__builtin_expect(gt_stacks_wanted(rec->kind, api), 0))
     rec->stack_id = gt_stack_id();
+  else if (rec->kind == GT_KIND_MEMCPY || rec->kind == GT_KIND_MEMSET ||
+           rec->kind == GT_KIND_SYNC)
+    rec->stack_id = gt_site_stack(gt_tls_call_ra, api); /* counted per call site */
 }
 
 static void on_drop(void) {

@@ -130,6 +130,7 @@ gt_dt_start(unsigned what, const void *key, const void *stream, int ptsz) {
   do {                                                                                   \
     if (!gt_hook_enter())                                                                \
       return call;                                                                       \
+    gt_tls_call_ra = __builtin_return_address(0); /* its call site (core.c) */           \
     int dt_token = gt_dt_start((what), (key), (const void *)(stream), (ptsz));           \
     uint64_t t0 = gt_now();                                                              \
     cudaError_t r = call;                                                                \

@@ -21,6 +21,8 @@
  *  - The launch path is the hot path: two clock reads, the sampling tests
  *    and the in-place write of launch.h (GT_LAUNCH_HOOK: its fast form
  *    exported, its general form beside it). Nothing else.
+ *  - __cudaPushCallConfiguration forwards, then keeps the <<<>>> line for
+ *    the launch its stub makes (launch.h gt_launch_site).
  *  - __cudaRegisterFunction forwards, then registers stub -> mangled name
  *    (which emits KERNEL_NAME when tracing). __cudaGetKernel and
  *    cudaGetKernel forward, then map handle -> stub on success. These three
@@ -92,6 +94,48 @@ GT_HOOK_STREAM_CALLBACK(cudaStreamAddCallback_ptsz, 1)
                  GT_DT_LAUNCH, graphExec, 0, 0, 0, 0, 0, stream, ptsz)
 GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch, 0)
 GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch_ptsz, 1)
+
+/* A <<<>>> launch's configuration (crt/device_functions.h: the call the
+ * <<<>>> expression makes in the user's function, before nvcc's stubs):
+ * its return address (the <<<>>> line) and its caller's stack pointer
+ * kept for the launch that follows (launch.h gt_launch_site, launch.c: the
+ * launch's key and its stack start there), then a tail call to the real
+ * one: three TLS stores. A configuration that fails (the runtime's stack of
+ * them full) launches nothing, and the next <<<>>> overwrites its line.
+ * Not traced itself; done even when tracing is off. */
+typedef unsigned (*push_config_fn)(GT_DIM3_PARAM(grid), GT_DIM3_PARAM(block), size_t,
+                                   void *);
+
+static push_config_fn g_push_real;
+
+/* At start-up (core.c), so that the first <<<>>> does not look it up on
+ * the program's stack (docs/stack-budget.md); a runtime loaded later is
+ * looked up at its first <<<>>>. */
+void gt_launch_hooks_prepare(void) {
+  g_push_real = (push_config_fn)gt_resolve("__cudaPushCallConfiguration");
+}
+
+/* The first <<<>>> of a runtime loaded after start-up: looked up now. */
+static __attribute__((noinline, cold)) unsigned
+push_slow(GT_DIM3_PARAM(grid), GT_DIM3_PARAM(block), size_t sharedMem, void *stream) {
+  push_config_fn real = (push_config_fn)gt_resolve("__cudaPushCallConfiguration");
+  if (real == NULL)
+    return 1; /* cudaErrorInvalidValue: the <<<>>> then launches nothing */
+  g_push_real = real;
+  return real(grid_xy, grid_z, block_xy, block_z, sharedMem, stream);
+}
+
+GT_EXPORT unsigned __cudaPushCallConfiguration(GT_DIM3_PARAM(grid), GT_DIM3_PARAM(block),
+                                               size_t sharedMem, void *stream) {
+  const void *ra = __builtin_return_address(0);
+  gt_tls_push_ra = ra;
+  gt_tls_push_last = ra;
+  gt_tls_push_sp = (uintptr_t)__builtin_dwarf_cfa();
+  push_config_fn real = g_push_real;
+  if (__builtin_expect(real == NULL, 0))
+    return push_slow(grid_xy, grid_z, block_xy, block_z, sharedMem, stream);
+  return real(grid_xy, grid_z, block_xy, block_z, sharedMem, stream);
+}
 
 /* ---- registration (crt/host_runtime.h, crt/device_functions.h) ---- */
 

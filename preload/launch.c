@@ -3,17 +3,19 @@
  * stacks sampled per call site and per thread under a time budget.
  *
  * Contract:
- *  - gt_launch_post_slow writes the record the fast path would have (plus
+ *  - gt_launch_post_slow writes the record the fast path would have (with
  *    its stack id), or counts it dropped (dropped[LAUNCH]): never silent,
  *    from the launch gt_launch_pre kept (gt_tls_pend) or wrote into the
  *    slot, after a timed launch's end event. It saves and restores errno.
  *  - Call sites: a process-wide lock-free set of GT_ST_SITES call-site keys
- *    (launch.h gt_st_key: return address and kernel; CAS into the first
- *    empty slot of a short probe). A site is
- *    "first" once per process; past the set's capacity no more first-site
- *    stacks are taken (sampling goes on). Each thread caches the sites it
- *    has seen (launch.h), so the set is probed once per thread and site (and
- *    on cache collisions).
+ *    (launch.h gt_st_key; CAS into the first empty slot of a short probe),
+ *    each with its stack id: the first thread to launch from a key takes
+ *    its stack (a <<<>>>'s from its line: stacks.c gt_stack_id_at) and
+ *    publishes the id; a thread that finds a key without one yet takes its
+ *    own. Each thread caches the keys it has seen with their ids
+ *    (launch.h), so the set is probed once per thread and key (and on cache
+ *    collisions), and every launch carries its site's id. Past the set's
+ *    capacity a key's launches carry none (sampling goes on).
  *  - Sampling: per thread, one launch in N takes a stack. With
  *    GPUTRACE_LAUNCH_STACKS=auto (the default) N starts at GT_ST_N0 and,
  *    after each sample, moves toward the N at which the stacks cost
@@ -37,6 +39,7 @@ static __thread uint32_t tls_st_n __attribute__((tls_model("initial-exec")));
 static __thread uint64_t tls_st_last __attribute__((tls_model("initial-exec")));
 
 static _Atomic uintptr_t g_sites[GT_ST_SITES];
+static _Atomic uint32_t g_site_ids[GT_ST_SITES]; /* each site's stack id; 0: none yet */
 
 enum { ST_OFF, ST_AUTO, ST_FIXED };
 static int g_st_mode = -1; /* -1: not configured yet */
@@ -56,21 +59,65 @@ void gt_launch_configure(void) {
   }
 }
 
-/* 1 the first time any thread of this process launches from `site`. */
-static int site_first(uintptr_t site) {
+/* The process-wide slot of call-site key `site` (claimed by the first
+ * thread to launch from it: *first = 1), or NULL when the set is full. */
+static _Atomic uint32_t *site_slot(uintptr_t site, int *first) {
   unsigned h = (unsigned)(((uint64_t)site * 0x9E3779B97F4A7C15ull) >> 52);
+  *first = 0;
   for (unsigned i = 0; i < GT_ST_PROBES; i++) {
-    _Atomic uintptr_t *s = &g_sites[(h + i) & (GT_ST_SITES - 1u)];
+    unsigned at = (h + i) & (GT_ST_SITES - 1u);
+    _Atomic uintptr_t *s = &g_sites[at];
     uintptr_t cur = atomic_load_explicit(s, memory_order_relaxed);
     if (cur == site)
-      return 0;
+      return &g_site_ids[at];
     if (cur == 0 && atomic_compare_exchange_strong_explicit(
-                        s, &cur, site, memory_order_relaxed, memory_order_relaxed))
-      return 1;
+                        s, &cur, site, memory_order_relaxed, memory_order_relaxed)) {
+      *first = 1;
+      return &g_site_ids[at];
+    }
     if (cur == site)
-      return 0;
+      return &g_site_ids[at];
   }
-  return 0; /* the set is full: sampling alone from here */
+  return NULL; /* the set is full: these launches carry no site stack */
+}
+
+/* The launch's stack from its call site: a <<<>>> launch's from its line
+ * (launch.h gt_launch_site: the site is the push's return address). */
+static uint32_t site_stack(const struct gt_launch *l) {
+  if (l->site != NULL && l->site == gt_tls_push_last)
+    return gt_stack_id_at(l->site, gt_tls_push_sp);
+  return gt_stack_id();
+}
+
+/* A thread's first launch from key `s` (cache slot `slot`): the site's
+ * stack id, taken now when this is the process's first launch from it (or
+ * when the first thread's capture is not published yet or failed), and
+ * kept in the thread's cache. */
+static uint32_t site_first_stack(const struct gt_launch *l, uintptr_t s, unsigned slot) {
+  int first;
+  _Atomic uint32_t *at = site_slot(s, &first);
+  uint32_t id = at ? atomic_load_explicit(at, memory_order_acquire) : 0;
+  if (at && id == 0) {
+    id = site_stack(l);
+    if (first && id)
+      atomic_store_explicit(at, id, memory_order_release);
+  }
+  gt_tls_st_site[slot] = s;
+  gt_tls_st_id[slot] = id;
+  return id;
+}
+
+uint32_t gt_site_stack(const void *site, uintptr_t what) {
+  if (g_st_mode < 0)
+    gt_launch_configure();
+  if (g_st_mode == ST_OFF || site == NULL)
+    return 0;
+  uintptr_t s = gt_st_key(site, (const void *)what);
+  unsigned slot = gt_st_slot(s);
+  if (gt_tls_st_site[slot] == s)
+    return gt_tls_st_id[slot];
+  struct gt_launch l = {.site = site};
+  return site_first_stack(&l, s, slot);
 }
 
 /* After a sampled stack that cost `cost` (gt_now units): the next N. */
@@ -85,46 +132,58 @@ static void adapt(uint64_t now, uint64_t cost) {
   tls_st_last = now;
 }
 
-/* The stack id this launch carries (0: none), with GT_FRAME_STACK_SAMPLED
- * when it is the thread's one-in-N sample; resets the countdown. A call
- * site's first launch is never the sample (it stands for itself, and a
- * sample must stand for launches drawn blind to their site): when both fall
- * on one launch, the sample moves to the thread's next launch. */
+/* The stack id this launch carries (0: none): its call site's (every
+ * launch: the counts per site are exact), or its own full stack with
+ * GT_FRAME_STACK_SAMPLED when it is the thread's one-in-N sample; resets
+ * the countdown. A thread's first launch from a site is never the sample
+ * (it may take the site's stack): when both fall on one launch, the sample
+ * moves to the thread's next launch. */
 static uint32_t launch_stack(const struct gt_launch *l) {
   if (g_st_mode < 0) /* a launch before the constructor */
     gt_launch_configure();
   uintptr_t s = gt_st_key(l->site, l->kernel);
   unsigned slot = gt_st_slot(s);
-  int first = 0, sampled = 0;
-  if (gt_tls_st_site[slot] != s) {
+  if (g_st_mode == ST_OFF) { /* cached, so that its next launch is fast */
     gt_tls_st_site[slot] = s;
-    first = g_st_mode != ST_OFF && site_first(s);
+    gt_tls_st_id[slot] = 0;
+    gt_tls_st_left = UINT32_MAX;
+    return 0;
+  }
+  int first = 0, sampled = 0;
+  uint32_t id;
+  if (gt_tls_st_site[slot] != s) {
+    id = site_first_stack(l, s, slot);
+    first = 1;
+  } else {
+    id = gt_tls_st_id[slot];
   }
   if (tls_st_n == 0) { /* this thread's first launch */
     tls_st_n = g_st_mode == ST_FIXED ? g_st_fixed : GT_ST_N0;
-    gt_tls_st_left = g_st_mode == ST_OFF ? UINT32_MAX : tls_st_n;
+    gt_tls_st_left = tls_st_n;
   } else if (gt_tls_st_left == 0) {
-    sampled = g_st_mode != ST_OFF && !first;
-    gt_tls_st_left = g_st_mode == ST_OFF ? UINT32_MAX : first ? 1u : tls_st_n;
+    sampled = !first;
+    gt_tls_st_left = first ? 1u : tls_st_n;
   }
-  if (!first && !sampled)
-    return 0;
+  if (!sampled)
+    return id;
   uint64_t t0 = gt_now();
-  uint32_t id = gt_stack_id();
+  uint32_t own = site_stack(l);
   uint64_t t1 = gt_now();
-  if (sampled && g_st_mode == ST_AUTO) {
+  if (g_st_mode == ST_AUTO) {
     adapt(t1, t1 - t0);
     gt_tls_st_left = tls_st_n; /* the next N, as adapted */
   }
-  return id && sampled ? id | GT_FRAME_STACK_SAMPLED : id;
+  return own ? own | GT_FRAME_STACK_SAMPLED : id;
 }
+
+static void emit_launch_full(const struct gt_launch *l, uint32_t stack);
 
 /* `checked`: gt_launch_pre found no stack due (the call site seen, no
  * sample): the launch was written before the call and only its times or
  * result need a full frame. */
 static void emit_launch_slow(const struct gt_launch *l, int checked) {
   int saved_errno = errno;
-  uint32_t stack = checked ? 0 : launch_stack(l);
+  uint32_t stack = checked ? l->stack : launch_stack(l);
   struct gt_ring_producer *p = &gt_tls_prod;
   if (gt_launch_wide(l) == 0 && gt_tls_dt_token == 0 && gt_tls_cap == 0) {
     if (gt_ring_room(p) == 0)
@@ -140,8 +199,15 @@ static void emit_launch_slow(const struct gt_launch *l, int checked) {
       return;
     }
   }
-  /* A full frame: to the shared ring, or values that need one, or a record
-   * devtime needs to see. */
+  emit_launch_full(l, stack);
+  errno = saved_errno;
+}
+
+/* A full frame: to the shared ring, or values that need one, or a record
+ * devtime needs to see. Out of line: its record is not on the stack while
+ * launch_stack walks it (docs/stack-budget.md). */
+static __attribute__((noinline)) void emit_launch_full(const struct gt_launch *l,
+                                                       uint32_t stack) {
   struct gt_record rec;
   memset(&rec, 0, sizeof rec);
   rec.ts_ns = l->t0;
@@ -163,7 +229,6 @@ static void emit_launch_slow(const struct gt_launch *l, int checked) {
   rec.u.launch.corr = gt_call_corr(&rec);
   gt_emit(&rec);
   gt_dt_commit(&rec);
-  errno = saved_errno;
 }
 
 __thread struct gt_launch gt_tls_pend __attribute__((tls_model("initial-exec")));
@@ -194,7 +259,8 @@ void gt_launch_post_slow(struct gt_frame_launch *f, uint64_t t0, uint64_t t1,
                            .grid = {f->grid_x, f->grid_y, f->grid_z},
                            .block = {f->block_x, f->block_y, f->block_z},
                            .shmem = f->shared_mem,
-                           .stream = (const void *)(uintptr_t)f->stream};
+                           .stream = (const void *)(uintptr_t)f->stream,
+                           .stack = f->stack_id};
   l.t0 = t0;
   l.t1 = t1;
   l.result = result;
@@ -206,7 +272,10 @@ void gt_launch_after_fork(void) {
    * launch from each gets its own stack. */
   for (unsigned i = 0; i < GT_ST_SITES; i++)
     atomic_store_explicit(&g_sites[i], 0, memory_order_relaxed);
+  for (unsigned i = 0; i < GT_ST_SITES; i++)
+    atomic_store_explicit(&g_site_ids[i], 0, memory_order_relaxed);
   memset(gt_tls_st_site, 0, sizeof gt_tls_st_site);
+  memset(gt_tls_st_id, 0, sizeof gt_tls_st_id);
   tls_st_n = 0;
   tls_st_last = 0;
   gt_tls_st_left = 0;

@@ -46,17 +46,17 @@
  *    instead: also a call that took 2^32 ticks or more, or a result over
  *    65535), a failed call (its result rewritten there), and a launch
  *    stack.
- *  - Launch stacks: the first launch of each kernel from each call site
- *    (the key: the hook's return address xor the kernel, since nvcc
- *    routes every <<<>>> of a file through one helper, whose return
- *    address alone would make one site per file), seen per thread and
- *    checked against a per-process set so that each key's first launch in
- *    the process gets one; then one launch in N per thread: N adapts after
- *    each sample so that stack capture stays within 1 % of the thread's
- *    time (launch.c; GPUTRACE_LAUNCH_STACKS=N fixes it;
- *    GPUTRACE_STACKS=all takes every launch's, =none none). On the fast
- *    path: one TLS load and compare for the site, one TLS decrement for
- *    the count.
+ *  - Launch stacks: every launch carries its call site's stack id (the
+ *    key: gt_launch_site — for a <<<>>> the line that pushed its
+ *    configuration, else the hook's return address — xor the kernel),
+ *    taken at the key's first launch in the process (a per-process set),
+ *    cached per thread with the key; then one launch in N per thread takes
+ *    a stack of its own instead: N adapts after each sample so that stack
+ *    capture stays within 1 % of the thread's time (launch.c;
+ *    GPUTRACE_LAUNCH_STACKS=N fixes it; GPUTRACE_STACKS=all takes every
+ *    launch's, =none none). On the fast path: one TLS load and compare for
+ *    the site, one TLS load for its stack id, one TLS decrement for the
+ *    count, and for the <<<>>> APIs a TLS load and store of the pushed line.
  */
 #ifndef GPUTRACE_LAUNCH_H
 #define GPUTRACE_LAUNCH_H
@@ -76,7 +76,8 @@ struct gt_launch {
   unsigned grid[3], block[3];
   uint64_t shmem;
   const void *stream;
-  const void *site; /* the hook's return address */
+  const void *site; /* gt_launch_site: the <<<>>> line, or the hook's return address */
+  uint32_t stack;   /* read back from a compact frame: its stack id */
 };
 
 /* A launch's call-site key: never 0 (an empty cache slot). */
@@ -216,13 +217,33 @@ gt_launch_timed(int dt_token, unsigned api, const void *kernel, uint64_t gxy, un
   return gt_launch_keep(dt_token, api, kernel, gxy, gz, bxy, bz, shmem, stream, site);
 }
 
+/* The call site a launch is counted at (its key, with the kernel): for a
+ * <<<>>> launch (nvcc's stub calling __cudaLaunchKernel, or
+ * cudaLaunchKernel under CUDA 12) the return address of the
+ * __cudaPushCallConfiguration that configured it (hooks_launch.c: the
+ * <<<>>> line itself, however many stubs nvcc put between it and the
+ * runtime: one per kernel, two more for a template), taken once (cleared:
+ * a later cudaLaunchKernel of the user's own is at its own line); else the
+ * hook's return address `ra`. A TLS load and store, for those APIs only
+ * (`api` is a constant). */
+static inline __attribute__((always_inline)) const void *gt_launch_site(unsigned api,
+                                                                        const void *ra) {
+  if (api != GT_API___cudaLaunchKernel && api != GT_API___cudaLaunchKernel_ptsz &&
+      api != GT_API_cudaLaunchKernel && api != GT_API_cudaLaunchKernel_ptsz)
+    return ra;
+  const void *pushed = gt_tls_push_ra;
+  gt_tls_push_ra = NULL;
+  return pushed ? pushed : ra;
+}
+
 /* Before the real call of a launch device timing does not time: everything
  * but the times and the result, written into the thread's next slot (the
  * frame, or GT_LAUNCH_PENDING). */
 static inline __attribute__((always_inline)) struct gt_frame_launch *
 gt_launch_pre(unsigned api, const void *kernel, uint64_t gxy, unsigned gz, uint64_t bxy,
-              unsigned bz, uint64_t shmem, const void *stream, const void *site) {
+              unsigned bz, uint64_t shmem, const void *stream, const void *ra) {
   struct gt_ring_producer *p = &gt_tls_prod;
+  const void *site = gt_launch_site(api, ra);
   uintptr_t key = gt_st_key(site, kernel);
   if (__builtin_expect(--gt_tls_st_left == 0, 0) ||
       __builtin_expect(p->next == p->end, 0) ||
@@ -230,7 +251,8 @@ gt_launch_pre(unsigned api, const void *kernel, uint64_t gxy, unsigned gz, uint6
       __builtin_expect(gt_frame_wide_config(gxy, gz, bxy, bz, shmem), 0))
     return gt_launch_keep(0, api, kernel, gxy, gz, bxy, bz, shmem, stream, site);
   struct gt_frame_launch *f = gt_ring_slot(p);
-  gt_frame_fill(f, p, api, kernel, gxy, gz, bxy, bz, shmem, stream, 0);
+  gt_frame_fill(f, p, api, kernel, gxy, gz, bxy, bz, shmem, stream,
+                gt_tls_st_id[gt_st_slot(key)]);
   return f;
 }
 
@@ -269,6 +291,7 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
 #define GT_TRACE_LAUNCH_GENERAL(what, call, api, kernel, gxy, gz, bxy, bz, shmem,        \
                                 stream, ptsz, site)                                      \
   do {                                                                                   \
+    const void *site_ = gt_launch_site((api), (site)); /* taken, traced or not */        \
     if (gt_tls_depth != 0 ||                                                             \
         (!(gt_mode_now() & GT_MODE_ACTIVE) && !gt_hook_enter_slow()) ||                  \
         ((gt_mode_now() & GT_MODE_PAUSED) &&                                             \
@@ -280,9 +303,9 @@ gt_launch_post(struct gt_frame_launch *f, uint64_t t0, uint64_t t1, int result) 
     struct gt_frame_launch *frame_ =                                                     \
         __builtin_expect((dt_token_ | gt_tls_cap) != 0, 0)                               \
             ? gt_launch_timed(dt_token_, (api), (const void *)(kernel), (gxy), (gz),     \
-                              (bxy), (bz), (shmem), (const void *)(stream), (site))      \
+                              (bxy), (bz), (shmem), (const void *)(stream), site_)       \
             : gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz),     \
-                            (shmem), (const void *)(stream), (site));                    \
+                            (shmem), (const void *)(stream), site_);                     \
     uint64_t t0 = gt_now();                                                              \
     int r = call;                                                                        \
     uint64_t t1 = gt_now();                                                              \

@@ -105,9 +105,14 @@ struct gt_tls {
   uint32_t st_left;             /* launch.h: launches until the next sampled stack */
   struct gt_ring_producer prod; /* launch.h, core.c: the sub-ring */
   uintptr_t st_site[1u << GT_ST_SITE_BITS]; /* launch.h: call sites seen */
-  uint32_t dt_skip[GT_DT_KEYS];             /* devtime.h: per-key countdown */
-  uint32_t cap; /* capture.h: the current call's capture id; 0: none */
-  int range;    /* range.h: this thread's open push ranges of the capture name */
+  uint32_t st_id[1u << GT_ST_SITE_BITS];    /* launch.h: each one's site stack */
+  const void *push_ra;   /* launch.h: the last <<<>>>'s line, until a launch takes it */
+  const void *push_last; /* launch.h: the same, kept for the launch's stack */
+  uintptr_t push_sp;     /* launch.h: the <<<>>> caller's stack pointer */
+  const void *call_ra;   /* GT_TRACE_CALL/TIMED: the traced hook's return address */
+  uint32_t dt_skip[GT_DT_KEYS]; /* devtime.h: per-key countdown */
+  uint32_t cap;                 /* capture.h: the current call's capture id; 0: none */
+  int range; /* range.h: this thread's open push ranges of the capture name */
 };
 extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 #define gt_tls_depth (gt_tls.depth)
@@ -118,6 +123,11 @@ extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 #define gt_tls_dt_skip (gt_tls.dt_skip)
 #define gt_tls_st_left (gt_tls.st_left)
 #define gt_tls_st_site (gt_tls.st_site)
+#define gt_tls_st_id (gt_tls.st_id)
+#define gt_tls_push_ra (gt_tls.push_ra)
+#define gt_tls_push_last (gt_tls.push_last)
+#define gt_tls_push_sp (gt_tls.push_sp)
+#define gt_tls_call_ra (gt_tls.call_ra)
 #define gt_tls_prod (gt_tls.prod)
 #define gt_tls_cap (gt_tls.cap)
 #define gt_tls_range (gt_tls.range)
@@ -229,6 +239,7 @@ static inline uint64_t gt_now_tsc(void) {
   do {                                                                                   \
     if (!gt_hook_enter())                                                                \
       return call;                                                                       \
+    gt_tls_call_ra = __builtin_return_address(0); /* its call site (core.c) */           \
     uint64_t t0 = gt_now();                                                              \
     cudaError_t r = call;                                                                \
     int saved_errno = errno;                                                             \
@@ -288,6 +299,16 @@ const void *gt_kernels_stub_for(const void *handle);
 void gt_stacks_configure(void);
 int gt_stacks_wanted(unsigned kind, unsigned api);
 uint32_t gt_stack_id(void);
+/* The stack of call site `site` (a hook's return address) for calls of
+ * kind `what` (launch.c: cached per thread and process like a launch's;
+ * 0 when stacks are off). */
+uint32_t gt_site_stack(const void *site, uintptr_t what);
+/* hooks_launch.c: look up what the untraced launch-path hooks forward to. */
+void gt_launch_hooks_prepare(void);
+/* The same, the stack starting at `top` (a return address) in the frame
+ * whose stack pointer at its call was `top_sp` (stacks.c top_frame): a
+ * <<<>>> launch's stack from its line, without nvcc's stubs. */
+uint32_t gt_stack_id_at(const void *top, uintptr_t top_sp);
 void gt_stacks_after_fork(void);
 /* Launch stacks' sampling (launch.c): read the knobs (after
  * gt_stacks_configure), forget the parent's sites in a forked child. */

@@ -121,6 +121,9 @@ static _Atomic uint32_t g_epoch, g_epoch_unloads, g_module_marks;
 #define TAG_CACHE 4
 struct capture_scratch {
   void *ips[UNWIND_MAX];
+  uintptr_t sps[UNWIND_MAX]; /* gt_stack_id_at: each frame's stack pointer */
+  const void *top;           /* gt_stack_id_at's arguments, for collect */
+  uintptr_t top_sp;
   uint64_t entries[GT_STACK_MAX_DEPTH];
   struct gt_pyframe pyframes[GT_STACK_MAX_DEPTH];
   char text[512]; /* a PYFRAME's "name\x1ffile", the main program's path */
@@ -571,6 +574,19 @@ __attribute__((noinline)) static void emit_stack(uint32_t id, const uint64_t *en
   gt_emit_text(&rec, (const char *)entries, (size_t)depth * sizeof *entries);
 }
 
+/* The frame whose stack pointer at its call is `sp` (a hook's caller's, as
+ * the hook saw it), or the last below it (the call that followed passed
+ * arguments on the stack: at most GT_TOP_SLACK bytes of them); -1: none
+ * (no stack pointers: backtrace()). Frames go up the stack, so the frames
+ * before it are the ones it called (nvcc's launch stubs). */
+#define GT_TOP_SLACK 512u
+static int top_frame(const uintptr_t *sps, int n, uintptr_t sp) {
+  int at = -1;
+  for (int i = 0; i < n && sps[i] != 0 && sps[i] <= sp; i++)
+    at = i;
+  return at >= 0 && sp - sps[at] <= GT_TOP_SLACK ? at : -1;
+}
+
 /* Native frames outside this library, tagged with their address epoch,
  * with Python frames spliced in where the innermost evaluation-loop frame
  * was (the others then dropped). */
@@ -578,8 +594,15 @@ static int collect(uint64_t *out, struct gt_unwind_info *info) {
   if (atomic_load(&g_py_state) != 1)
     find_python(); /* where the eval loop is, before the first walk */
   void **ips = tls_scratch.ips;
-  int n = gt_unwind(ips, UNWIND_MAX, info);
+  int n = gt_unwind_sp(ips, tls_scratch.sps, UNWIND_MAX, info);
   see_unloads(info->unloads);
+  const void *top = tls_scratch.top;
+  int from = top ? top_frame(tls_scratch.sps, n, tls_scratch.top_sp) : -1;
+  if (from >= 0) { /* the stack starts at `top`, in that frame */
+    ips += from;
+    n -= from;
+    ips[0] = (void *)(uintptr_t)top;
+  }
   int depth = 0, spliced = 0, npy = 0;
   for (int i = 0; i < n && depth < (int)GT_STACK_MAX_DEPTH; i++) {
     uintptr_t ip = (uintptr_t)ips[i];
@@ -598,11 +621,18 @@ static int collect(uint64_t *out, struct gt_unwind_info *info) {
 }
 
 uint32_t gt_stack_id(void) {
+  return gt_stack_id_at(NULL, 0);
+}
+
+__attribute__((noinline)) uint32_t gt_stack_id_at(const void *top, uintptr_t top_sp) {
   if (gt_stacks_mode == STACKS_NONE)
     return 0;
   find_self();
   uint64_t *entries = tls_scratch.entries;
   struct gt_unwind_info info;
+  /* kept in the scratch, not in registers across the walk (docs/stack-budget.md) */
+  tls_scratch.top = top;
+  tls_scratch.top_sp = top_sp;
   int depth = collect(entries, &info);
   if (depth == 0)
     return 0;

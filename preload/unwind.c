@@ -854,8 +854,8 @@ enum walk_end { WALK_DONE, WALK_STOP, WALK_BAD };
  * frame — is inline: the frame's reads lie in [sp, cfa), cfa in the span,
  * sp never below it (it only grows on a stack), so two compares a read. */
 GT_NO_SANITIZE static enum walk_end walk_frames(struct walk_tls *m, uint32_t gen,
-                                                struct regs g, void **ips, int max,
-                                                int *n) {
+                                                struct regs g, void **ips, uintptr_t *sps,
+                                                int max, int *n) {
   struct walk_tls *t = &tls_walk;
   struct span s;
   *n = 0;
@@ -890,13 +890,15 @@ GT_NO_SANITIZE static enum walk_end walk_frames(struct walk_tls *m, uint32_t gen
     }
     if (g.pc == 0)
       return WALK_DONE;
+    if (sps)
+      sps[*n] = g.sp;
     ips[(*n)++] = (void *)g.pc;
   }
   return WALK_DONE;
 }
 
-__attribute__((noinline)) int gt_unwind(void **ips, int max,
-                                        struct gt_unwind_info *info) {
+__attribute__((noinline)) int gt_unwind_sp(void **ips, uintptr_t *sps, int max,
+                                           struct gt_unwind_info *info) {
   struct gt_unwind_info none;
   info = info ? info : &none;
   *info = (struct gt_unwind_info){0, 0};
@@ -916,7 +918,7 @@ __attribute__((noinline)) int gt_unwind(void **ips, int max,
   info->unloads = gen;
   struct walk_tls *m = memo_take(gen);
   int n;
-  enum walk_end end = walk_frames(m, gen, g, ips, max, &n);
+  enum walk_end end = walk_frames(m, gen, g, ips, sps, max, &n);
   memo_give(m);
   /* GPUTRACE_UNWIND=backtrace: glibc's frames, unless the walk above saw
    * a frame that would make it read outside the stack (libgcc would
@@ -925,6 +927,8 @@ __attribute__((noinline)) int gt_unwind(void **ips, int max,
     int k = g_backtrace(ips, max);
     if (k > 0)
       memmove(ips, ips + 1, (size_t)(k - 1) * sizeof *ips);
+    if (sps && k > 1)
+      memset(sps, 0, (size_t)(k - 1) * sizeof *sps); /* backtrace() gives none */
     atomic_fetch_add_explicit(&g_backtraces, 1, memory_order_relaxed);
     info->how = GT_UNWIND_BACKTRACE;
     return k > 0 ? k - 1 : 0;

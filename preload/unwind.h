@@ -3,6 +3,7 @@
 #ifndef GPUTRACE_UNWIND_H
 #define GPUTRACE_UNWIND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define GT_UNWIND_MAX 256 /* the most frames one call gives */
@@ -35,7 +36,16 @@ struct gt_unwind_info {
  * only while a thread's first walk on a stack reads /proc/self/maps; no
  * lock but the loader's (dl_iterate_phdr, for its unload count) and, in
  * that first walk, the kernel's for the maps. */
-int gt_unwind(void **ips, int max, struct gt_unwind_info *info);
+int gt_unwind_sp(void **ips, uintptr_t *sps, int max, struct gt_unwind_info *info);
+static inline __attribute__((always_inline)) int gt_unwind(void **ips, int max,
+                                                           struct gt_unwind_info *info) {
+  return gt_unwind_sp(ips, NULL, max, info); /* inline: ips[0] is into the caller */
+}
+
+/* gt_unwind_sp: gt_unwind, with sps[i] the stack pointer of the frame ips[i] returns into
+ * at that call (the callee's CFA; 0 when backtrace() gave the frames), for
+ * finding a frame whose stack pointer a hook saw (launch.c). ips[0] is the
+ * return address into gt_unwind_sp's caller. */
 
 /* Since start (relaxed counts, shared by every thread). */
 struct gt_unwind_counts {

@@ -49,7 +49,7 @@
     "the clock: monotonic never stamps with the TSC") \
   X(STACKS, "GPUTRACE_STACKS", CHOICE, \
     0, 0, 0, NULL, ("alloc", "all", "none"), \
-    "call stacks of allocations, frees and sampled launches; of every call; or none") \
+    "call stacks of allocations, frees, call sites and sampled launches; of every call; or none (as record --stacks)") \
   X(GPU_TIMING, "GPUTRACE_GPU_TIMING", CHOICE, \
     0, 0, 0, NULL, ("auto", "events", "cupti", "off"), \
     "device timing: auto is CUDA events; CUPTI on request") \

@@ -194,7 +194,7 @@ enum gt_proc_phase {
               readers consume it, never pass it on */
 
 #define GT_F_CARRIED                                                                     \
-  0x100000u /* ALLOC (with GT_F_REPLAYED): a block live when this rolling file opened,   \
+  0x200000u /* ALLOC (with GT_F_REPLAYED): a block live when this rolling file opened,   \
                carried from the files before it (its ts_ns is its allocation's); HEAP:   \
                the peaks before it. Not a call of this file: a reader whose first file   \
                this is starts its heap with them, other readers pass them over           \

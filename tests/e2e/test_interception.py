@@ -101,6 +101,7 @@ def api_table():
 # Exported by the shim but not traced: registration, lookups, bookkeeping.
 UNTRACED_EXPORTS = {
     "__cudaRegisterFunction", "__cudaGetKernel", "cudaGetKernel", "cudaDeviceReset",
+    "__cudaPushCallConfiguration",
     "cuGetProcAddress", "cuGetProcAddress_v2", "cuModuleGetFunction", "cuLibraryGetKernel",
     "cudaGetDriverEntryPoint", "cudaGetDriverEntryPoint_ptsz",
     "cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPointByVersion_ptsz",

@@ -1,6 +1,7 @@
-"""Launch stacks by default: the first launch of each kernel from
-each call site gets a call stack, then one launch in N per thread, N
-adapting so that stacks cost about 1 % of the thread's time;
+"""Launch stacks by default: every launch carries its call site's stack
+(taken at the site's first launch), and one launch in N per thread a
+sampled stack of its own, N adapting so that stacks cost about 1 % of the
+thread's time;
 GPUTRACE_LAUNCH_STACKS=N fixes N, GPUTRACE_STACKS=all takes every launch's
 and GPUTRACE_STACKS=none none."""
 import statistics
@@ -21,8 +22,11 @@ def test_first_launch_of_each_kernel_has_a_stack():
     for kernel, e in firsts.items():
         if not e.get("stack_id"):
             raise AssertionError("the first launch of %s has no stack" % kernel)
-    # 15 launches: fewer than the first sample (N starts at 1024)
-    eq(len(launch_stacks(events)), 2, "launches with a stack")
+    # 15 launches, each with its site's stack: fewer than the first sample
+    # (N starts at 1024), so two stacks, none sampled
+    eq(len(launch_stacks(events)), 15, "launches with a stack")
+    eq(len({e["stack_id"] for e in launch_stacks(events)}), 2, "site stacks")
+    eq([e for e in launch_stacks(events) if e.get("stack_sampled")], [], "sampled")
     stacks = {e["id"] for e in select(events, kind="stack")}
     for e in launch_stacks(events):
         if e["stack_id"] not in stacks:
@@ -79,9 +83,12 @@ def test_knobs():
     _, out = record([prog("basic")], GPUTRACE_STACKS="all")
     eq(len(launch_stacks(dump(out))), 15, "GPUTRACE_STACKS=all: every launch")
     _, out = record([prog("basic")], GPUTRACE_LAUNCH_STACKS="3")
-    # the first of each kernel (launches 1 and 11), then every third launch
-    # after the first (4, 7, 10, 13)
-    eq(len(launch_stacks(dump(out))), 2 + (15 - 1) // 3, "GPUTRACE_LAUNCH_STACKS=3")
+    # every launch its site's stack; every third launch after the first
+    # (4, 7, 10, 13) sampled
+    stacks = launch_stacks(dump(out))
+    eq(len(stacks), 15, "GPUTRACE_LAUNCH_STACKS=3: launches with a stack")
+    eq(len([e for e in stacks if e.get("stack_sampled")]), (15 - 1) // 3,
+       "GPUTRACE_LAUNCH_STACKS=3: sampled")
 
 
 main([test_first_launch_of_each_kernel_has_a_stack, test_sampled_per_thread_within_budget,

@@ -85,13 +85,17 @@ def test_flame_lines_tell_stacks_apart():
     eq(sorted(folded("--peak", "--functions", trace)),
        [("main", w) for w in (MiB, 4 * MiB, 4 * MiB, 4 * MiB, 64 * MiB)],
        "flame --peak --functions")
+    # the copies too, at their lines: copies carry their call site's stack
     gpu = folded("--gpu", trace)
-    eq([s for s, _ in gpu if s.startswith("main")],
-       ["main (infer.cu:49);embed(int const*, float*, int)",
+    eq(sorted(s for s, _ in gpu if s.startswith("main")),
+       ["main (infer.cu:37);memcpy HtoD", "main (infer.cu:47);memcpy HtoD",
+        "main (infer.cu:49);embed(int const*, float*, int)",
         "main (infer.cu:51);attention(float*, float const*, int)",
-        "main (infer.cu:52);mlp(float*, float const*, float*, int)"], "flame --gpu stacks")
-    eq([s for s, _ in folded("--gpu", "--functions", trace) if s.startswith("main")],
-       ["main;embed(int const*, float*, int)", "main;attention(float*, float const*, int)",
+        "main (infer.cu:52);mlp(float*, float const*, float*, int)",
+        "main (infer.cu:54);memcpy DtoH"], "flame --gpu stacks")
+    eq(sorted(s for s, _ in folded("--gpu", "--functions", trace) if s.startswith("main")),
+       ["main;attention(float*, float const*, int)", "main;embed(int const*, float*, int)",
+        "main;memcpy DtoH", "main;memcpy HtoD", "main;memcpy HtoD",
         "main;mlp(float*, float const*, float*, int)"], "flame --gpu --functions")
 
 
