@@ -8,8 +8,9 @@
  * per kernel (launches, launch time, GPU time and mean when both traces
  * have device timing), per transfer direction (count, bytes, host time,
  * GPU time), per NVTX range (count, p50, p90 of the warm occurrences) and
- * the peak device memory. Every metric is "more is worse": a change of at
- * least --threshold percent (default 15) is a regression when B is larger
+ * the peak device memory, the leaked bytes (live at the end, as `leaks`
+ * counts them) and the growth rate of growing groups. Every metric is "more is worse": a
+ * change of at least --threshold percent (default 15) is a regression when B is larger
  * and an improvement when it is smaller — if it matters: a time metric
  * only when its row holds at least --min-share percent (default 1) of its
  * trace's traced time (GPU time: of all kernels' GPU time), a count when
@@ -294,6 +295,13 @@ static int run(struct diff *d, const struct diff_opts *op) {
   range_rows(d);
   row(d, "memory", "device", "peak_bytes", MEMORY, d->a->peak_device_bytes,
       d->b->peak_device_bytes, 0, 0);
+  /* what `leaks` says is live at the end, and how fast growing groups grew */
+  row(d, "memory", "device", "leaked_bytes", MEMORY, d->a->leak.bytes, d->b->leak.bytes,
+      0, 0);
+  row(d, "memory", "device", "growth_bytes_per_min", MEMORY,
+      (uint64_t)(d->a->leak.bytes_per_min > 0 ? d->a->leak.bytes_per_min + 0.5 : 0),
+      (uint64_t)(d->b->leak.bytes_per_min > 0 ? d->b->leak.bytes_per_min + 0.5 : 0), 0,
+      0);
   judge(d);
   size_t reg = 0, imp = 0;
   for (size_t i = 0; i < d->n; i++) {

@@ -28,6 +28,7 @@
  *   report_device.c   device intervals: blocked-time attribution, gaps,
  *                     utilization
  *   report_collect.c  the streaming pass (rp_init, rp_read, rp_free)
+ *   report_leaks.c    memory growth findings (what `leaks` computes)
  *   report_rules.c    finishing: percentiles, shares, verdict, findings
  *   report_out.c      text and JSON
  * Statistics (durations, percentiles, strings, units) are the model's
@@ -63,6 +64,9 @@ enum { RP_XFER_MEMSET = 6, RP_XFER_ROWS = 7 };
 /* The verdict is "close" when the runner-up's share of traced time is
  * within this of the winner's (docs/report.md, "The verdict"). */
 #define RP_VERDICT_CLOSE 0.05
+/* memory_leak: a growing group (docs/leaks.md "Growth") of at least this
+ * many bytes live at the end (docs/report.md, "Findings"). */
+#define RP_LEAK_MIN_BYTES (1ull << 20)
 
 /* Hardware thresholds (report_hw.c; docs/report.md, "Hardware"). */
 #define RP_HW_UTIL_LOW_PCT 25    /* gpu_underutilized: utilization under this... */
@@ -223,8 +227,16 @@ struct rp_rulestats { /* counters only the findings need */
   uint64_t alloc_n, free_n, alloc_ns, free_ns;
 };
 
+struct rp_leak { /* report_leaks.c: live at the end, unsuppressed */
+  int measured;  /* the leak analysis ran */
+  int rated;     /* some growing group has a rate (a run of GT_GROWTH_MIN_NS) */
+  uint64_t bytes, blocks, growing_bytes;
+  double bytes_per_min; /* summed over growing groups with a rate */
+};
+
 struct report {
   struct rp_options opt;
+  const char *path;           /* rp_read's: the leak findings read it again */
   struct gt_session *session; /* open until rp_free */
   struct gt_model *model;     /* the session's */
   int damaged;
@@ -290,6 +302,7 @@ struct report {
   double verdict_share, runner_up_share; /* of traced time */
   struct rp_finding *findings;
   size_t nfindings, cfindings;
+  struct rp_leak leak;
   struct rp_hw *hw; /* report_hw.c: NVML readings; NULL when the trace has none */
   /* Set before rp_read: sees every event of the pass after the layers
    * did (a page drawing time series over the same read: cmd_html.c). */
@@ -351,6 +364,9 @@ void rp_device_finish(struct report *r);
 /* Split the blocking calls kept for p (exactly where p has DEVICE records,
  * else by the CPU-side rule) into r's shares, and forget them. */
 void rp_attribute_blocked(struct report *r, struct rp_proc *p);
+
+/* report_leaks.c: memory_leak / pool_growth findings and r->leak. */
+void rp_leak_findings(struct report *r);
 
 /* report_rules.c */
 void rp_verdict(struct report *r);

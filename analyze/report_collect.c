@@ -748,6 +748,7 @@ int rp_read(struct report *r, const char *path, const char *cmd) {
     fprintf(stderr, "gputrace %s: %s\n", cmd, err);
     return 2;
   }
+  r->path = path;
   r->model = gt_session_model(r->session);
   r->symtab = gt_model_symtab(r->model);
   struct gt_tool tool = {.ctx = r, .range_open = open_hook, .graph_node = graph_node_cb};

@@ -699,7 +699,14 @@ static void json_memory(FILE *o, const struct report *r) {
   for (size_t i = 0; i < sizeof r->held / sizeof r->held[0] && r->held[i].holder; i++)
     fprintf(o, "%s{\"holder\":\"%s\",\"bytes\":%" PRIu64 "}", i ? "," : "",
             r->held[i].holder->id, r->held[i].bytes);
-  fputs("]}", o);
+  fprintf(o,
+          "],\"leaked_bytes\":%" PRIu64 ",\"leaked_blocks\":%" PRIu64
+          ",\"growing_bytes\":%" PRIu64 ",\"growth_bytes_per_min\":",
+          r->leak.bytes, r->leak.blocks, r->leak.growing_bytes);
+  if (r->leak.rated)
+    fprintf(o, "%.1f}", r->leak.bytes_per_min);
+  else
+    fputs("null}", o);
 }
 
 void rp_print_json(FILE *o, struct report *r) {

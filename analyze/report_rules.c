@@ -468,6 +468,7 @@ static int severity_rank(const char *s) {
 }
 
 void rp_findings(struct report *r) {
+  rp_leak_findings(r); /* first: with the stable sort, a leak leads */
   rule_errors(r);
   rule_pageable(r);
   rule_sync_copies(r);
