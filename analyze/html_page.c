@@ -328,9 +328,9 @@ static void summary(FILE *o, const struct ht_data *d, const char *trace) {
   fputs("</div></section>\n", o);
 }
 
-static void shares(FILE *o, const struct rp_shares *s) {
-  static const char *const names[] = {"copies", "kernels", "launch",
-                                      "sync",   "api",     "idle"};
+/* idle: the last share's name ("idle" of threads, "host" of requests) */
+static void shares(FILE *o, const struct rp_shares *s, const char *idle) {
+  const char *const names[] = {"copies", "kernels", "launch", "sync", "api", idle};
   static const char *const colors[] = {"#f97316", "#2563eb", "#a855f7",
                                        "#dc2626", "#14b8a6", "#d1d5db"};
   uint64_t v[] = {s->copy, s->kernel, s->launch, s->sync, s->api, s->idle};
@@ -371,12 +371,18 @@ static void verdict(FILE *o, const struct report *r) {
   if (!r->verdict) {
     fputs("no data <small>(no CUDA call in the window)</small></div>\n", o);
   } else {
-    fprintf(o, "%s <small>%.1f %% of traced host time", r->verdict,
-            100 * r->verdict_share);
+    fprintf(o, "%s <small>%.1f %% of %s", r->verdict, 100 * r->verdict_share,
+            r->serve.traced ? "the time in requests" : "traced host time");
     if (r->runner_up)
       fprintf(o, "; close to %s (%.1f %%)", r->runner_up, 100 * r->runner_up_share);
     fputs("</small></div>\n", o);
-    shares(o, &r->sh);
+    if (r->serve.traced) { /* docs/report.md, "Serving time: requests" */
+      shares(o, &r->serve, "host");
+      fputs("<p class=\"note\">Whole process (every thread's span, waiting for work "
+            "included):</p>\n",
+            o);
+    }
+    shares(o, &r->sh, "idle");
   }
   fprintf(o, "<h3>Findings (%zu)</h3>\n", r->nfindings);
   if (!r->nfindings)

@@ -29,6 +29,7 @@
  *                     utilization
  *   report_collect.c  the streaming pass (rp_init, rp_read, rp_free)
  *   report_leaks.c    memory growth findings (what `leaks` computes)
+ *   report_requests.c request types: breakdown table, per-type findings
  *   report_rules.c    finishing: percentiles, shares, verdict, findings
  *   report_out.c      text and JSON
  * Statistics (durations, percentiles, strings, units) are the model's
@@ -130,6 +131,33 @@ struct rp_span { /* where a warm occurrence was, for its GPU time */
   uint32_t pid;
 };
 
+struct rp_shares { /* ns, summed over threads */
+  uint64_t traced, launch, copy, kernel, sync, api, idle, blocked;
+};
+/* Adds v to share f of the whole process and, when the call was made in a
+ * request, of its request type (rq: struct rp_req *, or NULL). */
+#define RP_SHARE(r, rq, f, v)                                                            \
+  do {                                                                                   \
+    uint64_t v_ = (v);                                                                   \
+    (r)->sh.f += v_;                                                                     \
+    if (rq)                                                                              \
+      (rq)->sh.f += v_;                                                                  \
+  } while (0)
+
+/* Requests: a range name's outermost push occurrences (depth 0 on their
+ * thread) and the calls their thread made while one was open. */
+#define RP_REQ_SITES 4
+struct rp_req {
+  uint64_t n;           /* outermost occurrences (completed, or open at the end) */
+  struct rp_shares sh;  /* traced: their durations; idle: time in no call */
+  uint64_t pageable_ns; /* host time in pageable copies (rule_pageable's) */
+  uint64_t pageable_n;
+  struct { /* the pageable copies' sites, by host time */
+    uint32_t pid, stack;
+    uint64_t ns;
+  } sites[RP_REQ_SITES];
+};
+
 struct rp_range {
   size_t n;              /* occurrences */
   struct rp_occ cold;    /* the one that started first: the cold start */
@@ -141,6 +169,7 @@ struct rp_range {
   /* rp_finish */
   uint64_t warm, p50, p90, p99, max, mean;
   uint64_t total_ns; /* over all occurrences */
+  struct rp_req req; /* as a request type (report_collect.c) */
 };
 
 struct rp_pending { /* work queued on a stream and not yet waited for */
@@ -159,6 +188,7 @@ struct rp_blocked {
   uint64_t start, end, copy_est;
   uint16_t api;
   uint8_t flags;
+  uint32_t req; /* range index + 1 of the request it was made in; 0: none */
 };
 
 struct rp_gaps {
@@ -193,10 +223,6 @@ struct rp_thread {
 struct rp_stream {
   uint32_t epoch; /* == its process's epoch, or its pending work is void */
   struct rp_pending pend;
-};
-
-struct rp_shares { /* ns, summed over threads */
-  uint64_t traced, launch, copy, kernel, sync, api, idle, blocked;
 };
 
 enum rp_ev_type { RP_EV_U64, RP_EV_NS, RP_EV_BYTES, RP_EV_FRAC, RP_EV_STR };
@@ -269,7 +295,12 @@ struct report {
   struct gt_map stream_idx;
   struct gt_map event_stream; /* (pid, event) -> stream key of its last record */
   struct gt_map freed;        /* (pid, memory, bytes) -> frees not yet reused */
-  struct rp_counters *snaps;  /* counters at range opens; tag = index + 1 */
+  struct rp_snap {
+    struct rp_counters c; /* the counters when the range opened */
+    size_t range;         /* its name's range index */
+  } * snaps;              /* at range opens; tag = index + 1 */
+  struct rp_req *cur_req; /* the request of the call on_api is handling, or NULL */
+  uint32_t cur_req_idx;   /* its range index + 1 */
   size_t nsnaps, csnaps, *free_snaps, nfree_snaps, cfree_snaps;
   struct gt_map sites[RP_SITES]; /* pid << 32 | stack id -> calls */
   struct gt_map sync_site_ns;    /* pid << 32 | stack id -> ns blocked in syncs */
@@ -279,11 +310,13 @@ struct report {
   uint64_t dev_records;
   uint32_t dev_sample;
   /* rp_finish */
-  struct rp_shares sh;
-  struct rp_gaps gaps;         /* device idle gaps, all processes */
-  int gaps_measured;           /* from DEVICE records, not the model */
-  double util[RP_UTIL_CHUNKS]; /* device timing only */
-  struct gt_gpu_attr gattr;    /* GPU time by launch stack (gpu_attr.h) */
+  struct rp_shares sh;    /* whole process: every traced thread's span */
+  struct rp_shares serve; /* serving time: in requests (all types); traced 0: none */
+  const struct rp_shares *basis; /* what verdict and shares are of: serve or sh */
+  struct rp_gaps gaps;           /* device idle gaps, all processes */
+  int gaps_measured;             /* from DEVICE records, not the model */
+  double util[RP_UTIL_CHUNKS];   /* device timing only */
+  struct gt_gpu_attr gattr;      /* GPU time by launch stack (gpu_attr.h) */
   struct rp_gpu_line {
     char site[200];
     double launches, gpu_ns;
@@ -367,6 +400,11 @@ void rp_attribute_blocked(struct report *r, struct rp_proc *p);
 
 /* report_leaks.c: memory_leak / pool_growth findings and r->leak. */
 void rp_leak_findings(struct report *r);
+
+/* report_requests.c: request types (outermost NVTX ranges, by name). */
+void rp_requests_text(FILE *o, const struct report *r);
+void rp_requests_json(FILE *o, const struct report *r); /* "\"requests\":[...],\n" */
+void rp_request_findings(struct report *r);
 
 /* report_rules.c */
 void rp_verdict(struct report *r);

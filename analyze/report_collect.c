@@ -157,7 +157,7 @@ static void blocked(struct report *r, struct rp_proc *p, const struct gt_record 
                    (w.kernels ? RP_BL_PEND_KERNELS : 0) |
                    (w.ops > w.kernels ? RP_BL_PEND_COPIES : 0);
   uint64_t est = own_est + w.copy_est_ns;
-  r->sh.blocked += rec->dur_ns;
+  RP_SHARE(r, r->cur_req, blocked, rec->dur_ns);
   if (r->device_active == 0 && ++r->undecided > RP_UNDECIDED_MAX) {
     /* No DEVICE record by now: a CPU-side trace. Split what was kept and
      * stop keeping (memory stays bounded). */
@@ -168,14 +168,15 @@ static void blocked(struct report *r, struct rp_proc *p, const struct gt_record 
   }
   if (r->device_active >= 0) {
     p->bl = gt_grow(p->bl, &p->capbl, p->nbl + 1, sizeof *p->bl);
-    p->bl[p->nbl++] = (struct rp_blocked){rec->ts_ns, rec->ts_ns + rec->dur_ns, est,
-                                          rec->api, (uint8_t)flags};
+    p->bl[p->nbl++] =
+        (struct rp_blocked){rec->ts_ns, rec->ts_ns + rec->dur_ns, est,
+                            rec->api,   (uint8_t)flags,           r->cur_req_idx};
   } else {
     uint64_t k, c, s;
     rp_cpu_split(rec->dur_ns, est, flags, &k, &c, &s);
-    r->sh.kernel += k;
-    r->sh.copy += c;
-    r->sh.sync += s;
+    RP_SHARE(r, r->cur_req, kernel, k);
+    RP_SHARE(r, r->cur_req, copy, c);
+    RP_SHARE(r, r->cur_req, sync, s);
     if (rp_is_sync_api(rec->api)) {
       r->sync[rec->api].kernel_ns += k;
       r->sync[rec->api].copy_ns += c;
@@ -233,7 +234,7 @@ static void on_launch(struct report *r, struct rp_thread *t, struct rp_proc *p,
     k->launches++;
     k->cpu_ns += rec->dur_ns;
   }
-  r->sh.launch += rec->dur_ns;
+  RP_SHARE(r, r->cur_req, launch, rec->dur_ns);
   t->c.launches++;
   p->c.launches++;
   if (t->pending_launch)
@@ -251,6 +252,23 @@ static int blocking_copy(const struct gt_record *rec) {
   return !(rec->flags & GT_F_ASYNC) || (rec->flags & GT_F_PAGEABLE);
 }
 
+/* A pageable copy made in a request: its type's figures and sites. */
+static void req_pageable(struct rp_req *q, const struct gt_record *rec) {
+  q->pageable_n++;
+  q->pageable_ns += rec->dur_ns;
+  if (!rec->stack_id)
+    return;
+  int i = 0;
+  while (i < RP_REQ_SITES && q->sites[i].ns &&
+         !(q->sites[i].pid == rec->pid && q->sites[i].stack == rec->stack_id))
+    i++;
+  if (i == RP_REQ_SITES)
+    return; /* a fifth site: the first four are kept */
+  q->sites[i].pid = rec->pid;
+  q->sites[i].stack = rec->stack_id;
+  q->sites[i].ns += rec->dur_ns;
+}
+
 static void copy_rules(struct report *r, const struct gt_record *rec) {
   unsigned dir = rec->u.copy.dir;
   uint64_t b = rec->u.copy.bytes;
@@ -264,6 +282,8 @@ static void copy_rules(struct report *r, const struct gt_record *rec) {
     r->rs.pageable_ns += rec->dur_ns;
     r->rs.pageable_bytes += b;
     site(r, RP_SITE_PAGEABLE, rec);
+    if (r->cur_req)
+      req_pageable(r->cur_req, rec);
   }
   /* Like nsys cuda_memcpy_sync: host<->device copies that block, except
    * host-to-device ones of 64 KB or less (staged and returned early). */
@@ -293,7 +313,7 @@ static void on_copy(struct report *r, struct rp_thread *t, struct rp_proc *p,
   copy_rules(r, rec);
   uint64_t est = copy_estimate(b, dir, (rec->flags & GT_F_PINNED) != 0);
   if (rec->result != 0 || dir == GT_DIR_HTOH) {
-    r->sh.copy += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, copy, rec->dur_ns);
   } else if (blocking_copy(rec)) {
     x->blocking++;
     x->blocking_bytes += b;
@@ -303,7 +323,7 @@ static void on_copy(struct report *r, struct rp_thread *t, struct rp_proc *p,
                          : SCOPE_ALL;
     blocked(r, p, rec, est, 1, scope);
   } else {
-    r->sh.copy += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, copy, rec->dur_ns);
     queue_work(r, p, stream_key(rec->api, rec->u.copy.stream, rec->tid), est, 0,
                rec->ts_ns);
   }
@@ -325,7 +345,7 @@ static void on_memset(struct report *r, struct rp_proc *p, const struct gt_recor
   int blocks =
       !(rec->flags & GT_F_ASYNC) && (mem == GT_MEM_PINNED_HOST || mem == GT_MEM_MANAGED);
   if (rec->result != 0) {
-    r->sh.copy += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, copy, rec->dur_ns);
   } else if (blocks) {
     x->blocking++;
     x->blocking_bytes += b;
@@ -334,7 +354,7 @@ static void on_memset(struct report *r, struct rp_proc *p, const struct gt_recor
     r->rs.sync_set_ns += rec->dur_ns;
     blocked(r, p, rec, est, 1, SCOPE_ALL);
   } else {
-    r->sh.copy += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, copy, rec->dur_ns);
     queue_work(r, p, stream_key(rec->api, rec->u.set.stream, rec->tid), est, 0,
                rec->ts_ns);
   }
@@ -358,7 +378,7 @@ static void on_sync(struct report *r, struct rp_thread *t, struct rp_proc *p,
     s->max_ns = rec->dur_ns;
   unsigned fl = gt_api_flags(api);
   if (!(fl & GT_AF_BLOCKING)) { /* queries and stream waits never block */
-    r->sh.sync += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, sync, rec->dur_ns);
     s->sync_ns += rec->dur_ns;
     if (rec->result != 0 || !(fl & GT_AF_QUERY))
       return; /* a stream wait orders work on the device: nothing is done */
@@ -387,8 +407,8 @@ static void on_sync(struct report *r, struct rp_thread *t, struct rp_proc *p,
   else if (fl & GT_AF_ON_EVENT)
     scope = event_scope(r, rec, &known);
   if (!known) { /* an event never recorded: nothing to wait for */
-    r->sh.blocked += rec->dur_ns;
-    r->sh.sync += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, blocked, rec->dur_ns);
+    RP_SHARE(r, r->cur_req, sync, rec->dur_ns);
     s->sync_ns += rec->dur_ns;
     return;
   }
@@ -397,7 +417,7 @@ static void on_sync(struct report *r, struct rp_thread *t, struct rp_proc *p,
 
 static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
                    const struct gt_record *rec) {
-  r->sh.api += rec->dur_ns;
+  RP_SHARE(r, r->cur_req, api, rec->dur_ns);
   int alloc = rec->kind == GT_KIND_ALLOC;
   if (alloc) {
     r->rs.alloc_n++;
@@ -429,6 +449,19 @@ static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
   }
 }
 
+/* The request a call is made in: the outermost push range open on its
+ * thread (its tag, open_hook's), when that one is in scope. */
+static void set_request(struct report *r, const struct gt_record *rec) {
+  uint64_t tag = gt_model_outer_tag(r->model, rec->pid, rec->tid);
+  r->cur_req = NULL;
+  r->cur_req_idx = 0;
+  if (!tag || tag > r->nsnaps)
+    return;
+  size_t idx = r->snaps[tag - 1].range;
+  r->cur_req = &r->ranges[idx].req;
+  r->cur_req_idx = (uint32_t)idx + 1;
+}
+
 /* A call: the API table and the thread's span; `work` also counts what it
  * queued or waited for (a captured or added graph node ran nothing). */
 static void on_call(struct report *r, const struct gt_record *rec, int work) {
@@ -449,6 +482,7 @@ static void on_call(struct report *r, const struct gt_record *rec, int work) {
     r->cur = NULL;
     return;
   }
+  set_request(r, rec);
   struct rp_api *a = &r->api[rec->api];
   a->calls++;
   if (rec->result != 0) {
@@ -481,13 +515,15 @@ static void on_call(struct report *r, const struct gt_record *rec, int work) {
     if (rec->u.handle.handle2 || (gt_api_flags(rec->api) & GT_AF_RECORD))
       gt_map_put(&r->event_stream, gt_pid_key(rec->pid, rec->u.handle.handle),
                  stream_key(rec->api, rec->u.handle.handle2, rec->tid));
-    r->sh.api += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, api, rec->dur_ns);
     break;
   default:
-    r->sh.api += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, api, rec->dur_ns);
     break;
   }
   r->cur = NULL; /* threads may move before the next record */
+  r->cur_req = NULL;
+  r->cur_req_idx = 0;
 }
 
 static void on_api(struct report *r, const struct gt_record *rec) {
@@ -562,6 +598,17 @@ static int in_window(const struct report *r, uint64_t ts) {
   return rel >= r->opt.from_ns && rel < r->opt.to_ns;
 }
 
+/* A range name's index in rnames and ranges (added if new). */
+static size_t range_at(struct report *r, const char *name) {
+  size_t idx = gt_strtab_intern(&r->rnames, name);
+  if (idx >= r->rcap) {
+    size_t old = r->rcap;
+    r->ranges = gt_grow(r->ranges, &r->rcap, idx + 1, sizeof *r->ranges);
+    memset(r->ranges + old, 0, (r->rcap - old) * sizeof *r->ranges);
+  }
+  return idx;
+}
+
 static uint64_t open_hook(void *ctx, const struct gt_record *rec) {
   struct report *r = ctx;
   if ((r->opt.has_pid && rec->pid != r->opt.pid) || !in_window(r, rec->ts_ns))
@@ -576,7 +623,8 @@ static uint64_t open_hook(void *ctx, const struct gt_record *rec) {
     r->snaps = gt_grow(r->snaps, &r->csnaps, r->nsnaps + 1, sizeof *r->snaps);
     idx = r->nsnaps++;
   }
-  r->snaps[idx] = c;
+  r->snaps[idx].c = c;
+  r->snaps[idx].range = range_at(r, gt_model_text(r->model, rec));
   return idx + 1;
 }
 
@@ -589,18 +637,13 @@ static void range_done(struct report *r, const struct gt_range *g) {
   if (!g->tag)
     return;
   size_t si = (size_t)g->tag - 1;
-  struct rp_counters then = r->snaps[si];
+  struct rp_counters then = r->snaps[si].c;
   r->free_snaps =
       gt_grow(r->free_snaps, &r->cfree_snaps, r->nfree_snaps + 1, sizeof(size_t));
   r->free_snaps[r->nfree_snaps++] = si;
   struct rp_counters now =
       g->depth >= 0 ? thread_of(r, g->pid, g->tid)->c : rp_proc_of(r, g->pid)->c;
-  size_t idx = gt_strtab_intern(&r->rnames, g->name);
-  if (idx >= r->rcap) {
-    size_t old = r->rcap;
-    r->ranges = gt_grow(r->ranges, &r->rcap, idx + 1, sizeof *r->ranges);
-    memset(r->ranges + old, 0, (r->rcap - old) * sizeof *r->ranges);
-  }
+  size_t idx = range_at(r, g->name);
   struct rp_occ o = {.start = g->start_ns,
                      .end = g->end_ns > g->start_ns ? g->end_ns : g->start_ns,
                      .bytes = now.bytes - then.bytes,
@@ -608,6 +651,10 @@ static void range_done(struct report *r, const struct gt_range *g) {
                      .launches = delta32(now.launches, then.launches),
                      .allocs = delta32(now.allocs, then.allocs)};
   struct rp_range *rg = &r->ranges[idx];
+  if (g->depth == 0) { /* outermost on its thread: a request */
+    rg->req.n++;
+    rg->req.sh.traced += o.end - o.start;
+  }
   if (rg->n++ == 0) {
     rg->cold = o;
     return;

@@ -38,8 +38,8 @@ def test_leak_is_the_first_finding():
     eq((ev["bytes"], ev["blocks"]), (counts["leaked_bytes"], counts["embed"]), "leaked bytes, blocks")
     eq((ev["range"], ev["ranges"], ev["bytes_per_range"]), ("req:embed", 18, 2 * MiB),
        "bytes per leaking request")
-    eq((d["memory"]["leaked_bytes"], d["memory"]["leaked_blocks"]),
-       (counts["leaked_bytes"], counts["embed"]), "memory: leaked")
+    eq((d["leaks"]["bytes"], d["leaks"]["blocks"]), (counts["leaked_bytes"], counts["embed"]),
+       "leaks: bytes, blocks")
     eq([x["rule"] for x in d["findings"]].count("memory_leak"), 1,
        "one leak finding (the weights are freed, the rest is freed)")
     text = run([GPUTRACE, "report", out], base_env(), check_rc=0).stdout
@@ -68,5 +68,44 @@ def test_diff_compares_leaks():
     assert ("memory", "growth_bytes_per_min") in rows, "diff compares the growth rate"
 
 
+SHARES = ("copy", "kernel", "launch", "sync", "api")
+
+
+def test_idle_waiting_is_not_cpu_work():
+    """Workers that wait 20 ms for each request (blocked outside CUDA) give
+    the verdict and per-type breakdown of workers that never wait, within 5
+    points: shares are of the time inside requests."""
+    reps = {}
+    for hold in (0, 20):
+        counts, out = server("--requests", "70", "--hold", str(hold), name="server_hold%d" % hold)
+        eq((counts["chat"], counts["embed"], counts["legacy"]), (144, 36, 30), "request types")
+        reps[hold] = report_json(out)
+    a, b = reps[0], reps[20]
+    for d in (a, b):
+        eq(d["shares_of"], "requests", "verdict judged on request time")
+        eq(d["verdict"], "compute-bound", "verdict (req:chat's decode kernels dominate)")
+        types = {q["name"]: q for q in d["requests"]}
+        eq(sorted((n, q["count"]) for n, q in types.items()),
+           [("req:chat", 144), ("req:embed", 36), ("req:legacy", 30)], "request types, counts")
+        leg = [f for f in d["findings"] if f["rule"] == "request_pageable"]
+        eq([(f["severity"], f["evidence"]["request"], f["evidence"]["copies"]) for f in leg],
+           [("high", "req:legacy", 60)], "req:legacy's pageable copies, judged on its own time")
+    # the waiting shows in the whole process's figure, beside
+    assert b["shares"]["idle"] > a["shares"]["idle"] + 0.2, (a["shares"], b["shares"])
+    sa, sb = a["request_shares"], b["request_shares"]
+    w = {"compute-bound": "kernel"}[a["verdict"]]
+    assert abs(sa[w] - sb[w]) <= 0.05, "verdict share %.3f vs %.3f" % (sa[w], sb[w])
+    ta = {q["name"]: q for q in a["requests"]}
+    tb = {q["name"]: q for q in b["requests"]}
+    for name in ta:
+        for k in SHARES + ("host",):
+            assert abs(ta[name][k] - tb[name][k]) <= 0.05, \
+                "%s %s: %.3f at --hold 0, %.3f at --hold 20" % (name, k, ta[name][k], tb[name][k])
+        # the partition adds up to the requests' time
+        eq(sum(tb[name][k + "_ns"] for k in SHARES + ("host",)), tb[name]["time_ns"],
+           name + ": shares add up")
+
+
 if __name__ == "__main__":
-    main([test_leak_is_the_first_finding, test_diff_compares_leaks])
+    main([test_leak_is_the_first_finding, test_diff_compares_leaks,
+          test_idle_waiting_is_not_cpu_work])
