@@ -45,6 +45,7 @@
 #include "gputrace/schema.h"
 #include "holders.h"
 #include "model.h"
+#include "range_gpu.h"
 #include "session.h"
 #include "stats.h"
 #include "symtab.h"
@@ -126,11 +127,6 @@ struct rp_occ { /* one completed NVTX range */
   uint32_t pid, launches, allocs, pad;
 };
 
-struct rp_span { /* where a warm occurrence was, for its GPU time */
-  uint64_t start, end;
-  uint32_t pid;
-};
-
 struct rp_shares { /* ns, summed over threads */
   uint64_t traced, launch, copy, kernel, sync, api, idle, blocked;
 };
@@ -163,9 +159,7 @@ struct rp_range {
   struct rp_occ cold;    /* the one that started first: the cold start */
   struct gt_durs warm_d; /* durations of the others ("warm") */
   uint64_t launches, bytes, allocs, gpu_ns; /* sums over warm occurrences */
-  struct rp_span *spans; /* warm occurrences, while DEVICE records may come */
-  size_t nspans, cspans;
-  int no_spans; /* spans were dropped: no GPU time per range */
+  int cold_opened; /* the first occurrence opened: its GPU time is the cold's */
   /* rp_finish */
   uint64_t warm, p50, p90, p99, max, mean;
   uint64_t total_ns; /* over all occurrences */
@@ -298,7 +292,9 @@ struct report {
   struct rp_snap {
     struct rp_counters c; /* the counters when the range opened */
     size_t range;         /* its name's range index */
+    uint64_t gpu;         /* its gt_rgpu handle */
   } * snaps;              /* at range opens; tag = index + 1 */
+  struct gt_rgpu *rgpu;   /* GPU time of ranges (range_gpu.h) */
   struct rp_req *cur_req; /* the request of the call on_api is handling, or NULL */
   uint32_t cur_req_idx;   /* its range index + 1 */
   size_t nsnaps, csnaps, *free_snaps, nfree_snaps, cfree_snaps;

@@ -137,8 +137,6 @@ static struct rp_pending drain(struct report *r, struct rp_proc *p, uint64_t sco
   return got;
 }
 
-static void drop_spans(struct report *r);
-
 static uint64_t copy_estimate(uint64_t bytes, unsigned dir, int pinned) {
   uint64_t bpns = dir == GT_DIR_DTOD || dir == GT_DIR_PEER ? RP_DTOD_BPNS
                   : pinned                                 ? RP_PINNED_BPNS
@@ -164,7 +162,6 @@ static void blocked(struct report *r, struct rp_proc *p, const struct gt_record 
     for (size_t i = 0; i < r->nprocs; i++)
       rp_attribute_blocked(r, &r->procs[i]);
     r->device_active = -1;
-    drop_spans(r);
   }
   if (r->device_active >= 0) {
     p->bl = gt_grow(p->bl, &p->capbl, p->nbl + 1, sizeof *p->bl);
@@ -623,8 +620,13 @@ static uint64_t open_hook(void *ctx, const struct gt_record *rec) {
     r->snaps = gt_grow(r->snaps, &r->csnaps, r->nsnaps + 1, sizeof *r->snaps);
     idx = r->nsnaps++;
   }
+  size_t ri = range_at(r, gt_model_text(r->model, rec));
+  struct rp_range *rg = &r->ranges[ri];
   r->snaps[idx].c = c;
-  r->snaps[idx].range = range_at(r, gt_model_text(r->model, rec));
+  r->snaps[idx].range = ri;
+  r->snaps[idx].gpu = gt_rgpu_open(r->rgpu, rec->pid, rec->tid,
+                                   (uint64_t)ri << 1 | (rg->cold_opened == 0));
+  rg->cold_opened = 1;
   return idx + 1;
 }
 
@@ -638,6 +640,7 @@ static void range_done(struct report *r, const struct gt_range *g) {
     return;
   size_t si = (size_t)g->tag - 1;
   struct rp_counters then = r->snaps[si].c;
+  gt_rgpu_close(r->rgpu, r->snaps[si].gpu);
   r->free_snaps =
       gt_grow(r->free_snaps, &r->cfree_snaps, r->nfree_snaps + 1, sizeof(size_t));
   r->free_snaps[r->nfree_snaps++] = si;
@@ -655,41 +658,43 @@ static void range_done(struct report *r, const struct gt_range *g) {
     rg->req.n++;
     rg->req.sh.traced += o.end - o.start;
   }
+  uint64_t cold_gpu = rg->cold.gpu_ns; /* range_gpu_add's: the first opened one's */
   if (rg->n++ == 0) {
     rg->cold = o;
+    rg->cold.gpu_ns = cold_gpu;
     return;
   }
   if (o.start < rg->cold.start) { /* an earlier one (an outer range of the same name) */
     struct rp_occ t = rg->cold;
     rg->cold = o;
     o = t;
+    rg->cold.gpu_ns = cold_gpu;
   }
   gt_durs_add(&rg->warm_d, o.end - o.start);
   rg->launches += o.launches;
   rg->bytes += o.bytes;
   rg->allocs += o.allocs;
-  if (r->device_active >= 0 && !rg->no_spans) { /* GPU time needs where it was */
-    rg->spans = gt_grow(rg->spans, &rg->cspans, rg->nspans + 1, sizeof *rg->spans);
-    rg->spans[rg->nspans++] = (struct rp_span){o.start, o.end, o.pid};
-  }
-}
-
-/* No DEVICE record by now: no range will get GPU time; forget where they were. */
-static void drop_spans(struct report *r) {
-  for (size_t i = 0; i < r->rnames.n; i++) {
-    free(r->ranges[i].spans);
-    r->ranges[i].spans = NULL;
-    r->ranges[i].nspans = r->ranges[i].cspans = 0;
-    r->ranges[i].no_spans = 1;
-  }
 }
 
 /* ---- the pass ---- */
+
+/* Device time of an occurrence's own work (range_gpu.h): user is its
+ * range index << 1 | 1 for the cold (first opened) one. */
+static void range_gpu_add(void *ctx, uint64_t user, double ns) {
+  struct report *r = ctx;
+  struct rp_range *rg = &r->ranges[user >> 1];
+  if (user & 1)
+    rg->cold.gpu_ns += (uint64_t)ns;
+  else
+    rg->gpu_ns += (uint64_t)ns;
+}
 
 void rp_init(struct report *r, const struct rp_options *opt) {
   memset(r, 0, sizeof *r);
   r->opt = *opt;
   gt_gpu_attr_init(&r->gattr);
+  struct gt_rgpu_hooks h = {.ctx = r, .add = range_gpu_add};
+  r->rgpu = gt_rgpu_new(0, &h);
 }
 
 static void feed(struct report *r, const struct gt_record *rec,
@@ -731,6 +736,7 @@ static void feed(struct report *r, const struct gt_record *rec,
   case GT_KIND_NONE:
     return;
   case GT_KIND_DEVICE:
+    gt_rgpu_device(r->rgpu, rec); /* a range's own work, wherever it ran */
     if (in_window(r, rec->ts_ns)) {
       r->events += !(rec->flags & GT_F_GRAPH_RUN);
       r->device_active = 1;
@@ -746,6 +752,7 @@ static void feed(struct report *r, const struct gt_record *rec,
         on_graph_run(r, rec);
       return;
     }
+    gt_rgpu_call(r->rgpu, rec);
     if (gt_kind_is_def(rec->kind)) { /* stacks, modules, frames: for call sites */
       r->events++;
     } else if (gt_kind_is_call(rec->kind) && in_window(r, rec->ts_ns)) {
@@ -813,6 +820,7 @@ static void free_runs(struct rp_runs *x) {
 
 void rp_free(struct report *r) {
   gt_gpu_attr_free(&r->gattr);
+  gt_rgpu_free(r->rgpu);
   for (unsigned a = 0; a < GT_API_COUNT; a++)
     gt_durs_free(&r->api[a].durs);
   gt_strtab_free(&r->knames);
@@ -820,7 +828,6 @@ void rp_free(struct report *r) {
   gt_map_free(&r->kcache);
   for (size_t i = 0; i < r->rnames.n; i++) {
     gt_durs_free(&r->ranges[i].warm_d);
-    free(r->ranges[i].spans);
   }
   gt_strtab_free(&r->rnames);
   free(r->ranges);

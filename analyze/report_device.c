@@ -12,8 +12,6 @@
  *    waited: sync overhead; or, when the device records are sampled 1 in N,
  *    work nobody timed, split by the CPU-side rule); calls of processes
  *    without DEVICE records use the CPU-side rule;
- *  - each NVTX range occurrence gets the time its process's device was
- *    busy inside it;
  *  - device idle gaps and utilization per chunk come from the same lists;
  *    processes without DEVICE records keep the CPU-side model's gaps.
  */
@@ -58,20 +56,6 @@ static void attribute(struct report *r, const struct rp_proc *p,
     r->sync[b->api].kernel_ns += k;
     r->sync[b->api].copy_ns += c;
     r->sync[b->api].sync_ns += s;
-  }
-}
-
-static uint64_t busy_in(struct report *r, uint32_t pid, uint64_t s, uint64_t e) {
-  const struct rp_proc *p = rp_proc_of(r, pid);
-  return rp_union_overlap(&p->kruns, &p->cruns, s, e);
-}
-
-static void range_gpu(struct report *r) {
-  for (size_t i = 0; i < r->rnames.n; i++) {
-    struct rp_range *g = &r->ranges[i];
-    g->cold.gpu_ns = busy_in(r, g->cold.pid, g->cold.start, g->cold.end);
-    for (size_t j = 0; j < g->nspans; j++)
-      g->gpu_ns += busy_in(r, g->spans[j].pid, g->spans[j].start, g->spans[j].end);
   }
 }
 
@@ -133,8 +117,6 @@ void rp_device_finish(struct report *r) {
       }
     }
   }
-  if (r->dev_records)
-    range_gpu(r);
   uint64_t span = r->last_ns > r->first_ns ? r->last_ns - r->first_ns : 0;
   for (int c = 0; c < RP_UTIL_CHUNKS && span; c++) {
     double len = (double)(span * (c + 1) / RP_UTIL_CHUNKS - span * c / RP_UTIL_CHUNKS);

@@ -443,7 +443,7 @@ static void text_ranges(FILE *o, const struct report *r) {
       cell(o, gt_fmt_bytes(b, sizeof b, g->bytes / w), 11, 1);
       snprintf(b, sizeof b, "%.1f", (double)g->allocs / (double)w);
       cell(o, b, 8, 1);
-      if (r->dev_records && !g->no_spans)
+      if (r->dev_records)
         ns_cell(o, g->gpu_ns / w, 11);
       else
         cell(o, "-", 11, 1);
@@ -699,13 +699,13 @@ static void json_ranges(FILE *o, const struct report *r) {
             ",\"allocs\":%" PRIu64,
             g->n, g->warm, g->p50, g->p90, g->p99, g->max, g->mean, g->launches, g->bytes,
             g->allocs);
-    if (r->dev_records && !g->no_spans)
+    if (r->dev_records)
       fprintf(o, ",\"gpu_ns\":%" PRIu64, g->gpu_ns);
     fprintf(o,
             ",\"cold\":{\"start_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64 ",\"launches\":%u"
             ",\"bytes\":%" PRIu64 ",\"allocs\":%u",
             c->start, c->end - c->start, c->launches, c->bytes, c->allocs);
-    if (r->dev_records && !g->no_spans)
+    if (r->dev_records)
       fprintf(o, ",\"gpu_ns\":%" PRIu64, c->gpu_ns);
     fputs("}}", o);
   }

@@ -69,9 +69,10 @@ void rp_requests_text(FILE *o, const struct report *r) {
     fprintf(
         o,
         "\nRequests (outermost NVTX ranges by name: where each type's time went, %% of "
-        "its time)\n  %-24s %8s %10s %11s %6s %7s %6s %6s %6s %6s\n",
+        "its time; GPU: its own work's device time per request)\n  %-24s %8s %10s %11s "
+        "%6s %7s %6s %6s %6s %6s %11s\n",
         "type", "requests", "time", "per request", "copies", "kernels", "launch", "sync",
-        "api", "host");
+        "api", "host", "GPU");
   for (size_t i = 0; i < n && i < RP_REQ_TEXT_ROWS; i++) {
     const struct rp_req *q = &r->ranges[ord[i]].req;
     char name[25];
@@ -86,6 +87,11 @@ void rp_requests_text(FILE *o, const struct report *r) {
     pct(o, q->sh.sync, q->sh.traced);
     pct(o, q->sh.api, q->sh.traced);
     pct(o, q->sh.idle, q->sh.traced);
+    const struct rp_range *g = &r->ranges[ord[i]];
+    if (r->dev_records && g->n)
+      fprintf(o, " %11s", gt_fmt_ns(a, sizeof a, (g->gpu_ns + g->cold.gpu_ns) / g->n));
+    else
+      fprintf(o, " %11s", "-");
     fputc('\n', o);
   }
   if (n > RP_REQ_TEXT_ROWS)
@@ -114,11 +120,17 @@ void rp_requests_json(FILE *o, const struct report *r) {
             ",\"copy\":%.6f,\"kernel\":%.6f,\"launch\":%.6f,\"sync\":%.6f,\"api\":%.6f,"
             "\"host\":%.6f,\"copy_ns\":%" PRIu64 ",\"kernel_ns\":%" PRIu64
             ",\"launch_ns\":%" PRIu64 ",\"sync_ns\":%" PRIu64 ",\"api_ns\":%" PRIu64
-            ",\"host_ns\":%" PRIu64 ",\"pageable_ns\":%" PRIu64 "}",
+            ",\"host_ns\":%" PRIu64 ",\"pageable_ns\":%" PRIu64,
             q->n, s->traced, frac(s->copy, s->traced), frac(s->kernel, s->traced),
             frac(s->launch, s->traced), frac(s->sync, s->traced), frac(s->api, s->traced),
             frac(s->idle, s->traced), s->copy, s->kernel, s->launch, s->sync, s->api,
             s->idle, q->pageable_ns);
+    const struct rp_range *g = &r->ranges[ord[i]];
+    uint64_t gpu = g->gpu_ns + g->cold.gpu_ns; /* range_gpu.h: its own work */
+    if (r->dev_records)
+      fprintf(o, ",\"gpu_ns\":%" PRIu64 ",\"gpu_per_request_ns\":%" PRIu64, gpu,
+              g->n ? gpu / g->n : 0);
+    fputc('}', o);
   }
   fputs("],\n", o);
   free(ord);

@@ -131,6 +131,7 @@ void rp_finish(struct report *r) {
     r->api[a].p90 = out[1];
     r->api[a].p99 = out[2];
   }
+  gt_rgpu_flush(r->rgpu); /* every range's own work: its GPU time is whole */
   rp_device_finish(r);
   for (size_t i = 0; i < r->rnames.n; i++)
     finish_range(&r->ranges[i]);

@@ -11,14 +11,46 @@ MiB = 1 << 20
 LEAK_LINE = 73  # embed_cache_grow's cudaMalloc in server.cu
 
 
-def server(*args, name="server"):
+def server(*args, name="server", **env):
     p, out = record([prog("server")] + list(args),
-                    out=os.path.join(TMP, "%s.gtrace" % name))
+                    out=os.path.join(TMP, "%s.gtrace" % name), **env)
     m = re.search(r"server: workers (\d+) requests (\d+) chat (\d+) embed (\d+) legacy (\d+) "
                   r"leaked_bytes (\d+)", p.stdout)
     assert m, "server printed: %r" % p.stdout
     keys = ("workers", "requests", "chat", "embed", "legacy", "leaked_bytes")
     return dict(zip(keys, map(int, m.groups()))), out
+
+
+def dump_json(path):
+    p = run([GPUTRACE, "dump", "--json", path], base_env(), check_rc=0)
+    return [json.loads(l) for l in p.stdout.splitlines()]
+
+
+def own_gpu(recs):
+    """Per range name: the device time (DEVICE dur x sample) of the launches,
+    graph launches, copies and memsets its thread made while it was open,
+    every range open counting (outer ranges include inner ones) - computed
+    here from the raw records, independently of the tool."""
+    calls, threads = {}, {}
+    for d in recs:
+        if d["kind"] != "device" and "tid" in d:
+            threads.setdefault((d["pid"], d["tid"]), []).append(d)
+    for key, recs_of in threads.items():
+        stack = []
+        for d in recs_of:  # a thread's records are in call order
+            if d["kind"] == "nvtx" and d.get("op") == "push":
+                stack.append(d["message"])
+            elif d["kind"] == "nvtx" and d.get("op") == "pop" and stack:
+                stack.pop()
+            elif d["kind"] in ("launch", "memcpy", "memset") and d.get("corr") and \
+                    d["result"] == 0 and stack and not d.get("captured"):
+                calls[(key, d["corr"])] = list(stack)
+    total = {}
+    for d in recs:
+        if d["kind"] == "device":
+            for n in calls.get(((d["pid"], d["tid"]), d.get("corr")), []):
+                total[n] = total.get(n, 0) + d["dur_ns"] * max(1, d.get("sample", 1))
+    return total
 
 
 def report_json(path, *args):
@@ -77,7 +109,11 @@ def test_idle_waiting_is_not_cpu_work():
     points: shares are of the time inside requests."""
     reps = {}
     for hold in (0, 20):
-        counts, out = server("--requests", "70", "--hold", str(hold), name="server_hold%d" % hold)
+        # a slower copy engine (the stand-in's knobs): each request's own work
+        # is milliseconds, so a busy host's scheduling delays stay small in it
+        counts, out = server("--requests", "70", "--warmup", "1", "--hold", str(hold),
+                             name="server_hold%d" % hold, GPUTRACE_STANDIN_PINNED_GBPS="2",
+                             GPUTRACE_STANDIN_PAGEABLE_GBPS="1")
         eq((counts["chat"], counts["embed"], counts["legacy"]), (144, 36, 30), "request types")
         reps[hold] = report_json(out)
     a, b = reps[0], reps[20]
@@ -106,6 +142,34 @@ def test_idle_waiting_is_not_cpu_work():
            name + ": shares add up")
 
 
+def range_gpu(d):
+    return {r["name"]: r["gpu_ns"] + r["cold"]["gpu_ns"] for r in d["ranges"]}
+
+
+def test_request_gpu_is_its_own_work():
+    """A range's GPU time is the device time of its own thread's work while
+    it was open, nested ranges their own; with 3 workers as with 1."""
+    counts, out = server("--hold", "30", "--stagger", "1", name="server_gpu3")
+    want = own_gpu(dump_json(out))
+    eq(sorted(want), ["decode", "prefill", "req:chat", "req:embed", "req:legacy"], "ranges with work")
+    d = report_json(out)
+    eq(range_gpu(d), want, "report: GPU time per range = its own work's device time")
+    assert want["req:chat"] > want["prefill"] + want["decode"] > 0, want
+    per = {q["name"]: q for q in d["requests"]}
+    for name in ("req:chat", "req:embed", "req:legacy"):
+        n = counts[name.split(":")[1]]
+        eq((per[name]["gpu_ns"], per[name]["gpu_per_request_ns"]), (want[name], want[name] // n),
+           name + ": requests table GPU")
+    _, one = server("--workers", "1", name="server_gpu1")
+    d1 = report_json(one)
+    # (the stand-in times a copy with events around it, host-side delays
+    # included: copies' device times follow the host's load, kernels' not)
+    for name in ("req:chat", "decode"):
+        a = range_gpu(d)[name] / {r["name"]: r["count"] for r in d["ranges"]}[name]
+        b = range_gpu(d1)[name] / {r["name"]: r["count"] for r in d1["ranges"]}[name]
+        assert abs(a - b) <= 0.10 * b, "%s: %.0f ns per range with 3 workers, %.0f with 1" % (name, a, b)
+
+
 if __name__ == "__main__":
     main([test_leak_is_the_first_finding, test_diff_compares_leaks,
-          test_idle_waiting_is_not_cpu_work])
+          test_idle_waiting_is_not_cpu_work, test_request_gpu_is_its_own_work])
