@@ -5,7 +5,10 @@ hold whether workers wait for requests or not; a request's GPU time is the
 device time of its own work, exactly."""
 import json
 import re
+import subprocess
+import time
 from gtest import *
+import promrun
 
 MiB = 1 << 20
 LEAK_LINE = 73  # embed_cache_grow's cudaMalloc in server.cu
@@ -170,6 +173,30 @@ def test_request_gpu_is_its_own_work():
         assert abs(a - b) <= 0.10 * b, "%s: %.0f ns per range with 3 workers, %.0f with 1" % (name, a, b)
 
 
+def test_metrics_request_gpu():
+    """/metrics' gputrace_request_gpu_seconds_total: the same rule, live."""
+    port = promrun.free_port()
+    out = os.path.join(TMP, "server_prom.gtrace")
+    p = subprocess.Popen([GPUTRACE, "record", "-q", "--prometheus", "127.0.0.1:%d" % port, "-o", out,
+                          "--", prog("server"), "--hold", "30", "--stagger", "1", "--linger", "3000"],
+                         env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    last, deadline = None, time.time() + 60
+    while p.poll() is None and time.time() < deadline:
+        text = promrun.scrape(port)
+        if text:
+            last = promrun.parse(text)[0]
+        time.sleep(0.2)
+    p.communicate(timeout=60)
+    eq(p.returncode, 0, "traced server")
+    assert last, "no scrape"
+    want = own_gpu(dump_json(out))
+    got = {dict(k[1])["range"]: round(v * 1e9) for k, v in last.items()
+           if k[0] == "gputrace_request_gpu_seconds_total"}
+    eq({n: got.get(n) for n in want}, want, "/metrics: each range's own work's device time")
+    eq(range_gpu(report_json(out)), want, "report agrees")
+
+
 if __name__ == "__main__":
     main([test_leak_is_the_first_finding, test_diff_compares_leaks,
-          test_idle_waiting_is_not_cpu_work, test_request_gpu_is_its_own_work])
+          test_idle_waiting_is_not_cpu_work, test_request_gpu_is_its_own_work,
+          test_metrics_request_gpu])
