@@ -656,7 +656,7 @@ static void range_warm(FILE *o, const struct rp_range *g) {
 
 /* The ranges left out of the table: their occurrences and warm sums. */
 struct range_sums {
-  uint64_t n, warm, warm_ns, max, launches, bytes, allocs;
+  uint64_t n, warm, warm_ns, max, launches, bytes, allocs, gpu_ns;
 };
 
 static void range_add(struct range_sums *sum, const struct rp_range *g) {
@@ -667,6 +667,7 @@ static void range_add(struct range_sums *sum, const struct rp_range *g) {
   sum->launches += g->launches;
   sum->bytes += g->bytes;
   sum->allocs += g->allocs;
+  sum->gpu_ns += g->gpu_ns + g->cold.gpu_ns;
 }
 
 /* Percentiles do not add up: "-"; the rest as the warm figures'. */
@@ -677,23 +678,25 @@ static void range_rest(FILE *o, const struct range_sums *s) {
   if (!s->warm) {
     for (int i = 0; i < 5; i++)
       td_none(o);
-    return;
+  } else {
+    td_ns(o, s->max);
+    td_ns(o, s->warm_ns / s->warm);
+    td_u(o, s->launches);
+    td_bytes(o, s->bytes);
+    td_u(o, s->allocs);
   }
-  td_ns(o, s->max);
-  td_ns(o, s->warm_ns / s->warm);
-  td_u(o, s->launches);
-  td_bytes(o, s->bytes);
-  td_u(o, s->allocs);
+  td_ns(o, s->gpu_ns);
 }
 
 static void range_table(FILE *o, const struct report *r) {
-  static const char *const heads[] = {"range",    "count", "first", "p50",
-                                      "p90",      "p99",   "max",   "mean",
-                                      "launches", "bytes", "allocs"};
+  static const char *const heads[] = {"range",    "count", "first",  "p50",
+                                      "p90",      "p99",   "max",    "mean",
+                                      "launches", "bytes", "allocs", "GPU total"};
   fputs("<h3>NVTX ranges (first: the cold start; the rest over the warm occurrences: all "
-        "but the first)</h3>\n",
+        "but the first; GPU total: the device time of each range's own work, all "
+        "occurrences)</h3>\n",
         o);
-  table_open(o, "nvtx", heads, 11, -1);
+  table_open(o, "nvtx", heads, 12, -1);
   size_t n = r->rnames.n, *ord = rp_range_order(r);
   struct ht_cut cut;
   struct range_sums rest = {0};
@@ -711,6 +714,10 @@ static void range_table(FILE *o, const struct report *r) {
     else
       td_none(o);
     range_warm(o, g);
+    if (r->dev_records) /* its own work's device time, all occurrences (range_gpu.h) */
+      td_ns(o, g->gpu_ns + g->cold.gpu_ns);
+    else
+      td_none(o);
     fputs("</tr>\n", o);
   }
   free(ord);

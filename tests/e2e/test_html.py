@@ -307,7 +307,8 @@ def test_many_names():
                sum(g["mean_ns"] * g["warm_count"] for g in warm) //
                sum(g["warm_count"] for g in warm),
                sum(g["launches"] for g in warm), sum(g["bytes"] for g in warm),
-               sum(g["allocs"] for g in warm)],
+               sum(g["allocs"] for g in warm),
+               sum(g.get("gpu_ns", 0) + g["cold"].get("gpu_ns", 0) for g in rest)],
        "the ranges' last row: their occurrences and warm sums, exactly")
     assert "299984 more are not" in text, "the histogram says what it left out"
 
