@@ -1,4 +1,4 @@
-// server.cu — an LLM inference server in miniature (issue 36): worker
+// server.cu — an LLM inference server in miniature: worker
 // threads that wait for requests, a compute and a copy stream per worker, a
 // decode step captured per worker as a CUDA graph and replayed per request,
 // NVTX request ranges, a leak and pageable copies. Keep the command line and

@@ -1,4 +1,4 @@
-"""A multi-worker server (tests/cuda/server.cu, issue 36) through report,
+"""A multi-worker server (tests/cuda/server.cu) through report,
 html, export, diff and /metrics: the leak is the first finding with its line
 and its bytes per request; the verdict and the per-request-type breakdown
 hold whether workers wait for requests or not; a request's GPU time is the
