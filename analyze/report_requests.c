@@ -75,9 +75,11 @@ void rp_requests_text(FILE *o, const struct report *r) {
         "api", "host", "GPU");
   for (size_t i = 0; i < n && i < RP_REQ_TEXT_ROWS; i++) {
     const struct rp_req *q = &r->ranges[ord[i]].req;
-    char name[25];
-    snprintf(name, sizeof name, "%s", r->rnames.strs[ord[i]]);
-    fprintf(o, "  %-24s %8" PRIu64 " %10s %11s", name, q->n,
+    const char *raw = r->rnames.strs[ord[i]];
+    size_t len = strlen(raw) + 1; /* gt_text_clean: one byte for one */
+    char *clean = gt_xcalloc(len, 1),
+         *fit = gt_name_fit(gt_text_clean(clean, len, raw), 24);
+    fprintf(o, "  %-24s %8" PRIu64 " %10s %11s", r->opt.wide ? clean : fit, q->n,
             gt_fmt_ns(a, sizeof a, q->sh.traced),
             gt_fmt_ns(b, sizeof b, q->n ? q->sh.traced / q->n : q->sh.traced));
     pct(o, q->sh.copy, q->sh.traced);
@@ -93,6 +95,8 @@ void rp_requests_text(FILE *o, const struct report *r) {
     else
       fprintf(o, " %11s", "-");
     fputc('\n', o);
+    free(fit);
+    free(clean);
   }
   if (n > RP_REQ_TEXT_ROWS)
     fprintf(o, "  ... %zu more request types (--json lists them all)\n",
