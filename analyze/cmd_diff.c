@@ -8,13 +8,15 @@
  * fastest call), per kernel (launches, launch time, GPU time and mean when
  * both traces have device timing), per transfer direction (count, bytes,
  * host time, GPU time), per NVTX range (count, p50 and fastest of the warm
- * occurrences, p90) and the peak device memory. Every metric is "more is
- * worse": a change of at least --threshold percent (default 15) is a
- * regression when B is larger and an improvement when it is smaller — if
- * it matters: a time metric only when its row holds at least --min-share
- * percent (default 1) of its trace's traced time (GPU time: of all
- * kernels' GPU time) and moved by at least MIN_EFFECT_NS a call, a count
- * when the larger side is at least 10, memory when it is at least 1 MiB.
+ * occurrences, p90), the peak device memory, the leaked bytes (live at the
+ * end, as `leaks` counts them) and the growth rate of growing groups. Every
+ * metric is "more is worse": a change of at least --threshold percent
+ * (default 15) is a regression when B is larger and an improvement when it
+ * is smaller — if it matters: a time metric only when its row holds at
+ * least --min-share percent (default 1) of its trace's traced time (GPU
+ * time: of all kernels' GPU time) and moved by at least MIN_EFFECT_NS a
+ * call, a count when the larger side is at least 10, memory when it is at
+ * least 1 MiB.
  *
  * Noise: a busy machine preempts the traced process inside its calls and
  * wakes it late from waits, which moves host times — totals, means,
@@ -24,9 +26,9 @@
  * moved by the threshold (and the minimum effect) is a change when the two
  * runs' distributions are apart — B's fastest slower than A's p50 (a
  * regression), or B's p50 faster than A's fastest (an improvement); else
- * it, and a fastest that moved, are "noise" (said, not counted). Host-time totals and
- * p90s follow the load: shown, never judged alone (status "info" when they moved). GPU
- * times are the device's: judged as measured.
+ * it, and a fastest that moved, are "noise" (said, not counted). Host-time
+ * totals and p90s follow the load: shown, never judged alone (status
+ * "info" when they moved). GPU times are the device's: judged as measured.
  *
  * Exit: 0 no regression, 1 regressions, 2 bad usage or an unreadable
  * trace, 3 a damaged trace (compared as far as it could be read).
@@ -374,6 +376,13 @@ static int run(struct diff *d, const struct diff_opts *op) {
   range_rows(d);
   row(d, "memory", "device", "peak_bytes", MEMORY, d->a->peak_device_bytes,
       d->b->peak_device_bytes, 0, 0);
+  /* what `leaks` says is live at the end, and how fast growing groups grew */
+  row(d, "memory", "device", "leaked_bytes", MEMORY, d->a->leak.bytes, d->b->leak.bytes,
+      0, 0);
+  row(d, "memory", "device", "growth_bytes_per_min", MEMORY,
+      (uint64_t)(d->a->leak.bytes_per_min > 0 ? d->a->leak.bytes_per_min + 0.5 : 0),
+      (uint64_t)(d->b->leak.bytes_per_min > 0 ? d->b->leak.bytes_per_min + 0.5 : 0), 0,
+      0);
   judge(d);
   size_t reg = 0, imp = 0;
   for (size_t i = 0; i < d->n; i++) {

@@ -5,7 +5,9 @@
  *  - File order, with the heap, NVTX and symbol layers. A call lands in
  *    the table of its kind (launches, copies, memsets, allocations, frees)
  *    or in api_calls (sync, stream, event, graph, NVTX marks); NVTX
- *    ranges (their push and pop, start and end) in nvtx_ranges, METRIC
+ *    ranges (their push and pop, start and end) in nvtx_ranges — written
+ *    once closed and their own work's DEVICE records came (gpu_ns:
+ *    model/range_gpu.h), open ones at the end — METRIC
  *    records in metrics. A DEVICE record goes into its call's row (the
  *    device columns), or, when no call row took it, into device_unmatched.
  *  - A launch, copy or memset with a correlation id waits for its DEVICE
@@ -32,6 +34,7 @@
 
 #include "export.h"
 #include "gputrace/version.h"
+#include "range_gpu.h"
 #include "util.h"
 
 #define EX_HOLD 262144u
@@ -59,7 +62,19 @@ struct stack {
   uint32_t pid, id, depth, python;
 };
 
+struct range {       /* an NVTX range's row, waiting for its own work's device time */
+  struct gt_range g; /* g.name: strdup'd */
+  uint64_t handle;   /* gt_rgpu's */
+  double gpu_ns;
+  int closed, done;
+};
+
 struct ex {
+  struct gt_rgpu *rgpu; /* GPU time of ranges (range_gpu.h) */
+  struct range *ranges; /* by nvtx tag - 1 */
+  size_t nranges, cranges;
+  uint64_t *free_ranges;
+  size_t nfree_ranges, cfree_ranges;
   struct ex_writer *w;
   const struct ex_filter *f;
   struct gt_session *s;
@@ -507,7 +522,7 @@ static void live_cb(void *ctx, const struct gt_block *b) {
 
 /* ---- NVTX, other calls, metrics ---- */
 
-static void range_row(struct ex *x, const struct gt_range *g) {
+static void range_row(struct ex *x, const struct gt_range *g, double gpu_ns) {
   if (!in_scope(x, g->pid, g->start_ns))
     return;
   v_int(x, (int64_t)++x->next_id[EX_NVTX_RANGES]);
@@ -524,11 +539,61 @@ static void range_row(struct ex *x, const struct gt_range *g) {
   }
   v_int(x, g->depth);
   v_int(x, (int64_t)g->domain);
+  v_int(x, (int64_t)(gpu_ns + 0.5));
   emit(x, EX_NVTX_RANGES);
 }
 
+/* A range opens: a row waits for it to close and for its own work's
+ * device records (range_gpu.h); its tag is the row's index + 1. */
+static uint64_t range_open(void *ctx, const struct gt_record *r) {
+  struct ex *x = ctx;
+  size_t i;
+  if (x->nfree_ranges) {
+    i = x->free_ranges[--x->nfree_ranges];
+  } else {
+    x->ranges = gt_grow(x->ranges, &x->cranges, x->nranges + 1, sizeof *x->ranges);
+    i = x->nranges++;
+  }
+  memset(&x->ranges[i], 0, sizeof x->ranges[i]);
+  x->ranges[i].handle = gt_rgpu_open(x->rgpu, r->pid, r->tid, i + 1);
+  return i + 1;
+}
+
+static void range_free(struct ex *x, size_t i) {
+  free((char *)x->ranges[i].g.name);
+  x->ranges[i].g.name = NULL;
+  x->free_ranges = gt_grow(x->free_ranges, &x->cfree_ranges, x->nfree_ranges + 1,
+                           sizeof *x->free_ranges);
+  x->free_ranges[x->nfree_ranges++] = i;
+}
+
+/* gt_rgpu: a range's GPU time is whole; a closed range's row is written. */
+static void range_done(void *ctx, uint64_t user, double gpu_ns) {
+  struct ex *x = ctx;
+  struct range *q = &x->ranges[user - 1];
+  q->gpu_ns = gpu_ns;
+  q->done = 1;
+  if (q->closed) {
+    range_row(x, &q->g, q->gpu_ns);
+    range_free(x, user - 1);
+  }
+}
+
+static void range_closed(struct ex *x, const struct gt_range *g) {
+  if (!g->tag || g->tag > x->nranges)
+    return;
+  struct range *q = &x->ranges[g->tag - 1];
+  q->g = *g;
+  if (!(q->g.name = strdup(g->name)))
+    gt_oom();
+  q->closed = 1;
+  gt_rgpu_close(x->rgpu, q->handle); /* may write the row */
+}
+
 static void open_range_cb(void *ctx, const struct gt_range *g) {
-  range_row(ctx, g);
+  struct ex *x = ctx;
+  double gpu = g->tag && g->tag <= x->nranges ? x->ranges[g->tag - 1].gpu_ns : 0;
+  range_row(x, g, gpu);
 }
 
 static void other_call(struct ex *x, const struct gt_record *r) {
@@ -581,7 +646,11 @@ static void on_event(void *ctx, const struct gt_event *ev) {
   if (!x->origin) /* set once a record with a timestamp was read */
     x->origin = gt_session_origin(x->s);
   if (ev->range)
-    range_row(x, ev->range);
+    range_closed(x, ev->range);
+  if (r->kind == GT_KIND_DEVICE)
+    gt_rgpu_device(x->rgpu, r);
+  else if (gt_rgpu_is_work(r))
+    gt_rgpu_call(x->rgpu, r);
   switch (r->kind) {
   case GT_KIND_PROCESS:
     on_process(x, r);
@@ -721,6 +790,7 @@ static void meta_rows(struct ex *x, const char *path) {
 static void finish_rows(struct ex *x, const char *path) {
   hold_flush_all(x);
   gt_heap_foreach(gt_model_heap(x->m), live_cb, x);
+  gt_rgpu_flush(x->rgpu); /* closed ranges' rows; open ones' GPU time */
   gt_model_open_ranges(x->m, open_range_cb, x);
   for (size_t i = 0; i < x->nstacks; i++)
     stack_rows(x, &x->stacks[i]);
@@ -729,6 +799,11 @@ static void finish_rows(struct ex *x, const char *path) {
 }
 
 static void ex_free(struct ex *x) {
+  gt_rgpu_free(x->rgpu);
+  for (size_t i = 0; i < x->nranges; i++)
+    free((char *)x->ranges[i].g.name);
+  free(x->ranges);
+  free(x->free_ranges);
   for (unsigned i = 0; i < EX_MAX_COLUMNS; i++)
     free(x->tbuf[i]);
   free(x->hold);
@@ -759,7 +834,9 @@ int ex_run(struct gt_session_opts *so, const struct ex_filter *f, struct ex_writ
   gt_map_init(&x.proc_idx);
   gt_map_init(&x.thread_idx);
   gt_map_init(&x.stack_idx);
-  struct gt_tool tool = {.ctx = &x};
+  struct gt_rgpu_hooks hooks = {.ctx = &x, .done = range_done};
+  x.rgpu = gt_rgpu_new(0, &hooks);
+  struct gt_tool tool = {.ctx = &x, .range_open = range_open};
   gt_tool_all(&tool, on_event);
   gt_session_run(x.s, &tool);
   if (!x.origin)

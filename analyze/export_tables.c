@@ -76,9 +76,9 @@ static const struct ex_column frames[] = {
     I("pid", ""),  I("stack_id", ""), I("level", ""),     T("function"), T("file"),
     I("line", ""), T("module"),       I("python", "0/1"), I("ip", "")};
 static const struct ex_column nvtx_ranges[] = {
-    I("id", ""),       I("pid", ""),        I("tid", ""),
-    T("name"),         I("start_ns", "ns"), I("end_ns", "ns"),
-    I("dur_ns", "ns"), I("depth", ""),      I("domain", "")};
+    I("id", ""),         I("pid", ""),      I("tid", ""),      T("name"),
+    I("start_ns", "ns"), I("end_ns", "ns"), I("dur_ns", "ns"), I("depth", ""),
+    I("domain", ""),     I("gpu_ns", "ns")};
 /* DEVICE records that no call row took (the others are in their call's
  * row, DEVICE_COLUMNS): the columns of the `device` view (ex_device_view). */
 static const struct ex_column device_unmatched[] = {I("id", ""),

@@ -334,9 +334,9 @@ static void summary(FILE *o, const struct ht_data *d, const char *trace) {
   fputs("</div></section>\n", o);
 }
 
-static void shares(FILE *o, const struct rp_shares *s) {
-  static const char *const names[] = {"copies", "kernels", "launch",
-                                      "sync",   "api",     "idle"};
+/* idle: the last share's name ("idle" of threads, "host" of requests) */
+static void shares(FILE *o, const struct rp_shares *s, const char *idle) {
+  const char *const names[] = {"copies", "kernels", "launch", "sync", "api", idle};
   static const char *const colors[] = {"#f97316", "#2563eb", "#a855f7",
                                        "#dc2626", "#14b8a6", "#d1d5db"};
   uint64_t v[] = {s->copy, s->kernel, s->launch, s->sync, s->api, s->idle};
@@ -377,12 +377,18 @@ static void verdict(FILE *o, const struct report *r) {
   if (!r->verdict) {
     fputs("no data <small>(no CUDA call in the window)</small></div>\n", o);
   } else {
-    fprintf(o, "%s <small>%.1f %% of traced host time", r->verdict,
-            100 * r->verdict_share);
+    fprintf(o, "%s <small>%.1f %% of %s", r->verdict, 100 * r->verdict_share,
+            r->serve.traced ? "the time in requests" : "traced host time");
     if (r->runner_up)
       fprintf(o, "; close to %s (%.1f %%)", r->runner_up, 100 * r->runner_up_share);
     fputs("</small></div>\n", o);
-    shares(o, &r->sh);
+    if (r->serve.traced) { /* docs/report.md, "Serving time: requests" */
+      shares(o, &r->serve, "host");
+      fputs("<p class=\"note\">Whole process (every thread's span, waiting for work "
+            "included):</p>\n",
+            o);
+    }
+    shares(o, &r->sh, "idle");
   }
   fprintf(o, "<h3>Findings (%zu)</h3>\n", r->nfindings);
   if (!r->nfindings)
@@ -669,7 +675,7 @@ static void range_warm(FILE *o, const struct rp_range *g) {
 
 /* The ranges left out of the table: their occurrences and warm sums. */
 struct range_sums {
-  uint64_t n, warm, warm_ns, max, launches, bytes, allocs;
+  uint64_t n, warm, warm_ns, max, launches, bytes, allocs, gpu_ns;
 };
 
 static void range_add(struct range_sums *sum, const struct rp_range *g) {
@@ -680,6 +686,7 @@ static void range_add(struct range_sums *sum, const struct rp_range *g) {
   sum->launches += g->launches;
   sum->bytes += g->bytes;
   sum->allocs += g->allocs;
+  sum->gpu_ns += g->gpu_ns + g->cold.gpu_ns;
 }
 
 /* Percentiles do not add up: "-"; the rest as the warm figures'. */
@@ -690,24 +697,26 @@ static void range_rest(FILE *o, const struct range_sums *s) {
   if (!s->warm) {
     for (int i = 0; i < 5; i++)
       td_none(o);
-    return;
+  } else {
+    td_ns(o, s->max);
+    td_ns(o, s->warm_ns / s->warm);
+    td_mean(o, s->launches, s->warm);
+    td_bytes(o, s->bytes / s->warm);
+    td_mean(o, s->allocs, s->warm);
   }
-  td_ns(o, s->max);
-  td_ns(o, s->warm_ns / s->warm);
-  td_mean(o, s->launches, s->warm);
-  td_bytes(o, s->bytes / s->warm);
-  td_mean(o, s->allocs, s->warm);
+  td_ns(o, s->gpu_ns);
 }
 
 static void range_table(FILE *o, const struct report *r) {
-  static const char *const heads[] = {"range",    "count",  "first", "p50",
-                                      "p90",      "p99",    "max",   "mean",
-                                      "launches", "copied", "allocs"};
+  static const char *const heads[] = {"range",    "count",  "first",  "p50",
+                                      "p90",      "p99",    "max",    "mean",
+                                      "launches", "copied", "allocs", "GPU total"};
   fputs("<h3>NVTX ranges (first: the cold start; the rest over the warm occurrences: all "
         "but the first; launches, copied and allocs are means per range, as in gputrace "
-        "report)</h3>\n",
+        "report; GPU total: the device time of each range's own work, all "
+        "occurrences)</h3>\n",
         o);
-  table_open(o, "nvtx", heads, 11, -1);
+  table_open(o, "nvtx", heads, 12, -1);
   size_t n = r->rnames.n, *ord = rp_range_order(r);
   struct ht_cut cut;
   struct range_sums rest = {0};
@@ -725,6 +734,10 @@ static void range_table(FILE *o, const struct report *r) {
     else
       td_none(o);
     range_warm(o, g);
+    if (r->dev_records) /* its own work's device time, all occurrences (range_gpu.h) */
+      td_ns(o, g->gpu_ns + g->cold.gpu_ns);
+    else
+      td_none(o);
     fputs("</tr>\n", o);
   }
   free(ord);

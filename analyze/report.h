@@ -28,6 +28,8 @@
  *   report_device.c   device intervals: blocked-time attribution, gaps,
  *                     utilization
  *   report_collect.c  the streaming pass (rp_init, rp_read, rp_free)
+ *   report_leaks.c    memory growth findings (what `leaks` computes)
+ *   report_requests.c request types: breakdown table, per-type findings
  *   report_rules.c    finishing: percentiles, shares, verdict, findings
  *   report_out.c      text and JSON
  * Statistics (durations, percentiles, strings, units) are the model's
@@ -43,6 +45,7 @@
 #include "gputrace/schema.h"
 #include "holders.h"
 #include "model.h"
+#include "range_gpu.h"
 #include "session.h"
 #include "stats.h"
 #include "symtab.h"
@@ -63,6 +66,9 @@ enum { RP_XFER_MEMSET = 6, RP_XFER_ROWS = 7 };
 /* The verdict is "close" when the runner-up's share of traced time is
  * within this of the winner's (docs/report.md, "The verdict"). */
 #define RP_VERDICT_CLOSE 0.05
+/* memory_leak: a growing group (docs/leaks.md "Growth") of at least this
+ * many bytes live at the end (docs/report.md, "Findings"). */
+#define RP_LEAK_MIN_BYTES (1ull << 20)
 
 /* Hardware thresholds (report_hw.c; docs/report.md, "Hardware"). */
 #define RP_HW_UTIL_LOW_PCT 25    /* gpu_underutilized: utilization under this... */
@@ -125,9 +131,31 @@ struct rp_occ { /* one completed NVTX range */
   uint32_t pid, launches, allocs, pad;
 };
 
-struct rp_span { /* where a warm occurrence was, for its GPU time */
-  uint64_t start, end;
-  uint32_t pid;
+struct rp_shares { /* ns, summed over threads */
+  uint64_t traced, launch, copy, kernel, sync, api, idle, blocked;
+};
+/* Adds v to share f of the whole process and, when the call was made in a
+ * request, of its request type (rq: struct rp_req *, or NULL). */
+#define RP_SHARE(r, rq, f, v)                                                            \
+  do {                                                                                   \
+    uint64_t v_ = (v);                                                                   \
+    (r)->sh.f += v_;                                                                     \
+    if (rq)                                                                              \
+      (rq)->sh.f += v_;                                                                  \
+  } while (0)
+
+/* Requests: a range name's outermost push occurrences (depth 0 on their
+ * thread) and the calls their thread made while one was open. */
+#define RP_REQ_SITES 4
+struct rp_req {
+  uint64_t n;           /* outermost occurrences (completed, or open at the end) */
+  struct rp_shares sh;  /* traced: their durations; idle: time in no call */
+  uint64_t pageable_ns; /* host time in pageable copies (rule_pageable's) */
+  uint64_t pageable_n;
+  struct { /* the pageable copies' sites, by host time */
+    uint32_t pid, stack;
+    uint64_t ns;
+  } sites[RP_REQ_SITES];
 };
 
 struct rp_range {
@@ -137,12 +165,11 @@ struct rp_range {
                                and their time */
   struct gt_durs warm_d;    /* durations of the others ("warm") */
   uint64_t launches, bytes, allocs, gpu_ns; /* sums over warm occurrences */
-  struct rp_span *spans; /* warm occurrences, while DEVICE records may come */
-  size_t nspans, cspans;
-  int no_spans; /* spans were dropped: no GPU time per range */
+  int cold_opened; /* the first occurrence opened: its GPU time is the cold's */
   /* rp_finish */
   uint64_t warm, p50, p90, p99, max, mean;
   uint64_t total_ns; /* over all occurrences */
+  struct rp_req req; /* as a request type (report_collect.c) */
 };
 
 struct rp_pending { /* work queued on a stream and not yet waited for */
@@ -161,6 +188,7 @@ struct rp_blocked {
   uint64_t start, end, copy_est;
   uint16_t api;
   uint8_t flags;
+  uint32_t req; /* range index + 1 of the request it was made in; 0: none */
 };
 
 struct rp_gaps {
@@ -196,10 +224,6 @@ struct rp_thread {
 struct rp_stream {
   uint32_t epoch; /* == its process's epoch, or its pending work is void */
   struct rp_pending pend;
-};
-
-struct rp_shares { /* ns, summed over threads */
-  uint64_t traced, launch, copy, kernel, sync, api, idle, blocked;
 };
 
 enum rp_ev_type { RP_EV_U64, RP_EV_NS, RP_EV_BYTES, RP_EV_FRAC, RP_EV_STR };
@@ -239,8 +263,16 @@ struct rp_rulestats { /* counters only the findings need */
   uint64_t alloc_n, free_n, alloc_ns, free_ns;
 };
 
+struct rp_leak { /* report_leaks.c: live at the end, unsuppressed */
+  int measured;  /* the leak analysis ran */
+  int rated;     /* some growing group has a rate (a run of GT_GROWTH_MIN_NS) */
+  uint64_t bytes, blocks, growing_bytes;
+  double bytes_per_min; /* summed over growing groups with a rate */
+};
+
 struct report {
   struct rp_options opt;
+  const char *path;           /* rp_read's: the leak findings read it again */
   struct gt_session *session; /* open until rp_free */
   struct gt_model *model;     /* the session's */
   int damaged;
@@ -275,7 +307,14 @@ struct report {
   struct gt_map freed_sites;  /* pid << 32 | stack id: a block it allocated was freed */
   struct gt_map range_seen;   /* (pid, range name): each process's first is cold */
   struct gt_map freed;        /* (pid, memory, bytes) -> frees not yet reused */
-  struct rp_counters *snaps;  /* counters at range opens; tag = index + 1 */
+  struct rp_snap {
+    struct rp_counters c; /* the counters when the range opened */
+    size_t range;         /* its name's range index */
+    uint64_t gpu;         /* its gt_rgpu handle */
+  } * snaps;              /* at range opens; tag = index + 1 */
+  struct gt_rgpu *rgpu;   /* GPU time of ranges (range_gpu.h) */
+  struct rp_req *cur_req; /* the request of the call on_api is handling, or NULL */
+  uint32_t cur_req_idx;   /* its range index + 1 */
   size_t nsnaps, csnaps, *free_snaps, nfree_snaps, cfree_snaps;
   struct gt_map sites[RP_SITES]; /* pid << 32 | stack id -> calls */
   struct gt_map sync_site_ns;    /* pid << 32 | stack id -> ns blocked in syncs */
@@ -285,11 +324,13 @@ struct report {
   uint64_t dev_records;
   uint32_t dev_sample;
   /* rp_finish */
-  struct rp_shares sh;
-  struct rp_gaps gaps;         /* device idle gaps, all processes */
-  int gaps_measured;           /* from DEVICE records, not the model */
-  double util[RP_UTIL_CHUNKS]; /* device timing only */
-  struct gt_gpu_attr gattr;    /* GPU time by launch stack (gpu_attr.h) */
+  struct rp_shares sh;    /* whole process: every traced thread's span */
+  struct rp_shares serve; /* serving time: in requests (all types); traced 0: none */
+  const struct rp_shares *basis; /* what verdict and shares are of: serve or sh */
+  struct rp_gaps gaps;           /* device idle gaps, all processes */
+  int gaps_measured;             /* from DEVICE records, not the model */
+  double util[RP_UTIL_CHUNKS];   /* device timing only */
+  struct gt_gpu_attr gattr;      /* GPU time by launch stack (gpu_attr.h) */
   struct rp_gpu_line {
     char site[200];
     double launches, gpu_ns;
@@ -308,6 +349,7 @@ struct report {
   double verdict_share, runner_up_share; /* of traced time */
   struct rp_finding *findings;
   size_t nfindings, cfindings;
+  struct rp_leak leak;
   struct rp_hw *hw; /* report_hw.c: NVML readings; NULL when the trace has none */
   /* Set before rp_read: sees every event of the pass after the layers
    * did (a page drawing time series over the same read: cmd_html.c). */
@@ -369,6 +411,14 @@ void rp_device_finish(struct report *r);
 /* Split the blocking calls kept for p (exactly where p has DEVICE records,
  * else by the CPU-side rule) into r's shares, and forget them. */
 void rp_attribute_blocked(struct report *r, struct rp_proc *p);
+
+/* report_leaks.c: memory_leak / pool_growth findings and r->leak. */
+void rp_leak_findings(struct report *r);
+
+/* report_requests.c: request types (outermost NVTX ranges, by name). */
+void rp_requests_text(FILE *o, const struct report *r);
+void rp_requests_json(FILE *o, const struct report *r); /* "\"requests\":[...],\n" */
+void rp_request_findings(struct report *r);
 
 /* report_rules.c */
 void rp_verdict(struct report *r);

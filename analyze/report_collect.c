@@ -137,8 +137,6 @@ static struct rp_pending drain(struct report *r, struct rp_proc *p, uint64_t sco
   return got;
 }
 
-static void drop_spans(struct report *r);
-
 static uint64_t copy_estimate(uint64_t bytes, unsigned dir, int pinned) {
   uint64_t bpns = dir == GT_DIR_DTOD || dir == GT_DIR_PEER ? RP_DTOD_BPNS
                   : pinned                                 ? RP_PINNED_BPNS
@@ -157,25 +155,25 @@ static void blocked(struct report *r, struct rp_proc *p, const struct gt_record 
                    (w.kernels ? RP_BL_PEND_KERNELS : 0) |
                    (w.ops > w.kernels ? RP_BL_PEND_COPIES : 0);
   uint64_t est = own_est + w.copy_est_ns;
-  r->sh.blocked += rec->dur_ns;
+  RP_SHARE(r, r->cur_req, blocked, rec->dur_ns);
   if (r->device_active == 0 && ++r->undecided > RP_UNDECIDED_MAX) {
     /* No DEVICE record by now: a CPU-side trace. Split what was kept and
      * stop keeping (memory stays bounded). */
     for (size_t i = 0; i < r->nprocs; i++)
       rp_attribute_blocked(r, &r->procs[i]);
     r->device_active = -1;
-    drop_spans(r);
   }
   if (r->device_active >= 0) {
     p->bl = gt_grow(p->bl, &p->capbl, p->nbl + 1, sizeof *p->bl);
-    p->bl[p->nbl++] = (struct rp_blocked){rec->ts_ns, rec->ts_ns + rec->dur_ns, est,
-                                          rec->api, (uint8_t)flags};
+    p->bl[p->nbl++] =
+        (struct rp_blocked){rec->ts_ns, rec->ts_ns + rec->dur_ns, est,
+                            rec->api,   (uint8_t)flags,           r->cur_req_idx};
   } else {
     uint64_t k, c, s;
     rp_cpu_split(rec->dur_ns, est, flags, &k, &c, &s);
-    r->sh.kernel += k;
-    r->sh.copy += c;
-    r->sh.sync += s;
+    RP_SHARE(r, r->cur_req, kernel, k);
+    RP_SHARE(r, r->cur_req, copy, c);
+    RP_SHARE(r, r->cur_req, sync, s);
     if (rp_is_sync_api(rec->api)) {
       r->sync[rec->api].kernel_ns += k;
       r->sync[rec->api].copy_ns += c;
@@ -233,7 +231,7 @@ static void on_launch(struct report *r, struct rp_thread *t, struct rp_proc *p,
     k->launches++;
     k->cpu_ns += rec->dur_ns;
   }
-  r->sh.launch += rec->dur_ns;
+  RP_SHARE(r, r->cur_req, launch, rec->dur_ns);
   t->c.launches++;
   p->c.launches++;
   if (t->pending_launch)
@@ -251,6 +249,23 @@ static int blocking_copy(const struct gt_record *rec) {
   return !(rec->flags & GT_F_ASYNC) || (rec->flags & GT_F_PAGEABLE);
 }
 
+/* A pageable copy made in a request: its type's figures and sites. */
+static void req_pageable(struct rp_req *q, const struct gt_record *rec) {
+  q->pageable_n++;
+  q->pageable_ns += rec->dur_ns;
+  if (!rec->stack_id)
+    return;
+  int i = 0;
+  while (i < RP_REQ_SITES && q->sites[i].ns &&
+         !(q->sites[i].pid == rec->pid && q->sites[i].stack == rec->stack_id))
+    i++;
+  if (i == RP_REQ_SITES)
+    return; /* a fifth site: the first four are kept */
+  q->sites[i].pid = rec->pid;
+  q->sites[i].stack = rec->stack_id;
+  q->sites[i].ns += rec->dur_ns;
+}
+
 static void copy_rules(struct report *r, const struct gt_record *rec) {
   unsigned dir = rec->u.copy.dir;
   uint64_t b = rec->u.copy.bytes;
@@ -264,6 +279,8 @@ static void copy_rules(struct report *r, const struct gt_record *rec) {
     r->rs.pageable_ns += rec->dur_ns;
     r->rs.pageable_bytes += b;
     site(r, RP_SITE_PAGEABLE, rec);
+    if (r->cur_req)
+      req_pageable(r->cur_req, rec);
   }
   /* Like nsys cuda_memcpy_sync: host<->device copies that block, except
    * host-to-device ones of 64 KB or less (staged and returned early). */
@@ -293,7 +310,7 @@ static void on_copy(struct report *r, struct rp_thread *t, struct rp_proc *p,
   copy_rules(r, rec);
   uint64_t est = copy_estimate(b, dir, (rec->flags & GT_F_PINNED) != 0);
   if (rec->result != 0 || dir == GT_DIR_HTOH) {
-    r->sh.copy += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, copy, rec->dur_ns);
   } else if (blocking_copy(rec)) {
     x->blocking++;
     x->blocking_bytes += b;
@@ -303,7 +320,7 @@ static void on_copy(struct report *r, struct rp_thread *t, struct rp_proc *p,
                          : SCOPE_ALL;
     blocked(r, p, rec, est, 1, scope);
   } else {
-    r->sh.copy += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, copy, rec->dur_ns);
     queue_work(r, p, stream_key(rec->api, rec->u.copy.stream, rec->tid), est, 0,
                rec->ts_ns);
   }
@@ -325,7 +342,7 @@ static void on_memset(struct report *r, struct rp_proc *p, const struct gt_recor
   int blocks =
       !(rec->flags & GT_F_ASYNC) && (mem == GT_MEM_PINNED_HOST || mem == GT_MEM_MANAGED);
   if (rec->result != 0) {
-    r->sh.copy += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, copy, rec->dur_ns);
   } else if (blocks) {
     x->blocking++;
     x->blocking_bytes += b;
@@ -334,7 +351,7 @@ static void on_memset(struct report *r, struct rp_proc *p, const struct gt_recor
     r->rs.sync_set_ns += rec->dur_ns;
     blocked(r, p, rec, est, 1, SCOPE_ALL);
   } else {
-    r->sh.copy += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, copy, rec->dur_ns);
     queue_work(r, p, stream_key(rec->api, rec->u.set.stream, rec->tid), est, 0,
                rec->ts_ns);
   }
@@ -358,7 +375,7 @@ static void on_sync(struct report *r, struct rp_thread *t, struct rp_proc *p,
     s->max_ns = rec->dur_ns;
   unsigned fl = gt_api_flags(api);
   if (!(fl & GT_AF_BLOCKING)) { /* queries and stream waits never block */
-    r->sh.sync += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, sync, rec->dur_ns);
     s->sync_ns += rec->dur_ns;
     if (rec->result != 0 || !(fl & GT_AF_QUERY))
       return; /* a stream wait orders work on the device: nothing is done */
@@ -387,8 +404,8 @@ static void on_sync(struct report *r, struct rp_thread *t, struct rp_proc *p,
   else if (fl & GT_AF_ON_EVENT)
     scope = event_scope(r, rec, &known);
   if (!known) { /* an event never recorded: nothing to wait for */
-    r->sh.blocked += rec->dur_ns;
-    r->sh.sync += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, blocked, rec->dur_ns);
+    RP_SHARE(r, r->cur_req, sync, rec->dur_ns);
     s->sync_ns += rec->dur_ns;
     return;
   }
@@ -397,7 +414,7 @@ static void on_sync(struct report *r, struct rp_thread *t, struct rp_proc *p,
 
 static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
                    const struct gt_record *rec) {
-  r->sh.api += rec->dur_ns;
+  RP_SHARE(r, r->cur_req, api, rec->dur_ns);
   int alloc = rec->kind == GT_KIND_ALLOC;
   if (alloc) {
     r->rs.alloc_n++;
@@ -431,6 +448,19 @@ static void on_mem(struct report *r, struct rp_thread *t, struct rp_proc *p,
   }
 }
 
+/* The request a call is made in: the outermost push range open on its
+ * thread (its tag, open_hook's), when that one is in scope. */
+static void set_request(struct report *r, const struct gt_record *rec) {
+  uint64_t tag = gt_model_outer_tag(r->model, rec->pid, rec->tid);
+  r->cur_req = NULL;
+  r->cur_req_idx = 0;
+  if (!tag || tag > r->nsnaps)
+    return;
+  size_t idx = r->snaps[tag - 1].range;
+  r->cur_req = &r->ranges[idx].req;
+  r->cur_req_idx = (uint32_t)idx + 1;
+}
+
 /* A call: the API table and the thread's span; `work` also counts what it
  * queued or waited for (a captured or added graph node ran nothing). */
 static void on_call(struct report *r, const struct gt_record *rec, int work) {
@@ -451,6 +481,7 @@ static void on_call(struct report *r, const struct gt_record *rec, int work) {
     r->cur = NULL;
     return;
   }
+  set_request(r, rec);
   struct rp_api *a = &r->api[rec->api];
   a->calls++;
   if (rec->result != 0) {
@@ -483,13 +514,15 @@ static void on_call(struct report *r, const struct gt_record *rec, int work) {
     if (rec->u.handle.handle2 || (gt_api_flags(rec->api) & GT_AF_RECORD))
       gt_map_put(&r->event_stream, gt_pid_key(rec->pid, rec->u.handle.handle),
                  stream_key(rec->api, rec->u.handle.handle2, rec->tid));
-    r->sh.api += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, api, rec->dur_ns);
     break;
   default:
-    r->sh.api += rec->dur_ns;
+    RP_SHARE(r, r->cur_req, api, rec->dur_ns);
     break;
   }
   r->cur = NULL; /* threads may move before the next record */
+  r->cur_req = NULL;
+  r->cur_req_idx = 0;
 }
 
 static void on_api(struct report *r, const struct gt_record *rec) {
@@ -565,6 +598,17 @@ static int in_window(const struct report *r, uint64_t ts) {
   return rel >= r->opt.from_ns && rel < r->opt.to_ns;
 }
 
+/* A range name's index in rnames and ranges (added if new). */
+static size_t range_at(struct report *r, const char *name) {
+  size_t idx = gt_strtab_intern(&r->rnames, name);
+  if (idx >= r->rcap) {
+    size_t old = r->rcap;
+    r->ranges = gt_grow(r->ranges, &r->rcap, idx + 1, sizeof *r->ranges);
+    memset(r->ranges + old, 0, (r->rcap - old) * sizeof *r->ranges);
+  }
+  return idx;
+}
+
 static uint64_t open_hook(void *ctx, const struct gt_record *rec) {
   struct report *r = ctx;
   if ((r->opt.has_pid && rec->pid != r->opt.pid) || !in_window(r, rec->ts_ns))
@@ -579,7 +623,13 @@ static uint64_t open_hook(void *ctx, const struct gt_record *rec) {
     r->snaps = gt_grow(r->snaps, &r->csnaps, r->nsnaps + 1, sizeof *r->snaps);
     idx = r->nsnaps++;
   }
-  r->snaps[idx] = c;
+  size_t ri = range_at(r, gt_model_text(r->model, rec));
+  struct rp_range *rg = &r->ranges[ri];
+  r->snaps[idx].c = c;
+  r->snaps[idx].range = ri;
+  r->snaps[idx].gpu = gt_rgpu_open(r->rgpu, rec->pid, rec->tid,
+                                   (uint64_t)ri << 1 | (rg->cold_opened == 0));
+  rg->cold_opened = 1;
   return idx + 1;
 }
 
@@ -592,18 +642,14 @@ static void range_done(struct report *r, const struct gt_range *g) {
   if (!g->tag)
     return;
   size_t si = (size_t)g->tag - 1;
-  struct rp_counters then = r->snaps[si];
+  struct rp_counters then = r->snaps[si].c;
+  gt_rgpu_close(r->rgpu, r->snaps[si].gpu);
   r->free_snaps =
       gt_grow(r->free_snaps, &r->cfree_snaps, r->nfree_snaps + 1, sizeof(size_t));
   r->free_snaps[r->nfree_snaps++] = si;
   struct rp_counters now =
       g->depth >= 0 ? thread_of(r, g->pid, g->tid)->c : rp_proc_of(r, g->pid)->c;
-  size_t idx = gt_strtab_intern(&r->rnames, g->name);
-  if (idx >= r->rcap) {
-    size_t old = r->rcap;
-    r->ranges = gt_grow(r->ranges, &r->rcap, idx + 1, sizeof *r->ranges);
-    memset(r->ranges + old, 0, (r->rcap - old) * sizeof *r->ranges);
-  }
+  size_t idx = range_at(r, g->name);
   struct rp_occ o = {.start = g->start_ns,
                      .end = g->end_ns > g->start_ns ? g->end_ns : g->start_ns,
                      .bytes = now.bytes - then.bytes,
@@ -617,8 +663,14 @@ static void range_done(struct report *r, const struct gt_range *g) {
   int first_here = !gt_map_get(&r->range_seen, seen_key, NULL);
   if (first_here)
     gt_map_put(&r->range_seen, seen_key, 1);
+  if (g->depth == 0) { /* outermost on its thread: a request */
+    rg->req.n++;
+    rg->req.sh.traced += o.end - o.start;
+  }
+  uint64_t cold_gpu = rg->cold.gpu_ns; /* range_gpu_add's: the first opened one's */
   if (rg->n++ == 0) {
     rg->cold = o;
+    rg->cold.gpu_ns = cold_gpu;
     return;
   }
   if (first_here && o.pid != rg->cold.pid) {
@@ -627,6 +679,7 @@ static void range_done(struct report *r, const struct gt_range *g) {
       struct rp_occ t = rg->cold;
       rg->cold = o;
       o = t;
+      rg->cold.gpu_ns = cold_gpu;
     }
     rg->colds_ns += o.end - o.start;
     return;
@@ -636,33 +689,33 @@ static void range_done(struct report *r, const struct gt_range *g) {
     struct rp_occ t = rg->cold;
     rg->cold = o;
     o = t;
+    rg->cold.gpu_ns = cold_gpu;
   }
   gt_durs_add(&rg->warm_d, o.end - o.start);
   rg->launches += o.launches;
   rg->bytes += o.bytes;
   rg->allocs += o.allocs;
-  if (r->device_active >= 0 && !rg->no_spans) { /* GPU time needs where it was */
-    rg->spans = gt_grow(rg->spans, &rg->cspans, rg->nspans + 1, sizeof *rg->spans);
-    rg->spans[rg->nspans++] = (struct rp_span){o.start, o.end, o.pid};
-  }
-}
-
-/* No DEVICE record by now: no range will get GPU time; forget where they were. */
-static void drop_spans(struct report *r) {
-  for (size_t i = 0; i < r->rnames.n; i++) {
-    free(r->ranges[i].spans);
-    r->ranges[i].spans = NULL;
-    r->ranges[i].nspans = r->ranges[i].cspans = 0;
-    r->ranges[i].no_spans = 1;
-  }
 }
 
 /* ---- the pass ---- */
+
+/* Device time of an occurrence's own work (range_gpu.h): user is its
+ * range index << 1 | 1 for the cold (first opened) one. */
+static void range_gpu_add(void *ctx, uint64_t user, double ns) {
+  struct report *r = ctx;
+  struct rp_range *rg = &r->ranges[user >> 1];
+  if (user & 1)
+    rg->cold.gpu_ns += (uint64_t)ns;
+  else
+    rg->gpu_ns += (uint64_t)ns;
+}
 
 void rp_init(struct report *r, const struct rp_options *opt) {
   memset(r, 0, sizeof *r);
   r->opt = *opt;
   gt_gpu_attr_init(&r->gattr);
+  struct gt_rgpu_hooks h = {.ctx = r, .add = range_gpu_add};
+  r->rgpu = gt_rgpu_new(0, &h);
 }
 
 static void feed(struct report *r, const struct gt_record *rec,
@@ -706,6 +759,7 @@ static void feed(struct report *r, const struct gt_record *rec,
   case GT_KIND_NONE:
     return;
   case GT_KIND_DEVICE:
+    gt_rgpu_device(r->rgpu, rec); /* a range's own work, wherever it ran */
     if (in_window(r, rec->ts_ns)) {
       r->events += !(rec->flags & GT_F_GRAPH_RUN);
       if (!(rec->flags & GT_F_GRAPH_RUN)) { /* the trace's DEVICE records, as dump's */
@@ -725,6 +779,7 @@ static void feed(struct report *r, const struct gt_record *rec,
         on_graph_run(r, rec);
       return;
     }
+    gt_rgpu_call(r->rgpu, rec);
     if (gt_kind_is_def(rec->kind)) { /* stacks, modules, frames: for call sites */
       r->events++;
     } else if (gt_kind_is_call(rec->kind) && !(rec->flags & GT_F_CARRIED) &&
@@ -777,6 +832,7 @@ int rp_read(struct report *r, const char *path, const char *cmd) {
     fprintf(stderr, "gputrace %s: %s\n", cmd, err);
     return 2;
   }
+  r->path = path;
   r->model = gt_session_model(r->session);
   r->symtab = gt_model_symtab(r->model);
   struct gt_tool tool = {.ctx = r, .range_open = open_hook, .graph_node = graph_node_cb};
@@ -794,6 +850,7 @@ static void free_runs(struct rp_runs *x) {
 
 void rp_free(struct report *r) {
   gt_gpu_attr_free(&r->gattr);
+  gt_rgpu_free(r->rgpu);
   for (unsigned a = 0; a < GT_API_COUNT; a++)
     gt_durs_free(&r->api[a].durs);
   for (size_t i = 0; i < r->knames.n; i++)
@@ -803,7 +860,6 @@ void rp_free(struct report *r) {
   gt_map_free(&r->kcache);
   for (size_t i = 0; i < r->rnames.n; i++) {
     gt_durs_free(&r->ranges[i].warm_d);
-    free(r->ranges[i].spans);
   }
   gt_strtab_free(&r->rnames);
   free(r->ranges);

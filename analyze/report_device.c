@@ -6,12 +6,12 @@
  * At the end (rp_device_finish):
  *  - each blocking call kept by the streaming pass is split exactly: the
  *    part of its interval the device spent in kernels, then in copies
- *    (only where no kernel ran), then the rest (device idle while the host
+ *    (only where no kernel ran) — for a blocking copy or memset call, copies
+ *    first, then kernels where no copy ran, since it waits for its own
+ *    copy — then the rest (device idle while the host
  *    waited: sync overhead; or, when the device records are sampled 1 in N,
  *    work nobody timed, split by the CPU-side rule); calls of processes
  *    without DEVICE records use the CPU-side rule;
- *  - each NVTX range occurrence gets the time its process's device was
- *    busy inside it;
  *  - device idle gaps and utilization per chunk come from the same lists;
  *    processes without DEVICE records keep the CPU-side model's gaps.
  */
@@ -29,10 +29,16 @@ static void attribute(struct report *r, const struct rp_proc *p,
     uint64_t kd = rp_runs_overlap(&p->kruns, b->start, b->end);
     uint64_t u = rp_union_overlap(&p->kruns, &p->cruns, b->start, b->end);
     uint64_t rest = len - u;
-    if (p->dev_sample <= 1) { /* everything was timed: the device was idle */
+    if (p->dev_sample <= 1 && (b->flags & RP_BL_COPYCALL)) {
+      /* a copy call waits for its copy first: copies running (its own, or
+       * ahead of it on the engine), then kernels; the rest is the copy's */
+      uint64_t cd = rp_runs_overlap(&p->cruns, b->start, b->end);
+      k = u - cd;
+      c = cd + rest;
+    } else if (p->dev_sample <= 1) { /* everything was timed: the device was idle */
       k = kd;
-      c = u - kd + (b->flags & RP_BL_COPYCALL ? rest : 0);
-      s = b->flags & RP_BL_COPYCALL ? 0 : rest;
+      c = u - kd;
+      s = rest;
     } else { /* work nobody timed: the CPU-side rule for the rest */
       uint64_t est = b->copy_est > u - kd ? b->copy_est - (u - kd) : 0;
       rp_cpu_split(rest, est, b->flags, &k, &c, &s);
@@ -42,27 +48,14 @@ static void attribute(struct report *r, const struct rp_proc *p,
   } else {
     rp_cpu_split(len, b->copy_est, b->flags, &k, &c, &s);
   }
-  r->sh.kernel += k;
-  r->sh.copy += c;
-  r->sh.sync += s;
+  struct rp_req *rq = b->req ? &r->ranges[b->req - 1].req : NULL;
+  RP_SHARE(r, rq, kernel, k);
+  RP_SHARE(r, rq, copy, c);
+  RP_SHARE(r, rq, sync, s);
   if (rp_is_sync_api(b->api)) {
     r->sync[b->api].kernel_ns += k;
     r->sync[b->api].copy_ns += c;
     r->sync[b->api].sync_ns += s;
-  }
-}
-
-static uint64_t busy_in(struct report *r, uint32_t pid, uint64_t s, uint64_t e) {
-  const struct rp_proc *p = rp_proc_of(r, pid);
-  return rp_union_overlap(&p->kruns, &p->cruns, s, e);
-}
-
-static void range_gpu(struct report *r) {
-  for (size_t i = 0; i < r->rnames.n; i++) {
-    struct rp_range *g = &r->ranges[i];
-    g->cold.gpu_ns = busy_in(r, g->cold.pid, g->cold.start, g->cold.end);
-    for (size_t j = 0; j < g->nspans; j++)
-      g->gpu_ns += busy_in(r, g->spans[j].pid, g->spans[j].start, g->spans[j].end);
   }
 }
 
@@ -124,8 +117,6 @@ void rp_device_finish(struct report *r) {
       }
     }
   }
-  if (r->dev_records)
-    range_gpu(r);
   uint64_t span = r->last_ns > r->first_ns ? r->last_ns - r->first_ns : 0;
   for (int c = 0; c < RP_UTIL_CHUNKS && span; c++) {
     double len = (double)(span * (c + 1) / RP_UTIL_CHUNKS - span * c / RP_UTIL_CHUNKS);

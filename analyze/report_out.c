@@ -200,21 +200,40 @@ static int text_verdict_line(FILE *o, const struct report *r) {
   return 1;
 }
 
-static void text_verdict(FILE *o, const struct report *r) {
-  const struct rp_shares *s = &r->sh;
-  char p[6][CELL], t[CELL], bl[CELL];
+static void text_shares(FILE *o, const struct rp_shares *s, const char *lead,
+                        const char *idle) {
+  char p[6][CELL];
   double w = (double)s->traced;
-  if (!text_verdict_line(o, r))
-    return;
-  fprintf(o, "  copies %s · kernels %s · launch %s · sync %s · api %s · idle %s\n",
+  fprintf(o, "%scopies %s · kernels %s · launch %s · sync %s · api %s · %s %s\n", lead,
           gt_fmt_pct(p[0], CELL, (double)s->copy, w),
           gt_fmt_pct(p[1], CELL, (double)s->kernel, w),
           gt_fmt_pct(p[2], CELL, (double)s->launch, w),
           gt_fmt_pct(p[3], CELL, (double)s->sync, w),
-          gt_fmt_pct(p[4], CELL, (double)s->api, w),
+          gt_fmt_pct(p[4], CELL, (double)s->api, w), idle,
           gt_fmt_pct(p[5], CELL, (double)s->idle, w));
-  fprintf(o, "  of %s traced host time (summed over threads); blocked in calls %s\n",
-          gt_fmt_ns(t, sizeof t, s->traced), gt_fmt_ns(bl, sizeof bl, s->blocked));
+}
+
+static void text_verdict(FILE *o, const struct report *r) {
+  const struct rp_shares *s = &r->sh;
+  char t[CELL], bl[CELL];
+  if (!text_verdict_line(o, r))
+    return;
+  if (r->serve.traced) { /* a server: shares of the time inside requests */
+    text_shares(o, &r->serve, "  ", "host");
+    fprintf(o,
+            "  of %s in requests (outermost NVTX ranges, summed over threads); blocked "
+            "in calls %s\n",
+            gt_fmt_ns(t, sizeof t, r->serve.traced),
+            gt_fmt_ns(bl, sizeof bl, r->serve.blocked));
+    text_shares(o, s, "  whole process: ", "idle");
+    fprintf(o,
+            "  of %s traced host time (summed over threads, waiting for work included)\n",
+            gt_fmt_ns(t, sizeof t, s->traced));
+  } else {
+    text_shares(o, s, "  ", "idle");
+    fprintf(o, "  of %s traced host time (summed over threads); blocked in calls %s\n",
+            gt_fmt_ns(t, sizeof t, s->traced), gt_fmt_ns(bl, sizeof bl, s->blocked));
+  }
   if (r->dev_records)
     fprintf(o, "  device timing: %" PRIu64 " DEVICE records%s%s\n", r->dev_records,
             r->dev_sample > 1 ? ", sampled 1 in " : "",
@@ -438,7 +457,7 @@ static void text_ranges(FILE *o, const struct report *r) {
       cell(o, gt_fmt_bytes(b, sizeof b, g->bytes / w), 11, 1);
       snprintf(b, sizeof b, "%.1f", (double)g->allocs / (double)w);
       cell(o, b, 8, 1);
-      if (r->dev_records && !g->no_spans)
+      if (r->dev_records)
         ns_cell(o, g->gpu_ns / w, 11);
       else
         cell(o, "-", 11, 1);
@@ -479,6 +498,7 @@ void rp_print_text(FILE *o, struct report *r, const char *path) {
   text_transfers(o, r);
   text_sync(o, r);
   text_ranges(o, r);
+  rp_requests_text(o, r);
   text_memory(o, r);
   rp_hw_text(o, r);
 }
@@ -506,9 +526,21 @@ static double share_of(uint64_t part, double whole) {
   return (double)part >= whole ? 1.0 : (double)part / whole;
 }
 
-static void json_head(FILE *o, const struct report *r) {
-  const struct rp_shares *s = &r->sh;
+/* {"traced_ns", "blocked_ns", the six shares and their ns} */
+static void json_shares(FILE *o, const struct rp_shares *s) {
   double w = s->traced ? (double)s->traced : 1;
+  fprintf(o,
+          "{\"traced_ns\":%" PRIu64 ",\"blocked_ns\":%" PRIu64
+          ",\"copy\":%.6f,\"kernel\":%.6f,\"launch\":%.6f,\"sync\":%.6f,\"api\":%.6f,"
+          "\"idle\":%.6f,\"copy_ns\":%" PRIu64 ",\"kernel_ns\":%" PRIu64
+          ",\"launch_ns\":%" PRIu64 ",\"sync_ns\":%" PRIu64 ",\"api_ns\":%" PRIu64
+          ",\"idle_ns\":%" PRIu64 "}",
+          s->traced, s->blocked, share_of(s->copy, w), share_of(s->kernel, w),
+          share_of(s->launch, w), share_of(s->sync, w), share_of(s->api, w),
+          share_of(s->idle, w), s->copy, s->kernel, s->launch, s->sync, s->api, s->idle);
+}
+
+static void json_head(FILE *o, const struct report *r) {
   fprintf(o,
           "{\"schema_version\":%d,\"duration_ns\":%" PRIu64 ",\"records\":%" PRIu64
           ",\"events\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,\"dropped\":%" PRIu64
@@ -527,18 +559,19 @@ static void json_head(FILE *o, const struct report *r) {
           r->dev_records ? "true" : "false", r->dev_records,
           r->dev_sample ? r->dev_sample : 1);
   fprintf(o,
-          "\n\"verdict\":%s%s%s,\"no_data\":%s,\"runner_up\":%s%s%s,"
-          "\"shares\":{\"traced_ns\":%" PRIu64 ",\"blocked_ns\":%" PRIu64
-          ",\"copy\":%.6f,\"kernel\":%.6f,\"launch\":%.6f,\"sync\":%.6f,\"api\":%.6f,"
-          "\"idle\":%.6f,\"copy_ns\":%" PRIu64 ",\"kernel_ns\":%" PRIu64
-          ",\"launch_ns\":%" PRIu64 ",\"sync_ns\":%" PRIu64 ",\"api_ns\":%" PRIu64
-          ",\"idle_ns\":%" PRIu64 "},\n\"findings\":[",
+          "\n\"verdict\":%s%s%s,\"no_data\":%s,\"runner_up\":%s%s%s,\"shares_of\":\"%s\","
+          "\"shares\":",
           r->verdict ? "\"" : "", r->verdict ? r->verdict : "null",
           r->verdict ? "\"" : "", r->verdict ? "false" : "true", r->runner_up ? "\"" : "",
-          r->runner_up ? r->runner_up : "null", r->runner_up ? "\"" : "", s->traced,
-          s->blocked, share_of(s->copy, w), share_of(s->kernel, w),
-          share_of(s->launch, w), share_of(s->sync, w), share_of(s->api, w),
-          share_of(s->idle, w), s->copy, s->kernel, s->launch, s->sync, s->api, s->idle);
+          r->runner_up ? r->runner_up : "null", r->runner_up ? "\"" : "",
+          r->serve.traced ? "requests" : "threads");
+  json_shares(o, &r->sh);
+  fputs(",\"request_shares\":", o);
+  if (r->serve.traced)
+    json_shares(o, &r->serve);
+  else
+    fputs("null", o);
+  fputs(",\n\"findings\":[", o);
   for (size_t i = 0; i < r->nfindings; i++) {
     const struct rp_finding *f = &r->findings[i];
     fprintf(o, "%s\n {\"rule\":\"%s\",\"severity\":\"%s\",\"message\":", i ? "," : "",
@@ -685,14 +718,14 @@ static void json_ranges(FILE *o, const struct report *r) {
             ",\"allocs\":%" PRIu64,
             g->n, g->warm, g->p50, g->p90, g->p99, g->max, g->mean, g->launches, g->bytes,
             g->allocs);
-    if (r->dev_records && !g->no_spans)
+    if (r->dev_records)
       fprintf(o, ",\"gpu_ns\":%" PRIu64, g->gpu_ns);
     fprintf(o, ",\"cold_count\":%" PRIu64, g->n ? 1 + g->colds : 0); /* one a process */
     fprintf(o,
             ",\"cold\":{\"start_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64 ",\"launches\":%u"
             ",\"bytes\":%" PRIu64 ",\"allocs\":%u",
             c->start, c->end - c->start, c->launches, c->bytes, c->allocs);
-    if (r->dev_records && !g->no_spans)
+    if (r->dev_records)
       fprintf(o, ",\"gpu_ns\":%" PRIu64, c->gpu_ns);
     fputs("}}", o);
   }
@@ -719,7 +752,14 @@ static void json_memory(FILE *o, const struct report *r) {
   for (size_t i = 0; i < sizeof r->held / sizeof r->held[0] && r->held[i].holder; i++)
     fprintf(o, "%s{\"holder\":\"%s\",\"bytes\":%" PRIu64 "}", i ? "," : "",
             r->held[i].holder->id, r->held[i].bytes);
-  fputs("]}", o);
+  fprintf(o,
+          "]},\n\"leaks\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64
+          ",\"growing_bytes\":%" PRIu64 ",\"growth_bytes_per_min\":",
+          r->leak.bytes, r->leak.blocks, r->leak.growing_bytes);
+  if (r->leak.rated)
+    fprintf(o, "%.1f}", r->leak.bytes_per_min);
+  else
+    fputs("null}", o);
 }
 
 void rp_print_json(FILE *o, struct report *r) {
@@ -730,6 +770,7 @@ void rp_print_json(FILE *o, struct report *r) {
   json_gpu_lines(o, r);
   json_transfers(o, r);
   json_ranges(o, r);
+  rp_requests_json(o, r);
   json_memory(o, r);
   rp_hw_json(o, r);
   fputs("}\n", o);

@@ -81,6 +81,40 @@ static void count_held(void *ctx, const struct gt_block *b) {
     }
 }
 
+/* A request still open at the end: its calls were counted, so its time to
+ * the end of the trace is serving time too. */
+static void open_request(void *ctx, const struct gt_range *g) {
+  struct report *r = ctx;
+  if (g->depth != 0 || !g->tag || g->tag > r->nsnaps || g->start_ns > r->last_ns)
+    return;
+  r->ranges[r->snaps[g->tag - 1].range].req.sh.traced += r->last_ns - g->start_ns;
+}
+
+/* Each request type's idle (time in no call: the host's own work inside
+ * the request) and the serving time, all types together. */
+static void finish_requests(struct report *r) {
+  gt_model_open_ranges(r->model, open_request, r);
+  memset(&r->serve, 0, sizeof r->serve);
+  for (size_t i = 0; i < r->rnames.n; i++) {
+    struct rp_shares *q = &r->ranges[i].req.sh;
+    uint64_t in_calls = q->launch + q->copy + q->kernel + q->sync + q->api;
+    if (!q->traced && !in_calls)
+      continue;
+    if (in_calls > q->traced) /* calls longer than their range: never less than 0 */
+      q->traced = in_calls;
+    q->idle = q->traced - in_calls;
+    r->serve.traced += q->traced;
+    r->serve.launch += q->launch;
+    r->serve.copy += q->copy;
+    r->serve.kernel += q->kernel;
+    r->serve.sync += q->sync;
+    r->serve.api += q->api;
+    r->serve.idle += q->idle;
+    r->serve.blocked += q->blocked;
+  }
+  r->basis = r->serve.traced ? &r->serve : &r->sh;
+}
+
 void rp_finish(struct report *r) {
   static const unsigned pcts[] = {50, 90, 99};
   scale_sampled_kernels(r);
@@ -97,6 +131,7 @@ void rp_finish(struct report *r) {
     r->api[a].p90 = out[1];
     r->api[a].p99 = out[2];
   }
+  gt_rgpu_flush(r->rgpu); /* every range's own work: its GPU time is whole */
   rp_device_finish(r);
   for (size_t i = 0; i < r->rnames.n; i++)
     finish_range(&r->ranges[i]);
@@ -106,6 +141,7 @@ void rp_finish(struct report *r) {
     r->sh.traced += span;
     r->sh.idle += span > t->busy ? span - t->busy : 0;
   }
+  finish_requests(r);
   for (size_t i = 0; i < r->nprocs; i++) {
     uint64_t peak = gt_model_peak_device_total(r->model, r->procs[i].pid);
     if (peak > r->peak_device_bytes) {
@@ -122,7 +158,7 @@ void rp_finish(struct report *r) {
 void rp_verdict(struct report *r) {
   static const char *const names[] = {"transfer-bound", "compute-bound", "launch-bound",
                                       "cpu-bound"};
-  const struct rp_shares *s = &r->sh;
+  const struct rp_shares *s = r->basis ? r->basis : &r->sh;
   r->verdict = r->runner_up = NULL;
   if (!r->cuda_calls || !s->traced)
     return; /* no data: no verdict */
@@ -501,8 +537,10 @@ static int severity_rank(const char *s) {
 }
 
 void rp_findings(struct report *r) {
+  rp_leak_findings(r); /* first: with the stable sort, a leak leads */
   rule_errors(r);
   rule_pageable(r);
+  rp_request_findings(r);
   rule_sync_copies(r);
   rule_excessive_sync(r);
   rule_small_kernels(r);

@@ -5,11 +5,12 @@
  * its name; the first PROM_REQ_MAX names have a label each, the rest share
  * PROM_OTHER. Work queued while a push range is open on the thread (its
  * outermost one, so nested ranges do not count twice) adds to that range's
- * counters: bytes copied, device memory allocated, and the device time of
- * its kernels, copies and memsets (their DEVICE records, found through a
- * direct-mapped table of the last PROM_CORR_SLOTS launches' correlation
- * ids: a launch whose DEVICE record comes after PROM_CORR_SLOTS others may
- * go unattributed, never misattributed).
+ * counters: bytes copied and device memory allocated. GPU time per range
+ * is model/range_gpu.h's, as report and export count it: the device time
+ * of the work the range's own thread queued while it was open, every
+ * range open counting (nested ranges their own, the outer one including
+ * them), from the raw records (a graph launch's measured span, not the
+ * shares of it the expansion makes), among the last PROM_RGPU_RING calls.
  * GPU time by kernel (prom_kernels.c): DEVICE records of kernels, each
  * weighted by the launches it stands for (its sample, no more than the
  * launches of its kernel not stood for yet; prom_kernels_device), and so
@@ -26,19 +27,19 @@
 #include "gputrace/trace_file.h"
 #include "nvtx.h"
 #include "prom_series.h"
+#include "range_gpu.h"
 
-#define PROM_CORR_SLOTS 4096
-
-struct corr_slot {
-  uint32_t pid, tid, corr, req; /* req: slot + 1; 0 = empty */
-};
+#define PROM_RGPU_RING 16384 /* work calls remembered for their DEVICE records */
+/* An open range's nvtx tag: its gt_rgpu handle << TAG_BITS | request slot + 1. */
+#define TAG_BITS 8
+_Static_assert(PROM_REQ_MAX + 1 < (1 << TAG_BITS), "request slots fit the tag");
 
 struct prom_work_state {
   struct prom_work *w; /* the drain loop's figures */
   struct gt_nvtx *nvtx;
   struct gt_map names; /* hash of a named range's name -> slot + 1 */
   struct prom_kernels *kernels;
-  struct corr_slot corr[PROM_CORR_SLOTS];
+  struct gt_rgpu *rgpu;
 };
 
 /* The request slot of a range name: one of its own while there is room.
@@ -61,13 +62,20 @@ static unsigned request_slot(struct prom_work_state *s, const char *name) {
   return w->nreq++;
 }
 
-/* The nvtx layer's open hook: a range's tag is its request slot + 1 (its
- * name is looked up once, when it opens). */
+/* The nvtx layer's open hook: a range's tag holds its request slot + 1
+ * (its name is looked up once, when it opens) and its gt_rgpu handle. */
 static uint64_t on_open(void *ctx, const struct gt_record *r) {
   struct prom_work_state *s = ctx;
   char text[PROM_NAME_MAX];
   gt_record_text(r, r->u.nvtx.text_len, text, sizeof text);
-  return request_slot(s, text) + 1;
+  uint64_t slot = request_slot(s, text) + 1;
+  return gt_rgpu_open(s->rgpu, r->pid, r->tid, slot) << TAG_BITS | slot;
+}
+
+/* A range's own work's device time (range_gpu.h): its request's. */
+static void gpu_add(void *ctx, uint64_t slot, double ns) {
+  struct prom_work_state *s = ctx;
+  s->w->req[slot - 1].gpu_ns += ns;
 }
 
 struct prom_work_state *prom_work_new(struct prom_work *w) {
@@ -78,6 +86,8 @@ struct prom_work_state *prom_work_new(struct prom_work *w) {
     free(s);
     return NULL;
   }
+  struct gt_rgpu_hooks h = {.ctx = s, .add = gpu_add};
+  s->rgpu = gt_rgpu_new(PROM_RGPU_RING, &h);
   s->w = w;
   prom_set_name(w->req[PROM_REQ_MAX].name, PROM_OTHER);
   prom_set_name(w->kern[PROM_KERNEL_MAX].name, PROM_OTHER);
@@ -92,13 +102,17 @@ void prom_work_free(struct prom_work_state *s) {
   gt_nvtx_free(s->nvtx);
   gt_map_free(&s->names);
   prom_kernels_free(s->kernels);
+  gt_rgpu_free(s->rgpu);
   free(s);
 }
 
-static void range_done(struct prom_work *w, const struct gt_range *g) {
-  if (!g->tag || g->tag > PROM_REQ_MAX + 1 || g->end_ns < g->start_ns)
+static void range_done(struct prom_work_state *s, const struct gt_range *g) {
+  struct prom_work *w = s->w;
+  uint64_t slot = g->tag & ((1u << TAG_BITS) - 1);
+  gt_rgpu_close(s->rgpu, g->tag >> TAG_BITS);
+  if (!slot || slot > PROM_REQ_MAX + 1 || g->end_ns < g->start_ns)
     return;
-  struct prom_request *q = &w->req[g->tag - 1];
+  struct prom_request *q = &w->req[slot - 1];
   uint64_t ns = g->end_ns - g->start_ns;
   q->count++;
   q->sum_ns += ns;
@@ -113,7 +127,11 @@ void prom_work_record(struct prom_work_state *s, const struct gt_record *r) {
     gt_record_text(r, r->u.nvtx.text_len, text, sizeof text);
     struct gt_range done;
     if (gt_nvtx_feed(s->nvtx, r, text, &done))
-      range_done(s->w, &done);
+      range_done(s, &done);
+  } else if (r->kind == GT_KIND_DEVICE) { /* as written: a graph launch's span */
+    gt_rgpu_device(s->rgpu, r);
+  } else if (gt_rgpu_is_work(r)) {
+    gt_rgpu_call(s->rgpu, r);
   } else if (r->kind == GT_KIND_KERNEL_NAME) {
     prom_kernels_named(s->kernels, s->w, r);
   } else if (r->kind == GT_KIND_PROCESS && r->u.proc.phase == GT_PROC_END) {
@@ -121,47 +139,23 @@ void prom_work_record(struct prom_work_state *s, const struct gt_record *r) {
   }
 }
 
-static struct corr_slot *corr_at(struct prom_work_state *s, const struct gt_record *r,
-                                 uint32_t corr) {
-  uint64_t h = gt_pid_key(r->pid, ((uint64_t)r->tid << 32) | corr);
-  return &s->corr[(h ^ h >> 29) % PROM_CORR_SLOTS];
-}
-
-/* The device time of work queued inside a range: the range's. */
-static void device_time(struct prom_work_state *s, const struct gt_record *r, double ns) {
-  struct corr_slot *c = corr_at(s, r, r->u.device.corr);
-  if (c->req && c->pid == r->pid && c->tid == r->tid && c->corr == r->u.device.corr)
-    s->w->req[c->req - 1].gpu_ns += ns;
-}
-
 double prom_work_run(struct prom_work_state *s, const struct gt_record *r) {
   if (!s)
     return 0;
   if (r->kind == GT_KIND_DEVICE) {
     int kernel = r->u.device.of_kind == GT_KIND_LAUNCH;
-    double ns = kernel
-                    ? prom_kernels_device(s->kernels, s->w, r)
-                    : (double)r->dur_ns * (r->u.device.sample ? r->u.device.sample : 1);
-    device_time(s, r, ns);
-    return kernel ? ns : 0;
+    return kernel ? prom_kernels_device(s->kernels, s->w, r) : 0;
   }
   if (r->kind == GT_KIND_LAUNCH)
     prom_kernels_launched(s->kernels, r);
-  uint64_t tag = gt_nvtx_outer_tag(s->nvtx, r->pid, r->tid);
-  if (!tag)
+  uint64_t slot = gt_nvtx_outer_tag(s->nvtx, r->pid, r->tid) & ((1u << TAG_BITS) - 1);
+  if (!slot || slot > PROM_REQ_MAX + 1)
     return 0;
-  struct prom_request *q = &s->w->req[tag - 1];
-  uint32_t corr = 0;
-  if (r->kind == GT_KIND_LAUNCH)
-    corr = r->u.launch.corr;
-  else if (r->kind == GT_KIND_MEMCPY)
-    corr = r->u.copy.corr, q->copy_bytes += r->u.copy.bytes;
-  else if (r->kind == GT_KIND_MEMSET)
-    corr = r->u.set.corr;
+  struct prom_request *q = &s->w->req[slot - 1];
+  if (r->kind == GT_KIND_MEMCPY)
+    q->copy_bytes += r->u.copy.bytes;
   else if (r->kind == GT_KIND_ALLOC)
     q->alloc_bytes += r->u.mem.bytes;
-  if (corr)
-    *corr_at(s, r, corr) = (struct corr_slot){r->pid, r->tid, corr, (uint32_t)tag};
   return 0;
 }
 
@@ -209,9 +203,11 @@ static void put_request_counter(struct prom_buf *b, const struct prom_work *w,
 
 void prom_work_format(struct prom_buf *b, const struct prom_work *w) {
   put_requests(b, w);
-  put_request_counter(b, w, "gputrace_request_gpu_seconds_total",
-                      "Device time of the work queued inside NVTX ranges (outermost).",
-                      0);
+  put_request_counter(
+      b, w, "gputrace_request_gpu_seconds_total",
+      "Device time of the work each NVTX range's thread queued while it was open "
+      "(nested ranges their own).",
+      0);
   put_request_counter(b, w, "gputrace_request_copy_bytes_total",
                       "Bytes copied by calls inside NVTX ranges (outermost).", 1);
   put_request_counter(b, w, "gputrace_request_alloc_bytes_total",

@@ -281,6 +281,10 @@ unsigned gt_model_thread_depth(const struct gt_model *m, uint32_t pid, uint32_t 
   return m->nvtx ? gt_nvtx_depth(m->nvtx, pid, tid) : 0;
 }
 
+uint64_t gt_model_outer_tag(const struct gt_model *m, uint32_t pid, uint32_t tid) {
+  return m->nvtx ? gt_nvtx_outer_tag(m->nvtx, pid, tid) : 0;
+}
+
 void gt_model_open_ranges(struct gt_model *m,
                           void (*fn)(void *ctx, const struct gt_range *r), void *ctx) {
   if (m->nvtx)

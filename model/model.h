@@ -120,6 +120,9 @@ const uint32_t *gt_model_pids(const struct gt_model *m, size_t *n);
 /* GT_LAYER_NVTX: push ranges open on a thread; ranges still open (see
  * gt_nvtx_open_ranges). */
 unsigned gt_model_thread_depth(const struct gt_model *m, uint32_t pid, uint32_t tid);
+/* The tag of the outermost push range open on a thread (the session tool's
+ * range_open hook gave it), 0 when none is. */
+uint64_t gt_model_outer_tag(const struct gt_model *m, uint32_t pid, uint32_t tid);
 void gt_model_open_ranges(struct gt_model *m,
                           void (*fn)(void *ctx, const struct gt_range *r), void *ctx);
 

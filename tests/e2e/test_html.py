@@ -320,9 +320,10 @@ def test_many_names():
                sum(g["warm_count"] for g in warm),
                round(sum(g["launches"] for g in warm) / sum(g["warm_count"] for g in warm), 1),
                sum(g["bytes"] for g in warm) // sum(g["warm_count"] for g in warm),
-               round(sum(g["allocs"] for g in warm) / sum(g["warm_count"] for g in warm), 1)],
-       "the ranges' last row: their occurrences, and warm means per range as report's "
-       "columns, exactly")
+               round(sum(g["allocs"] for g in warm) / sum(g["warm_count"] for g in warm), 1),
+               sum(g.get("gpu_ns", 0) + g["cold"].get("gpu_ns", 0) for g in rest)],
+       "the ranges' last row: their occurrences, warm means per range as report's "
+       "columns, and their own work's GPU total, exactly")
     assert "299984 more are not" in text, "the histogram says what it left out"
 
 

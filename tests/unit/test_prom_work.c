@@ -52,6 +52,7 @@ static double device(struct prom_work_state *s, uint32_t tid, uint32_t corr,
   r->u.device.kernel = stub;
   r->u.device.corr = corr;
   r->u.device.sample = sample;
+  prom_work_record(s, r); /* as gt_prom_observe: every record, then the work */
   return prom_work_run(s, r);
 }
 
@@ -180,15 +181,18 @@ static void test_work(void) {
   prom_work_record(s, r);
   r = (struct gt_record *)rec(GT_KIND_LAUNCH, 1, 200);
   r->u.launch.corr = 5;
+  prom_work_record(s, r);
   prom_work_run(s, r);
   r = (struct gt_record *)rec(GT_KIND_MEMCPY, 1, 300);
   r->u.copy.corr = 6, r->u.copy.bytes = 100;
+  prom_work_record(s, r);
   prom_work_run(s, r);
   r = (struct gt_record *)rec(GT_KIND_ALLOC, 1, 400);
   r->u.mem.bytes = 4096;
   prom_work_run(s, r);
   r = (struct gt_record *)rec(GT_KIND_LAUNCH, 2, 450); /* another thread: no range */
   r->u.launch.corr = 5;
+  prom_work_record(s, r);
   prom_work_run(s, r);
   r = (struct gt_record *)rec(GT_KIND_NVTX, 1, 500);
   r->u.nvtx.op = GT_NVTX_POP;
