@@ -42,12 +42,22 @@ enum gt_dt_what { GT_DT_NONE = 0, GT_DT_LAUNCH = 1, GT_DT_COPY = 2, GT_DT_SET = 
  * their cost is not counted: N cannot lower it. */
 #define GT_DT_WINDOW 256u
 extern int gt_dt_adaptive;
-/* gt_tls_dt_n, gt_tls_dt_calls, gt_tls_dt_skip[GT_DT_KEYS]: shim.h. */
+/* gt_tls_dt_n, gt_tls_dt_calls, gt_tls_dt_skip[GT_DT_KEYS],
+ * gt_tls_dt_skip_api[GT_API_COUNT]: shim.h. */
 void gt_dt_adapt(void);
 
-/* The sampling countdown of `key`. */
+/* The sampling countdown of a launch's `key` (a kernel or a graph: hashed,
+ * two keys may share one). */
 static inline uint32_t *gt_dt_skip_of(const void *key) {
   return &gt_tls_dt_skip[((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull) >> 57];
+}
+
+/* A copy's or memset's: its entry point's own (the key is its GT_API_*), so
+ * no kernel, whose hash depends on where the program was loaded, shares an
+ * entry point's countdown and moves which of its calls are timed. */
+static inline uint32_t *gt_dt_skip_api(const void *key) {
+  uintptr_t api = (uintptr_t)key;
+  return &gt_tls_dt_skip_api[api < GT_API_COUNT ? api : 0];
 }
 
 static inline int gt_dt_sampled(unsigned what, const void *key) {
@@ -55,7 +65,7 @@ static inline int gt_dt_sampled(unsigned what, const void *key) {
     return 1;
   if (__builtin_expect(++gt_tls_dt_calls >= GT_DT_WINDOW, 0))
     gt_dt_adapt();
-  uint32_t *skip = gt_dt_skip_of(key);
+  uint32_t *skip = what == GT_DT_LAUNCH ? gt_dt_skip_of(key) : gt_dt_skip_api(key);
   if (*skip != 0) {
     --*skip;
     return 0;

@@ -110,9 +110,10 @@ struct gt_tls {
   const void *push_last; /* launch.h: the same, kept for the launch's stack */
   uintptr_t push_sp;     /* launch.h: the <<<>>> caller's stack pointer */
   const void *call_ra;   /* GT_TRACE_CALL/TIMED: the traced hook's return address */
-  uint32_t dt_skip[GT_DT_KEYS]; /* devtime.h: per-key countdown */
-  uint32_t cap;                 /* capture.h: the current call's capture id; 0: none */
-  int range; /* range.h: this thread's open push ranges of the capture name */
+  uint32_t dt_skip[GT_DT_KEYS];       /* devtime.h: per-key countdown (launches) */
+  uint32_t dt_skip_api[GT_API_COUNT]; /* devtime.h: per entry point (copies, memsets) */
+  uint32_t cap; /* capture.h: the current call's capture id; 0: none */
+  int range;    /* range.h: this thread's open push ranges of the capture name */
 };
 extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 #define gt_tls_depth (gt_tls.depth)
@@ -121,6 +122,7 @@ extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 #define gt_tls_dt_n (gt_tls.dt_n)
 #define gt_tls_dt_calls (gt_tls.dt_calls)
 #define gt_tls_dt_skip (gt_tls.dt_skip)
+#define gt_tls_dt_skip_api (gt_tls.dt_skip_api)
 #define gt_tls_st_left (gt_tls.st_left)
 #define gt_tls_st_site (gt_tls.st_site)
 #define gt_tls_st_id (gt_tls.st_id)
