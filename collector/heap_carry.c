@@ -34,6 +34,7 @@
 #include "collector.h"
 #include "gputrace/map.h"
 #include "heap.h"
+#include "util.h"
 
 #define HOLD_NS 250000000ull /* 250 ms: later than a drain pass, or a long call */
 
@@ -108,14 +109,7 @@ static void keep_alloc(struct gt_heap_carry *c, const struct gt_record *r) {
   add_pid(c, r->pid);
   uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), pos;
   if (!gt_map_get(&c->index, key, &pos)) {
-    if (c->n == c->cap) {
-      size_t cap = c->cap ? 2 * c->cap : 256;
-      struct gt_record *p = realloc(c->recs, cap * sizeof *p);
-      if (!p)
-        abort(); /* the collector cannot go on without memory (sink.c) */
-      c->recs = p;
-      c->cap = cap;
-    }
+    c->recs = gt_grow(c->recs, &c->cap, c->n + 1, sizeof *c->recs);
     pos = c->n++;
     gt_map_put(&c->index, key, pos);
   }
@@ -139,14 +133,7 @@ static int earlier(const struct held *a, const struct held *b) {
 }
 
 static void hold(struct gt_heap_carry *c, const struct gt_record *r) {
-  if (c->nheld == c->cheld) {
-    size_t cap = c->cheld ? 2 * c->cheld : 1024;
-    struct held *p = realloc(c->held, cap * sizeof *p);
-    if (!p)
-      abort(); /* the collector cannot go on without memory (sink.c) */
-    c->held = p;
-    c->cheld = cap;
-  }
+  c->held = gt_grow(c->held, &c->cheld, c->nheld + 1, sizeof *c->held);
   size_t i = c->nheld++;
   struct held h = {.rec = *r, .seq = c->seq++};
   for (; i > 0 && earlier(&h, &c->held[(i - 1) / 2]); i = (i - 1) / 2)
