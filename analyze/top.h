@@ -15,10 +15,10 @@
  *    sample (connects and both answers), TOP_HEAD_MAX bytes of headers
  *    (more is TOP_BAD), TOP_BODY_MAX bytes of each body (the rest is not
  *    read: the body is cut after its last whole line and the sample says
- *    so in `loss`), TOP_PROCS_MAX processes and TOP_KERNELS_MAX kernels
- *    kept (TOP_SITES sites of TOP_FRAMES frames; the others counted in
- *    `loss`). A sample never holds more than these, a fetch never more
- *    than two bodies.
+ *    so in `loss`), TOP_PROCS_MAX processes, TOP_KERNELS_MAX kernels and
+ *    TOP_REQUESTS_MAX range names kept (TOP_SITES sites of TOP_FRAMES frames; the others
+ * counted in `loss`). A sample never holds more than these, a fetch never more than two
+ * bodies.
  *  - top_parse_metrics and top_parse_jsonl fill a sample from a body of
  *    `len` bytes (text[len] is '\0'), parsed in place (the text is
  *    changed), in one pass: time linear in its length. Series and keys
@@ -55,6 +55,7 @@
 #define TOP_BODY_MAX (8u << 20)  /* bytes of a body read */
 #define TOP_PROCS_MAX 1024       /* processes a sample keeps */
 #define TOP_KERNELS_MAX 1024     /* kernel series a sample keeps */
+#define TOP_REQUESTS_MAX 64      /* range names a sample keeps (the collector's 33) */
 #define TOP_SECONDS_MAX 9e9      /* seconds a figure may hold (its ns fit) */
 
 enum { TOP_OK = 0, TOP_GONE = 1, TOP_BAD = 2, TOP_STOP = 3 };
@@ -70,6 +71,16 @@ struct top_proc {
 
 struct top_kernel {
   char *name;
+  double gpu_s;
+};
+
+/* An NVTX range name's requests (/metrics: gputrace_request_seconds_count
+ * and gputrace_request_gpu_seconds_total, the collector's range_gpu rule:
+ * the device time of the work the range's thread queued while it was
+ * open). */
+struct top_request {
+  char *name;
+  uint64_t count;
   double gpu_s;
 };
 
@@ -96,6 +107,8 @@ struct top_sample {
   struct gt_map proc_index; /* pid -> index in procs */
   struct top_kernel *kernels;
   size_t nkernels, ckernels;
+  struct top_request *requests;
+  size_t nrequests, crequests;
   struct top_site sites[TOP_SITES];
   int nsites;
   int skip_frames; /* the frames that follow belong to a site not kept */

@@ -19,6 +19,9 @@
 void top_sample_free(struct top_sample *s) {
   for (size_t i = 0; i < s->nkernels; i++)
     free(s->kernels[i].name);
+  for (size_t i = 0; i < s->nrequests; i++)
+    free(s->requests[i].name);
+  free(s->requests);
   for (int i = 0; i < s->nsites; i++)
     for (int k = 0; k < s->sites[i].nframes; k++) {
       free((char *)s->sites[i].frames[k].function);
@@ -100,13 +103,16 @@ enum series {
   S_PROC_MEMORY,
   S_KERNEL_GPU,
   S_UTIL,
+  S_REQ_COUNT,
+  S_REQ_GPU,
   S_OTHER
 };
 static const char *const series_names[S_OTHER] = {
-    "gputrace_kernel_launches_total",   "gputrace_events_dropped_total",
-    "gputrace_memcpy_bytes_total",      "gputrace_process_gpu_seconds_total",
-    "gputrace_device_memory_bytes",     "gputrace_kernel_gpu_seconds_total",
-    "gputrace_gpu_utilization_percent",
+    "gputrace_kernel_launches_total",     "gputrace_events_dropped_total",
+    "gputrace_memcpy_bytes_total",        "gputrace_process_gpu_seconds_total",
+    "gputrace_device_memory_bytes",       "gputrace_kernel_gpu_seconds_total",
+    "gputrace_gpu_utilization_percent",   "gputrace_request_seconds_count",
+    "gputrace_request_gpu_seconds_total",
 };
 
 #define LABELS_MAX 8 /* the collector's series have at most 2 */
@@ -188,6 +194,22 @@ static const char *label(const struct line *l, const char *key) {
   return NULL;
 }
 
+/* The range name's entry, added when new; NULL (counted) past the cap. A
+ * linear search: at most TOP_REQUESTS_MAX names. */
+static struct top_request *request_of(struct top_sample *s, const char *name) {
+  for (size_t i = 0; i < s->nrequests; i++)
+    if (!strcmp(s->requests[i].name, name))
+      return &s->requests[i];
+  if (s->nrequests == TOP_REQUESTS_MAX) {
+    s->loss.over_caps++;
+    return NULL;
+  }
+  s->requests =
+      gt_grow(s->requests, &s->crequests, s->nrequests + 1, sizeof *s->requests);
+  s->requests[s->nrequests] = (struct top_request){text_dup(name), 0, 0};
+  return &s->requests[s->nrequests++];
+}
+
 /* Applies a series top reads; 0 when its labels or value are not right. */
 static int apply_series(enum series k, const struct line *l, struct top_sample *s) {
   uint64_t n = 0;
@@ -196,9 +218,10 @@ static int apply_series(enum series k, const struct line *l, struct top_sample *
   const char *lab = k == S_COPY_BYTES                       ? label(l, "dir")
                     : k == S_KERNEL_GPU                     ? label(l, "kernel")
                     : k == S_PROC_GPU || k == S_PROC_MEMORY ? label(l, "pid")
+                    : k == S_REQ_COUNT || k == S_REQ_GPU    ? label(l, "range")
                                                             : "";
-  int is_count =
-      k == S_LAUNCHES || k == S_DROPPED || k == S_COPY_BYTES || k == S_PROC_MEMORY;
+  int is_count = k == S_LAUNCHES || k == S_DROPPED || k == S_COPY_BYTES ||
+                 k == S_PROC_MEMORY || k == S_REQ_COUNT;
   int of_proc = k == S_PROC_GPU || k == S_PROC_MEMORY;
   if (!lab || (is_count ? !to_u64(l->value, &n)
                         : !to_real(l->value, k == S_UTIL ? 100 : TOP_SECONDS_MAX, &v)))
@@ -225,6 +248,12 @@ static int apply_series(enum series k, const struct line *l, struct top_sample *
     }
     s->kernels = gt_grow(s->kernels, &s->ckernels, s->nkernels + 1, sizeof *s->kernels);
     s->kernels[s->nkernels++] = (struct top_kernel){text_dup(lab), v};
+  } else if (k == S_REQ_COUNT || k == S_REQ_GPU) {
+    struct top_request *q = request_of(s, lab);
+    if (q && k == S_REQ_COUNT)
+      q->count = n;
+    else if (q)
+      q->gpu_s = v;
   } else if (k == S_UTIL) {
     double sum = s->ngpus ? s->gpu_util * s->ngpus : 0; /* a mean over the devices */
     s->gpu_util = (sum + v) / ++s->ngpus;

@@ -8,6 +8,10 @@
  *     (its kernels' device time over the interval), sorted by the key;
  *   copies: each direction that moved bytes, its bandwidth and total;
  *   kernels: the top ones by device time in the last interval;
+ *   requests (when the collector counts NVTX ranges): each range name's
+ *     requests/s over the interval, its GPU time per request (the
+ *     collector's totals: the device time of each range's own work,
+ *     model/range_gpu.h, over its count) and its GPU % over the interval;
  *   allocation sites: the user's frame (leaks.h's gt_leaks_origin) of the
  *     stacks holding the most live device memory;
  *   the keys (when asked for a footer).
@@ -218,6 +222,63 @@ static void kernels(struct out *o, const struct top_sample *prev,
   free(before);
 }
 
+struct rrow {
+  const struct top_request *q;
+  double per_s, gpu_s; /* over the interval */
+};
+static int by_gpu(const void *a, const void *b) {
+  const struct rrow *x = a, *y = b;
+  return x->gpu_s < y->gpu_s   ? 1
+         : x->gpu_s > y->gpu_s ? -1
+                               : strcmp(x->q->name, y->q->name);
+}
+
+static const struct top_request *request_before(const struct top_sample *prev,
+                                                const char *name) {
+  for (size_t i = 0; prev && i < prev->nrequests; i++) /* at most TOP_REQUESTS_MAX */
+    if (!strcmp(prev->requests[i].name, name))
+      return &prev->requests[i];
+  return NULL;
+}
+
+static void requests(struct out *o, const struct top_sample *prev,
+                     const struct top_sample *cur, double dt, size_t rows) {
+  int w = o->width - 32 > NAME_MIN ? o->width - 32 : NAME_MIN;
+  char head[256];
+  fit(head, sizeof head, "REQUEST (NVTX range)", w);
+  put(o, "%s %9s %11s %8s", head, "REQ/S", "GPU/REQ", "GPU%");
+  struct rrow *r = gt_xcalloc(cur->nrequests + 1, sizeof *r);
+  size_t n = 0;
+  for (size_t i = 0; i < cur->nrequests; i++) {
+    const struct top_request *q = &cur->requests[i], *b = request_before(prev, q->name);
+    if (!q->count)
+      continue;
+    r[n] = (struct rrow){q, -1, -1};
+    if (prev && dt > 0) {
+      uint64_t was = b ? b->count : 0;
+      double gpu_was = b ? b->gpu_s : 0;
+      r[n].per_s = q->count >= was ? (double)(q->count - was) / dt : 0;
+      r[n].gpu_s = q->gpu_s >= gpu_was ? q->gpu_s - gpu_was : 0;
+    }
+    n++;
+  }
+  qsort(r, n, sizeof *r, by_gpu);
+  for (size_t i = 0; i < n && i < rows; i++) {
+    char name[1024], per_s[32] = "-", per_req[32], busy[32] = "-";
+    fit(name, sizeof name, r[i].q->name, w);
+    if (r[i].per_s >= 0)
+      snprintf(per_s, sizeof per_s, "%.1f", r[i].per_s);
+    if (r[i].gpu_s >= 0)
+      snprintf(busy, sizeof busy, "%.1f", 100 * r[i].gpu_s / dt);
+    gt_fmt_ns(per_req, sizeof per_req,
+              to_count(r[i].q->gpu_s * 1e9 / (double)r[i].q->count));
+    put(o, "%s %9s %11s %8s", name, per_s, per_req, busy);
+  }
+  if (!n)
+    put(o, "(no request yet)");
+  free(r);
+}
+
 static void sites(struct out *o, const struct top_sample *cur, size_t rows) {
   int w = o->width - 37 > NAME_MIN ? o->width - 37 : NAME_MIN;
   char head[256];
@@ -273,19 +334,27 @@ size_t top_view_lines(const struct top_screen *scr, const struct top_sample *pre
   int lacks = l->cut || l->over_caps || l->bad_lines;
   if (lacks)
     incomplete(&o, l);
-  /* rows beyond the title (and what it lacks), the four headers, the
-   * copies and the footer */
-  size_t fixed = 6 + (size_t)lacks + (scr->footer != 0),
+  /* rows beyond the title (and what it lacks), the four headers (five
+   * with requests), the copies and the footer */
+  int has_req = cur->nrequests != 0;
+  size_t fixed = 6 + (size_t)has_req + (size_t)lacks + (scr->footer != 0),
          room = o.max > fixed ? o.max - fixed : 0;
   size_t np = cur->nprocs ? cur->nprocs : 1, nk = cur->nkernels ? cur->nkernels : 1;
   size_t pr = np < room / 3 ? np : room / 3 ? room / 3 : 1;
   size_t kr = nk < (room - pr) / 2 ? nk : (room - pr) / 2 ? (room - pr) / 2 : 1;
-  size_t sr = room > pr + kr ? room - pr - kr : 1;
+  size_t left = room > pr + kr ? room - pr - kr : 0;
+  size_t rr = !has_req                    ? 0
+              : cur->nrequests < left / 2 ? cur->nrequests
+              : left / 2                  ? left / 2
+                                          : 1;
+  size_t sr = left > rr ? left - rr : 1;
   size_t body = o.max - (scr->footer != 0);
   o.max = body;
   processes(&o, scr, prev, cur, dt, pr);
   copies(&o, prev, cur, dt);
   kernels(&o, prev, cur, dt, kr);
+  if (has_req)
+    requests(&o, prev, cur, dt, rr);
   sites(&o, cur, sr);
   while (scr->footer && o.n < body) /* the keys on the bottom line */
     put(&o, "%s", "");

@@ -236,7 +236,8 @@ def test_request_gpu_with_3_workers_as_with_1():
 
 
 def test_metrics_request_gpu():
-    """/metrics' gputrace_request_gpu_seconds_total: the same rule, live."""
+    """/metrics' gputrace_request_gpu_seconds_total: the same rule, live; and
+    `top`'s GPU time per request is those totals over the requests counted."""
     port = promrun.free_port()
     out = os.path.join(TMP, "server_prom.gtrace")
     p = subprocess.Popen([GPUTRACE, "record", "-q", "--prometheus", "127.0.0.1:%d" % port, "-o", out,
@@ -245,8 +246,9 @@ def test_metrics_request_gpu():
     last, deadline = None, time.time() + 60
     while p.poll() is None and time.time() < deadline:
         text = promrun.scrape(port)
-        if text:
-            last = promrun.parse(text)[0]
+        screen = run([GPUTRACE, "top", "-n", "1", "127.0.0.1:%d" % port], base_env()).stdout
+        if text and promrun.scrape(port) == text:  # nothing moved while top sampled
+            last, top_screen = promrun.parse(text)[0], screen
         time.sleep(0.2)
     p.communicate(timeout=60)
     eq(p.returncode, 0, "traced server")
@@ -256,6 +258,16 @@ def test_metrics_request_gpu():
            if k[0] == "gputrace_request_gpu_seconds_total"}
     eq({n: got.get(n) for n in want}, want, "/metrics: each range's own work's device time")
     eq(range_gpu(report_json(out)), want, "report agrees")
+    # top: each range's GPU time per request, the same totals over its count
+    count = {dict(k[1])["range"]: v for k, v in last.items()
+             if k[0] == "gputrace_request_seconds_count"}
+    rows = {m.group(1): m.group(2) for m in
+            re.finditer(r"^(\S+) +(?:-|[\d.]+) +([\d.]+ (?:ms|µs|us|ns|s)) +(?:-|[\d.]+)$", top_screen, re.M)}
+    for name in want:
+        figure, unit = rows[name].split()
+        ns = float(figure) * {"s": 1e9, "ms": 1e6, "µs": 1e3, "us": 1e3, "ns": 1}[unit]
+        per = got[name] / count[name]
+        assert abs(ns - per) <= 0.005 * per, "top: %s GPU/REQ %s, /metrics %.0f ns" % (name, rows[name], per)
 
 
 if __name__ == "__main__":

@@ -307,8 +307,71 @@ static void test_wide_names(void) {
   top_sample_free(&b);
 }
 
+/* Requests: /metrics' per-range count and own-work GPU seconds (the
+ * collector's range_gpu rule) as requests/s over the interval, GPU time per
+ * request (totals over count) and GPU % over the interval, by GPU time; a
+ * name without requests yet left out. */
+static const char req_metrics[] =
+    "gputrace_request_seconds_bucket{range=\"req:chat\",le=\"0.01\"} %d\n"
+    "gputrace_request_seconds_sum{range=\"req:chat\"} 1.5\n"
+    "gputrace_request_seconds_count{range=\"req:chat\"} %d\n"
+    "gputrace_request_seconds_count{range=\"req:embed\"} %d\n"
+    "gputrace_request_seconds_count{range=\"idle\"} 0\n"
+    "gputrace_request_gpu_seconds_total{range=\"req:chat\"} %s\n"
+    "gputrace_request_gpu_seconds_total{range=\"req:embed\"} %s\n"
+    "gputrace_request_gpu_seconds_total{range=\"idle\"} 0\n"
+    "gputrace_request_copy_bytes_total{range=\"req:chat\"} 7\n";
+
+static void req_sample(struct top_sample *s, double t, int chat, int embed,
+                       const char *chat_s, const char *embed_s) {
+  char m[2048];
+  snprintf(m, sizeof m, req_metrics, chat, chat, embed, chat_s, embed_s);
+  memset(s, 0, sizeof *s);
+  top_parse_metrics(m, strlen(m), s);
+  s->t = t;
+}
+
+static void test_requests(void) {
+  struct top_sample a, b;
+  req_sample(&a, 10, 100, 10, "0.5", "0.02");
+  req_sample(&b, 12, 300, 14, "1.5", "0.028");
+  CHECK_EQ_U64(b.nrequests, 3);
+  CHECK_EQ_U64(b.loss.bad_lines, 0);
+  CHECK_EQ_U64(b.requests[0].count, 300);
+  CHECK(b.requests[0].gpu_s == 1.5);
+  struct top_screen scr = {"127.0.0.1:9400", 80, 16, 0, TOP_SORT_MEMORY};
+  char **lines;
+  size_t n = top_view_lines(&scr, &a, &b, &lines);
+  static const char *const want[] = {
+      "REQUEST (NVTX range)                                 REQ/S     GPU/REQ     GPU%",
+      "req:chat                                             100.0     5.00 ms     50.0",
+      "req:embed                                              2.0     2.00 ms      0.4",
+      "ALLOCATION SITE (live device memory)             PID        LIVE  BLOCKS",
+  };
+  size_t at = 0;
+  while (at < n && strncmp(lines[at], "REQUEST", 7))
+    at++;
+  CHECK_MSG(at + 4 <= n, "no requests table in %zu lines", n);
+  for (size_t i = 0; at + i < n && i < 4; i++)
+    CHECK_MSG(!strcmp(lines[at + i], want[i]), "line %zu: got '%s', want '%s'", at + i,
+              lines[at + i], want[i]);
+  top_lines_free(lines, n);
+  n = top_view_lines(&scr, NULL, &b, &lines); /* the first sample: no rates yet */
+  at = 0;
+  while (at < n && strncmp(lines[at], "REQUEST", 7))
+    at++;
+  CHECK_MSG(at + 1 < n &&
+                !strcmp(lines[at + 1], "req:chat                                         "
+                                       "        -     5.00 ms        -"),
+            "first sample: '%s'", at + 1 < n ? lines[at + 1] : "");
+  top_lines_free(lines, n);
+  top_sample_free(&a);
+  top_sample_free(&b);
+}
+
 int main(void) {
   test_screen();
+  test_requests();
   test_bad_values();
   test_caps();
   test_linear();
