@@ -87,18 +87,18 @@ void gt_rgpu_free(struct gt_rgpu *g) {
 static struct thr *thread_of(struct gt_rgpu *g, uint32_t pid, uint32_t tid, int add,
                              uint32_t *idx) {
   uint64_t key = gt_pid_key(pid, tid), i;
-  if (gt_map_get(&g->thr_idx, key, &i)) {
+  if (!add) {
+    if (!gt_map_get(&g->thr_idx, key, &i))
+      return NULL;
     *idx = (uint32_t)i;
     return &g->thrs[i];
   }
-  if (!add)
-    return NULL;
-  *idx = (uint32_t)g->nthr;
-  g->thrs = gt_grow(g->thrs, &g->cthr, g->nthr + 1, sizeof *g->thrs);
-  memset(&g->thrs[g->nthr], 0, sizeof *g->thrs);
-  if (gt_map_put(&g->thr_idx, key, g->nthr) != 0)
-    gt_oom();
-  return &g->thrs[g->nthr++];
+  size_t at;
+  int added;
+  g->thrs = gt_find_or_add(&g->thr_idx, key, g->thrs, &g->nthr, &g->cthr, sizeof *g->thrs,
+                           &at, &added);
+  *idx = (uint32_t)at;
+  return &g->thrs[at];
 }
 
 static void finish_occ(struct gt_rgpu *g, uint32_t handle) {
