@@ -238,12 +238,12 @@ static inline __attribute__((always_inline)) const void *gt_launch_site(unsigned
 
 /* Before the real call of a launch device timing does not time: everything
  * but the times and the result, written into the thread's next slot (the
- * frame, or GT_LAUNCH_PENDING). */
+ * frame, or GT_LAUNCH_PENDING). `site` is gt_launch_site's, taken once by
+ * the hook. */
 static inline __attribute__((always_inline)) struct gt_frame_launch *
 gt_launch_pre(unsigned api, const void *kernel, uint64_t gxy, unsigned gz, uint64_t bxy,
-              unsigned bz, uint64_t shmem, const void *stream, const void *ra) {
+              unsigned bz, uint64_t shmem, const void *stream, const void *site) {
   struct gt_ring_producer *p = &gt_tls_prod;
-  const void *site = gt_launch_site(api, ra);
   uintptr_t key = gt_st_key(site, kernel);
   if (__builtin_expect(--gt_tls_st_left == 0, 0) ||
       __builtin_expect(p->next == p->end, 0) ||
@@ -351,9 +351,9 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
       return general;                                                                    \
     ++gt_tls_corr;                                                                       \
     gt_tls_depth = GT_DEPTH_LAUNCH;                                                      \
-    struct gt_frame_launch *frame_ =                                                     \
-        gt_launch_pre((api), (const void *)(kernel), (gxy), (gz), (bxy), (bz), (shmem),  \
-                      (const void *)(stream), __builtin_return_address(0));              \
+    struct gt_frame_launch *frame_ = gt_launch_pre(                                      \
+        (api), (const void *)(kernel), (gxy), (gz), (bxy), (bz), (shmem),                \
+        (const void *)(stream), gt_launch_site((api), __builtin_return_address(0)));     \
     uint64_t t0 = gt_now_tsc();                                                          \
     int r = real_ args;                                                                  \
     uint64_t t1 = gt_now_tsc();                                                          \
