@@ -234,6 +234,12 @@ void cs_device_ts(uint64_t mono_start, uint64_t mono_end, uint64_t *start,
 CS_API CUptiResult cuptiGetTimestamp(uint64_t *timestamp) {
   if (timestamp == NULL)
     return CUPTI_ERROR_INVALID_PARAMETER;
+  static uint32_t calls;
+  if (cs.knobs.stall_every != 0 &&
+      __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED) % cs.knobs.stall_every == 0) {
+    struct timespec stall = {0, 5000000}; /* the caller preempted, as on a loaded host */
+    nanosleep(&stall, NULL);
+  }
   *timestamp = cs_host_now();
   return CUPTI_SUCCESS;
 }

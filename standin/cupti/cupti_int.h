@@ -31,6 +31,7 @@ struct cs_knobs {
   int64_t clock_step_ns;  /* CLOCK_REALTIME steps by this ... */
   uint32_t clock_step_at; /* ... after this many device records */
   uint32_t kineto_at;     /* a late Kineto session after this many (cupti_kineto.c) */
+  uint32_t stall_every;   /* every Nth cuptiGetTimestamp stalls 5 ms first */
 };
 
 /* A buffer the client lent: records are appended until full. */

@@ -25,7 +25,8 @@
  *  - Knobs (GPUTRACE_STANDIN_CUPTI_*): zeroed or reversed timestamps every
  *    Nth device record, every Nth device record dropped (counted), buffer
  *    order, an nsys subscribed at load, a CLOCK_REALTIME step after N
- *    device records, a late Kineto (cupti_kineto.c) (docs/standin.md).
+ *    device records, a late Kineto (cupti_kineto.c), a cuptiGetTimestamp
+ *    caller preempted (docs/standin.md).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -100,7 +101,7 @@ static void knob_u64(const char *name, uint64_t *out) {
 }
 
 void cs_knobs_load(void) {
-  uint64_t zero = 0, rev = 0, drop = 0, nsys = 0, step = 0, at = 0, kineto = 0;
+  uint64_t zero = 0, rev = 0, drop = 0, nsys = 0, step = 0, at = 0, kineto = 0, stall = 0;
   knob_u64("GPUTRACE_STANDIN_CUPTI_KINETO_AT", &kineto);
   knob_u64("GPUTRACE_STANDIN_CUPTI_ZERO_EVERY", &zero);
   knob_u64("GPUTRACE_STANDIN_CUPTI_REVERSE_EVERY", &rev);
@@ -108,10 +109,11 @@ void cs_knobs_load(void) {
   knob_u64("GPUTRACE_STANDIN_CUPTI_NSYS", &nsys);
   knob_u64("GPUTRACE_STANDIN_CUPTI_CLOCK_STEP_NS", &step);
   knob_u64("GPUTRACE_STANDIN_CUPTI_CLOCK_STEP_AT", &at);
+  knob_u64("GPUTRACE_STANDIN_CUPTI_STALL_EVERY", &stall);
   const char *order = getenv("GPUTRACE_STANDIN_CUPTI_ORDER");
-  cs.knobs =
-      (struct cs_knobs){(uint32_t)zero, (uint32_t)rev, (uint32_t)drop, 0,
-                        nsys != 0,      (int64_t)step, (uint32_t)at,   (uint32_t)kineto};
+  cs.knobs = (struct cs_knobs){
+      (uint32_t)zero, (uint32_t)rev,    (uint32_t)drop, 0, nsys != 0, (int64_t)step,
+      (uint32_t)at,   (uint32_t)kineto, (uint32_t)stall};
   if (order && strcmp(order, "device-first") == 0)
     cs.knobs.order = 1;
   else if (order && strcmp(order, "shuffle") == 0)

@@ -189,6 +189,15 @@ def test_clock_step():
                    "GPUTRACE_STANDIN_CUPTI_CLOCK_STEP_AT": 200}, 0)
 
 
+def test_preempted_clock_check():
+    """Every 2nd cuptiGetTimestamp stalls 5 ms before reading, as a resolver
+    preempted between its own clock reads on a loaded host: the clock check
+    allows for the time its reads took, so CUPTI is kept and nothing is
+    lost (it once read a 20 ms interval stretched by a preemption as a
+    slope of 1.25 and fell back to events mid-run)."""
+    fault("stall", {"GPUTRACE_STANDIN_CUPTI_STALL_EVERY": 2}, 0, requests=400)
+
+
 def test_nsys_subscribed_first():
     inj = "/opt/nsight-systems/libToolsInjection64.so"
     warn = ("gputrace: CUPTI is not used (CUPTI is in use by the CUDA injection library %s "
@@ -258,4 +267,5 @@ def test_events_upper_bound():
 
 main([test_every_op_exact, test_graph_nodes_by_id, test_zeroed_timestamps,
       test_reversed_timestamps, test_dropped_records, test_buffer_order, test_clock_step,
+      test_preempted_clock_check,
       test_nsys_subscribed_first, test_late_kineto, test_events_upper_bound])

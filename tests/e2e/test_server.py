@@ -204,11 +204,35 @@ def test_request_gpu_is_its_own_work():
     # With 1 worker as with 3: decode (graph launches). The stand-in times a
     # copy (and a kernel waiting for one) with events around it, host-side
     # delays included: their device times follow the host's load, so
-    # prefill's and req:chat's are compared only where load is flat.
+    # prefill's and req:chat's are compared only where load is flat: every
+    # type is, timed by CUPTI, in test_request_gpu_with_3_workers_as_with_1.
     for name in ("decode",):
         a = range_gpu(d)[name] / {r["name"]: r["count"] for r in d["ranges"]}[name]
         b = range_gpu(d1)[name] / {r["name"]: r["count"] for r in d1["ranges"]}[name]
         assert abs(a - b) <= 0.10 * b, "%s: %.0f ns per range with 3 workers, %.0f with 1" % (name, a, b)
+
+
+def test_request_gpu_with_3_workers_as_with_1():
+    """Timed by CUPTI (the stand-in libcupti: each op's own start and end on
+    the device, no event span that a loaded host stretches), every request
+    type's and nested range's GPU time per range is the same within 10 %
+    with 3 workers sharing the device as with 1: a range counts its own
+    work, not what other workers' streams ran meanwhile."""
+    per_range = {}
+    for workers in (3, 1):
+        _, out = server("--workers", str(workers), "--hold", "30", "--stagger", "1",
+                        name="server_cupti%d" % workers, GPUTRACE_GPU_TIMING="cupti",
+                        GPUTRACE_GPU_TIMING_SAMPLE=1)
+        d = report_json(out)
+        count = {r["name"]: r["count"] for r in d["ranges"]}
+        per_range[workers] = {k: v / count[k] for k, v in range_gpu(d).items()}
+    eq(sorted(per_range[3]), ["decode", "prefill", "req:chat", "req:embed", "req:legacy"],
+       "ranges with work")
+    eq(sorted(per_range[1]), sorted(per_range[3]), "the same ranges with 1 worker")
+    for name, b in per_range[1].items():
+        a = per_range[3][name]
+        assert b > 0 and abs(a - b) <= 0.10 * b, \
+            "%s: %.0f ns per range with 3 workers, %.0f with 1" % (name, a, b)
 
 
 def test_metrics_request_gpu():
@@ -249,4 +273,5 @@ def test_metrics_request_gpu():
 if __name__ == "__main__":
     main([test_leak_is_the_first_finding, test_diff_compares_leaks,
           test_idle_waiting_is_not_cpu_work, test_request_gpu_is_its_own_work,
+          test_request_gpu_with_3_workers_as_with_1,
           test_metrics_request_gpu])
