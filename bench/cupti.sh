@@ -7,8 +7,9 @@
 # every 64 launches (the queue never fills); untraced, then traced with
 # GPUTRACE_GPU_TIMING=off, events and cupti, each with default (adaptive)
 # sampling and with every launch timed (SAMPLE=1), alternating, REPS times.
-# Prints medians of ns per launch, what each mode adds over timing off, and
-# the DEVICE records and DEVICE drops of the last run.
+# Prints the fastest and the median ns per launch of each mode, what each
+# adds over timing off (fastest over fastest, median over median), the
+# DEVICE records and DEVICE drops of the last run, and the load average.
 # Usage: bench/cupti.sh [REPS=5] [LAUNCHES=100000] [LAUNCH_NS=4000] [BUILD=build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,12 +44,17 @@ for ((i = 1; i <= reps; i++)); do
   untraced+=("$("$prog" "$n" 1 64 | awk '$1 == "ns_per_launch" {print $2}')")
   for m in "${modes[@]}"; do traced "$m"; done
 done
-printf '%-28s %12s %12s %9s %9s\n' mode "ns/launch" "added" DEVICE dropped
+printf '%-22s %18s %18s %9s %9s\n' mode "ns/launch f/med" "added f/med" DEVICE dropped
+fu=$(printf '%s\n' "${untraced[@]}" | fastest)
 mu=$(printf '%s\n' "${untraced[@]}" | median)
-printf '%-28s %12s\n' untraced "$mu"
+printf '%-22s %18s\n' untraced "$fu / $mu"
+foff=$(printf '%s\n' ${ns[off]} | fastest)
 moff=$(printf '%s\n' ${ns[off]} | median)
 for m in "${modes[@]}"; do
+  f=$(printf '%s\n' ${ns[$m]} | fastest)
   med=$(printf '%s\n' ${ns[$m]} | median)
-  printf '%-28s %12s %12.1f %9s %9s\n' "$m" "$med" "$(echo "$med - $moff" | bc -l)" \
+  printf '%-22s %18s %18s %9s %9s\n' "$m" "$f / $med" \
+    "$(printf '%.0f / %.0f' "$(echo "$f - $foff" | bc -l)" "$(echo "$med - $moff" | bc -l)")" \
     "${timed[$m]}" "${drops[$m]}"
 done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
