@@ -106,41 +106,53 @@ def test_diff_compares_leaks():
 SHARES = ("copy", "kernel", "launch", "sync", "api")
 
 
-def hold_pair(attempt):
+def hold_pair(attempt, workers):
+    """Reports of the server at --hold 0 and --hold 20: 70 requests a worker."""
+    want = {3: (144, 36, 30), 1: (48, 12, 10)}[workers]
     reps = {}
     for hold in (0, 20):
-        counts, out = server("--requests", "70", "--warmup", "1", "--hold", str(hold),
-                             name="server_hold%d_%d" % (hold, attempt))
-        eq((counts["chat"], counts["embed"], counts["legacy"]), (144, 36, 30), "request types")
+        counts, out = server("--workers", str(workers), "--requests", "70", "--warmup", "1",
+                             "--hold", str(hold), name="server_w%d_hold%d_%d" % (workers, hold, attempt))
+        eq((counts["chat"], counts["embed"], counts["legacy"]), want, "request types")
         reps[hold] = report_json(out)
     return reps[0], reps[20]
 
 
-def compare_holds(a, b):
+def compare_holds(a, b, workers):
     """The differences past 5 points between the two runs, as text; the
-    exact checks raise."""
+    exact checks raise. Per request type with 3 workers; the whole request
+    time's verdict share with 1, where both runs have the device to
+    themselves: with 3 workers at --hold 0 the device is shared all the
+    time, so req:legacy's synchronous copies wait 5x longer behind the
+    other workers' work (they do: it is the mix of request time that
+    moves, not a dilution), while at --hold 20 they rarely overlap."""
+    want = {3: (144, 36, 30), 1: (48, 12, 10)}[workers]
     for d in (a, b):
         eq(d["shares_of"], "requests", "verdict judged on request time")
         eq(d["verdict"], "compute-bound", "verdict (req:chat's decode kernels dominate)")
         types = {q["name"]: q for q in d["requests"]}
         eq(sorted((n, q["count"]) for n, q in types.items()),
-           [("req:chat", 144), ("req:embed", 36), ("req:legacy", 30)], "request types, counts")
+           sorted(zip(("req:chat", "req:embed", "req:legacy"), want)), "request types, counts")
         for name, q in types.items():  # the partition adds up to the requests' time
             eq(sum(q[k + "_ns"] for k in SHARES + ("host",)), q["time_ns"], name + ": shares add up")
+        rs = d["request_shares"]  # the verdict's shares: of the requests' time, nothing else
+        eq((rs["traced_ns"], rs["kernel_ns"]),
+           (sum(q["time_ns"] for q in types.values()), sum(q["kernel_ns"] for q in types.values())),
+           "request shares: the request types' time and kernel time")
         leg = [f for f in d["findings"] if f["rule"] == "request_pageable"]
         eq([(f["severity"], f["evidence"]["request"], f["evidence"]["copies"]) for f in leg],
-           [("high", "req:legacy", 60)], "req:legacy's pageable copies, judged on its own time")
+           [("high", "req:legacy", 2 * want[2])], "req:legacy's pageable copies, judged on its own time")
     # the waiting shows in the whole process's figure, beside
     assert b["shares"]["idle"] > a["shares"]["idle"] + 0.2, (a["shares"], b["shares"])
     off = []
     sa, sb = a["request_shares"], b["request_shares"]
-    if abs(sa["kernel"] - sb["kernel"]) > 0.05:
+    if workers == 1 and abs(sa["kernel"] - sb["kernel"]) > 0.05:
         off.append("verdict share %.3f vs %.3f" % (sa["kernel"], sb["kernel"]))
     ta = {q["name"]: q for q in a["requests"]}
     tb = {q["name"]: q for q in b["requests"]}
     for name in ta:
         for k in SHARES + ("host",):
-            if abs(ta[name][k] - tb[name][k]) > 0.05:
+            if workers == 3 and abs(ta[name][k] - tb[name][k]) > 0.05:
                 off.append("%s %s: %.3f at --hold 0, %.3f at --hold 20" % (name, k, ta[name][k], tb[name][k]))
     return off
 
@@ -152,13 +164,15 @@ def test_idle_waiting_is_not_cpu_work():
     shares: a host busy with other work stretches some requests, so a pair
     of runs is tried up to 3 times (without the rule every try fails: at
     --hold 20 the threads' time is 80 % waiting, cpu-bound)."""
-    tries = []
-    for attempt in range(3):
-        off = compare_holds(*hold_pair(attempt))
-        if not off:
-            return
-        tries.append("; ".join(off))
-    raise AssertionError("3 tries: " + " | ".join(tries))
+    for workers in (3, 1):
+        tries = []
+        for attempt in range(3):
+            off = compare_holds(*hold_pair(attempt, workers), workers)
+            if not off:
+                break
+            tries.append("; ".join(off))
+        else:
+            raise AssertionError("%d workers, 3 tries: %s" % (workers, " | ".join(tries)))
 
 
 def range_gpu(d):
