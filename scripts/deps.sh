@@ -13,7 +13,8 @@ packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libdw-dev
           libmicrohttpd-dev curl # live metrics (--prometheus) and their test
           tmux # gputrace top's test drives it in an 80x24 terminal
           chromium # gputrace html's test opens the page in it, headless
-          libsqlite3-dev sqlite3) # gputrace export --format sqlite and its test
+          libsqlite3-dev sqlite3 # gputrace export --format sqlite and its test
+          debootstrap binutils) # the shim in a Debian 11 root (tests/bundle/test_old_glibc.py); objdump
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 missing=()
