@@ -37,12 +37,11 @@
 #include "util.h"
 
 #define CH_GZIP_LEVEL 1 /* enough for this JSON (docs/PERFORMANCE.md, Chrome export) */
-/* JSON bytes per trace record, for the up-front size estimate, measured on
- * bench/gen_trace.c's mix (docs/PERFORMANCE.md): ~184 for host records
- * alone, ~290 with device work (a DEVICE record adds a slice and a flow).
- * The chunk headers count records, not kinds, so the estimate takes the
- * larger: it may say up to 1.6x too much, never much too little (a 5.8 GB
- * export was once announced as 3.8 GB). */
+/* JSON bytes per trace record, for the up-front size estimate: the
+ * figure with device work (a DEVICE record adds a slice and a flow), on
+ * bench/gen_trace.c's mix (docs/PERFORMANCE.md, Figures moved out of code
+ * comments). The chunk headers count records, not kinds, so the estimate
+ * takes the larger: too much on host-only traces, never much too little. */
 #define CH_BYTES_PER_RECORD 290u
 
 struct chrome_opts {

@@ -462,8 +462,9 @@ static int same_file(const char *path, int fd) {
 
 /* A new file of ours alone: no journal, no syncs, no other connection.
  * 2 MiB of page cache while rows are appended (the pages written stay
- * in the CPU's cache: less time than 64 MiB, measured), 64 MiB for the
- * index builds (sq_finish: their sorts spill to temporary files past it). */
+ * in the CPU's cache: docs/PERFORMANCE.md, Figures moved out of code
+ * comments), 64 MiB for the index builds (sq_finish: their sorts spill to
+ * temporary files past it). */
 static int setup(struct sq *l) {
   if (exec(l, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
               " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-2048") != 0)

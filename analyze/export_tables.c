@@ -128,9 +128,9 @@ _Static_assert(N(launches) <= EX_MAX_COLUMNS && N(copies) <= EX_MAX_COLUMNS &&
                    N(allocations) <= EX_MAX_COLUMNS,
                "rows fit a row buffer");
 
-/* Every DEVICE record, as the `device` table was before DEVICE records
- * moved into their calls' rows: the timed rows of launches, copies and
- * memsets (call_id: the row's id), then device_unmatched (call_id NULL).
+/* Every DEVICE record in one view (SQLite's `device`), beside their calls' rows:
+ * the timed rows of launches, copies and memsets (call_id: the row's id),
+ * then device_unmatched (call_id NULL).
  * A launch's DEVICE record has bytes 0 and no dir; stream, bytes, dir, api
  * and kernel of a matched one are its call's. One clause a line (not
  * clang-formatted). */

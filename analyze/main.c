@@ -8,12 +8,15 @@
  * `--gt-describe=man` and `--gt-describe=bash` print the man page and the
  * bash completion script (the build writes them with these). Anything else
  * is the command's: it gets argv from its name on and parses it with its
- * own option table (commands.h). */
+ * own option table (commands.h). Out of memory anywhere (model/util.h's
+ * gt_oom) prints "gputrace: out of memory" and exits 2. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "gputrace/version.h"
+#include "util.h"
 
 static const struct gt_cli_command commands[] = {
     {"record", cmd_record}, {"dump", cmd_dump},     {"leaks", cmd_leaks},
@@ -31,7 +34,13 @@ static void short_usage(void) {
   fprintf(stderr, "\n`gputrace --help` says what each does and lists its options.\n");
 }
 
+static void out_of_memory(void) {
+  fputs("gputrace: out of memory\n", stderr);
+  exit(2);
+}
+
 int main(int argc, char **argv) {
+  gt_set_oom_handler(out_of_memory);
   if (argc < 2) {
     short_usage();
     return 2;

@@ -2,8 +2,10 @@
  *
  * A lock file beside the socket serializes collectors racing for one path
  * (plain LD_PRELOAD: every process of a run computes the same path); a
- * stale socket (nobody accepting) is replaced. The lock file is removed at
- * the end, so none accumulate: a collector that locked a file its owner
+ * stale socket (nobody accepting) is replaced. The lock file is removed
+ * when the collector ends, out of memory included (main.c), so none
+ * accumulate; one left by a crash holds no lock (flock ends with its
+ * process) and is taken over. A collector that locked a file its owner
  * removed meanwhile sees that the path no longer names what it locked and
  * tries again with the new one. A private socket directory (the fallback
  * when the usual one is squatted: paths.h) is removed too. */

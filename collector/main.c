@@ -60,6 +60,7 @@
 #include "gputrace/protocol.h"
 #include "gputrace/trace_file.h"
 #include "gputrace/version.h"
+#include "util.h" /* gt_set_oom_handler */
 
 #define GT_MAX_CLIENTS 4096
 #define GT_DRAIN_BUDGET 65536           /* records per process per pass */
@@ -452,6 +453,22 @@ static void run(struct state *st, const struct options *o, int listen_fd,
   }
 }
 
+/* What out_of_memory releases: the socket and its lock file, so that the
+ * next collector for this path need not wait for a stale lock. */
+static struct listening {
+  const char *socket_path;
+  int listen_fd, lock_fd;
+} g_listening = {NULL, -1, -1};
+
+/* Out of memory, here or in the model's tables (gt_oom): the socket and
+ * lock file released, then exit 1; the trace so far stays as written. */
+static void out_of_memory(void) {
+  fputs("gputrace-collector: out of memory\n", stderr);
+  if (g_listening.socket_path)
+    gt_unlisten(g_listening.socket_path, g_listening.listen_fd, g_listening.lock_fd);
+  _exit(1);
+}
+
 int main(int argc, char **argv) {
   struct options o;
   int parsed = parse_options(argc, argv, &o);
@@ -468,6 +485,8 @@ int main(int argc, char **argv) {
   int listen_fd = gt_listen(o.socket_path, &lock_fd);
   if (listen_fd < 0)
     return o.autospawn ? 0 : 1; /* autospawn: another collector won the race */
+  g_listening = (struct listening){o.socket_path, listen_fd, lock_fd};
+  gt_set_oom_handler(out_of_memory);
   char err[512];
   struct gt_output_opts oo = {.path = o.output,
                               .mode = o.mode,
@@ -483,10 +502,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   struct gt_sink *sink = gt_sink_start(w);
-  if (!sink) {
-    fprintf(stderr, "gputrace-collector: out of memory\n");
-    return 1;
-  }
+  if (!sink)
+    out_of_memory();
   struct observers obs = {0};
   if (start_observers(&o, sink, &obs, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace-collector: %s\n", err);
@@ -502,7 +519,7 @@ int main(int argc, char **argv) {
   }
   struct state *st = calloc(1, sizeof *st);
   if (!st)
-    return 1;
+    out_of_memory();
   st->control_fd = o.control_fd;
   st->symq = gt_symq_start();
   gt_tsc_calibrate();

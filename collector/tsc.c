@@ -7,8 +7,8 @@
  *    line already has there, so a tick converts to the same ns whenever it
  *    is drained (before or after a refresh) and a thread's later tick never
  *    gets an earlier time. (Re-anchoring the line on each fresh (tsc,
- *    monotonic) sample, as before, moved it by the sample's jitter, tens of
- *    ns: two records of one thread drained across a refresh could swap.)
+ *    monotonic) sample would move it by the sample's jitter, tens of ns:
+ *    two records of one thread drained across a refresh could swap.)
  *  - The line keeps to CLOCK_MONOTONIC by slewing: from an anchor its
  *    slope is the run's tick length (first sample to latest) changed by up
  *    to GT_TSC_SLEW until it has taken up its error against the fresh

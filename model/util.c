@@ -365,9 +365,17 @@ const char *gt_cuda_error_name(int code) {
 
 /* ---- memory ---- */
 
+static gt_oom_handler g_oom_handler;
+
+void gt_set_oom_handler(gt_oom_handler handler) {
+  g_oom_handler = handler;
+}
+
 void gt_oom(void) {
-  fprintf(stderr, "gputrace: out of memory\n");
-  exit(2);
+  if (g_oom_handler)
+    g_oom_handler();
+  fputs("gputrace: out of memory\n", stderr);
+  abort(); /* no front end's policy: a program that forgot to set one */
 }
 
 void *gt_grow(void *p, size_t *cap, size_t need, size_t elem) {

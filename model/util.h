@@ -75,8 +75,13 @@ const char *gt_base_name(const char *path);
 const char *gt_cuda_error_name(int code);
 
 /* Growable arrays: *p is resized to hold `need` elements of `elem` bytes.
- * Out of memory is fatal (message, exit 2). */
-__attribute__((noreturn)) void gt_oom(void); /* "out of memory", exit 2 */
+ * Out of memory ends the program, by the front end's policy: gt_oom calls
+ * the handler the program's main set (the CLI: message, exit 2; the
+ * collector: its socket and lock file released first, exit 1); the library
+ * itself never exits. Without a handler: the message, then abort(). */
+typedef void (*gt_oom_handler)(void); /* must not return */
+void gt_set_oom_handler(gt_oom_handler handler);
+__attribute__((noreturn)) void gt_oom(void);
 void *gt_grow(void *p, size_t *cap, size_t need, size_t elem);
 void *gt_xcalloc(size_t n, size_t elem);
 void *gt_xrealloc(void *p, size_t bytes);

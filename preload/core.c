@@ -2,10 +2,16 @@
  * emission, fork. (Symbol resolution: resolve.c.)
  *
  * Contract:
- *  - Nothing happens at load time but reading the environment and
- *    registering fork handlers: the ring and the collector connection are
- *    made by the first traced call (so processes that never touch CUDA cost
- *    nothing), and hooks that run before the constructor still work.
+ *  - At load time (construct(), also run by a hook that comes before the
+ *    constructor) the shim reads its knobs, checks the TSC (cpuid, the
+ *    kernel's clocksource), configures stacks, launches, device timing and
+ *    ranges, makes the thread-exit key, sets NVTX_INJECTION64_PATH; under
+ *    plain LD_PRELOAD (no GPUTRACE_SOCKET) it picks the output and socket
+ *    and setenvs both for children, making the socket directory (0700) if
+ *    missing (transport.c); it arms the wipe-on-fork page and registers
+ *    the fork handler. No ring, no
+ *    collector, no thread: those come with the first traced call, so a
+ *    process that never touches CUDA costs a few syscalls at start.
  *  - Tracing states: OFF (not started), STARTING (one thread connects while
  *    the others wait briefly), ON, DISABLED (no collector, GPUTRACE_DISABLE,
  *    or the collector went away: calls are only forwarded, one warning).

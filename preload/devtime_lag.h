@@ -6,11 +6,11 @@
  *
  * The lowest dense group of the lags: k of them within
  * GT_DT_LAG_DENSE_NS, k = n/16 and at least 4, its middle value. An idle
- * stream's ops cluster there (3.1-3.5 us after the launch call began, on
- * an H200), a busy stream's lie above and spread; a host preempted between
- * recording the start event and reading the clock gives a rare outlier
- * below, which the least lag would take (it did, on the H200: 227 of 1,030
- * kernels adjusted). None from fewer than GT_DT_LAG_MIN_OPS lags, nor above
+ * stream's ops cluster there, a busy stream's lie above and spread; a host
+ * preempted between recording the start event and reading the clock gives
+ * a rare outlier below, which the least lag would take (figures:
+ * docs/PERFORMANCE.md, Figures moved out of code comments). None from
+ * fewer than GT_DT_LAG_MIN_OPS lags, nor above
  * GT_DT_LAG_MAX_NS (no queueing delay is that long: a busy pipeline's
  * steady backlog). */
 #ifndef GPUTRACE_DEVTIME_LAG_H

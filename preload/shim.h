@@ -12,8 +12,17 @@
  *    failed, or this thread is already inside a hook (recursion guard). In
  *    that case call the real function and return its result directly.
  *  - Build a struct gt_record with gt_record_begin(), fill the union, then
- *    gt_emit() (or gt_emit_text() for records carrying text). Never allocate,
- *    lock or make a syscall on this path beyond the two clock reads.
+ *    gt_emit() (or gt_emit_text() for records carrying text). A hook whose
+ *    call needs no stack never allocates, locks or makes a syscall beyond
+ *    the two clock reads, with two exceptions on a thread's first record:
+ *    gettid, and claiming its sub-ring (core.c). Taking a stack
+ *    (gt_stack_id, stacks.c) may mmap a table segment, take the module
+ *    lock when a library was loaded or unloaded since, and yield while
+ *    another thread writes the same stack's record. Two families do more,
+ *    outside [t0, t1] so that a record's duration stays the call's: device
+ *    timing (devtime.h) records CUDA events around a sampled call, and the
+ *    capture hooks (capture.h) take capture.c's mutex, as device timing's
+ *    slow path does while a capture is open.
  *  - Save errno right after the real call and restore it before returning:
  *    the traced program must see the runtime's errno and return value.
  *  - Macros only where a function cannot do: each hook file defines its

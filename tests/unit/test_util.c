@@ -4,6 +4,8 @@
  * deletion, key 0), exact percentiles (gt_durs: quickselect, the two-pass
  * radix select, its passes split over two threads, wide values) against a
  * sort. */
+#include <setjmp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,6 +175,45 @@ static void json_of(const char *in, char *out, size_t len) {
   fclose(f);
 }
 
+/* Sanitizer builds: an allocation too large fails (NULL) as it does in a
+ * plain build, instead of ending the test. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) {
+  return "allocator_may_return_null=1";
+}
+
+static sigjmp_buf oom_back;
+static int oom_calls;
+
+static void oom_catch(void) {
+  oom_calls++;
+  siglongjmp(oom_back, 1);
+}
+
+/* Out of memory goes to the handler the front end set (the library never
+ * exits on its own): each growable-array helper calls it when the
+ * allocation fails. */
+static void oom_goes_to_the_handler(void) {
+  gt_set_oom_handler(oom_catch);
+  size_t cap = 0;
+  volatile int reached = 0;
+  if (!sigsetjmp(oom_back, 0)) {
+    gt_xcalloc(SIZE_MAX / 64, 32);
+    reached |= 1;
+  }
+  if (!sigsetjmp(oom_back, 0)) {
+    gt_xrealloc(NULL, SIZE_MAX / 2);
+    reached |= 2;
+  }
+  if (!sigsetjmp(oom_back, 0)) {
+    gt_grow(NULL, &cap, SIZE_MAX / 64, 16);
+    reached |= 4;
+  }
+  CHECK_MSG(oom_calls == 3 && reached == 0, "handler calls %d, returned from %d",
+            oom_calls, reached);
+  gt_set_oom_handler(NULL);
+}
+
 int main(void) {
   test_utf8_and_escape();
   char buf[256];
@@ -237,5 +278,6 @@ int main(void) {
   CHECK(durs_exact(1500001, 1));
   CHECK(durs_exact(1500001, 2));
   name_fitting();
+  oom_goes_to_the_handler();
   return check_finish("test_util");
 }
