@@ -181,6 +181,10 @@ const char *__asan_default_options(void);
 const char *__asan_default_options(void) {
   return "allocator_may_return_null=1";
 }
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void) {
+  return "allocator_may_return_null=1";
+}
 
 static sigjmp_buf oom_back;
 static int oom_calls;
