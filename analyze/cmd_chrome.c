@@ -70,7 +70,7 @@ static int parse_opts(int argc, char **argv, struct chrome_opts *op) {
        .type = GT_OPTION_UINT64,
        .arg = "N",
        .help = "warn past N MB of JSON (default 800; 0: never)",
-       .value = &op->warn_mb,
+       .value = GT_OPT_VALUE_PTR(&op->warn_mb, uint64_t),
        .max = UINT64_MAX / 1000000},
       GT_OPT_NO_WAIT(&op->no_wait),
       GT_OPT_END,

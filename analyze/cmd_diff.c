@@ -393,11 +393,7 @@ static int run(struct diff *d, const struct diff_opts *op) {
     print_json(d, reg, imp);
   else
     print_text(d, op->a, op->b, op->all, op->wide, reg, imp);
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    perror("gputrace diff: writing output");
-    return 2;
-  }
-  return d->a->damaged || d->b->damaged ? 3 : reg ? 1 : 0;
+  return gt_exit_status("gputrace diff", d->a->damaged || d->b->damaged, reg ? 1 : 0);
 }
 
 int cmd_diff(int argc, char **argv) {
@@ -414,7 +410,7 @@ int cmd_diff(int argc, char **argv) {
       {.name = "all",
        .type = GT_OPTION_FLAG,
        .help = "list unchanged metrics too (JSON has them all)",
-       .value = &op.all,
+       .value = GT_OPT_VALUE_PTR(&op.all, int),
        .excludes = "json"},
       GT_OPT_NO_WAIT(&op.no_wait),
       GT_OPT_END,

@@ -107,7 +107,7 @@ int cmd_dump(int argc, char **argv) {
       {.name = "summary",
        .type = GT_OPTION_FLAG,
        .help = "counts per kind and per API instead of the records",
-       .value = &d.summary,
+       .value = GT_OPT_VALUE_PTR(&d.summary, int),
        .excludes = "json"},
       GT_OPT_FLAG(0, "time-order", &time_order, "records in time order, not file order"),
       GT_OPT_NO_WAIT(&o.no_wait),
@@ -137,9 +137,5 @@ int cmd_dump(int argc, char **argv) {
     print_summary(&d);
   int damaged = gt_session_damaged(d.session);
   gt_session_close(d.session);
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    perror("gputrace dump: writing output");
-    return 2;
-  }
-  return damaged ? 3 : 0;
+  return gt_exit_status("gputrace dump", damaged, 0);
 }

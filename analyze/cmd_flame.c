@@ -150,11 +150,7 @@ int cmd_flame(int argc, char **argv) {
   const char *path = argv[0];
   if (w == GPU) {
     int rc = fold_gpu(path, lo.no_wait, functions);
-    if (fflush(stdout) != 0) {
-      perror("gputrace flame: writing output");
-      return 2;
-    }
-    return rc;
+    return rc == 2 ? 2 : gt_exit_status("gputrace flame", rc == 3, rc);
   }
   struct gt_leaks l;
   char err[512];
@@ -176,9 +172,5 @@ int cmd_flame(int argc, char **argv) {
         fold(&l, &l.procs[p].at_peak[i], functions);
   int damaged = l.damaged;
   gt_leaks_free(&l);
-  if (fflush(stdout) != 0) {
-    perror("gputrace flame: writing output");
-    return 2;
-  }
-  return damaged ? 3 : 0;
+  return gt_exit_status("gputrace flame", damaged, 0);
 }

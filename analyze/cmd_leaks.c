@@ -365,11 +365,6 @@ int cmd_leaks(int argc, char **argv) {
   int damaged = l.damaged;
   gt_leaks_free(&l);
   gt_suppressions_free(&sup);
-  if (fflush(stdout) != 0) {
-    perror("gputrace leaks: writing output");
-    return 2;
-  }
-  if (o.fail_on_leak && leaked)
-    return 1;
-  return damaged ? 3 : 0;
+  int status = gt_exit_status("gputrace leaks", damaged, 0);
+  return status == 0 && o.fail_on_leak && leaked ? 1 : status;
 }

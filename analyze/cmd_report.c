@@ -83,9 +83,5 @@ int cmd_report(int argc, char **argv) {
   int damaged = r->damaged;
   rp_free(r);
   free(r);
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    perror("gputrace report: writing output");
-    return 2;
-  }
-  return damaged ? 3 : 0;
+  return gt_exit_status("gputrace report", damaged, 0);
 }

@@ -199,7 +199,7 @@ int cmd_top(int argc, char **argv) {
        .type = GT_OPTION_DURATION,
        .arg = "DURATION",
        .help = "time between samples, 100ms to 1h (default 1s)",
-       .value = &o.interval_ns,
+       .value = GT_OPT_VALUE_PTR(&o.interval_ns, uint64_t),
        .min = 100000000ull,
        .max = 3600000000000ull},
       GT_OPT_UINT32('n', "iterations", &o.count, "N",

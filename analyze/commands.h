@@ -9,8 +9,11 @@
  * unusable input, with a message naming the problem on stderr — a
  * --pid/--from/--to that selects nothing the trace holds among them — and
  * every command reading a trace warns on stderr of one without a CUDA call
- * (both in notices.h, one text each). Option values with units are parsed
- * by gputrace/units.h.
+ * (both in notices.h, one text each); each ends through gt_exit_status
+ * (notices.h: stdout checked, 2 on a write error, 3 for a damaged trace).
+ * Option values with units are parsed by gputrace/units.h, and every
+ * option's value pointer is type-checked when the table compiles
+ * (options.h, GT_OPT_VALUE_PTR).
  *
  * Each command's table is the only description of it: given the lone
  * argument --gt-describe=WHAT (gt_options_describe), a command prints its

@@ -1,6 +1,7 @@
 /* notices.c — see notices.h. */
 #include "notices.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,4 +145,12 @@ int gt_color_choose(int when, FILE *f) {
     return when == GT_COLOR_ALWAYS;
   const char *no = getenv("NO_COLOR");
   return !(no && *no) && isatty(fileno(f));
+}
+
+int gt_exit_status(const char *cmd, int damaged, int otherwise) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "%s: writing output: %s\n", cmd, strerror(errno));
+    return 2;
+  }
+  return damaged ? 3 : otherwise;
 }

@@ -23,6 +23,11 @@
  *    "N calls' stacks were not recorded: the process passed its
  *    cap of distinct stacks (GPUTRACE_STACK_CAP, 1,048,576 unless lowered)";
  *    0 and an empty buf when none. leaks, report and pprof say it.
+ *  - gt_exit_status: a trace-reading command's last word: stdout flushed
+ *    and checked (a write error, e.g. a full disk or a closed pipe: "CMD:
+ *    writing output: <error>" and 2), then 3 for a damaged trace (what
+ *    could be read was printed), else `otherwise` (the command's own 0 or
+ *    1). Every command ends through it, so these codes mean one thing.
  *  - gt_color_choose: whether a command's text on `f` is coloured, from its
  *    --color choice (GT_COLOR_*): always and never as said; auto colours a
  *    terminal unless NO_COLOR is set to a non-empty value (no-color.org).
@@ -37,6 +42,7 @@
 #include "session.h"
 
 int gt_notice_no_cuda(const char *cmd, const char *path, struct gt_session *s);
+int gt_exit_status(const char *cmd, int damaged, int otherwise);
 /* The same for a trace not yet read (`record`, at its end): read up to its
  * first CUDA call (gt_trace_has_cuda_call), not through a whole run's
  * trace; nothing is said of a trace it cannot open. */

@@ -358,9 +358,26 @@ def test_json_schema_version():
         raise AssertionError("dump --json: no records")
 
 
+
+def test_a_full_stdout_is_an_error():
+    """Every command writing to stdout checks it at the end (notices.h,
+    gt_exit_status): a full disk is status 2 with one line saying so, never
+    a silent 0 with the output lost."""
+    _, leaky = record([prog("leaky")], out=os.path.join(TMP, "full_stdout_leaky.gtrace"))
+    _, basic = record([prog("basic")], out=os.path.join(TMP, "full_stdout_basic.gtrace"))
+    for out, args in ((leaky, ["dump"]), (leaky, ["dump", "--json"]), (leaky, ["report"]),
+                      (leaky, ["report", "--json"]), (leaky, ["leaks"]), (leaky, ["flame"]),
+                      (basic, ["flame", "--gpu"]), (leaky, ["diff", basic])):
+        cmd = [GPUTRACE, args[0], out] + args[1:]
+        with open("/dev/full", "w") as full:
+            p = subprocess.run(cmd, env=base_env(), stdout=full, stderr=subprocess.PIPE, text=True,
+                               timeout=60)
+        want = "gputrace %s: writing output: No space left on device" % args[0]
+        eq((p.returncode, p.stderr.strip().splitlines()[-1:]), (2, [want]), " ".join(args))
+
 main([test_exit_status_passes_through, test_usage_errors, test_unwritable_output_runs_nothing,
       test_missing_command, test_stdout_untouched, test_dump_bad_files,
       test_truncated_trace_reads_partially, test_help_lists_what_the_parser_takes,
       test_unknown_option_shows_the_usage, test_versions, test_conflicting_options,
       test_top_level_help, test_one_table_everywhere, test_man_page, test_completion,
-      test_json_schema_version])
+      test_json_schema_version, test_a_full_stdout_is_an_error])
