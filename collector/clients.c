@@ -436,8 +436,8 @@ static int wait_for_fds(struct gt_client *c, const struct gt_hello *hello,
   char why[160];
   ssize_t ignored = recv(c->fd, &dropped, sizeof dropped, MSG_DONTWAIT);
   (void)ignored;
-  send_answer(c->fd,
-              GT_ACK_NO_FDS); /* one that stopped listening is noted all the same */
+  /* One that stopped listening is noted all the same. */
+  send_answer(c->fd, GT_ACK_NO_FDS);
   no_fds_why(why, sizeof why);
   note_untraced(sink, c, hello, why, 1, now_ns);
   return -1;
