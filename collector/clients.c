@@ -24,7 +24,12 @@
  * A process may scribble on its own ring: times, drop counters and heads
  * are bounded (GT_TIME_MARGIN_NS, GT_DROPS_PER_NS, the ring's slots); what
  * passes a bound is dropped or ignored, and a NOTE flagged incomplete names
- * the process after its end, so every reader warns about it. */
+ * the process after its end, so every reader warns about it.
+ *
+ * A hello of another contract (protocol.h: its protocol, ring version,
+ * kinds or APIs are not this collector's, gt_collector_contract) is
+ * answered GT_ACK_CONTRACT and its ring never mapped: a ring laid out or
+ * numbered otherwise would be misread, not refused. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -105,11 +110,27 @@ static void note(const char *what, unsigned pid) {
   gt_collector_say("%s (pid %u)", what, pid);
 }
 
+/* A hello of ours (magic) whose contract is not this collector's: another
+ * protocol version (its size may differ: only the version at its offset
+ * is read), or this version from a shim of other kinds, APIs or ring. */
+static int contract_differs(const struct gt_hello *hello, ssize_t n) {
+  struct gt_contract ours = gt_collector_contract();
+  if (n < (ssize_t)(offsetof(struct gt_hello, contract) +
+                    sizeof hello->contract.protocol) ||
+      hello->magic != GT_HELLO_MAGIC)
+    return 0;
+  if (hello->contract.protocol != ours.protocol)
+    return 1;
+  return n == (ssize_t)sizeof *hello && !gt_contract_equal(&hello->contract, &ours);
+}
+
 /* Receive the hello and the memfd without waiting. Returns the fd, -1 for
  * a bad hello, -2 when nothing has arrived yet, -3 when the memfd came but
  * no descriptor was free to receive it (the kernel truncates the control
- * data it cannot install: MSG_CTRUNC with none received). */
-static int recv_hello(int fd, struct gt_hello *hello) {
+ * data it cannot install: MSG_CTRUNC with none received), -4 for a hello
+ * of another contract (*theirs: what it says of it; protocol 1 says only
+ * its version). */
+static int recv_hello(int fd, struct gt_hello *hello, struct gt_contract *theirs) {
   char ctrl[CMSG_SPACE(4 * sizeof(int))];
   struct iovec iov = {.iov_base = hello, .iov_len = sizeof *hello};
   struct msghdr msg = {.msg_iov = &iov,
@@ -137,8 +158,18 @@ static int recv_hello(int fd, struct gt_hello *hello) {
   if (n == (ssize_t)sizeof *hello && memfd < 0 && (msg.msg_flags & MSG_CTRUNC) &&
       msg.msg_controllen == 0)
     return -3;
+  memset(theirs, 0, sizeof *theirs);
+  if (contract_differs(hello, n)) {
+    if (hello->contract.protocol == GT_PROTOCOL_VERSION)
+      *theirs = hello->contract;
+    else
+      theirs->protocol = hello->contract.protocol;
+    if (memfd >= 0)
+      close(memfd);
+    return -4;
+  }
   if (n != (ssize_t)sizeof *hello || hello->magic != GT_HELLO_MAGIC ||
-      hello->version != GT_PROTOCOL_VERSION || (msg.msg_flags & MSG_CTRUNC)) {
+      (msg.msg_flags & MSG_CTRUNC)) {
     if (memfd >= 0)
       close(memfd);
     return -1;
@@ -363,6 +394,26 @@ static int hello_queued(int fd, struct gt_hello *hello) {
   return recv(fd, hello, sizeof *hello, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
+/* The answer to a hello: its code and this collector's contract, one
+ * message (a protocol 1 shim reads the code alone). 1 sent, else 0. */
+static int send_answer(int fd, char ack) {
+  struct gt_answer answer = {.ack = (uint8_t)ack, .contract = gt_collector_contract()};
+  return send(fd, &answer, sizeof answer, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+         (ssize_t)sizeof answer;
+}
+
+/* Why a shim of another contract goes untraced. */
+static void contract_why(const struct gt_contract *theirs, char *why, size_t len) {
+  char a[48], b[48];
+  struct gt_contract ours = gt_collector_contract();
+  gt_contract_format(theirs, a, sizeof a);
+  gt_contract_format(&ours, b, sizeof b);
+  snprintf(why, len,
+           "refused a shim of contract %s, this collector's %s "
+           "(protocol/ring/kinds/APIs)",
+           a, b);
+}
+
 /* A hello came with no descriptor free for its memfd: wait for one (the
  * socket is not polled meanwhile: gt_client_fd; fds.c says when to try
  * again), up to GT_FDS_TELL_NS after the shim sent it (its start_ns, at
@@ -382,10 +433,11 @@ static int wait_for_fds(struct gt_client *c, const struct gt_hello *hello,
    * buffer: no descriptor needed): a socket closed with unread data resets
    * the connection, and the shim would see that instead of the answer. */
   struct gt_hello dropped;
-  char ack = GT_ACK_NO_FDS, why[160];
+  char why[160];
   ssize_t ignored = recv(c->fd, &dropped, sizeof dropped, MSG_DONTWAIT);
-  ignored = send(c->fd, &ack, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-  (void)ignored; /* one that stopped listening is noted all the same */
+  (void)ignored;
+  /* One that stopped listening is noted all the same. */
+  send_answer(c->fd, GT_ACK_NO_FDS);
   no_fds_why(why, sizeof why);
   note_untraced(sink, c, hello, why, 1, now_ns);
   return -1;
@@ -396,10 +448,11 @@ static int wait_for_fds(struct gt_client *c, const struct gt_hello *hello,
  * drops it and the process could only be refused): wait_for_fds. */
 static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns) {
   struct gt_hello hello;
-  char why[160] = "";
+  struct gt_contract theirs;
+  char why[200] = "";
   if (hello_queued(c->fd, &hello) && !gt_fds_room(now_ns))
     return wait_for_fds(c, &hello, sink, now_ns);
-  int memfd = recv_hello(c->fd, &hello);
+  int memfd = recv_hello(c->fd, &hello, &theirs);
   if (memfd == -2 && now_ns < c->deadline_ns && !c->hung_up)
     return 0;
   if (memfd == -2)
@@ -408,6 +461,8 @@ static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns)
     snprintf(why, sizeof why, "refused a process of another user");
   else if (memfd == -3) /* another thread took the free descriptor */
     no_fds_why(why, sizeof why);
+  else if (memfd == -4) /* its ring is never mapped: it would be misread */
+    contract_why(&theirs, why, sizeof why);
   else if (memfd < 0)
     snprintf(why, sizeof why, "refused a malformed handshake");
   else if (map_ring(c, memfd, &hello, why, sizeof why) == 0)
@@ -419,14 +474,19 @@ static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns)
     if (c->pidfd < 0 && errno == ESRCH)
       snprintf(why, sizeof why, "lost a process during the handshake");
   }
-  char ack = memfd == -3 ? GT_ACK_NO_FDS : why[0] ? GT_ACK_REFUSED : GT_ACK_OK;
-  if (send(c->fd, &ack, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1 && !why[0])
+  char ack = memfd == -3   ? GT_ACK_NO_FDS
+             : memfd == -4 ? GT_ACK_CONTRACT
+             : why[0]      ? GT_ACK_REFUSED
+                           : GT_ACK_OK;
+  if (!send_answer(c->fd, ack) && !why[0])
     snprintf(why, sizeof why, "lost a process during the handshake");
   if (why[0]) {
     if (memfd != -3) /* a shortage is logged once (fds.c), not per process */
       note(why, c->pid);
-    note_untraced(sink, c, memfd >= 0 || memfd == -3 ? &hello : NULL, why, memfd == -3,
-                  now_ns);
+    /* A hello of another protocol is not laid out as ours: none of it read. */
+    int ours = memfd >= 0 || memfd == -3 ||
+               (memfd == -4 && theirs.protocol == GT_PROTOCOL_VERSION);
+    note_untraced(sink, c, ours ? &hello : NULL, why, memfd == -3, now_ns);
     return -1;
   }
   c->live = 1;

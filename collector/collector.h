@@ -4,9 +4,12 @@
  *  - main.c parses options, opens the output, binds the socket and runs the
  *    loop: accept traced processes, drain their rings, finish when every
  *    traced process is gone and (in `record` mode) the recorder said so.
- *  - clients.c owns one traced process each: handshake checks (uid, sealed
- *    memfd, ring header and size), draining, drop accounting, the end of a
- *    process (by its pidfd, not by its socket).
+ *  - clients.c owns one traced process each: handshake checks (uid, the
+ *    contract, sealed memfd, ring header and size), draining, drop
+ *    accounting, the end of a process (by its pidfd, not by its socket).
+ *  - contract.c says which contract (protocol.h) this collector speaks: a
+ *    file of its own, so the tests build a collector that claims another
+ *    (tests/CMakeLists.txt, gputrace-collector-skewed) from the same code.
  *  - fds.c keeps the collector within its descriptors (2 per process): the
  *    soft limit raised to the hard one, then a back-off, never a spin, when
  *    they run out; a process that finds none waits up to 3 s, then is told
@@ -30,8 +33,12 @@
 
 #include <stdint.h>
 
+#include "gputrace/protocol.h"
 #include "gputrace/ring.h"
 #include "gputrace/schema.h"
+
+/* ---- contract.c: gt_contract_ours() as this collector was built ---- */
+struct gt_contract gt_collector_contract(void);
 
 /* ---- listen.c: the socket, with a lock file against racing collectors.
  * gt_listen returns the listening fd (non-blocking) or -1; gt_unlisten

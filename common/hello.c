@@ -1,9 +1,11 @@
 /* hello.c — the traced process's side of the handshake (protocol.h), shared
- * by the shim and the tests that speak the protocol. No allocation: the
- * shim calls it from inside the traced process. */
+ * by the shim and the tests that speak the protocol, and the contract's
+ * text (the collector's too). No allocation: the shim calls it from inside
+ * the traced process. */
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -16,7 +18,16 @@ static int64_t monotonic_ms(void) {
   return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int timeout_ms) {
+void gt_contract_format(const struct gt_contract *c, char *out, size_t len) {
+  if (c->protocol < 2)
+    snprintf(out, len, "%u", c->protocol);
+  else
+    snprintf(out, len, "%u/%u/%u/%u", c->protocol, c->ring, c->kinds, c->apis);
+}
+
+int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int timeout_ms,
+                      struct gt_contract *theirs) {
+  memset(theirs, 0, sizeof *theirs);
   char ctrl[CMSG_SPACE(sizeof(int))];
   memset(ctrl, 0, sizeof ctrl);
   struct iovec iov = {.iov_base = (void *)hello, .iov_len = sizeof *hello};
@@ -44,9 +55,14 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
     errno = ETIMEDOUT;
   if (ready != 1)
     return 0;
-  char ack = 0;
-  ssize_t got = recv(sock, &ack, 1, 0);
+  struct gt_answer answer;
+  memset(&answer, 0, sizeof answer);
+  ssize_t got = recv(sock, &answer, sizeof answer, 0);
   if (got == 0) /* closed unanswered: the collector is exiting */
     errno = ECONNRESET;
-  return got == 1 ? (unsigned char)ack : 0;
+  if (got == (ssize_t)sizeof answer)
+    *theirs = answer.contract;
+  else if (got == 1) /* protocol 1 answered one byte */
+    theirs->protocol = 1;
+  return got >= 1 ? answer.ack : 0;
 }

@@ -102,7 +102,7 @@ void gt_ring_init(void *mem, size_t bytes, uint32_t pid, uint32_t clock) {
   hdr->shared_cap = l.shared_cap;
   hdr->nblocks = l.nblocks;
   atomic_init(&hdr->head, 0);
-  for (unsigned k = 0; k < GT_KIND_COUNT; k++)
+  for (unsigned k = 0; k < GT_RING_DROP_SLOTS; k++)
     atomic_init(&hdr->dropped[k], 0);
   for (uint64_t i = 0; i < l.shared_cap; i++)
     atomic_init(&ring.seq[i], i);

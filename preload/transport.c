@@ -263,11 +263,17 @@ static int connect_or_spawn(void) {
   return -1;
 }
 
+/* The collector's contract when it refused ours (GT_ACK_CONTRACT, or a
+ * protocol 1 collector's refusal), for the one line that says so. */
+static struct gt_contract g_their_contract;
+
+/* 0 accepted; -1 refused or unanswered (errno); -2 out of descriptors; -3
+ * the contracts differ (g_their_contract). */
 static int send_hello(int fd, int memfd, size_t bytes, uint32_t pid) {
   struct gt_hello hello;
   memset(&hello, 0, sizeof hello);
   hello.magic = GT_HELLO_MAGIC;
-  hello.version = GT_PROTOCOL_VERSION;
+  hello.contract = gt_contract_ours();
   hello.pid = pid;
   hello.ppid = (uint32_t)getppid();
   hello.ring_bytes = bytes;
@@ -285,13 +291,26 @@ static int send_hello(int fd, int memfd, size_t bytes, uint32_t pid) {
       n--;
     hello.cmdline_len = n > 0 ? (uint32_t)n : 0;
   }
-  int ack = gt_hello_exchange(fd, &hello, memfd, 5000);
+  int ack = gt_hello_exchange(fd, &hello, memfd, 5000, &g_their_contract);
+  if (ack == GT_ACK_CONTRACT || (ack == GT_ACK_REFUSED && g_their_contract.protocol == 1))
+    return -3;
   if (ack != GT_ACK_OK) {
     if (ack > 0) /* else errno says why no answer came */
       errno = ack == GT_ACK_REFUSED ? EACCES : EPROTO;
     return ack == GT_ACK_NO_FDS ? -2 : -1;
   }
   return 0;
+}
+
+/* The contracts differ: one line, both named (protocol.h). */
+static void warn_contract(uint32_t pid) {
+  char theirs[48], ours[48];
+  struct gt_contract mine = gt_contract_ours();
+  gt_contract_format(&g_their_contract, theirs, sizeof theirs);
+  gt_contract_format(&mine, ours, sizeof ours);
+  gt_warn("gputrace: the collector at %s speaks contract %s, this shim %s "
+          "(protocol/ring/kinds/APIs): pid %u runs untraced",
+          g_socket, theirs, ours, pid);
 }
 
 static int make_ring(struct gt_ring *ring, size_t bytes, uint32_t pid, int *memfd) {
@@ -343,12 +362,13 @@ int gt_transport_open(struct gt_ring *ring, size_t bytes, uint32_t pid) {
   }
   const char *what = "connect";
   int fd = connect_or_spawn();
-  int ok = fd >= 0, no_fds = 0;
+  int ok = fd >= 0, no_fds = 0, contract = 0;
   if (ok) {
     what = "handshake";
     int sent = send_hello(fd, memfd, g_map_len, pid);
     ok = sent == 0;
     no_fds = sent == -2;
+    contract = sent == -3;
     /* It listens before it opens the output (the socket decides which of
      * racing collectors runs): one that then cannot open it closes our
      * connection unanswered and exits. */
@@ -362,6 +382,8 @@ int gt_transport_open(struct gt_ring *ring, size_t bytes, uint32_t pid) {
       gt_warn("gputrace: the collector did not start (its message is above); pid %u "
               "runs untraced",
               pid);
+    else if (contract)
+      warn_contract(pid);
     else if (no_fds) /* the collector said so (protocol.h) */
       gt_warn("gputrace: the collector at %s is out of file descriptors (its hard "
               "limit, ulimit -Hn, is too low for this many traced processes); pid %u "

@@ -3,7 +3,7 @@
  * multi-producer ring, in one memfd.
  *
  * Contract:
- *  - Region (GT_RING_VERSION 2; gt_ring_layout computes it from the size
+ *  - Region (GT_RING_VERSION 3; gt_ring_layout computes it from the size
  *    alone, so both sides agree without trusting the header): struct
  *    gt_ring_hdr | the shared ring (`shared_cap` 64-bit sequence words, then
  *    `shared_cap` 64-byte slots) | a directory of `nsub` struct gt_sub, each
@@ -30,9 +30,13 @@
  *    exit). It keeps its head private and commits by one release store of
  *    head: no locked instruction, syscall or allocation but one CAS per
  *    block. No free block: the record is dropped and counted in
- *    dropped[kind] (an atomic add, only on that path). A thread that finds
- *    no free sub-ring writes to the shared ring for the rest of its life
- *    (so its records stay in order).
+ *    dropped[kind] (an atomic add, only on that path). The header's layout
+ *    is fixed (static asserts below): dropped[] has GT_RING_DROP_SLOTS
+ *    counters whatever GT_KIND_COUNT is, so a new record kind does not move
+ *    the header; what a process's ring means is still tied to its shim's
+ *    kinds and APIs, which the hello carries (protocol.h, the contract). A thread that
+ * finds no free sub-ring writes to the shared ring for the rest of its life (so its
+ * records stay in order).
  *  - The shared ring is Vyukov's bounded queue with per-slot sequence words:
  *    producers reserve a frame's slots with one CAS on `head` and commit each
  *    slot by moving its sequence word from pos to pos+1 (a CAS, so a slot the
@@ -62,7 +66,7 @@
 #include "gputrace/schema.h"
 
 #define GT_RING_MAGIC 0x474e495254475047ull /* "GPGTRING" */
-#define GT_RING_VERSION 2u
+#define GT_RING_VERSION 3u    /* 3: dropped[] of GT_RING_DROP_SLOTS, fixed offsets */
 #define GT_RING_MIN_SLOTS 64u /* the shared ring's least capacity */
 #define GT_RSLOT 64u          /* bytes per ring slot */
 #define GT_RING_NSUB_MAX 64u
@@ -70,6 +74,10 @@
 #define GT_RING_BLOCK_MIN 32u  /* room for the largest frame */
 #define GT_RING_BATCH 512u
 #define GT_RING_MAX_SKIP 256u
+/* Drop counters in the header: room for kinds to come, so adding one
+ * leaves the shared layout as it is. */
+#define GT_RING_DROP_SLOTS 64u
+_Static_assert(GT_KIND_COUNT <= GT_RING_DROP_SLOTS, "a drop counter for every kind");
 
 /* Clocks a producer may stamp records with. With GT_CLOCK_TSC, times hold
  * raw invariant-TSC ticks (an rdtsc is cheaper than a clock_gettime:
@@ -154,13 +162,22 @@ struct gt_ring_hdr {
   uint32_t block_slots;
   uint64_t shared_cap, nblocks;       /* gt_ring_layout */
   _Alignas(64) _Atomic uint64_t head; /* the shared ring's next reservation */
-  _Alignas(64) _Atomic uint64_t dropped[GT_KIND_COUNT];
+  _Alignas(64) _Atomic uint64_t dropped[GT_RING_DROP_SLOTS]; /* by kind */
   _Alignas(64) uint64_t consumer_tail; /* a mirror for debugging; the
                                          consumer trusts only its own copy */
   _Atomic uint32_t exited;             /* set by the producer's atexit handler: the
                                           process ended through exit(), not a kill, a
                                           crash, _exit or exec */
 };
+/* The shared layout of version 3: a change here is a new GT_RING_VERSION. */
+_Static_assert(offsetof(struct gt_ring_hdr, version) == 8, "ring header layout");
+_Static_assert(offsetof(struct gt_ring_hdr, shared_cap) == 40, "ring header layout");
+_Static_assert(offsetof(struct gt_ring_hdr, nblocks) == 48, "ring header layout");
+_Static_assert(offsetof(struct gt_ring_hdr, head) == 64, "ring header layout");
+_Static_assert(offsetof(struct gt_ring_hdr, dropped) == 128, "ring header layout");
+_Static_assert(offsetof(struct gt_ring_hdr, consumer_tail) == 640, "ring header layout");
+_Static_assert(offsetof(struct gt_ring_hdr, exited) == 648, "ring header layout");
+_Static_assert(sizeof(struct gt_ring_hdr) == 704, "ring header layout");
 
 struct gt_ring_layout {
   uint64_t shared_cap, nblocks;

@@ -9,11 +9,18 @@
  *   hostile_client scribble SECONDS   10 honest synchronizations, then records
  *                                     with impossible times, garbage drop counters
  *                                     and a sub-ring head far past its ring
+ *   hostile_client contract v1|kinds SECONDS
+ *                                     a real ring holding a synchronization, with a
+ *                                     protocol 1 hello (1064 bytes, version 1), or
+ *                                     this protocol's hello claiming one kind more
  *
- * Prints one line: "ack K", "ack R" (the collector's answer) or "no ack".
+ * Prints one line: "ack K", "ack R" (the collector's answer) or "no ack";
+ * contract kinds adds the collector's contract ("ack C contract 2/3/23/180"),
+ * contract v1 reads the answer's first byte alone, as a protocol 1 shim does.
  * Exits 0 whatever the collector does: the test judges the collector. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -51,12 +58,13 @@ static int hello(int memfd, uint64_t bytes) {
   struct gt_hello h;
   memset(&h, 0, sizeof h);
   h.magic = GT_HELLO_MAGIC;
-  h.version = GT_PROTOCOL_VERSION;
+  h.contract = gt_contract_ours();
   h.pid = (uint32_t)getpid();
   h.ppid = (uint32_t)getppid();
   h.ring_bytes = bytes;
   h.cmdline_len = (uint32_t)snprintf(h.cmdline, sizeof h.cmdline, "hostile_client");
-  int ack = gt_hello_exchange(fd, &h, memfd, 30000);
+  struct gt_contract theirs;
+  int ack = gt_hello_exchange(fd, &h, memfd, 30000, &theirs);
   if (ack > 0)
     printf("ack %c\n", ack);
   else
@@ -76,17 +84,23 @@ static int make_memfd(uint64_t bytes) {
 }
 
 /* A real ring of 64 KiB (a shared ring of 64 slots), sealed as the shim
- * seals it; records go to its shared ring. */
+ * seals it; records go to its shared ring. Its memfd, its size in *len. */
 static struct gt_ring g_ring;
-static int ring_connect(void) {
-  size_t len = gt_ring_bytes_for(64 * 1024);
-  int memfd = make_memfd(len);
-  void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+static int ring_make(size_t *len) {
+  *len = gt_ring_bytes_for(64 * 1024);
+  int memfd = make_memfd(*len);
+  void *mem = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
   if (mem == MAP_FAILED)
     exit(2);
   gt_ring_init(mem, 64 * 1024, (uint32_t)getpid(), GT_CLOCK_MONOTONIC);
   fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-  gt_ring_attach(&g_ring, mem, len);
+  gt_ring_attach(&g_ring, mem, *len);
+  return memfd;
+}
+
+static int ring_connect(void) {
+  size_t len;
+  int memfd = ring_make(&len);
   int fd = hello(memfd, len);
   close(memfd);
   return fd;
@@ -176,6 +190,85 @@ static void scribble(double seconds) {
   close(fd);
 }
 
+/* A protocol 1 hello, as shims before the contract sent it. */
+struct hello_v1 {
+  uint64_t magic;
+  uint32_t version; /* 1 */
+  uint32_t pid, ppid, cmdline_len;
+  uint64_t ring_bytes, start_ns;
+  char cmdline[GT_CMDLINE_MAX];
+};
+_Static_assert(sizeof(struct hello_v1) == GT_HELLO_V1_BYTES, "protocol 1's hello");
+
+/* Send `len` bytes of hello with `memfd` attached; print the answer's code,
+ * and with `full` the contract after it (else read one byte: protocol 1). */
+static void raw_hello(int fd, const void *msg, size_t len, int memfd, int full) {
+  char ctrl[CMSG_SPACE(sizeof(int))];
+  memset(ctrl, 0, sizeof ctrl);
+  struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
+  struct msghdr m = {.msg_iov = &iov,
+                     .msg_iovlen = 1,
+                     .msg_control = ctrl,
+                     .msg_controllen = sizeof ctrl};
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
+  struct gt_answer a;
+  memset(&a, 0, sizeof a);
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  ssize_t got = -1;
+  if (sendmsg(fd, &m, MSG_NOSIGNAL) == (ssize_t)len && poll(&p, 1, 30000) == 1)
+    got = recv(fd, &a, full ? sizeof a : 1, 0);
+  char contract[48] = "";
+  gt_contract_format(&a.contract, contract, sizeof contract);
+  if (got == (ssize_t)sizeof a && full)
+    printf("ack %c contract %s\n", a.ack, contract);
+  else if (got == 1 && !full)
+    printf("ack %c\n", a.ack);
+  else
+    printf("no ack (%zd bytes)\n", got);
+  fflush(stdout);
+}
+
+/* A hello of another contract for a real ring holding one synchronization,
+ * which the collector must never read. */
+static void contract_skew(const char *which, double seconds) {
+  size_t len;
+  int memfd = ring_make(&len);
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  put_sync((uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec, 500);
+  int fd = connect_collector();
+  if (!strcmp(which, "v1")) {
+    struct hello_v1 h;
+    memset(&h, 0, sizeof h);
+    h.magic = GT_HELLO_MAGIC;
+    h.version = 1;
+    h.pid = (uint32_t)getpid();
+    h.ppid = (uint32_t)getppid();
+    h.ring_bytes = len;
+    h.cmdline_len = (uint32_t)snprintf(h.cmdline, sizeof h.cmdline, "hostile_client v1");
+    raw_hello(fd, &h, sizeof h, memfd, 0);
+  } else {
+    struct gt_hello h;
+    memset(&h, 0, sizeof h);
+    h.magic = GT_HELLO_MAGIC;
+    h.contract = gt_contract_ours();
+    h.contract.kinds++;
+    h.pid = (uint32_t)getpid();
+    h.ppid = (uint32_t)getppid();
+    h.ring_bytes = len;
+    h.cmdline_len =
+        (uint32_t)snprintf(h.cmdline, sizeof h.cmdline, "hostile_client kinds");
+    raw_hello(fd, &h, sizeof h, memfd, 1);
+  }
+  close(memfd);
+  pause_s(seconds);
+  close(fd);
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "silent") && argc == 4) {
@@ -217,9 +310,13 @@ int main(int argc, char **argv) {
     mutate(atof(argv[2]));
   } else if (!strcmp(mode, "scribble") && argc == 3) {
     scribble(atof(argv[2]));
+  } else if (!strcmp(mode, "contract") && argc == 4 &&
+             (!strcmp(argv[2], "v1") || !strcmp(argv[2], "kinds"))) {
+    contract_skew(argv[2], atof(argv[3]));
   } else {
     fprintf(stderr, "usage: hostile_client silent N SECONDS | huge BYTES | fifo PATH "
-                    "SECONDS | mutate SECONDS | scribble SECONDS\n");
+                    "SECONDS | mutate SECONDS | scribble SECONDS | contract v1|kinds "
+                    "SECONDS\n");
     return 2;
   }
   return 0;

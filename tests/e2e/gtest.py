@@ -31,6 +31,30 @@ def cmake_cache(name):
     return m.group(1) if m else ""
 
 
+def contract(kinds=None):
+    """The shim-collector contract this tree builds, as both sides print it
+    (include/gputrace/protocol.h, gt_contract_format):
+    "protocol/ring/kinds/APIs", read from the headers; `kinds` replaces the
+    kind count (a skewed peer's)."""
+    import re
+    inc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
+                       "gputrace")
+
+    def text(name):
+        with open(os.path.join(inc, name)) as f:
+            return f.read()
+
+    protocol = re.search(r"#define GT_PROTOCOL_VERSION (\d+)u", text("protocol.h")).group(1)
+    ring = re.search(r"#define GT_RING_VERSION (\d+)u", text("ring.h")).group(1)
+
+    def table(header, macro):  # the X(...) lines of an X-macro table
+        body = text(header).split("#define %s(X)" % macro, 1)[1].split("\n\n", 1)[0]
+        return len(re.findall(r"^\s*X\(", body, re.M))
+
+    n_kinds = table("schema.h", "GT_KIND_LIST") if kinds is None else kinds
+    return "%s/%s/%d/%d" % (protocol, ring, n_kinds, table("apis.h", "GT_API_LIST"))
+
+
 def prog(name):
     return os.path.join(PROGS, name)
 

@@ -168,5 +168,31 @@ def test_mutating_ring():
                              (len(stacks), sorted({len(s["entries"]) for s in stacks})))
 
 
+def test_other_contracts():
+    # A shim of protocol 1 (its 1064-byte hello, version 1: read by its
+    # version alone, never as this protocol's hello) and one of this
+    # protocol claiming a kind more: each is answered GT_ACK_CONTRACT ('C',
+    # the first byte, all a protocol 1 shim reads), noted untraced, and its
+    # ring, which holds a synchronization, never read.
+    ours = contract()
+    for which, theirs, said_expected in (
+            ("v1", "1", "ack C\n"),
+            ("kinds", contract(int(ours.split("/")[2]) + 1), "ack C contract %s\n" % ours)):
+        err, said, events, _ = attack("contract_" + which, ["contract", which, "0.5"])
+        eq(said, said_expected, "%s: the attacker's answer" % which)
+        why = ("refused a shim of contract %s, this collector's %s (protocol/ring/kinds/APIs)"
+               % (theirs, ours))
+        refusals = [l for l in err.splitlines() if "refused" in l]
+        if len(refusals) != 1 or not re.fullmatch(
+                r"gputrace-collector: %s \(pid \d+\)" % re.escape(why), refusals[0]):
+            raise AssertionError("%s: the collector's note: %r" % (which, refusals))
+        pid = int(re.search(r"\(pid (\d+)\)$", refusals[0]).group(1))
+        notes = [e["note"] for e in events if e["kind"] == "note" and "untraced" in e["note"]]
+        eq(notes, ["pid %d (%s contract %s 0.5) ran untraced: %s" %
+                   (pid, prog("hostile_client"), which, why)], "%s: the trace's note" % which)
+        eq(select(events, pid=pid), [], "%s: nothing of its ring" % which)
+        eq(count(events, kind="sync"), STEADY_N, "%s: steady's synchronizations alone" % which)
+
+
 main([test_silent_clients, test_huge_ring, test_fifo_module, test_mutating_ring,
-      test_scribbling_ring])
+      test_scribbling_ring, test_other_contracts])
