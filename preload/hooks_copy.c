@@ -199,7 +199,8 @@ uint64_t gt_array_elem_bytes(cudaArray_const_t array) {
  * shim.h), one per twin. */
 
 #define GT_HOOK_MEMCPY(name, ptsz)                                                       \
-  GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count, int kind) {       \
+  GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count,                   \
+                             enum cudaMemcpyKind kind) {                                 \
     GT_REAL(name, cudaError_t, (void *, const void *, size_t, int));                     \
     GT_TRACE_TIMED(                                                                      \
         GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
@@ -210,8 +211,8 @@ GT_HOOK_MEMCPY(cudaMemcpy, 0)
 GT_HOOK_MEMCPY(cudaMemcpy_ptds, 1)
 
 #define GT_HOOK_MEMCPY_ASYNC(name, ptsz)                                                 \
-  GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count, int kind,         \
-                             cudaStream_t stream) {                                      \
+  GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count,                   \
+                             enum cudaMemcpyKind kind, cudaStream_t stream) {            \
     GT_REAL(name, cudaError_t, (void *, const void *, size_t, int, cudaStream_t));       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
                    real_##name(dst, src, count, kind, stream),                           \
@@ -225,7 +226,7 @@ GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz, 1)
 
 #define GT_HOOK_MEMCPY_2D(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(void *dst, size_t dpitch, const void *src, size_t spitch,   \
-                             size_t width, size_t height, int kind) {                    \
+                             size_t width, size_t height, enum cudaMemcpyKind kind) {    \
     GT_REAL(name, cudaError_t,                                                           \
             (void *, size_t, const void *, size_t, size_t, size_t, int));                \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
@@ -238,7 +239,7 @@ GT_HOOK_MEMCPY_2D(cudaMemcpy2D_ptds, 1)
 
 #define GT_HOOK_MEMCPY_2D_ASYNC(name, ptsz)                                              \
   GT_EXPORT cudaError_t name(void *dst, size_t dpitch, const void *src, size_t spitch,   \
-                             size_t width, size_t height, int kind,                      \
+                             size_t width, size_t height, enum cudaMemcpyKind kind,      \
                              cudaStream_t stream) {                                      \
     GT_REAL(name, cudaError_t,                                                           \
             (void *, size_t, const void *, size_t, size_t, size_t, int, cudaStream_t));  \
@@ -295,7 +296,7 @@ GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *
 
 #define GT_HOOK_TO_SYMBOL(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(const void *symbol, const void *src, size_t count,          \
-                             size_t offset, int kind) {                                  \
+                             size_t offset, enum cudaMemcpyKind kind) {                  \
     GT_REAL(name, cudaError_t, (const void *, const void *, size_t, size_t, int));       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
                    real_##name(symbol, src, count, offset, kind),                        \
@@ -307,7 +308,7 @@ GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol_ptds, 1)
 
 #define GT_HOOK_FROM_SYMBOL(name, ptsz)                                                  \
   GT_EXPORT cudaError_t name(void *dst, const void *symbol, size_t count, size_t offset, \
-                             int kind) {                                                 \
+                             enum cudaMemcpyKind kind) {                                 \
     GT_REAL(name, cudaError_t, (void *, const void *, size_t, size_t, int));             \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
                    real_##name(dst, symbol, count, offset, kind),                        \
@@ -319,7 +320,8 @@ GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol_ptds, 1)
 
 #define GT_HOOK_TO_SYMBOL_ASYNC(name, ptsz)                                              \
   GT_EXPORT cudaError_t name(const void *symbol, const void *src, size_t count,          \
-                             size_t offset, int kind, cudaStream_t stream) {             \
+                             size_t offset, enum cudaMemcpyKind kind,                    \
+                             cudaStream_t stream) {                                      \
     GT_REAL(name, cudaError_t,                                                           \
             (const void *, const void *, size_t, size_t, int, cudaStream_t));            \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
@@ -332,7 +334,7 @@ GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz, 1)
 
 #define GT_HOOK_FROM_SYMBOL_ASYNC(name, ptsz)                                            \
   GT_EXPORT cudaError_t name(void *dst, const void *symbol, size_t count, size_t offset, \
-                             int kind, cudaStream_t stream) {                            \
+                             enum cudaMemcpyKind kind, cudaStream_t stream) {            \
     GT_REAL(name, cudaError_t,                                                           \
             (void *, const void *, size_t, size_t, int, cudaStream_t));                  \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \

@@ -113,14 +113,14 @@ static int runtime_abi(unsigned api, const void *real) {
   gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm, GT_DEV_DST, t0, t1, r)
 GT_HOOK_COPY4(cudaMemcpyToArray,
               (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
-               size_t count, int kind),
+               size_t count, enum cudaMemcpyKind kind),
               (dst, wOffset, hOffset, src, count, kind), GT_TO_ARRAY)
 
 #define GT_FROM_ARRAY(name, fl, strm)                                                    \
   gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm, GT_DEV_SRC, t0, t1, r)
 GT_HOOK_COPY4(cudaMemcpyFromArray,
               (void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
-               size_t count, int kind),
+               size_t count, enum cudaMemcpyKind kind),
               (dst, src, wOffset, hOffset, count, kind), GT_FROM_ARRAY)
 
 #define GT_ARRAY_TO_ARRAY(name, fl, strm)                                                \
@@ -129,7 +129,7 @@ GT_HOOK_COPY4(cudaMemcpyFromArray,
 GT_HOOK_COPY2(cudaMemcpyArrayToArray,
               (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count,
-               int kind),
+               enum cudaMemcpyKind kind),
               (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind),
               GT_ARRAY_TO_ARRAY)
 
@@ -140,7 +140,7 @@ GT_HOOK_COPY2(cudaMemcpyArrayToArray,
                   t0, t1, r)
 GT_HOOK_COPY4(cudaMemcpy2DToArray,
               (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
-               size_t spitch, size_t width, size_t height, int kind),
+               size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind),
               (dst, wOffset, hOffset, src, spitch, width, height, kind), GT_2D_TO_ARRAY)
 
 #define GT_2D_FROM_ARRAY(name, fl, strm)                                                 \
@@ -148,7 +148,7 @@ GT_HOOK_COPY4(cudaMemcpy2DToArray,
                   t0, t1, r)
 GT_HOOK_COPY4(cudaMemcpy2DFromArray,
               (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
-               size_t hOffset, size_t width, size_t height, int kind),
+               size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind),
               (dst, dpitch, src, wOffset, hOffset, width, height, kind), GT_2D_FROM_ARRAY)
 
 #define GT_2D_ARRAY_TO_ARRAY(name, fl, strm)                                             \
@@ -157,7 +157,7 @@ GT_HOOK_COPY4(cudaMemcpy2DFromArray,
 GT_HOOK_COPY2(cudaMemcpy2DArrayToArray,
               (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width,
-               size_t height, int kind),
+               size_t height, enum cudaMemcpyKind kind),
               (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height,
                kind),
               GT_2D_ARRAY_TO_ARRAY)

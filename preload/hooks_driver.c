@@ -280,7 +280,8 @@ GT_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int F
 }
 
 GT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
-                               const void *prop, unsigned long long flags) {
+                               const CUmemAllocationProp *prop,
+                               unsigned long long flags) {
   DRV_REAL(cuMemCreate,
            (CUmemGenericAllocationHandle *, size_t, const void *, unsigned long long));
   GT_TRACE_CALL(real_cuMemCreate(handle, size, prop, flags),

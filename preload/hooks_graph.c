@@ -296,7 +296,7 @@ GT_EXPORT cudaError_t cudaGraphAddMemcpyNode(NODE_P, const struct cudaMemcpy3DPa
 }
 
 GT_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(NODE_P, void *dst, const void *src,
-                                               size_t count, int kind) {
+                                               size_t count, enum cudaMemcpyKind kind) {
   GT_REAL(cudaGraphAddMemcpyNode1D, cudaError_t,
           (NODE_T, void *, const void *, size_t, int));
   GT_TRACE_CALL(real_cudaGraphAddMemcpyNode1D(NODE_A, dst, src, count, kind),
@@ -351,7 +351,7 @@ GT_EXPORT cudaError_t cudaGraphAddMemFreeNode(NODE_P, void *dptr) {
   } while (0)
 
 #define DRV_BEGIN_CAPTURE(name, ptsz)                                                    \
-  GT_EXPORT CUresult name(CUstream hStream, int mode) {                                  \
+  GT_EXPORT CUresult name(CUstream hStream, CUstreamCaptureMode mode) {                  \
     DRV_REAL(name, (CUstream, int));                                                     \
     DRV_CAPTURE(real_##name(hStream, mode),                                              \
                 GT_BEGIN_CAPTURE(GT_API_##name, real_##name(hStream, mode), hStream,     \
@@ -362,7 +362,8 @@ DRV_BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, 1)
 
 #define DRV_BEGIN_CAPTURE_TO_GRAPH(name, ptsz)                                           \
   GT_EXPORT CUresult name(CUstream hStream, CUgraph hGraph, const CUgraphNode *deps,     \
-                          const void *edges, size_t n, int mode) {                       \
+                          const CUgraphEdgeData *edges, size_t n,                        \
+                          CUstreamCaptureMode mode) {                                    \
     DRV_REAL(name, (CUstream, CUgraph, const CUgraphNode *, const void *, size_t, int)); \
     DRV_CAPTURE(real_##name(hStream, hGraph, deps, edges, n, mode),                      \
                 GT_BEGIN_CAPTURE(GT_API_##name,                                          \

@@ -36,6 +36,7 @@
 #include "cuda_abi.h"
 #include "gputrace/ring.h"
 #include "gputrace/schema.h"
+#include "hook_sigs.h"
 
 /* Everything declared from here on is defined in this library (the hooks
  * say GT_EXPORT): hidden, GCC addresses its globals directly, where an
@@ -45,6 +46,24 @@
 
 #define GT_EXPORT __attribute__((visibility("default")))
 #define GT_ERR_NOT_SUPPORTED 801 /* cudaErrorNotSupported */
+
+/* Every RT and DRV entry of apis.h declared with its type from hook_sigs.h
+ * (which preload/sigcheck compares with the toolkit's headers), so that a
+ * hook defined otherwise fails to compile; gt_fn_<name>_t is the pointer
+ * type of its real function. */
+#define GT_X_SIG_TYPE(base, ret, params) typedef ret gt_sig_##base params;
+GT_SIG_LIST(GT_X_SIG_TYPE)
+#undef GT_X_SIG_TYPE
+#define GT_X_HOOK_DECL_RT(name, sig)                                                     \
+  typedef sig *gt_fn_##name##_t;                                                         \
+  GT_EXPORT sig name;
+#define GT_X_HOOK_DECL_DRV GT_X_HOOK_DECL_RT
+#define GT_X_HOOK_DECL_NVTX(name, sig)
+#define GT_X_HOOK_DECL_META(name, sig)
+#define GT_X_HOOK_DECL(name, kind, family, base, ...)                                    \
+  GT_X_HOOK_DECL_##family(name, gt_sig_##base)
+GT_API_LIST(GT_X_HOOK_DECL)
+#undef GT_X_HOOK_DECL
 
 /* Look up a real symbol (resolve.c). Thread-safe, cached by caller. */
 void *gt_resolve(const char *name);
