@@ -79,12 +79,12 @@ static int runtime_abi(unsigned api, const void *real) {
 }
 
 /* The GT_HOOK_* macros define the hooks they name (macros: shim.h). One
- * hook: `params` is the full parameter list (it also declares the real
- * function's type), `args` the call's arguments, `emit` what records it
- * (t0, t1 and r in scope). */
+ * hook: `params` is the full parameter list (hook_sigs.h's, named),
+ * `args` the call's arguments, `emit` what records it (t0, t1 and r in
+ * scope). */
 #define GT_HOOK_COPY(name, ptsz, strm, params, args, emit)                               \
   GT_EXPORT cudaError_t name params {                                                    \
-    GT_REAL(name, cudaError_t, params);                                                  \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, strm, ptsz,                  \
                    real_##name args, emit);                                              \
   }
@@ -257,9 +257,7 @@ static void emit_batch(unsigned api, void *const *dsts, const void *const *srcs,
                              const size_t *sizes, size_t count,                          \
                              struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,      \
                              size_t numAttrs, uintptr_t a8, uintptr_t a9) {              \
-    GT_REAL(name, cudaError_t,                                                           \
-            (void *const *, const void *const *, const size_t *, size_t,                 \
-             struct cudaMemcpyAttributes *, size_t *, size_t, uintptr_t, uintptr_t));    \
+    GT_REAL(name);                                                                       \
     cudaStream_t stream =                                                                \
         (cudaStream_t)(runtime_abi(GT_API_##name, (const void *)real_##name) == 12       \
                            ? a9                                                          \
@@ -304,8 +302,7 @@ static void emit_batch3d(unsigned api, size_t n, const struct cudaMemcpy3DBatchO
 #define GT_HOOK_BATCH_3D(name, ptsz)                                                     \
   GT_EXPORT cudaError_t name(size_t numOps, struct cudaMemcpy3DBatchOp *opList,          \
                              uintptr_t a3, uintptr_t a4, uintptr_t a5) {                 \
-    GT_REAL(name, cudaError_t,                                                           \
-            (size_t, struct cudaMemcpy3DBatchOp *, uintptr_t, uintptr_t, uintptr_t));    \
+    GT_REAL(name);                                                                       \
     cudaStream_t stream =                                                                \
         (cudaStream_t)(runtime_abi(GT_API_##name, (const void *)real_##name) == 12       \
                            ? a5                                                          \
@@ -356,8 +353,7 @@ static uint8_t device_dir(int device) {
   GT_EXPORT cudaError_t name(const void *devPtr, size_t count,                           \
                              struct cudaMemLocation location, uintptr_t a4,              \
                              cudaStream_t a5) {                                          \
-    GT_REAL(name, cudaError_t,                                                           \
-            (const void *, size_t, struct cudaMemLocation, uintptr_t, cudaStream_t));    \
+    GT_REAL(name);                                                                       \
     int v12 = runtime_abi(GT_API_##name, (const void *)real_##name) == 12;               \
     cudaStream_t stream = v12 ? (cudaStream_t)a4 : a5;                                   \
     GT_TRACE_TIMED(                                                                      \
@@ -397,9 +393,7 @@ static void emit_prefetch_batch(unsigned api, void *const *dptrs, const size_t *
                              struct cudaMemLocation *prefetchLocs,                       \
                              size_t *prefetchLocIdxs, size_t numPrefetchLocs,            \
                              unsigned long long flags, cudaStream_t stream) {            \
-    GT_REAL(name, cudaError_t,                                                           \
-            (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t,      \
-             unsigned long long, cudaStream_t));                                         \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
                    real_##name(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs,       \
                                numPrefetchLocs, flags, stream),                          \
@@ -421,7 +415,7 @@ static void emit_set3d(unsigned api, uint32_t flags, struct cudaPitchedPtr p, in
 #define GT_HOOK_SET_3D(name, ptsz)                                                       \
   GT_EXPORT cudaError_t name(struct cudaPitchedPtr pitchedDevPtr, int value,             \
                              struct cudaExtent extent) {                                 \
-    GT_REAL(name, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent));         \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(                                                                      \
         GT_DT_SET, (const void *)GT_API_##name, NULL, ptsz,                              \
         real_##name(pitchedDevPtr, value, extent),                                       \
@@ -430,8 +424,7 @@ static void emit_set3d(unsigned api, uint32_t flags, struct cudaPitchedPtr p, in
 #define GT_HOOK_SET_3D_ASYNC(name, ptsz)                                                 \
   GT_EXPORT cudaError_t name(struct cudaPitchedPtr pitchedDevPtr, int value,             \
                              struct cudaExtent extent, cudaStream_t stream) {            \
-    GT_REAL(name, cudaError_t,                                                           \
-            (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t));              \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, stream, ptsz,                 \
                    real_##name(pitchedDevPtr, value, extent, stream),                    \
                    emit_set3d(GT_API_##name, GT_F_ASYNC, pitchedDevPtr, value, extent,   \
