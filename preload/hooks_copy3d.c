@@ -89,36 +89,39 @@ static int runtime_abi(unsigned api, const void *real) {
                    real_##name args, emit);                                              \
   }
 
-/* The four hooks of a copy with _ptds, Async and Async_ptsz forms: `P` and
- * `A` are the synchronous form's parameters and arguments (the Async forms
- * add the stream), EMIT(name, flags, stream) records it. The EMIT macros
- * below (GT_TO_ARRAY, ..., GT_3D_PEER) are macros because GT_HOOK_COPY4
- * applies them to each twin's name, and they read the hook's parameters by
- * name. */
-#define GT_HOOK_COPY4(base, P, A, EMIT)                                                  \
-  GT_HOOK_COPY(base, 0, NULL, P, A, EMIT(base, 0, NULL))                                 \
-  GT_HOOK_COPY(base##_ptds, 1, NULL, P, A, EMIT(base##_ptds, 0, NULL))                   \
-  GT_HOOK_COPY(base##Async, 0, stream, (GT_UNPAREN P, cudaStream_t stream),              \
-               (GT_UNPAREN A, stream), EMIT(base##Async, GT_F_ASYNC, stream))            \
-  GT_HOOK_COPY(base##Async_ptsz, 1, stream, (GT_UNPAREN P, cudaStream_t stream),         \
-               (GT_UNPAREN A, stream), EMIT(base##Async_ptsz, GT_F_ASYNC, stream))
+/* The four hooks of a copy with _ptds, Async and Async_ptsz forms, named
+ * in that order (written out, so that each exported name can be found):
+ * `P` and `A` are the synchronous form's parameters and arguments (the
+ * Async forms add the stream), EMIT(name, flags, stream) records it. The
+ * EMIT macros below (GT_TO_ARRAY, ..., GT_3D_PEER) are macros because
+ * GT_HOOK_COPY4 applies them to each twin's name, and they read the hook's
+ * parameters by name. */
+#define GT_HOOK_COPY4(sync, sync_ptds, async, async_ptsz, P, A, EMIT)                    \
+  GT_HOOK_COPY(sync, 0, NULL, P, A, EMIT(sync, 0, NULL))                                 \
+  GT_HOOK_COPY(sync_ptds, 1, NULL, P, A, EMIT(sync_ptds, 0, NULL))                       \
+  GT_HOOK_COPY(async, 0, stream, (GT_UNPAREN P, cudaStream_t stream),                    \
+               (GT_UNPAREN A, stream), EMIT(async, GT_F_ASYNC, stream))                  \
+  GT_HOOK_COPY(async_ptsz, 1, stream, (GT_UNPAREN P, cudaStream_t stream),               \
+               (GT_UNPAREN A, stream), EMIT(async_ptsz, GT_F_ASYNC, stream))
 /* A copy with a _ptds form only (the array-to-array copies, DtoD). */
-#define GT_HOOK_COPY2(base, P, A, EMIT)                                                  \
-  GT_HOOK_COPY(base, 0, NULL, P, A, EMIT(base, 0, NULL))                                 \
-  GT_HOOK_COPY(base##_ptds, 1, NULL, P, A, EMIT(base##_ptds, 0, NULL))
+#define GT_HOOK_COPY2(sync, sync_ptds, P, A, EMIT)                                       \
+  GT_HOOK_COPY(sync, 0, NULL, P, A, EMIT(sync, 0, NULL))                                 \
+  GT_HOOK_COPY(sync_ptds, 1, NULL, P, A, EMIT(sync_ptds, 0, NULL))
 
 /* ---- 1D copies to and from arrays (deprecated, still exported) ---- */
 
 #define GT_TO_ARRAY(name, fl, strm)                                                      \
   gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm, GT_DEV_DST, t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpyToArray,
+GT_HOOK_COPY4(cudaMemcpyToArray, cudaMemcpyToArray_ptds, cudaMemcpyToArrayAsync,
+              cudaMemcpyToArrayAsync_ptsz,
               (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
                size_t count, enum cudaMemcpyKind kind),
               (dst, wOffset, hOffset, src, count, kind), GT_TO_ARRAY)
 
 #define GT_FROM_ARRAY(name, fl, strm)                                                    \
   gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm, GT_DEV_SRC, t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpyFromArray,
+GT_HOOK_COPY4(cudaMemcpyFromArray, cudaMemcpyFromArray_ptds, cudaMemcpyFromArrayAsync,
+              cudaMemcpyFromArrayAsync_ptsz,
               (void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
                size_t count, enum cudaMemcpyKind kind),
               (dst, src, wOffset, hOffset, count, kind), GT_FROM_ARRAY)
@@ -126,7 +129,7 @@ GT_HOOK_COPY4(cudaMemcpyFromArray,
 #define GT_ARRAY_TO_ARRAY(name, fl, strm)                                                \
   gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm,                        \
                   GT_DEV_DST | GT_DEV_SRC, t0, t1, r)
-GT_HOOK_COPY2(cudaMemcpyArrayToArray,
+GT_HOOK_COPY2(cudaMemcpyArrayToArray, cudaMemcpyArrayToArray_ptds,
               (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count,
                enum cudaMemcpyKind kind),
@@ -138,7 +141,8 @@ GT_HOOK_COPY2(cudaMemcpyArrayToArray,
 #define GT_2D_TO_ARRAY(name, fl, strm)                                                   \
   gt_copy_emit_2d(GT_API_##name, fl, dst, src, width, height, kind, strm, GT_DEV_DST,    \
                   t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpy2DToArray,
+GT_HOOK_COPY4(cudaMemcpy2DToArray, cudaMemcpy2DToArray_ptds, cudaMemcpy2DToArrayAsync,
+              cudaMemcpy2DToArrayAsync_ptsz,
               (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
                size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind),
               (dst, wOffset, hOffset, src, spitch, width, height, kind), GT_2D_TO_ARRAY)
@@ -146,7 +150,8 @@ GT_HOOK_COPY4(cudaMemcpy2DToArray,
 #define GT_2D_FROM_ARRAY(name, fl, strm)                                                 \
   gt_copy_emit_2d(GT_API_##name, fl, dst, src, width, height, kind, strm, GT_DEV_SRC,    \
                   t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpy2DFromArray,
+GT_HOOK_COPY4(cudaMemcpy2DFromArray, cudaMemcpy2DFromArray_ptds,
+              cudaMemcpy2DFromArrayAsync, cudaMemcpy2DFromArrayAsync_ptsz,
               (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
                size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind),
               (dst, dpitch, src, wOffset, hOffset, width, height, kind), GT_2D_FROM_ARRAY)
@@ -154,7 +159,7 @@ GT_HOOK_COPY4(cudaMemcpy2DFromArray,
 #define GT_2D_ARRAY_TO_ARRAY(name, fl, strm)                                             \
   gt_copy_emit_2d(GT_API_##name, fl, dst, src, width, height, kind, strm,                \
                   GT_DEV_DST | GT_DEV_SRC, t0, t1, r)
-GT_HOOK_COPY2(cudaMemcpy2DArrayToArray,
+GT_HOOK_COPY2(cudaMemcpy2DArrayToArray, cudaMemcpy2DArrayToArray_ptds,
               (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width,
                size_t height, enum cudaMemcpyKind kind),
@@ -206,7 +211,8 @@ void gt_memcpy3d_emit(unsigned api, uint32_t flags, const struct cudaMemcpy3DPar
 }
 
 #define GT_3D(name, fl, strm) gt_memcpy3d_emit(GT_API_##name, fl, p, strm, t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpy3D, (const struct cudaMemcpy3DParms *p), (p), GT_3D)
+GT_HOOK_COPY4(cudaMemcpy3D, cudaMemcpy3D_ptds, cudaMemcpy3DAsync, cudaMemcpy3DAsync_ptsz,
+              (const struct cudaMemcpy3DParms *p), (p), GT_3D)
 
 static void emit_peer3d(unsigned api, uint32_t flags,
                         const struct cudaMemcpy3DPeerParms *p, const void *stream,
@@ -230,7 +236,9 @@ static void emit_peer3d(unsigned api, uint32_t flags,
 }
 
 #define GT_3D_PEER(name, fl, strm) emit_peer3d(GT_API_##name, fl, p, strm, t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpy3DPeer, (const struct cudaMemcpy3DPeerParms *p), (p), GT_3D_PEER)
+GT_HOOK_COPY4(cudaMemcpy3DPeer, cudaMemcpy3DPeer_ptds, cudaMemcpy3DPeerAsync,
+              cudaMemcpy3DPeerAsync_ptsz, (const struct cudaMemcpy3DPeerParms *p), (p),
+              GT_3D_PEER)
 
 /* ---- batches (CUDA 12.8+) ---- */
 
