@@ -15,7 +15,9 @@
  *    parameter types; test_cuda_abi checks that cuda_abi.h lays those types
  *    out as the toolkit does.
  * GT_SIG_DIM3 stands for a dim3 parameter: two integer registers in the
- * shim (cuda_abi.h GT_DIM3_PARAM), dim3 in the check. This file includes
+ * shim (cuda_abi.h GT_DIM3_PARAM), dim3 in the check. The few rows that
+ * cannot be the header's (a hook taking CUDA 12's and 13's lists at once)
+ * are listed in hook_signatures.c with their reason. This file includes
  * nothing: its includer provides the type names.
  */
 #ifndef GPUTRACE_HOOK_SIGS_H
