@@ -257,20 +257,18 @@ void gt_capture_emit(unsigned api, uint64_t t0, uint64_t t1, cudaError_t r,
 /* The capture hooks: GT_HOOK_* define the hooks they are given (macros:
  * shim.h), one per twin. */
 #define GT_HOOK_BEGIN_CAPTURE(name, ptsz)                                                \
-  GT_EXPORT cudaError_t name(cudaStream_t stream, int mode) {                            \
-    GT_REAL(name, cudaError_t, (cudaStream_t, int));                                     \
+  GT_EXPORT cudaError_t name(cudaStream_t stream, enum cudaStreamCaptureMode mode) {     \
+    GT_REAL(name);                                                                       \
     GT_BEGIN_CAPTURE(GT_API_##name, real_##name(stream, mode), stream, ptsz, 0, mode);   \
   }
 GT_HOOK_BEGIN_CAPTURE(cudaStreamBeginCapture, 0)
 GT_HOOK_BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz, 1)
 
 #define GT_HOOK_BEGIN_CAPTURE_TO_GRAPH(name, ptsz)                                       \
-  GT_EXPORT cudaError_t name(cudaStream_t stream, cudaGraph_t graph,                     \
-                             const cudaGraphNode_t *deps, const void *edges, size_t n,   \
-                             int mode) {                                                 \
-    GT_REAL(name, cudaError_t,                                                           \
-            (cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const void *, size_t,   \
-             int));                                                                      \
+  GT_EXPORT cudaError_t name(                                                            \
+      cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *deps,               \
+      const cudaGraphEdgeData *edges, size_t n, enum cudaStreamCaptureMode mode) {       \
+    GT_REAL(name);                                                                       \
     GT_BEGIN_CAPTURE(GT_API_##name, real_##name(stream, graph, deps, edges, n, mode),    \
                      stream, ptsz, graph, mode);                                         \
   }
@@ -279,7 +277,7 @@ GT_HOOK_BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph_ptsz, 1)
 
 #define GT_HOOK_END_CAPTURE(name, ptsz)                                                  \
   GT_EXPORT cudaError_t name(cudaStream_t stream, cudaGraph_t *graph) {                  \
-    GT_REAL(name, cudaError_t, (cudaStream_t, cudaGraph_t *));                           \
+    GT_REAL(name);                                                                       \
     GT_END_CAPTURE(GT_API_##name, real_##name(stream, graph), stream, ptsz, graph);      \
   }
 GT_HOOK_END_CAPTURE(cudaStreamEndCapture, 0)

@@ -36,8 +36,10 @@ typedef struct {
 #error "launch hooks take dim3 as two integer registers: x86-64 and AArch64 only"
 #endif
 _Static_assert(sizeof(dim3) == 12, "dim3 is three 32-bit words");
-/* A macro: it declares two parameters, name_xy and name_z. */
+/* A macro: it declares two parameters, name_xy and name_z. GT_SIG_DIM3:
+ * the same two as types, where hook_sigs.h has a dim3. */
 #define GT_DIM3_PARAM(name) uint64_t name##_xy, uint32_t name##_z
+#define GT_SIG_DIM3 uint64_t, uint32_t
 
 /* Streams and events (driver_types.h), for device timing (devtime.c). */
 #define cudaStreamLegacy ((cudaStream_t)0x1)
@@ -46,19 +48,20 @@ _Static_assert(sizeof(dim3) == 12, "dim3 is three 32-bit words");
 #define cudaEventDefault 0x00u
 enum { cudaErrorNotReady = 600 };
 enum { cudaStreamCaptureStatusNone = 0, cudaStreamCaptureStatusActive = 1 };
-enum { /* cudaStreamCaptureMode */
-       cudaStreamCaptureModeGlobal = 0,
-       cudaStreamCaptureModeThreadLocal = 1,
-       cudaStreamCaptureModeRelaxed = 2
+enum cudaStreamCaptureMode {
+  cudaStreamCaptureModeGlobal = 0,
+  cudaStreamCaptureModeThreadLocal = 1,
+  cudaStreamCaptureModeRelaxed = 2
 };
 typedef void *cudaGraph_t;
 typedef void *cudaGraphNode_t;
+typedef struct cudaGraphEdgeData_st cudaGraphEdgeData; /* never read */
 
 typedef struct {
   unsigned int x, y, z;
 } uint3; /* __cudaRegisterFunction's tid/bid */
 
-enum {
+enum cudaMemcpyKind {
   cudaMemcpyHostToHost = 0,
   cudaMemcpyHostToDevice = 1,
   cudaMemcpyDeviceToHost = 2,
@@ -432,6 +435,8 @@ typedef struct CUmemLocation_st {
   int id;
 } CUmemLocation;
 
+typedef struct CUmemAllocationProp_st CUmemAllocationProp; /* never read */
+
 typedef struct CUipcMemHandle_st {
   char reserved[64]; /* CU_IPC_HANDLE_SIZE */
 } CUipcMemHandle;
@@ -448,6 +453,12 @@ typedef struct CUlaunchConfig_st {
 /* Graphs (cuda.h), for hooks_graph.c's driver hooks. */
 typedef void *CUgraph;
 typedef void *CUgraphNode;
+typedef struct CUgraphEdgeData_st CUgraphEdgeData; /* never read */
+typedef enum CUstreamCaptureMode_enum {
+  CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+  CU_STREAM_CAPTURE_MODE_RELAXED = 2
+} CUstreamCaptureMode;
 
 typedef struct CUDA_KERNEL_NODE_PARAMS_v2_st { /* CUDA_KERNEL_NODE_PARAMS (12.0+) */
   CUfunction func;

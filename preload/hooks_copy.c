@@ -199,8 +199,9 @@ uint64_t gt_array_elem_bytes(cudaArray_const_t array) {
  * shim.h), one per twin. */
 
 #define GT_HOOK_MEMCPY(name, ptsz)                                                       \
-  GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count, int kind) {       \
-    GT_REAL(name, cudaError_t, (void *, const void *, size_t, int));                     \
+  GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count,                   \
+                             enum cudaMemcpyKind kind) {                                 \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(                                                                      \
         GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                             \
         real_##name(dst, src, count, kind),                                              \
@@ -210,9 +211,9 @@ GT_HOOK_MEMCPY(cudaMemcpy, 0)
 GT_HOOK_MEMCPY(cudaMemcpy_ptds, 1)
 
 #define GT_HOOK_MEMCPY_ASYNC(name, ptsz)                                                 \
-  GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count, int kind,         \
-                             cudaStream_t stream) {                                      \
-    GT_REAL(name, cudaError_t, (void *, const void *, size_t, int, cudaStream_t));       \
+  GT_EXPORT cudaError_t name(void *dst, const void *src, size_t count,                   \
+                             enum cudaMemcpyKind kind, cudaStream_t stream) {            \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
                    real_##name(dst, src, count, kind, stream),                           \
                    gt_copy_emit_1d(GT_API_##name, GT_F_ASYNC, dst, src, count, kind,     \
@@ -225,9 +226,8 @@ GT_HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz, 1)
 
 #define GT_HOOK_MEMCPY_2D(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(void *dst, size_t dpitch, const void *src, size_t spitch,   \
-                             size_t width, size_t height, int kind) {                    \
-    GT_REAL(name, cudaError_t,                                                           \
-            (void *, size_t, const void *, size_t, size_t, size_t, int));                \
+                             size_t width, size_t height, enum cudaMemcpyKind kind) {    \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
                    real_##name(dst, dpitch, src, spitch, width, height, kind),           \
                    gt_copy_emit_2d(GT_API_##name, 0, dst, src, width, height, kind,      \
@@ -238,10 +238,9 @@ GT_HOOK_MEMCPY_2D(cudaMemcpy2D_ptds, 1)
 
 #define GT_HOOK_MEMCPY_2D_ASYNC(name, ptsz)                                              \
   GT_EXPORT cudaError_t name(void *dst, size_t dpitch, const void *src, size_t spitch,   \
-                             size_t width, size_t height, int kind,                      \
+                             size_t width, size_t height, enum cudaMemcpyKind kind,      \
                              cudaStream_t stream) {                                      \
-    GT_REAL(name, cudaError_t,                                                           \
-            (void *, size_t, const void *, size_t, size_t, size_t, int, cudaStream_t));  \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
                    real_##name(dst, dpitch, src, spitch, width, height, kind, stream),   \
                    gt_copy_emit_2d(GT_API_##name, GT_F_ASYNC, dst, src, width, height,   \
@@ -273,7 +272,7 @@ static inline void emit_peer(unsigned api, uint32_t flags, const void *dst,
 
 GT_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
                                      int srcDevice, size_t count) {
-  GT_REAL(cudaMemcpyPeer, cudaError_t, (void *, int, const void *, int, size_t));
+  GT_REAL(cudaMemcpyPeer);
   GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_cudaMemcpyPeer, NULL, 0,
                  real_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count),
                  emit_peer(GT_API_cudaMemcpyPeer, 0, dst, dstDevice, src, srcDevice,
@@ -283,8 +282,7 @@ GT_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
 GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
                                           int srcDevice, size_t count,
                                           cudaStream_t stream) {
-  GT_REAL(cudaMemcpyPeerAsync, cudaError_t,
-          (void *, int, const void *, int, size_t, cudaStream_t));
+  GT_REAL(cudaMemcpyPeerAsync);
   GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_cudaMemcpyPeerAsync, stream, 0,
                  real_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream),
                  emit_peer(GT_API_cudaMemcpyPeerAsync, GT_F_ASYNC, dst, dstDevice, src,
@@ -295,8 +293,8 @@ GT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *
 
 #define GT_HOOK_TO_SYMBOL(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(const void *symbol, const void *src, size_t count,          \
-                             size_t offset, int kind) {                                  \
-    GT_REAL(name, cudaError_t, (const void *, const void *, size_t, size_t, int));       \
+                             size_t offset, enum cudaMemcpyKind kind) {                  \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
                    real_##name(symbol, src, count, offset, kind),                        \
                    gt_copy_emit_1d(GT_API_##name, 0, symbol, src, count, kind, NULL,     \
@@ -307,8 +305,8 @@ GT_HOOK_TO_SYMBOL(cudaMemcpyToSymbol_ptds, 1)
 
 #define GT_HOOK_FROM_SYMBOL(name, ptsz)                                                  \
   GT_EXPORT cudaError_t name(void *dst, const void *symbol, size_t count, size_t offset, \
-                             int kind) {                                                 \
-    GT_REAL(name, cudaError_t, (void *, const void *, size_t, size_t, int));             \
+                             enum cudaMemcpyKind kind) {                                 \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, NULL, ptsz,                  \
                    real_##name(dst, symbol, count, offset, kind),                        \
                    gt_copy_emit_1d(GT_API_##name, 0, dst, symbol, count, kind, NULL,     \
@@ -319,9 +317,9 @@ GT_HOOK_FROM_SYMBOL(cudaMemcpyFromSymbol_ptds, 1)
 
 #define GT_HOOK_TO_SYMBOL_ASYNC(name, ptsz)                                              \
   GT_EXPORT cudaError_t name(const void *symbol, const void *src, size_t count,          \
-                             size_t offset, int kind, cudaStream_t stream) {             \
-    GT_REAL(name, cudaError_t,                                                           \
-            (const void *, const void *, size_t, size_t, int, cudaStream_t));            \
+                             size_t offset, enum cudaMemcpyKind kind,                    \
+                             cudaStream_t stream) {                                      \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
                    real_##name(symbol, src, count, offset, kind, stream),                \
                    gt_copy_emit_1d(GT_API_##name, GT_F_ASYNC, symbol, src, count, kind,  \
@@ -332,9 +330,8 @@ GT_HOOK_TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz, 1)
 
 #define GT_HOOK_FROM_SYMBOL_ASYNC(name, ptsz)                                            \
   GT_EXPORT cudaError_t name(void *dst, const void *symbol, size_t count, size_t offset, \
-                             int kind, cudaStream_t stream) {                            \
-    GT_REAL(name, cudaError_t,                                                           \
-            (void *, const void *, size_t, size_t, int, cudaStream_t));                  \
+                             enum cudaMemcpyKind kind, cudaStream_t stream) {            \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
                    real_##name(dst, symbol, count, offset, kind, stream),                \
                    gt_copy_emit_1d(GT_API_##name, GT_F_ASYNC, dst, symbol, count, kind,  \
@@ -364,7 +361,7 @@ void gt_set_emit(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, cudaErr
 
 #define GT_HOOK_MEMSET(name, ptsz)                                                       \
   GT_EXPORT cudaError_t name(void *devPtr, int value, size_t count) {                    \
-    GT_REAL(name, cudaError_t, (void *, int, size_t));                                   \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(                                                                      \
         GT_DT_SET, (const void *)GT_API_##name, NULL, ptsz,                              \
         real_##name(devPtr, value, count),                                               \
@@ -376,7 +373,7 @@ GT_HOOK_MEMSET(cudaMemset_ptds, 1)
 #define GT_HOOK_MEMSET_ASYNC(name, ptsz)                                                 \
   GT_EXPORT cudaError_t name(void *devPtr, int value, size_t count,                      \
                              cudaStream_t stream) {                                      \
-    GT_REAL(name, cudaError_t, (void *, int, size_t, cudaStream_t));                     \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, stream, ptsz,                 \
                    real_##name(devPtr, value, count, stream),                            \
                    gt_set_emit(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value, 0,   \
@@ -388,7 +385,7 @@ GT_HOOK_MEMSET_ASYNC(cudaMemsetAsync_ptsz, 1)
 #define GT_HOOK_MEMSET_2D(name, ptsz)                                                    \
   GT_EXPORT cudaError_t name(void *devPtr, size_t pitch, int value, size_t width,        \
                              size_t height) {                                            \
-    GT_REAL(name, cudaError_t, (void *, size_t, int, size_t, size_t));                   \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, NULL, ptsz,                   \
                    real_##name(devPtr, pitch, value, width, height),                     \
                    gt_set_emit(GT_API_##name, 0, t0, t1, r, devPtr, value, width,        \
@@ -400,7 +397,7 @@ GT_HOOK_MEMSET_2D(cudaMemset2D_ptds, 1)
 #define GT_HOOK_MEMSET_2D_ASYNC(name, ptsz)                                              \
   GT_EXPORT cudaError_t name(void *devPtr, size_t pitch, int value, size_t width,        \
                              size_t height, cudaStream_t stream) {                       \
-    GT_REAL(name, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t));     \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, stream, ptsz,                 \
                    real_##name(devPtr, pitch, value, width, height, stream),             \
                    gt_set_emit(GT_API_##name, GT_F_ASYNC, t0, t1, r, devPtr, value,      \

@@ -79,57 +79,60 @@ static int runtime_abi(unsigned api, const void *real) {
 }
 
 /* The GT_HOOK_* macros define the hooks they name (macros: shim.h). One
- * hook: `params` is the full parameter list (it also declares the real
- * function's type), `args` the call's arguments, `emit` what records it
- * (t0, t1 and r in scope). */
+ * hook: `params` is the full parameter list (hook_sigs.h's, named),
+ * `args` the call's arguments, `emit` what records it (t0, t1 and r in
+ * scope). */
 #define GT_HOOK_COPY(name, ptsz, strm, params, args, emit)                               \
   GT_EXPORT cudaError_t name params {                                                    \
-    GT_REAL(name, cudaError_t, params);                                                  \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, strm, ptsz,                  \
                    real_##name args, emit);                                              \
   }
 
-/* The four hooks of a copy with _ptds, Async and Async_ptsz forms: `P` and
- * `A` are the synchronous form's parameters and arguments (the Async forms
- * add the stream), EMIT(name, flags, stream) records it. The EMIT macros
- * below (GT_TO_ARRAY, ..., GT_3D_PEER) are macros because GT_HOOK_COPY4
- * applies them to each twin's name, and they read the hook's parameters by
- * name. */
-#define GT_HOOK_COPY4(base, P, A, EMIT)                                                  \
-  GT_HOOK_COPY(base, 0, NULL, P, A, EMIT(base, 0, NULL))                                 \
-  GT_HOOK_COPY(base##_ptds, 1, NULL, P, A, EMIT(base##_ptds, 0, NULL))                   \
-  GT_HOOK_COPY(base##Async, 0, stream, (GT_UNPAREN P, cudaStream_t stream),              \
-               (GT_UNPAREN A, stream), EMIT(base##Async, GT_F_ASYNC, stream))            \
-  GT_HOOK_COPY(base##Async_ptsz, 1, stream, (GT_UNPAREN P, cudaStream_t stream),         \
-               (GT_UNPAREN A, stream), EMIT(base##Async_ptsz, GT_F_ASYNC, stream))
+/* The four hooks of a copy with _ptds, Async and Async_ptsz forms, named
+ * in that order (written out, so that each exported name can be found):
+ * `P` and `A` are the synchronous form's parameters and arguments (the
+ * Async forms add the stream), EMIT(name, flags, stream) records it. The
+ * EMIT macros below (GT_TO_ARRAY, ..., GT_3D_PEER) are macros because
+ * GT_HOOK_COPY4 applies them to each twin's name, and they read the hook's
+ * parameters by name. */
+#define GT_HOOK_COPY4(sync, sync_ptds, async, async_ptsz, P, A, EMIT)                    \
+  GT_HOOK_COPY(sync, 0, NULL, P, A, EMIT(sync, 0, NULL))                                 \
+  GT_HOOK_COPY(sync_ptds, 1, NULL, P, A, EMIT(sync_ptds, 0, NULL))                       \
+  GT_HOOK_COPY(async, 0, stream, (GT_UNPAREN P, cudaStream_t stream),                    \
+               (GT_UNPAREN A, stream), EMIT(async, GT_F_ASYNC, stream))                  \
+  GT_HOOK_COPY(async_ptsz, 1, stream, (GT_UNPAREN P, cudaStream_t stream),               \
+               (GT_UNPAREN A, stream), EMIT(async_ptsz, GT_F_ASYNC, stream))
 /* A copy with a _ptds form only (the array-to-array copies, DtoD). */
-#define GT_HOOK_COPY2(base, P, A, EMIT)                                                  \
-  GT_HOOK_COPY(base, 0, NULL, P, A, EMIT(base, 0, NULL))                                 \
-  GT_HOOK_COPY(base##_ptds, 1, NULL, P, A, EMIT(base##_ptds, 0, NULL))
+#define GT_HOOK_COPY2(sync, sync_ptds, P, A, EMIT)                                       \
+  GT_HOOK_COPY(sync, 0, NULL, P, A, EMIT(sync, 0, NULL))                                 \
+  GT_HOOK_COPY(sync_ptds, 1, NULL, P, A, EMIT(sync_ptds, 0, NULL))
 
 /* ---- 1D copies to and from arrays (deprecated, still exported) ---- */
 
 #define GT_TO_ARRAY(name, fl, strm)                                                      \
   gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm, GT_DEV_DST, t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpyToArray,
+GT_HOOK_COPY4(cudaMemcpyToArray, cudaMemcpyToArray_ptds, cudaMemcpyToArrayAsync,
+              cudaMemcpyToArrayAsync_ptsz,
               (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
-               size_t count, int kind),
+               size_t count, enum cudaMemcpyKind kind),
               (dst, wOffset, hOffset, src, count, kind), GT_TO_ARRAY)
 
 #define GT_FROM_ARRAY(name, fl, strm)                                                    \
   gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm, GT_DEV_SRC, t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpyFromArray,
+GT_HOOK_COPY4(cudaMemcpyFromArray, cudaMemcpyFromArray_ptds, cudaMemcpyFromArrayAsync,
+              cudaMemcpyFromArrayAsync_ptsz,
               (void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
-               size_t count, int kind),
+               size_t count, enum cudaMemcpyKind kind),
               (dst, src, wOffset, hOffset, count, kind), GT_FROM_ARRAY)
 
 #define GT_ARRAY_TO_ARRAY(name, fl, strm)                                                \
   gt_copy_emit_1d(GT_API_##name, fl, dst, src, count, kind, strm,                        \
                   GT_DEV_DST | GT_DEV_SRC, t0, t1, r)
-GT_HOOK_COPY2(cudaMemcpyArrayToArray,
+GT_HOOK_COPY2(cudaMemcpyArrayToArray, cudaMemcpyArrayToArray_ptds,
               (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count,
-               int kind),
+               enum cudaMemcpyKind kind),
               (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind),
               GT_ARRAY_TO_ARRAY)
 
@@ -138,26 +141,28 @@ GT_HOOK_COPY2(cudaMemcpyArrayToArray,
 #define GT_2D_TO_ARRAY(name, fl, strm)                                                   \
   gt_copy_emit_2d(GT_API_##name, fl, dst, src, width, height, kind, strm, GT_DEV_DST,    \
                   t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpy2DToArray,
+GT_HOOK_COPY4(cudaMemcpy2DToArray, cudaMemcpy2DToArray_ptds, cudaMemcpy2DToArrayAsync,
+              cudaMemcpy2DToArrayAsync_ptsz,
               (cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
-               size_t spitch, size_t width, size_t height, int kind),
+               size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind),
               (dst, wOffset, hOffset, src, spitch, width, height, kind), GT_2D_TO_ARRAY)
 
 #define GT_2D_FROM_ARRAY(name, fl, strm)                                                 \
   gt_copy_emit_2d(GT_API_##name, fl, dst, src, width, height, kind, strm, GT_DEV_SRC,    \
                   t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpy2DFromArray,
+GT_HOOK_COPY4(cudaMemcpy2DFromArray, cudaMemcpy2DFromArray_ptds,
+              cudaMemcpy2DFromArrayAsync, cudaMemcpy2DFromArrayAsync_ptsz,
               (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
-               size_t hOffset, size_t width, size_t height, int kind),
+               size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind),
               (dst, dpitch, src, wOffset, hOffset, width, height, kind), GT_2D_FROM_ARRAY)
 
 #define GT_2D_ARRAY_TO_ARRAY(name, fl, strm)                                             \
   gt_copy_emit_2d(GT_API_##name, fl, dst, src, width, height, kind, strm,                \
                   GT_DEV_DST | GT_DEV_SRC, t0, t1, r)
-GT_HOOK_COPY2(cudaMemcpy2DArrayToArray,
+GT_HOOK_COPY2(cudaMemcpy2DArrayToArray, cudaMemcpy2DArrayToArray_ptds,
               (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
                cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width,
-               size_t height, int kind),
+               size_t height, enum cudaMemcpyKind kind),
               (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height,
                kind),
               GT_2D_ARRAY_TO_ARRAY)
@@ -206,7 +211,8 @@ void gt_memcpy3d_emit(unsigned api, uint32_t flags, const struct cudaMemcpy3DPar
 }
 
 #define GT_3D(name, fl, strm) gt_memcpy3d_emit(GT_API_##name, fl, p, strm, t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpy3D, (const struct cudaMemcpy3DParms *p), (p), GT_3D)
+GT_HOOK_COPY4(cudaMemcpy3D, cudaMemcpy3D_ptds, cudaMemcpy3DAsync, cudaMemcpy3DAsync_ptsz,
+              (const struct cudaMemcpy3DParms *p), (p), GT_3D)
 
 static void emit_peer3d(unsigned api, uint32_t flags,
                         const struct cudaMemcpy3DPeerParms *p, const void *stream,
@@ -230,7 +236,9 @@ static void emit_peer3d(unsigned api, uint32_t flags,
 }
 
 #define GT_3D_PEER(name, fl, strm) emit_peer3d(GT_API_##name, fl, p, strm, t0, t1, r)
-GT_HOOK_COPY4(cudaMemcpy3DPeer, (const struct cudaMemcpy3DPeerParms *p), (p), GT_3D_PEER)
+GT_HOOK_COPY4(cudaMemcpy3DPeer, cudaMemcpy3DPeer_ptds, cudaMemcpy3DPeerAsync,
+              cudaMemcpy3DPeerAsync_ptsz, (const struct cudaMemcpy3DPeerParms *p), (p),
+              GT_3D_PEER)
 
 /* ---- batches (CUDA 12.8+) ---- */
 
@@ -257,9 +265,7 @@ static void emit_batch(unsigned api, void *const *dsts, const void *const *srcs,
                              const size_t *sizes, size_t count,                          \
                              struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,      \
                              size_t numAttrs, uintptr_t a8, uintptr_t a9) {              \
-    GT_REAL(name, cudaError_t,                                                           \
-            (void *const *, const void *const *, const size_t *, size_t,                 \
-             struct cudaMemcpyAttributes *, size_t *, size_t, uintptr_t, uintptr_t));    \
+    GT_REAL(name);                                                                       \
     cudaStream_t stream =                                                                \
         (cudaStream_t)(runtime_abi(GT_API_##name, (const void *)real_##name) == 12       \
                            ? a9                                                          \
@@ -304,8 +310,7 @@ static void emit_batch3d(unsigned api, size_t n, const struct cudaMemcpy3DBatchO
 #define GT_HOOK_BATCH_3D(name, ptsz)                                                     \
   GT_EXPORT cudaError_t name(size_t numOps, struct cudaMemcpy3DBatchOp *opList,          \
                              uintptr_t a3, uintptr_t a4, uintptr_t a5) {                 \
-    GT_REAL(name, cudaError_t,                                                           \
-            (size_t, struct cudaMemcpy3DBatchOp *, uintptr_t, uintptr_t, uintptr_t));    \
+    GT_REAL(name);                                                                       \
     cudaStream_t stream =                                                                \
         (cudaStream_t)(runtime_abi(GT_API_##name, (const void *)real_##name) == 12       \
                            ? a5                                                          \
@@ -356,8 +361,7 @@ static uint8_t device_dir(int device) {
   GT_EXPORT cudaError_t name(const void *devPtr, size_t count,                           \
                              struct cudaMemLocation location, uintptr_t a4,              \
                              cudaStream_t a5) {                                          \
-    GT_REAL(name, cudaError_t,                                                           \
-            (const void *, size_t, struct cudaMemLocation, uintptr_t, cudaStream_t));    \
+    GT_REAL(name);                                                                       \
     int v12 = runtime_abi(GT_API_##name, (const void *)real_##name) == 12;               \
     cudaStream_t stream = v12 ? (cudaStream_t)a4 : a5;                                   \
     GT_TRACE_TIMED(                                                                      \
@@ -397,9 +401,7 @@ static void emit_prefetch_batch(unsigned api, void *const *dptrs, const size_t *
                              struct cudaMemLocation *prefetchLocs,                       \
                              size_t *prefetchLocIdxs, size_t numPrefetchLocs,            \
                              unsigned long long flags, cudaStream_t stream) {            \
-    GT_REAL(name, cudaError_t,                                                           \
-            (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t,      \
-             unsigned long long, cudaStream_t));                                         \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_COPY, (const void *)GT_API_##name, stream, ptsz,                \
                    real_##name(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs,       \
                                numPrefetchLocs, flags, stream),                          \
@@ -421,7 +423,7 @@ static void emit_set3d(unsigned api, uint32_t flags, struct cudaPitchedPtr p, in
 #define GT_HOOK_SET_3D(name, ptsz)                                                       \
   GT_EXPORT cudaError_t name(struct cudaPitchedPtr pitchedDevPtr, int value,             \
                              struct cudaExtent extent) {                                 \
-    GT_REAL(name, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent));         \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(                                                                      \
         GT_DT_SET, (const void *)GT_API_##name, NULL, ptsz,                              \
         real_##name(pitchedDevPtr, value, extent),                                       \
@@ -430,8 +432,7 @@ static void emit_set3d(unsigned api, uint32_t flags, struct cudaPitchedPtr p, in
 #define GT_HOOK_SET_3D_ASYNC(name, ptsz)                                                 \
   GT_EXPORT cudaError_t name(struct cudaPitchedPtr pitchedDevPtr, int value,             \
                              struct cudaExtent extent, cudaStream_t stream) {            \
-    GT_REAL(name, cudaError_t,                                                           \
-            (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t));              \
+    GT_REAL(name);                                                                       \
     GT_TRACE_TIMED(GT_DT_SET, (const void *)GT_API_##name, stream, ptsz,                 \
                    real_##name(pitchedDevPtr, value, extent, stream),                    \
                    emit_set3d(GT_API_##name, GT_F_ASYNC, pitchedDevPtr, value, extent,   \

@@ -193,7 +193,7 @@ static void emit_sync(unsigned api, uint64_t t0, uint64_t t1, CUresult r, const 
  * (macros: shim.h), one per twin. */
 
 GT_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
-  DRV_REAL(cuMemAlloc_v2, (CUdeviceptr *, size_t));
+  DRV_REAL(cuMemAlloc_v2);
   GT_TRACE_CALL(real_cuMemAlloc_v2(dptr, bytesize),
                 gt_drv_emit_mem(GT_API_cuMemAlloc_v2, 0, GT_MEM_DEVICE, t0, t1, r,
                                 out_dptr(r, dptr), bytesize, NULL, 0, 0, 0));
@@ -209,14 +209,14 @@ static void emit_pitch(uint64_t t0, uint64_t t1, CUresult r, const CUdeviceptr *
 
 GT_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t width,
                                       size_t height, unsigned int elementSize) {
-  DRV_REAL(cuMemAllocPitch_v2, (CUdeviceptr *, size_t *, size_t, size_t, unsigned int));
+  DRV_REAL(cuMemAllocPitch_v2);
   GT_TRACE_CALL(real_cuMemAllocPitch_v2(dptr, pPitch, width, height, elementSize),
                 emit_pitch(t0, t1, r, dptr, pPitch, width, height));
 }
 
 GT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
                                      unsigned int flags) {
-  DRV_REAL(cuMemAllocManaged, (CUdeviceptr *, size_t, unsigned int));
+  DRV_REAL(cuMemAllocManaged);
   GT_TRACE_CALL(real_cuMemAllocManaged(dptr, bytesize, flags),
                 gt_drv_emit_mem(GT_API_cuMemAllocManaged, 0, GT_MEM_MANAGED, t0, t1, r,
                                 out_dptr(r, dptr), bytesize, NULL, 0, 0, flags));
@@ -224,7 +224,7 @@ GT_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 
 #define DRV_ALLOC_ASYNC(name)                                                            \
   GT_EXPORT CUresult name(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {        \
-    DRV_REAL(name, (CUdeviceptr *, size_t, CUstream));                                   \
+    DRV_REAL(name);                                                                      \
     GT_TRACE_CALL(real_##name(dptr, bytesize, hStream),                                  \
                   gt_drv_emit_mem(GT_API_##name, GT_F_ASYNC, GT_MEM_DEVICE, t0, t1, r,   \
                                   out_dptr(r, dptr), bytesize, hStream, 0, 0, 0));       \
@@ -262,27 +262,27 @@ static CUresult pinned_done(int traced, unsigned api, uint64_t t0, CUresult r,
   } while (0)
 
 GT_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize) {
-  DRV_REAL(cuMemAllocHost_v2, (void **, size_t));
+  DRV_REAL(cuMemAllocHost_v2);
   DRV_PINNED(GT_API_cuMemAllocHost_v2, real_cuMemAllocHost_v2(pp, bytesize),
              (const void *)(uintptr_t)out_hptr(r, pp), bytesize, 0);
 }
 
 GT_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) {
-  DRV_REAL(cuMemHostAlloc, (void **, size_t, unsigned int));
+  DRV_REAL(cuMemHostAlloc);
   DRV_PINNED(GT_API_cuMemHostAlloc, real_cuMemHostAlloc(pp, bytesize, Flags),
              (const void *)(uintptr_t)out_hptr(r, pp), bytesize, Flags);
 }
 
 GT_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags) {
-  DRV_REAL(cuMemHostRegister_v2, (void *, size_t, unsigned int));
+  DRV_REAL(cuMemHostRegister_v2);
   DRV_PINNED(GT_API_cuMemHostRegister_v2, real_cuMemHostRegister_v2(p, bytesize, Flags),
              p, bytesize, Flags);
 }
 
 GT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
-                               const void *prop, unsigned long long flags) {
-  DRV_REAL(cuMemCreate,
-           (CUmemGenericAllocationHandle *, size_t, const void *, unsigned long long));
+                               const CUmemAllocationProp *prop,
+                               unsigned long long flags) {
+  DRV_REAL(cuMemCreate);
   GT_TRACE_CALL(real_cuMemCreate(handle, size, prop, flags),
                 gt_drv_emit_mem(GT_API_cuMemCreate, 0, GT_MEM_DEVICE, t0, t1, r,
                                 r == 0 && handle != NULL ? *handle : 0, size, NULL, 0, 0,
@@ -292,8 +292,7 @@ GT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
 GT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                             CUmemGenericAllocationHandle handle,
                             unsigned long long flags) {
-  DRV_REAL(cuMemMap, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
-                      unsigned long long));
+  DRV_REAL(cuMemMap);
   GT_TRACE_CALL(real_cuMemMap(ptr, size, offset, handle, flags),
                 gt_drv_emit_mem(GT_API_cuMemMap, GT_F_VMM_MAP, GT_MEM_DEVICE, t0, t1, r,
                                 ptr, size, NULL, offset, handle, (uint32_t)flags));
@@ -302,7 +301,7 @@ GT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 /* ---- frees ---- */
 
 GT_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
-  DRV_REAL(cuMemFree_v2, (CUdeviceptr));
+  DRV_REAL(cuMemFree_v2);
   GT_TRACE_CALL(real_cuMemFree_v2(dptr),
                 gt_drv_emit_mem(GT_API_cuMemFree_v2, 0, GT_MEM_DEVICE, t0, t1, r, dptr, 0,
                                 NULL, 0, 0, 0));
@@ -310,7 +309,7 @@ GT_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
 
 #define DRV_FREE_ASYNC(name)                                                             \
   GT_EXPORT CUresult name(CUdeviceptr dptr, CUstream hStream) {                          \
-    DRV_REAL(name, (CUdeviceptr, CUstream));                                             \
+    DRV_REAL(name);                                                                      \
     GT_TRACE_CALL(real_##name(dptr, hStream),                                            \
                   gt_drv_emit_mem(GT_API_##name, GT_F_ASYNC, GT_MEM_DEVICE, t0, t1, r,   \
                                   dptr, 0, hStream, 0, 0, 0));                           \
@@ -320,7 +319,7 @@ DRV_FREE_ASYNC(cuMemFreeAsync_ptsz)
 
 #define DRV_FREE_PINNED(name)                                                            \
   GT_EXPORT CUresult name(void *p) {                                                     \
-    DRV_REAL(name, (void *));                                                            \
+    DRV_REAL(name);                                                                      \
     gt_pinned_remove(p);                                                                 \
     GT_TRACE_CALL(real_##name(p),                                                        \
                   gt_drv_emit_mem(GT_API_##name, 0, GT_MEM_PINNED_HOST, t0, t1, r,       \
@@ -330,14 +329,14 @@ DRV_FREE_PINNED(cuMemFreeHost)
 DRV_FREE_PINNED(cuMemHostUnregister)
 
 GT_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
-  DRV_REAL(cuMemRelease, (CUmemGenericAllocationHandle));
+  DRV_REAL(cuMemRelease);
   GT_TRACE_CALL(real_cuMemRelease(handle),
                 gt_drv_emit_mem(GT_API_cuMemRelease, 0, GT_MEM_DEVICE, t0, t1, r, handle,
                                 0, NULL, 0, 0, 0));
 }
 
 GT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
-  DRV_REAL(cuMemUnmap, (CUdeviceptr, size_t));
+  DRV_REAL(cuMemUnmap);
   GT_TRACE_CALL(real_cuMemUnmap(ptr, size),
                 gt_drv_emit_mem(GT_API_cuMemUnmap, GT_F_VMM_MAP, GT_MEM_DEVICE, t0, t1, r,
                                 ptr, size, NULL, 0, 0, 0));
@@ -357,21 +356,21 @@ static inline void emit_copy_1d(unsigned api, uint32_t flags, uint64_t t0, uint6
 
 #define DRV_COPY_HTOD(name, pt, fl, sparam, sarg, strm)                                  \
   GT_EXPORT CUresult name(CUdeviceptr dst, const void *src, size_t n sparam) {           \
-    DRV_REAL(name, (CUdeviceptr, const void *, size_t sparam));                          \
+    DRV_REAL(name);                                                                      \
     DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
               emit_copy_1d(GT_API_##name, fl, t0, t1, r, dst, (uintptr_t)src, n,         \
                            GT_DIR_HTOD, strm));                                          \
   }
 #define DRV_COPY_DTOH(name, pt, fl, sparam, sarg, strm)                                  \
   GT_EXPORT CUresult name(void *dst, CUdeviceptr src, size_t n sparam) {                 \
-    DRV_REAL(name, (void *, CUdeviceptr, size_t sparam));                                \
+    DRV_REAL(name);                                                                      \
     DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
               emit_copy_1d(GT_API_##name, fl, t0, t1, r, (uintptr_t)dst, src, n,         \
                            GT_DIR_DTOH, strm));                                          \
   }
 #define DRV_COPY_DD(name, pt, fl, dir, sparam, sarg, strm)                               \
   GT_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t n sparam) {           \
-    DRV_REAL(name, (CUdeviceptr, CUdeviceptr, size_t sparam));                           \
+    DRV_REAL(name);                                                                      \
     DRV_TIMED(GT_DT_COPY, name, strm, pt, real_##name(dst, src, n sarg),                 \
               emit_copy_1d(GT_API_##name, fl, t0, t1, r, dst, src, n, dir, strm));       \
   }
@@ -402,7 +401,7 @@ DRV_COPY_DD(cuMemcpyDtoDAsync_v2_ptsz, 1, GT_F_ASYNC, GT_DIR_DTOD, ASYNC_P, ASYN
 
 #define DRV_SET(name, pt, type, width, fl, sparam, sarg, strm)                           \
   GT_EXPORT CUresult name(CUdeviceptr dst, type value, size_t n sparam) {                \
-    DRV_REAL(name, (CUdeviceptr, type, size_t sparam));                                  \
+    DRV_REAL(name);                                                                      \
     DRV_TIMED(GT_DT_SET, name, strm, pt, real_##name(dst, value, n sarg),                \
               emit_set(GT_API_##name, fl, t0, t1, r, dst, (uint64_t)n *(width),          \
                        (int32_t)value, strm));                                           \
@@ -465,14 +464,14 @@ DRV_GRAPH_LAUNCH(cuGraphLaunch_ptsz, 1)
 /* ---- synchronization ---- */
 
 GT_EXPORT CUresult cuCtxSynchronize(void) {
-  DRV_REAL(cuCtxSynchronize, (void));
+  DRV_REAL(cuCtxSynchronize);
   GT_TRACE_CALL(real_cuCtxSynchronize(),
                 emit_sync(GT_API_cuCtxSynchronize, t0, t1, r, NULL, NULL, 0));
 }
 
 #define DRV_SYNC1(name, type)                                                            \
   GT_EXPORT CUresult name(type h) {                                                      \
-    DRV_REAL(name, (type));                                                              \
+    DRV_REAL(name);                                                                      \
     GT_TRACE_CALL(real_##name(h), emit_sync(GT_API_##name, t0, t1, r, h, NULL, 0));      \
   }
 DRV_SYNC1(cuStreamSynchronize, CUstream)
@@ -481,7 +480,7 @@ DRV_SYNC1(cuEventSynchronize, CUevent)
 
 #define DRV_WAIT_EVENT(name)                                                             \
   GT_EXPORT CUresult name(CUstream s, CUevent e, unsigned int flags) {                   \
-    DRV_REAL(name, (CUstream, CUevent, unsigned int));                                   \
+    DRV_REAL(name);                                                                      \
     GT_TRACE_CALL(real_##name(s, e, flags),                                              \
                   emit_sync(GT_API_##name, t0, t1, r, s, e, flags));                     \
   }

@@ -16,9 +16,8 @@
 
 /* The real function of a traced driver entry point (CUDA_ERROR_NOT_FOUND
  * without one); a macro, as shim.h's GT_REAL. */
-#define DRV_REAL(name, params)                                                           \
-  typedef CUresult(*drv_##name##_t) params;                                              \
-  drv_##name##_t real_##name = (drv_##name##_t)gt_real_fn(GT_API_##name);                \
+#define DRV_REAL(name)                                                                   \
+  gt_fn_##name##_t real_##name = (gt_fn_##name##_t)gt_real_fn(GT_API_##name);            \
   if (real_##name == NULL)                                                               \
   return CUDA_ERROR_NOT_FOUND
 

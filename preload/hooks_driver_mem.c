@@ -92,7 +92,7 @@ static uint64_t desc3d_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned levels) 
 }
 
 GT_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d) {
-  DRV_REAL(cuArrayCreate_v2, (CUarray *, const CUDA_ARRAY_DESCRIPTOR *));
+  DRV_REAL(cuArrayCreate_v2);
   GT_TRACE_CALL(
       real_cuArrayCreate_v2(pHandle, d),
       emit_array(GT_API_cuArrayCreate_v2, t0, t1, r, pHandle, desc_bytes(d), 0));
@@ -100,7 +100,7 @@ GT_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTO
 
 GT_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle,
                                       const CUDA_ARRAY3D_DESCRIPTOR *d) {
-  DRV_REAL(cuArray3DCreate_v2, (CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *));
+  DRV_REAL(cuArray3DCreate_v2);
   GT_TRACE_CALL(real_cuArray3DCreate_v2(pHandle, d),
                 emit_array(GT_API_cuArray3DCreate_v2, t0, t1, r, pHandle,
                            desc3d_bytes(d, 1), d ? d->Flags : 0));
@@ -109,8 +109,7 @@ GT_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle,
 GT_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
                                           const CUDA_ARRAY3D_DESCRIPTOR *d,
                                           unsigned int numMipmapLevels) {
-  DRV_REAL(cuMipmappedArrayCreate,
-           (CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int));
+  DRV_REAL(cuMipmappedArrayCreate);
   GT_TRACE_CALL(real_cuMipmappedArrayCreate(pHandle, d, numMipmapLevels),
                 emit_array(GT_API_cuMipmappedArrayCreate, t0, t1, r, pHandle,
                            desc3d_bytes(d, numMipmapLevels), d ? d->Flags : 0));
@@ -118,7 +117,7 @@ GT_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
 
 #define DRV_FREE_HANDLE(name, type)                                                      \
   GT_EXPORT CUresult name(type h) {                                                      \
-    DRV_REAL(name, (type));                                                              \
+    DRV_REAL(name);                                                                      \
     GT_TRACE_CALL(real_##name(h),                                                        \
                   gt_drv_emit_mem(GT_API_##name, 0, GT_MEM_DEVICE, t0, t1, r,            \
                                   (uint64_t)(uintptr_t)h, 0, NULL, 0, 0, 0));            \
@@ -137,13 +136,13 @@ static void emit_ipc_open(uint64_t t0, uint64_t t1, CUresult r, const CUdevicept
 
 GT_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
                                          unsigned int Flags) {
-  DRV_REAL(cuIpcOpenMemHandle_v2, (CUdeviceptr *, CUipcMemHandle, unsigned int));
+  DRV_REAL(cuIpcOpenMemHandle_v2);
   GT_TRACE_CALL(real_cuIpcOpenMemHandle_v2(pdptr, handle, Flags),
                 emit_ipc_open(t0, t1, r, pdptr, Flags));
 }
 
 GT_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) {
-  DRV_REAL(cuIpcCloseMemHandle, (CUdeviceptr));
+  DRV_REAL(cuIpcCloseMemHandle);
   GT_TRACE_CALL(real_cuIpcCloseMemHandle(dptr),
                 gt_drv_emit_mem(GT_API_cuIpcCloseMemHandle, 0, GT_MEM_DEVICE, t0, t1, r,
                                 dptr, 0, NULL, 0, 0, 0));
@@ -213,13 +212,13 @@ static void emit_3d(unsigned api, uint32_t flags, const CUDA_MEMCPY3D *p,
 
 #define DRV_COPY_DESC(name, pt, type, emit)                                              \
   GT_EXPORT CUresult name(const type *pCopy) {                                           \
-    DRV_REAL(name, (const type *));                                                      \
+    DRV_REAL(name);                                                                      \
     DRV_TIMED(GT_DT_COPY, name, NULL, pt, real_##name(pCopy),                            \
               emit(GT_API_##name, 0, pCopy, NULL, t0, t1, r));                           \
   }
 #define DRV_COPY_DESC_ASYNC(name, pt, type, emit)                                        \
   GT_EXPORT CUresult name(const type *pCopy, CUstream hStream) {                         \
-    DRV_REAL(name, (const type *, CUstream));                                            \
+    DRV_REAL(name);                                                                      \
     DRV_TIMED(GT_DT_COPY, name, hStream, pt, real_##name(pCopy, hStream),                \
               emit(GT_API_##name, GT_F_ASYNC, pCopy, hStream, t0, t1, r));               \
   }
@@ -261,7 +260,7 @@ static void emit_prefetch(unsigned api, CUdeviceptr p, size_t count, CUmemLocati
 #define DRV_PREFETCH(name, pt)                                                           \
   GT_EXPORT CUresult name(CUdeviceptr devPtr, size_t count, CUmemLocation location,      \
                           unsigned int flags, CUstream hStream) {                        \
-    DRV_REAL(name, (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream));        \
+    DRV_REAL(name);                                                                      \
     DRV_TIMED(                                                                           \
         GT_DT_COPY, name, hStream, pt,                                                   \
         real_##name(devPtr, count, location, flags, hStream),                            \

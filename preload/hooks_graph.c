@@ -114,7 +114,7 @@ static void emit_graph(unsigned api, uint32_t flags, uint64_t t0, uint64_t t1, i
 #define HOOK_INSTANTIATE(name)                                                           \
   GT_EXPORT cudaError_t name(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,             \
                              unsigned long long flags) {                                 \
-    GT_REAL(name, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, unsigned long long));    \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(real_##name(pGraphExec, graph, flags),                                 \
                   GRAPH_EMIT(name, 0, .graph = h64(graph),                               \
                              .exec = out_handle(r, pGraphExec),                          \
@@ -126,8 +126,7 @@ HOOK_INSTANTIATE(cudaGraphInstantiateWithFlags)
 #define HOOK_INSTANTIATE_PARAMS(name)                                                    \
   GT_EXPORT cudaError_t name(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,             \
                              cudaGraphInstantiateParams *p) {                            \
-    GT_REAL(name, cudaError_t,                                                           \
-            (cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *));             \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(real_##name(pGraphExec, graph, p),                                     \
                   GRAPH_EMIT(name, 0, .graph = h64(graph),                               \
                              .exec = out_handle(r, pGraphExec),                          \
@@ -156,8 +155,7 @@ static void emit_update(unsigned api, uint64_t t0, uint64_t t1, int r, const voi
 
 GT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph,
                                           cudaGraphExecUpdateResultInfo *info) {
-  GT_REAL(cudaGraphExecUpdate, cudaError_t,
-          (cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo *));
+  GT_REAL(cudaGraphExecUpdate);
   GT_TRACE_CALL(real_cudaGraphExecUpdate(exec, graph, info),
                 emit_update(GT_API_cudaGraphExecUpdate, t0, t1, r, exec, graph,
                             update_filled(r, info) ? info->errorNode : NULL,
@@ -165,7 +163,7 @@ GT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t grap
 }
 
 GT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t graph) {
-  GT_REAL(cudaGraphClone, cudaError_t, (cudaGraph_t *, cudaGraph_t));
+  GT_REAL(cudaGraphClone);
   GT_TRACE_CALL(real_cudaGraphClone(pGraphClone, graph),
                 GRAPH_EMIT(cudaGraphClone, 0, .graph = h64(graph),
                            .arg = out_handle(r, pGraphClone)));
@@ -173,7 +171,7 @@ GT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t graph
 
 #define HOOK_UPLOAD(name)                                                                \
   GT_EXPORT cudaError_t name(cudaGraphExec_t exec, cudaStream_t stream) {                \
-    GT_REAL(name, cudaError_t, (cudaGraphExec_t, cudaStream_t));                         \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(                                                                       \
         real_##name(exec, stream),                                                       \
         GRAPH_EMIT(name, GT_F_ASYNC, .exec = h64(exec), .stream = h64(stream)));         \
@@ -182,13 +180,13 @@ HOOK_UPLOAD(cudaGraphUpload)
 HOOK_UPLOAD(cudaGraphUpload_ptsz)
 
 GT_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
-  GT_REAL(cudaGraphExecDestroy, cudaError_t, (cudaGraphExec_t));
+  GT_REAL(cudaGraphExecDestroy);
   GT_TRACE_CALL(real_cudaGraphExecDestroy(exec),
                 GRAPH_EMIT(cudaGraphExecDestroy, 0, .exec = h64(exec)));
 }
 
 GT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
-  GT_REAL(cudaGraphDestroy, cudaError_t, (cudaGraph_t));
+  GT_REAL(cudaGraphDestroy);
   GT_TRACE_CALL(real_cudaGraphDestroy(graph),
                 GRAPH_EMIT(cudaGraphDestroy, 0, .graph = h64(graph)));
 }
@@ -202,14 +200,14 @@ GT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
 #define NODE_A pNode, graph, deps, ndeps
 
 GT_EXPORT cudaError_t cudaGraphAddChildGraphNode(NODE_P, cudaGraph_t child) {
-  GT_REAL(cudaGraphAddChildGraphNode, cudaError_t, (NODE_T, cudaGraph_t));
+  GT_REAL(cudaGraphAddChildGraphNode);
   GT_TRACE_CALL(real_cudaGraphAddChildGraphNode(NODE_A, child),
                 GRAPH_EMIT(cudaGraphAddChildGraphNode, GT_F_NODE, .graph = h64(graph),
                            .node = out_handle(r, pNode), .arg = h64(child)));
 }
 
 GT_EXPORT cudaError_t cudaGraphAddEmptyNode(NODE_P) {
-  GT_REAL(cudaGraphAddEmptyNode, cudaError_t, (NODE_T));
+  GT_REAL(cudaGraphAddEmptyNode);
   GT_TRACE_CALL(real_cudaGraphAddEmptyNode(NODE_A),
                 GRAPH_EMIT(cudaGraphAddEmptyNode, GT_F_NODE, .graph = h64(graph),
                            .node = out_handle(r, pNode)));
@@ -253,8 +251,7 @@ static void emit_kernel_node(unsigned api, uint64_t t0, uint64_t t1, cudaError_t
 
 GT_EXPORT cudaError_t cudaGraphAddKernelNode(NODE_P,
                                              const struct cudaKernelNodeParams *p) {
-  GT_REAL(cudaGraphAddKernelNode, cudaError_t,
-          (NODE_T, const struct cudaKernelNodeParams *));
+  GT_REAL(cudaGraphAddKernelNode);
   GT_TRACE_CALL(real_cudaGraphAddKernelNode(NODE_A, p),
                 emit_kernel_node(GT_API_cudaGraphAddKernelNode, t0, t1, r, graph,
                                  (const void *)(uintptr_t)out_handle(r, pNode), p));
@@ -262,8 +259,7 @@ GT_EXPORT cudaError_t cudaGraphAddKernelNode(NODE_P,
 
 GT_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
                                                    const struct cudaKernelNodeParams *p) {
-  GT_REAL(cudaGraphKernelNodeSetParams, cudaError_t,
-          (cudaGraphNode_t, const struct cudaKernelNodeParams *));
+  GT_REAL(cudaGraphKernelNodeSetParams);
   GT_TRACE_CALL(
       real_cudaGraphKernelNodeSetParams(node, p),
       emit_kernel_node(GT_API_cudaGraphKernelNodeSetParams, t0, t1, r, NULL, node, p));
@@ -271,15 +267,14 @@ GT_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
 
 GT_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(
     cudaGraphExec_t exec, cudaGraphNode_t node, const struct cudaKernelNodeParams *p) {
-  GT_REAL(cudaGraphExecKernelNodeSetParams, cudaError_t,
-          (cudaGraphExec_t, cudaGraphNode_t, const struct cudaKernelNodeParams *));
+  GT_REAL(cudaGraphExecKernelNodeSetParams);
   GT_TRACE_CALL(real_cudaGraphExecKernelNodeSetParams(exec, node, p),
                 emit_kernel_node(GT_API_cudaGraphExecKernelNodeSetParams, t0, t1, r, exec,
                                  node, p));
 }
 
 GT_EXPORT cudaError_t cudaGraphAddHostNode(NODE_P, const struct cudaHostNodeParams *p) {
-  GT_REAL(cudaGraphAddHostNode, cudaError_t, (NODE_T, const struct cudaHostNodeParams *));
+  GT_REAL(cudaGraphAddHostNode);
   static const unsigned none[3] = {0, 0, 0};
   GT_TRACE_CALL(real_cudaGraphAddHostNode(NODE_A, p),
                 emit_launch_node(GT_API_cudaGraphAddHostNode, GT_F_HOST_FN, t0, t1, r,
@@ -288,17 +283,15 @@ GT_EXPORT cudaError_t cudaGraphAddHostNode(NODE_P, const struct cudaHostNodePara
 }
 
 GT_EXPORT cudaError_t cudaGraphAddMemcpyNode(NODE_P, const struct cudaMemcpy3DParms *p) {
-  GT_REAL(cudaGraphAddMemcpyNode, cudaError_t,
-          (NODE_T, const struct cudaMemcpy3DParms *));
+  GT_REAL(cudaGraphAddMemcpyNode);
   GT_TRACE_CALL(
       real_cudaGraphAddMemcpyNode(NODE_A, p),
       gt_memcpy3d_emit(GT_API_cudaGraphAddMemcpyNode, GT_F_NODE, p, graph, t0, t1, r));
 }
 
 GT_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(NODE_P, void *dst, const void *src,
-                                               size_t count, int kind) {
-  GT_REAL(cudaGraphAddMemcpyNode1D, cudaError_t,
-          (NODE_T, void *, const void *, size_t, int));
+                                               size_t count, enum cudaMemcpyKind kind) {
+  GT_REAL(cudaGraphAddMemcpyNode1D);
   GT_TRACE_CALL(real_cudaGraphAddMemcpyNode1D(NODE_A, dst, src, count, kind),
                 gt_copy_emit_1d(GT_API_cudaGraphAddMemcpyNode1D, GT_F_NODE, dst, src,
                                 count, kind, graph, 0, t0, t1, r));
@@ -317,14 +310,13 @@ static void emit_memset_node(uint64_t t0, uint64_t t1, cudaError_t r, cudaGraph_
 }
 
 GT_EXPORT cudaError_t cudaGraphAddMemsetNode(NODE_P, const struct cudaMemsetParams *p) {
-  GT_REAL(cudaGraphAddMemsetNode, cudaError_t, (NODE_T, const struct cudaMemsetParams *));
+  GT_REAL(cudaGraphAddMemsetNode);
   GT_TRACE_CALL(real_cudaGraphAddMemsetNode(NODE_A, p),
                 emit_memset_node(t0, t1, r, graph, p));
 }
 
 GT_EXPORT cudaError_t cudaGraphAddMemAllocNode(NODE_P, struct cudaMemAllocNodeParams *p) {
-  GT_REAL(cudaGraphAddMemAllocNode, cudaError_t,
-          (NODE_T, struct cudaMemAllocNodeParams *));
+  GT_REAL(cudaGraphAddMemAllocNode);
   GT_TRACE_CALL(real_cudaGraphAddMemAllocNode(NODE_A, p),
                 gt_drv_emit_mem(GT_API_cudaGraphAddMemAllocNode, GT_F_NODE, GT_MEM_DEVICE,
                                 t0, t1, r, r == 0 && p ? h64(p->dptr) : 0,
@@ -332,7 +324,7 @@ GT_EXPORT cudaError_t cudaGraphAddMemAllocNode(NODE_P, struct cudaMemAllocNodePa
 }
 
 GT_EXPORT cudaError_t cudaGraphAddMemFreeNode(NODE_P, void *dptr) {
-  GT_REAL(cudaGraphAddMemFreeNode, cudaError_t, (NODE_T, void *));
+  GT_REAL(cudaGraphAddMemFreeNode);
   GT_TRACE_CALL(real_cudaGraphAddMemFreeNode(NODE_A, dptr),
                 gt_drv_emit_mem(GT_API_cudaGraphAddMemFreeNode, GT_F_NODE, GT_MEM_DEVICE,
                                 t0, t1, r, h64(dptr), 0, graph, 0, 0, 0));
@@ -351,8 +343,8 @@ GT_EXPORT cudaError_t cudaGraphAddMemFreeNode(NODE_P, void *dptr) {
   } while (0)
 
 #define DRV_BEGIN_CAPTURE(name, ptsz)                                                    \
-  GT_EXPORT CUresult name(CUstream hStream, int mode) {                                  \
-    DRV_REAL(name, (CUstream, int));                                                     \
+  GT_EXPORT CUresult name(CUstream hStream, CUstreamCaptureMode mode) {                  \
+    DRV_REAL(name);                                                                      \
     DRV_CAPTURE(real_##name(hStream, mode),                                              \
                 GT_BEGIN_CAPTURE(GT_API_##name, real_##name(hStream, mode), hStream,     \
                                  ptsz, 0, mode));                                        \
@@ -362,8 +354,9 @@ DRV_BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, 1)
 
 #define DRV_BEGIN_CAPTURE_TO_GRAPH(name, ptsz)                                           \
   GT_EXPORT CUresult name(CUstream hStream, CUgraph hGraph, const CUgraphNode *deps,     \
-                          const void *edges, size_t n, int mode) {                       \
-    DRV_REAL(name, (CUstream, CUgraph, const CUgraphNode *, const void *, size_t, int)); \
+                          const CUgraphEdgeData *edges, size_t n,                        \
+                          CUstreamCaptureMode mode) {                                    \
+    DRV_REAL(name);                                                                      \
     DRV_CAPTURE(real_##name(hStream, hGraph, deps, edges, n, mode),                      \
                 GT_BEGIN_CAPTURE(GT_API_##name,                                          \
                                  real_##name(hStream, hGraph, deps, edges, n, mode),     \
@@ -374,7 +367,7 @@ DRV_BEGIN_CAPTURE_TO_GRAPH(cuStreamBeginCaptureToGraph_ptsz, 1)
 
 #define DRV_END_CAPTURE(name, ptsz)                                                      \
   GT_EXPORT CUresult name(CUstream hStream, CUgraph *phGraph) {                          \
-    DRV_REAL(name, (CUstream, CUgraph *));                                               \
+    DRV_REAL(name);                                                                      \
     DRV_CAPTURE(real_##name(hStream, phGraph),                                           \
                 GT_END_CAPTURE(GT_API_##name, real_##name(hStream, phGraph), hStream,    \
                                ptsz, phGraph));                                          \
@@ -384,7 +377,7 @@ DRV_END_CAPTURE(cuStreamEndCapture_ptsz, 1)
 
 GT_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
                                                unsigned long long flags) {
-  DRV_REAL(cuGraphInstantiateWithFlags, (CUgraphExec *, CUgraph, unsigned long long));
+  DRV_REAL(cuGraphInstantiateWithFlags);
   GT_TRACE_CALL(real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags),
                 GRAPH_EMIT(cuGraphInstantiateWithFlags, 0, .graph = h64(hGraph),
                            .exec = out_handle(r, phGraphExec), .mode = (uint32_t)flags));
@@ -393,7 +386,7 @@ GT_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph
 #define DRV_INSTANTIATE_PARAMS(name)                                                     \
   GT_EXPORT CUresult name(CUgraphExec *phGraphExec, CUgraph hGraph,                      \
                           CUDA_GRAPH_INSTANTIATE_PARAMS *p) {                            \
-    DRV_REAL(name, (CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *));           \
+    DRV_REAL(name);                                                                      \
     GT_TRACE_CALL(real_##name(phGraphExec, hGraph, p),                                   \
                   GRAPH_EMIT(name, 0, .graph = h64(hGraph),                              \
                              .exec = out_handle(r, phGraphExec),                         \
@@ -425,8 +418,7 @@ GT_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGr
                                            const CUgraphNode *dependencies,
                                            size_t numDependencies,
                                            const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
-  DRV_REAL(cuGraphAddKernelNode_v2, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
-                                     const CUDA_KERNEL_NODE_PARAMS *));
+  DRV_REAL(cuGraphAddKernelNode_v2);
   GT_TRACE_CALL(real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies,
                                              numDependencies, nodeParams),
                 emit_drv_kernel_node(GT_API_cuGraphAddKernelNode_v2, t0, t1, r, hGraph,
@@ -436,7 +428,7 @@ GT_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGr
 
 GT_EXPORT CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
                                                  const CUDA_KERNEL_NODE_PARAMS *p) {
-  DRV_REAL(cuGraphKernelNodeSetParams_v2, (CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *));
+  DRV_REAL(cuGraphKernelNodeSetParams_v2);
   GT_TRACE_CALL(real_cuGraphKernelNodeSetParams_v2(hNode, p),
                 emit_drv_kernel_node(GT_API_cuGraphKernelNodeSetParams_v2, t0, t1, r,
                                      NULL, hNode, p));
@@ -445,8 +437,7 @@ GT_EXPORT CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
 GT_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec,
                                                      CUgraphNode hNode,
                                                      const CUDA_KERNEL_NODE_PARAMS *p) {
-  DRV_REAL(cuGraphExecKernelNodeSetParams_v2,
-           (CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *));
+  DRV_REAL(cuGraphExecKernelNodeSetParams_v2);
   GT_TRACE_CALL(real_cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, p),
                 emit_drv_kernel_node(GT_API_cuGraphExecKernelNodeSetParams_v2, t0, t1, r,
                                      hGraphExec, hNode, p));
@@ -454,7 +445,7 @@ GT_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec,
 
 GT_EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
                                         CUgraphExecUpdateResultInfo *info) {
-  DRV_REAL(cuGraphExecUpdate_v2, (CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *));
+  DRV_REAL(cuGraphExecUpdate_v2);
   GT_TRACE_CALL(real_cuGraphExecUpdate_v2(hGraphExec, hGraph, info),
                 emit_update(GT_API_cuGraphExecUpdate_v2, t0, t1, r, hGraphExec, hGraph,
                             update_filled(r, info) ? info->errorNode : NULL,
@@ -462,20 +453,20 @@ GT_EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
 }
 
 GT_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
-  DRV_REAL(cuGraphExecDestroy, (CUgraphExec));
+  DRV_REAL(cuGraphExecDestroy);
   GT_TRACE_CALL(real_cuGraphExecDestroy(hGraphExec),
                 GRAPH_EMIT(cuGraphExecDestroy, 0, .exec = h64(hGraphExec)));
 }
 
 GT_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) {
-  DRV_REAL(cuGraphDestroy, (CUgraph));
+  DRV_REAL(cuGraphDestroy);
   GT_TRACE_CALL(real_cuGraphDestroy(hGraph),
                 GRAPH_EMIT(cuGraphDestroy, 0, .graph = h64(hGraph)));
 }
 
 #define DRV_UPLOAD(name)                                                                 \
   GT_EXPORT CUresult name(CUgraphExec hGraphExec, CUstream hStream) {                    \
-    DRV_REAL(name, (CUgraphExec, CUstream));                                             \
+    DRV_REAL(name);                                                                      \
     GT_TRACE_CALL(                                                                       \
         real_##name(hGraphExec, hStream),                                                \
         GRAPH_EMIT(name, GT_F_ASYNC, .exec = h64(hGraphExec), .stream = h64(hStream)));  \

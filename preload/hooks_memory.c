@@ -99,7 +99,7 @@ static inline const void *out_ptr(cudaError_t r, void **out) {
  * shim.h), one per twin. */
 
 GT_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size) {
-  GT_REAL(cudaMalloc, cudaError_t, (void **, size_t));
+  GT_REAL(cudaMalloc);
   GT_TRACE_CALL(real_cudaMalloc(devPtr, size),
                 emit_alloc(&(const struct alloc_info){GT_API_cudaMalloc, GT_MEM_DEVICE, 0,
                                                       0, NULL, NULL},
@@ -108,7 +108,7 @@ GT_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size) {
 
 #define GT_HOOK_MALLOC_ASYNC(name)                                                       \
   GT_EXPORT cudaError_t name(void **devPtr, size_t size, cudaStream_t stream) {          \
-    GT_REAL(name, cudaError_t, (void **, size_t, cudaStream_t));                         \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(real_##name(devPtr, size, stream),                                     \
                   emit_alloc(&(const struct alloc_info){GT_API_##name, GT_MEM_DEVICE,    \
                                                         GT_F_ASYNC, 0, stream, NULL},    \
@@ -120,7 +120,7 @@ GT_HOOK_MALLOC_ASYNC(cudaMallocAsync_ptsz)
 #define GT_HOOK_MALLOC_FROM_POOL(name)                                                   \
   GT_EXPORT cudaError_t name(void **ptr, size_t size, cudaMemPool_t pool,                \
                              cudaStream_t stream) {                                      \
-    GT_REAL(name, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t));          \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(real_##name(ptr, size, pool, stream),                                  \
                   emit_alloc(&(const struct alloc_info){GT_API_##name, GT_MEM_DEVICE,    \
                                                         GT_F_ASYNC, 0, stream, pool},    \
@@ -130,7 +130,7 @@ GT_HOOK_MALLOC_FROM_POOL(cudaMallocFromPoolAsync)
 GT_HOOK_MALLOC_FROM_POOL(cudaMallocFromPoolAsync_ptsz)
 
 GT_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
-  GT_REAL(cudaMallocManaged, cudaError_t, (void **, size_t, unsigned int));
+  GT_REAL(cudaMallocManaged);
   GT_TRACE_CALL(
       real_cudaMallocManaged(devPtr, size, flags),
       emit_alloc(&(const struct alloc_info){GT_API_cudaMallocManaged, GT_MEM_MANAGED, 0,
@@ -150,7 +150,7 @@ static void emit_pitch(uint64_t t0, uint64_t t1, cudaError_t r, void **devPtr,
 
 GT_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
                                       size_t height) {
-  GT_REAL(cudaMallocPitch, cudaError_t, (void **, size_t *, size_t, size_t));
+  GT_REAL(cudaMallocPitch);
   GT_TRACE_CALL(real_cudaMallocPitch(devPtr, pitch, width, height),
                 emit_pitch(t0, t1, r, devPtr, pitch, width, height));
 }
@@ -185,7 +185,7 @@ static void pinned_done(int traced, const struct alloc_info *ai, uint64_t t0, ui
   } while (0)
 
 GT_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size) {
-  GT_REAL(cudaMallocHost, cudaError_t, (void **, size_t));
+  GT_REAL(cudaMallocHost);
   GT_TRACE_PINNED(real_cudaMallocHost(ptr, size),
                   (&(const struct alloc_info){GT_API_cudaMallocHost, GT_MEM_PINNED_HOST,
                                               0, 0, NULL, NULL}),
@@ -193,7 +193,7 @@ GT_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size) {
 }
 
 GT_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
-  GT_REAL(cudaHostAlloc, cudaError_t, (void **, size_t, unsigned int));
+  GT_REAL(cudaHostAlloc);
   GT_TRACE_PINNED(real_cudaHostAlloc(pHost, size, flags),
                   (&(const struct alloc_info){GT_API_cudaHostAlloc, GT_MEM_PINNED_HOST, 0,
                                               flags, NULL, NULL}),
@@ -201,7 +201,7 @@ GT_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flag
 }
 
 GT_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
-  GT_REAL(cudaHostRegister, cudaError_t, (void *, size_t, unsigned int));
+  GT_REAL(cudaHostRegister);
   GT_TRACE_PINNED(real_cudaHostRegister(ptr, size, flags),
                   (&(const struct alloc_info){GT_API_cudaHostRegister, GT_MEM_PINNED_HOST,
                                               0, flags, NULL, NULL}),
@@ -211,14 +211,14 @@ GT_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flag
 /* ---- frees ---- */
 
 GT_EXPORT cudaError_t cudaFree(void *devPtr) {
-  GT_REAL(cudaFree, cudaError_t, (void *));
+  GT_REAL(cudaFree);
   GT_TRACE_CALL(real_cudaFree(devPtr),
                 emit_free(GT_API_cudaFree, GT_MEM_DEVICE, 0, t0, t1, r, devPtr, NULL));
 }
 
 #define GT_HOOK_FREE_ASYNC(name)                                                         \
   GT_EXPORT cudaError_t name(void *devPtr, cudaStream_t stream) {                        \
-    GT_REAL(name, cudaError_t, (void *, cudaStream_t));                                  \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(                                                                       \
         real_##name(devPtr, stream),                                                     \
         emit_free(GT_API_##name, GT_MEM_DEVICE, GT_F_ASYNC, t0, t1, r, devPtr, stream)); \
@@ -229,7 +229,7 @@ GT_HOOK_FREE_ASYNC(cudaFreeAsync_ptsz)
 /* cudaFreeHost and cudaHostUnregister: forget the range, then free. */
 #define GT_HOOK_FREE_PINNED(name)                                                        \
   GT_EXPORT cudaError_t name(void *ptr) {                                                \
-    GT_REAL(name, cudaError_t, (void *));                                                \
+    GT_REAL(name);                                                                       \
     gt_pinned_remove(ptr);                                                               \
     GT_TRACE_CALL(real_##name(ptr), emit_free(GT_API_##name, GT_MEM_PINNED_HOST, 0, t0,  \
                                               t1, r, ptr, NULL));                        \
@@ -274,9 +274,7 @@ uint64_t gt_array_bytes(uint64_t elem, size_t width, size_t height, size_t depth
 GT_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array,
                                       const struct cudaChannelFormatDesc *desc,
                                       size_t width, size_t height, unsigned int flags) {
-  GT_REAL(cudaMallocArray, cudaError_t,
-          (cudaArray_t *, const struct cudaChannelFormatDesc *, size_t, size_t,
-           unsigned int));
+  GT_REAL(cudaMallocArray);
   GT_TRACE_CALL(
       real_cudaMallocArray(array, desc, width, height, flags),
       emit_alloc(&(const struct alloc_info){GT_API_cudaMallocArray, GT_MEM_DEVICE, 0,
@@ -288,9 +286,7 @@ GT_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array,
 GT_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array,
                                         const struct cudaChannelFormatDesc *desc,
                                         struct cudaExtent extent, unsigned int flags) {
-  GT_REAL(cudaMalloc3DArray, cudaError_t,
-          (cudaArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent,
-           unsigned int));
+  GT_REAL(cudaMalloc3DArray);
   GT_TRACE_CALL(
       real_cudaMalloc3DArray(array, desc, extent, flags),
       emit_alloc(&(const struct alloc_info){GT_API_cudaMalloc3DArray, GT_MEM_DEVICE, 0,
@@ -306,9 +302,7 @@ GT_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedAr
                                                struct cudaExtent extent,
                                                unsigned int numLevels,
                                                unsigned int flags) {
-  GT_REAL(cudaMallocMipmappedArray, cudaError_t,
-          (cudaMipmappedArray_t *, const struct cudaChannelFormatDesc *,
-           struct cudaExtent, unsigned int, unsigned int));
+  GT_REAL(cudaMallocMipmappedArray);
   GT_TRACE_CALL(
       real_cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags),
       emit_alloc(&(const struct alloc_info){GT_API_cudaMallocMipmappedArray,
@@ -322,7 +316,7 @@ GT_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedAr
 
 #define GT_HOOK_FREE_ARRAY(name, type)                                                   \
   GT_EXPORT cudaError_t name(type array) {                                               \
-    GT_REAL(name, cudaError_t, (type));                                                  \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(real_##name(array),                                                    \
                   emit_free(GT_API_##name, GT_MEM_DEVICE, 0, t0, t1, r, array, NULL));   \
   }
@@ -342,7 +336,7 @@ static void emit_3d(uint64_t t0, uint64_t t1, cudaError_t r,
 
 GT_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr,
                                    struct cudaExtent extent) {
-  GT_REAL(cudaMalloc3D, cudaError_t, (struct cudaPitchedPtr *, struct cudaExtent));
+  GT_REAL(cudaMalloc3D);
   GT_TRACE_CALL(real_cudaMalloc3D(pitchedDevPtr, extent),
                 emit_3d(t0, t1, r, pitchedDevPtr, extent));
 }
@@ -377,13 +371,13 @@ static void emit_ipc_open(uint64_t t0, uint64_t t1, cudaError_t r, void **devPtr
 
 GT_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle,
                                            unsigned int flags) {
-  GT_REAL(cudaIpcOpenMemHandle, cudaError_t, (void **, cudaIpcMemHandle_t, unsigned int));
+  GT_REAL(cudaIpcOpenMemHandle);
   GT_TRACE_CALL(real_cudaIpcOpenMemHandle(devPtr, handle, flags),
                 emit_ipc_open(t0, t1, r, devPtr, flags));
 }
 
 GT_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr) {
-  GT_REAL(cudaIpcCloseMemHandle, cudaError_t, (void *));
+  GT_REAL(cudaIpcCloseMemHandle);
   GT_TRACE_CALL(
       real_cudaIpcCloseMemHandle(devPtr),
       emit_free(GT_API_cudaIpcCloseMemHandle, GT_MEM_DEVICE, 0, t0, t1, r, devPtr, NULL));

@@ -41,14 +41,14 @@ static inline void *created(cudaError_t r, void *const *out) {
  * GT_HOOK_* macros below define the hooks they are given (macros: shim.h). */
 #define GT_HOOK_ONE_HANDLE(name, type)                                                   \
   GT_EXPORT cudaError_t name(type h) {                                                   \
-    GT_REAL(name, cudaError_t, (type));                                                  \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(real_##name(h), emit_handle(GT_API_##name, t0, t1, r, h, NULL, 0, 0)); \
   }
 
 /* ---- synchronization ---- */
 
 GT_EXPORT cudaError_t cudaDeviceSynchronize(void) {
-  GT_REAL(cudaDeviceSynchronize, cudaError_t, (void));
+  GT_REAL(cudaDeviceSynchronize);
   GT_TRACE_CALL(real_cudaDeviceSynchronize(),
                 emit_handle(GT_API_cudaDeviceSynchronize, t0, t1, r, NULL, NULL, 0, 0));
 }
@@ -63,7 +63,7 @@ GT_HOOK_ONE_HANDLE(cudaEventQuery, cudaEvent_t)
 #define GT_HOOK_STREAM_WAIT_EVENT(name)                                                  \
   GT_EXPORT cudaError_t name(cudaStream_t stream, cudaEvent_t event,                     \
                              unsigned int flags) {                                       \
-    GT_REAL(name, cudaError_t, (cudaStream_t, cudaEvent_t, unsigned int));               \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(real_##name(stream, event, flags),                                     \
                   emit_handle(GT_API_##name, t0, t1, r, stream, event, flags, 0));       \
   }
@@ -73,7 +73,7 @@ GT_HOOK_STREAM_WAIT_EVENT(cudaStreamWaitEvent_ptsz)
 /* ---- streams ---- */
 
 GT_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *pStream) {
-  GT_REAL(cudaStreamCreate, cudaError_t, (cudaStream_t *));
+  GT_REAL(cudaStreamCreate);
   GT_TRACE_CALL(
       real_cudaStreamCreate(pStream),
       emit_handle(GT_API_cudaStreamCreate, t0, t1, r, created(r, pStream), NULL, 0, 0));
@@ -81,7 +81,7 @@ GT_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *pStream) {
 
 GT_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream,
                                                 unsigned int flags) {
-  GT_REAL(cudaStreamCreateWithFlags, cudaError_t, (cudaStream_t *, unsigned int));
+  GT_REAL(cudaStreamCreateWithFlags);
   GT_TRACE_CALL(real_cudaStreamCreateWithFlags(pStream, flags),
                 emit_handle(GT_API_cudaStreamCreateWithFlags, t0, t1, r,
                             created(r, pStream), NULL, flags, 0));
@@ -89,7 +89,7 @@ GT_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream,
 
 GT_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream,
                                                    unsigned int flags, int priority) {
-  GT_REAL(cudaStreamCreateWithPriority, cudaError_t, (cudaStream_t *, unsigned int, int));
+  GT_REAL(cudaStreamCreateWithPriority);
   GT_TRACE_CALL(real_cudaStreamCreateWithPriority(pStream, flags, priority),
                 emit_handle(GT_API_cudaStreamCreateWithPriority, t0, t1, r,
                             created(r, pStream), NULL, flags, priority));
@@ -97,7 +97,7 @@ GT_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream,
 
 /* A destroyed stream's capture is over (capture.h), traced or not. */
 GT_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  GT_REAL(cudaStreamDestroy, cudaError_t, (cudaStream_t));
+  GT_REAL(cudaStreamDestroy);
   int traced = gt_hook_enter();
   uint64_t t0 = traced ? gt_now() : 0;
   cudaError_t r = real_cudaStreamDestroy(stream);
@@ -116,14 +116,14 @@ GT_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 /* ---- events ---- */
 
 GT_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event) {
-  GT_REAL(cudaEventCreate, cudaError_t, (cudaEvent_t *));
+  GT_REAL(cudaEventCreate);
   GT_TRACE_CALL(
       real_cudaEventCreate(event),
       emit_handle(GT_API_cudaEventCreate, t0, t1, r, created(r, event), NULL, 0, 0));
 }
 
 GT_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) {
-  GT_REAL(cudaEventCreateWithFlags, cudaError_t, (cudaEvent_t *, unsigned int));
+  GT_REAL(cudaEventCreateWithFlags);
   GT_TRACE_CALL(real_cudaEventCreateWithFlags(event, flags),
                 emit_handle(GT_API_cudaEventCreateWithFlags, t0, t1, r, created(r, event),
                             NULL, flags, 0));
@@ -133,7 +133,7 @@ GT_HOOK_ONE_HANDLE(cudaEventDestroy, cudaEvent_t)
 
 #define GT_HOOK_EVENT_RECORD(name)                                                       \
   GT_EXPORT cudaError_t name(cudaEvent_t event, cudaStream_t stream) {                   \
-    GT_REAL(name, cudaError_t, (cudaEvent_t, cudaStream_t));                             \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(real_##name(event, stream),                                            \
                   emit_handle(GT_API_##name, t0, t1, r, event, stream, 0, 0));           \
   }
@@ -143,7 +143,7 @@ GT_HOOK_EVENT_RECORD(cudaEventRecord_ptsz)
 #define GT_HOOK_EVENT_RECORD_FLAGS(name)                                                 \
   GT_EXPORT cudaError_t name(cudaEvent_t event, cudaStream_t stream,                     \
                              unsigned int flags) {                                       \
-    GT_REAL(name, cudaError_t, (cudaEvent_t, cudaStream_t, unsigned int));               \
+    GT_REAL(name);                                                                       \
     GT_TRACE_CALL(real_##name(event, stream, flags),                                     \
                   emit_handle(GT_API_##name, t0, t1, r, event, stream, flags, 0));       \
   }

@@ -362,14 +362,14 @@ static inline __attribute__((always_inline)) int gt_launch_fast_mode(unsigned wh
     return r;                                                                            \
   } while (0)
 
-/* A launch hook `name` (an apis.h entry) taking `params`, whose names in
+/* A launch hook `name` (an apis.h entry) taking `params` (its type in
+ * hook_sigs.h, the real function's gt_fn_<name>_t: shim.h), whose names in
  * order are `args`, and returning `fail` when its real function cannot be
  * found; the rest as GT_TRACE_LAUNCH_GENERAL. Two functions: the exported
  * fast form and `name`_general, which also gets the call site (a macro: it
  * defines them, shim.h). */
 #define GT_LAUNCH_HOOK(ret, fail, name, params, args, what, kernel, gxy, gz, bxy, bz,    \
                        shmem, stream, ptsz)                                              \
-  typedef ret(*gt_fn_##name##_t) params;                                                 \
   static __attribute__((noinline))                                                       \
   ret name##_general(GT_UNPAREN params, const void *site) {                              \
     gt_fn_##name##_t real_ = (gt_fn_##name##_t)gt_real_fn(GT_API_##name);                \

@@ -68,14 +68,14 @@ static cudaError_t profiler_call(unsigned api, cudaError_t (*fn)(void)) {
  * is, so both are in it; whatever the call returns (the application meant
  * a range). */
 GT_EXPORT cudaError_t cudaProfilerStart(void) {
-  GT_REAL(cudaProfilerStart, cudaError_t, (void));
+  GT_REAL(cudaProfilerStart);
   if (gt_range_mode == GT_RANGE_PROFILER)
     gt_range_open();
   return profiler_call(GT_API_cudaProfilerStart, real_cudaProfilerStart);
 }
 
 GT_EXPORT cudaError_t cudaProfilerStop(void) {
-  GT_REAL(cudaProfilerStop, cudaError_t, (void));
+  GT_REAL(cudaProfilerStop);
   cudaError_t r = profiler_call(GT_API_cudaProfilerStop, real_cudaProfilerStop);
   if (gt_range_mode == GT_RANGE_PROFILER)
     gt_range_close(); /* atomics only: errno stays the call's */

@@ -32,16 +32,12 @@ void *gt_slot[GT_API_COUNT];
 
 /* ---- the hooks (addresses only) ---- */
 
-/* X-macros over apis.h's GT_API_LIST: a declaration, then a table row, for
- * each entry of a family that is hooked (RT, DRV). */
-
-#define GT_X_DECL(name, kind, fam, ...) GT_IF_HOOKED_##fam(extern void name(void);)
+/* An X-macro over apis.h's GT_API_LIST: a table row for each entry of a
+ * family that is hooked (RT, DRV; each declared with its type in shim.h). */
 #define GT_IF_HOOKED_RT(...) __VA_ARGS__
 #define GT_IF_HOOKED_DRV(...) __VA_ARGS__
 #define GT_IF_HOOKED_NVTX(...)
 #define GT_IF_HOOKED_META(...)
-GT_API_LIST(GT_X_DECL)
-#undef GT_X_DECL
 
 const struct gt_hook gt_hooks[] = {
 #define GT_X_HOOK(name, kind, fam, ...)                                                  \

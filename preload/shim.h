@@ -1,8 +1,12 @@
 /* shim.h — what every hook file of libgputrace.so may use.
  *
  * Contract for hooks:
- *  - Resolve the real function with GT_REAL(name, ret, params) (an apis.h
- *    entry; GT_REAL_UNLISTED for exported entry points that are not traced):
+ *  - Declare the hook's type in hook_sigs.h (the toolkit's, checked by
+ *    preload/sigcheck at build time): shim.h declares every RT and DRV
+ *    hook from it, so the hook's definition must agree.
+ *  - Resolve the real function with GT_REAL(name) (an apis.h entry, typed
+ *    from hook_sigs.h; GT_REAL_UNLISTED(name, ret, params) for exported
+ *    entry points that are not traced):
  *    the slot a lookup filled, else dlsym(RTLD_NEXT), else the library
  *    loaded RTLD_LOCAL (resolve.c), cached. If it cannot be found the hook
  *    returns GT_ERR_NOT_SUPPORTED (a driver hook, DRV_REAL in
@@ -30,8 +34,8 @@
  *    defines an exported function named after an apis.h entry, once per
  *    twin (_ptsz, _ptds, Async), and only a macro can name a function; the
  *    hook bodies (GT_REAL, GT_TRACE_CALL, GT_TRACE_TIMED, ...) are macros
- *    because they declare the real function's type or return from the
- *    hook. Anything else is a (static inline) function; each macro says
+ *    because they name variables and types after the entry or return from
+ *    the hook. Anything else is a (static inline) function; each macro says
  *    why it is one.
  */
 #ifndef GPUTRACE_SHIM_H
@@ -45,6 +49,7 @@
 #include "cuda_abi.h"
 #include "gputrace/ring.h"
 #include "gputrace/schema.h"
+#include "hook_sigs.h"
 
 /* Everything declared from here on is defined in this library (the hooks
  * say GT_EXPORT): hidden, GCC addresses its globals directly, where an
@@ -54,6 +59,24 @@
 
 #define GT_EXPORT __attribute__((visibility("default")))
 #define GT_ERR_NOT_SUPPORTED 801 /* cudaErrorNotSupported */
+
+/* Every RT and DRV entry of apis.h declared with its type from hook_sigs.h
+ * (which preload/sigcheck compares with the toolkit's headers), so that a
+ * hook defined otherwise fails to compile; gt_fn_<name>_t is the pointer
+ * type of its real function. */
+#define GT_X_SIG_TYPE(base, ret, params) typedef ret gt_sig_##base params;
+GT_SIG_LIST(GT_X_SIG_TYPE)
+#undef GT_X_SIG_TYPE
+#define GT_X_HOOK_DECL_RT(name, sig)                                                     \
+  typedef sig *gt_fn_##name##_t;                                                         \
+  GT_EXPORT sig name;
+#define GT_X_HOOK_DECL_DRV GT_X_HOOK_DECL_RT
+#define GT_X_HOOK_DECL_NVTX(name, sig)
+#define GT_X_HOOK_DECL_META(name, sig)
+#define GT_X_HOOK_DECL(name, kind, family, base, ...)                                    \
+  GT_X_HOOK_DECL_##family(name, gt_sig_##base)
+GT_API_LIST(GT_X_HOOK_DECL)
+#undef GT_X_HOOK_DECL
 
 /* Look up a real symbol (resolve.c). Thread-safe, cached by caller. */
 void *gt_resolve(const char *name);
@@ -80,11 +103,11 @@ static inline void *gt_real_fn(unsigned api) {
   return __builtin_expect(p != NULL, 1) ? p : gt_real_fn_slow(api);
 }
 
-/* The real function of a traced API (an apis.h entry), as real_<name>. A
- * macro: it declares the function's type from `params` and returns
- * GT_ERR_NOT_SUPPORTED from the hook when there is none. */
-#define GT_REAL(name, ret, params)                                                       \
-  typedef ret(*gt_fn_##name##_t) params;                                                 \
+/* The real function of a traced API (an apis.h entry), as real_<name>, of
+ * its type in hook_sigs.h. A macro: it names the variable and type after
+ * the entry and returns GT_ERR_NOT_SUPPORTED from the hook when there is no
+ * real function. */
+#define GT_REAL(name)                                                                    \
   gt_fn_##name##_t real_##name = (gt_fn_##name##_t)gt_real_fn(GT_API_##name);            \
   if (real_##name == NULL)                                                               \
   return GT_ERR_NOT_SUPPORTED
