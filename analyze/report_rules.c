@@ -169,13 +169,14 @@ void rp_verdict(struct report *r) {
    * device's: work we did not see queued (libraries launching through the
    * driver API). With it, that time is measured: the device was idle while
    * the host waited, which is no group's. */
-  uint64_t g[4] = {s->copy, s->kernel + (r->dev_records ? 0 : s->sync), s->launch,
-                   s->idle + s->api};
+  const uint64_t g[sizeof names / sizeof names[0]] = {
+      s->copy, s->kernel + (r->dev_records ? 0 : s->sync), s->launch, s->idle + s->api};
+  const int groups = (int)(sizeof g / sizeof g[0]);
   int best = 0, second = -1;
-  for (int i = 1; i < 4; i++)
+  for (int i = 1; i < groups; i++)
     if (g[i] > g[best])
       best = i;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < groups; i++)
     if (i != best && (second < 0 || g[i] > g[second]))
       second = i;
   r->verdict = names[best];
