@@ -73,9 +73,12 @@ enum { RP_XFER_MEMSET = 6, RP_XFER_ROWS = 7 };
 /* The findings' thresholds (report_rules.c; docs/report.md, "Findings",
  * names each where its rule is stated). Shares are of the traced time
  * unless said otherwise. */
-#define RP_SHARE_HIGH 0.25   /* pageable_memcpy, sync_*, excessive_sync: high */
-#define RP_SHARE_MEDIUM 0.05 /* sync_*, alloc_churn: medium; pageable_memcpy fires */
-#define RP_SYNC_COPY_MIN 10  /* sync_memcpy: blocking copies */
+/* pageable_memcpy, request_pageable (of the request type's time), sync_*,
+ * excessive_sync: high; sync_*, alloc_churn: medium; pageable_memcpy and
+ * request_pageable fire from RP_SHARE_MEDIUM */
+#define RP_SHARE_HIGH 0.25
+#define RP_SHARE_MEDIUM 0.05
+#define RP_SYNC_COPY_MIN 10 /* sync_memcpy: blocking copies */
 /* excessive_sync: of at least this many launches followed by anything,
  * at least this share followed by a sync */
 #define RP_SYNC_LAUNCH_MIN 10
@@ -106,12 +109,21 @@ enum { RP_XFER_MEMSET = 6, RP_XFER_ROWS = 7 };
 #define RP_COLD_MIN_EXTRA_NS 1000000ull
 
 /* Hardware thresholds (report_hw.c; docs/report.md, "Hardware"). */
-#define RP_HW_UTIL_LOW_PCT 25    /* gpu_underutilized: utilization under this... */
-#define RP_HW_UTIL_LOW_SHARE 0.5 /* ...for at least this share of the sampled time */
-#define RP_HW_VRAM_PCT 85        /* vram_pressure: memory used above this (medium) */
-#define RP_HW_VRAM_HIGH_PCT 90   /* and above this (high) */
-#define RP_HW_HOT_C 83.0         /* thermal: at or above this, or... */
-#define RP_HW_HOT_MARGIN_C 5.0   /* ...within this of the slowdown threshold, if read */
+#define RP_HW_UTIL_LOW_PCT 25     /* gpu_underutilized: utilization under this... */
+#define RP_HW_UTIL_LOW_SHARE 0.5  /* ...for at least this share of the sampled time */
+#define RP_HW_VRAM_PCT 85         /* vram_pressure: memory used above this (medium) */
+#define RP_HW_VRAM_HIGH_PCT 90    /* and above this (high) */
+#define RP_HW_HOT_C 83.0          /* thermal: at or above this, or... */
+#define RP_HW_HOT_MARGIN_C 5.0    /* ...within this of the slowdown threshold, if read */
+#define RP_HW_UTIL_HIGH_SHARE 0.9 /* gpu_underutilized: high from this share */
+#define RP_HW_HOT_HIGH_SHARE 0.25 /* thermal: high from this share */
+
+/* Graph findings' thresholds (report_graphs.c; docs/report.md, "Findings"). */
+#define RP_GRAPH_REINST_MIN 3 /* graph_reinstantiated: instantiations of one graph */
+/* graph_capture_while_serving: instantiated after this many graph launches
+ * of its process (a start-up capture loop may replay a graph or two) */
+#define RP_GRAPH_SERVING 100
+#define RP_GRAPH_HOST_FN_LAUNCHES 10 /* graph_host_function: launches */
 
 struct rp_options {
   int has_pid;

@@ -19,7 +19,8 @@
  * gt_hooks, from which hooks_driver.c answers dlsym, cuGetProcAddress and
  * cudaGetDriverEntryPoint lookups; an entry without its hook fails the
  * link) and every consumer's predicates (gt_api_flags). Adding an API is
- * one line here plus its hook.
+ * one line here plus its hook, and its name in docs/cli.md's table of what
+ * is traced (tests/arch/check_checklists.py checks every entry is there).
  *
  * GT_API_LIST is an X-macro, the one list every table above is generated
  * from: each user defines X to pick the columns it needs.
