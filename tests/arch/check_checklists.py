@@ -24,7 +24,10 @@ when a change left out a step the checklists name:
     its entry in model/fields.c (`[GT_KIND_X] = LIST(...)`), its value and
     name in docs/trace-format.md's `kind` row (`22 heap`) and a payload
     entry there (`- **heap**`, or one of `- **a / b**`), a row of
-    docs/cli.md's `dump` table (`| kind | fields |`, first cell `a, b`),
+    docs/cli.md's `dump` table (`| kind | fields |`, first cell `a, b`)
+    naming, backticked, every JSON key fields.c gives the kind (its
+    by_kind list and the lists gt_fields picks for it by a record's
+    contents, read from fields.c preprocessed),
     and a pin in tests/unit/test_kinds.c: `{GT_KIND_X, value, "name",
     GT_KCLASS_CLASS}`,
     with `GT_KIND_COUNT == N` for the whole table.
@@ -50,9 +53,9 @@ import subprocess
 import sys
 
 # Every file the rules read, relative to the source tree (the planted test
-# copies these).
+# copies these): model/ whole, for the headers model/fields.c includes.
 FILES = ["include/gputrace", "docs/cli.md", "docs/trace-format.md", "docs/report.md",
-         "model/fields.c", "model/graphs.c", "collector/graph_cache.c",
+         "model", "collector/graph_cache.c",
          "analyze/report.h", "analyze/report_rules.c", "tests/unit/test_kinds.c"]
 
 PROBE = r'''#include "gputrace/schema.h"
@@ -157,16 +160,38 @@ def check_apis(root, apis):
     return bad
 
 
-def check_kinds(root, kinds):
+def field_keys(root, cc):
+    """Kind name -> the JSON keys model/fields.c gives it, in order."""
+    out = subprocess.run([cc, "-E", "-P", "-I", os.path.join(root, "model"), "-I",
+                          os.path.join(root, "include"), os.path.join(root, "model/fields.c")],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"check_checklists: {cc} -E model/fields.c failed:\n{out.stderr}")
+    arrays = {m.group(1): re.findall(r'\.key = "(\w+)"', m.group(2)) for m in
+              re.finditer(r"static const struct gt_field (\w+)\[\] = \{(.*?)\};",
+                          out.stdout, re.S)}
+    raw = read(root, "model/fields.c")
+    picks = re.findall(r"\[GT_KIND_(\w+)\]\s*=\s*LIST\((\w+)\)", raw) + \
+        re.findall(r"r->kind == GT_KIND_(\w+)[^;]*?\n\s*l = \(struct list\)LIST\((\w+)\)", raw)
+    keys = {}
+    for kind, array in picks:
+        for key in arrays.get(array, []):
+            if key not in keys.setdefault(kind, []):
+                keys[kind].append(key)
+    return keys
+
+
+def check_kinds(root, kinds, cc):
     bad = []
     fields = read(root, "model/fields.c")
+    keys = field_keys(root, cc)
     fmt = read(root, "docs/trace-format.md")
     kind_row = next((l for l in fmt.split("\n") if re.match(r"\|[^|]*\|[^|]*\| `kind` ", l)),
                     "")
     payloads = {n.strip() for m in re.findall(r"^- \*\*([^*]+)\*\*", fmt, re.M)
                 for n in m.split("/")}
     dump = md_table(read(root, "docs/cli.md"), r"\| kind \| fields \|") or []
-    dump_kinds = {k.strip() for row in dump for k in row[0].split(",")}
+    dump_rows = {k.strip(): " ".join(row[1:]) for row in dump for k in row[0].split(",")}
     pins = read(root, "tests/unit/test_kinds.c")
     records = [k for k in kinds if k[2] != "NONE"]
     if not kind_row:
@@ -178,8 +203,13 @@ def check_kinds(root, kinds):
             bad.append(f"docs/trace-format.md: the `kind` row does not list {value} {text}")
         if text not in payloads:
             bad.append(f"docs/trace-format.md: kind {text} has no payload entry (- **{text}**)")
-        if text not in dump_kinds:
+        if text not in dump_rows:
             bad.append(f"docs/cli.md: kind {text} has no row in dump's `| kind | fields |` table")
+        else:
+            for key in keys.get(name, []):
+                if f"`{key}`" not in dump_rows[text]:
+                    bad.append(f"docs/cli.md: dump's row for {text} does not name `{key}` "
+                               "(a key model/fields.c gives it)")
         pin = f'{{GT_KIND_{name}, {value}, "{text}", GT_KCLASS_{cls}}}'
         if not re.search(r"\s*".join(re.escape(p) for p in re.split(r"\s+", pin)), pins):
             bad.append(f"tests/unit/test_kinds.c: kind {text} is not pinned ({pin})")
@@ -262,7 +292,7 @@ def check_graph_names(root):
 
 def check(root, cc):
     apis, kinds = tables(root, cc)
-    return check_apis(root, apis) + check_kinds(root, kinds) + check_rules(root) + \
+    return check_apis(root, apis) + check_kinds(root, kinds, cc) + check_rules(root) + \
         check_graph_names(root)
 
 

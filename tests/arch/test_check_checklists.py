@@ -57,6 +57,10 @@ def plants(root):
          ["docs/trace-format.md: the `kind` row does not list 22 heap"]),
         ("a kind without its dump row", "docs/cli.md", "| kernel_name | `id`, `mangled` |\n",
          "", ["docs/cli.md: kind kernel_name has no row in dump's `| kind | fields |` table"]),
+        ("a field missing from its kind's dump row", "docs/cli.md",
+         "`inline_count`, `line`, ", "`line`, ",
+         ["docs/cli.md: dump's row for frame does not name `inline_count` (a key "
+          "model/fields.c gives it)"]),
         ("a kind without its fields.c entry", "model/fields.c",
          "[GT_KIND_HEAP] = LIST(heap),", "",
          ["model/fields.c: kind heap has no entry ([GT_KIND_HEAP] = LIST(...))"]),
