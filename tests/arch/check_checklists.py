@@ -21,24 +21,26 @@ when a change left out a step the checklists name:
     traced table an entry must sit in a row whose first cell has its kind
     (`stream, event`), and the table names no API apis.h lacks.
  b. Record kinds. Every kind of GT_KIND_LIST (schema.h) but NONE has
-    its entry in model/fields.c (`[GT_KIND_X] = LIST(...)`), its value and
+    its entry in model/fields.c (`[GT_KIND_X] = LIST(...)`); its value and
     name in docs/trace-format.md's `kind` row (`22 heap`) and a payload
-    entry there (`- **heap**`, or one of `- **a / b**`), a row of
+    entry there (`- **heap**`, or one of `- **a / b**`); a row of
     docs/cli.md's `dump` table (`| kind | fields |`, first cell `a, b`)
     naming, backticked, every JSON key fields.c gives the kind (its
     by_kind list and the lists gt_fields picks for it by a record's
-    contents, read from fields.c preprocessed),
-    and a pin in tests/unit/test_kinds.c: `{GT_KIND_X, value, "name",
-    GT_KCLASS_CLASS}`,
+    contents, read from fields.c preprocessed); and a pin in
+    tests/unit/test_kinds.c, `{GT_KIND_X, value, "name", GT_KCLASS_CLASS}`,
     with `GT_KIND_COUNT == N` for the whole table.
  c. Report rules. In analyze/report_rules.c, from its `---- verdict ----`
     marker to the end (the verdict and every rule), with comments, string
     and character literals removed, a numeric literal is one of: 0 or 1;
     100 as a factor (`100 *` or `* 100`: percent); 1e9 as a divisor
     (`/ 1e9`: ns to s); a shift's count (`>> 32`: a packed key's halves);
-    any number inside square brackets (array sizes, indexes). Any other is a threshold written as a literal. Each RP_*
-    name that analyze/report.h #defines to a number (literals and other
-    RP_* names) and that part uses is named in docs/report.md (`RP_X`).
+    any number inside square brackets (array sizes, indexes). Any other
+    is a threshold written as a literal. Each RP_* name that
+    analyze/report.h #defines to a number (literals and other RP_* names)
+    and that part uses is named in docs/report.md (`RP_X`). The other
+    report_*.c files' rules are not checked (their thresholds are RP_*
+    constants too, by review).
  d. Graph APIs. model/graphs.c and collector/graph_cache.c tell graph
     calls apart by apis.h's flags (GT_AF_*), never by their names: with
     comments and strings removed, neither calls strstr, strcasestr or
