@@ -70,13 +70,60 @@ enum { RP_XFER_MEMSET = 6, RP_XFER_ROWS = 7 };
  * many bytes live at the end (docs/report.md, "Findings"). */
 #define RP_LEAK_MIN_BYTES (1ull << 20)
 
+/* The findings' thresholds (report_rules.c; docs/report.md, "Findings",
+ * names each where its rule is stated). Shares are of the traced time
+ * unless said otherwise. */
+/* pageable_memcpy, request_pageable (of the request type's time), sync_*,
+ * excessive_sync: high; sync_*, alloc_churn: medium; pageable_memcpy and
+ * request_pageable fire from RP_SHARE_MEDIUM */
+#define RP_SHARE_HIGH 0.25
+#define RP_SHARE_MEDIUM 0.05
+#define RP_SYNC_COPY_MIN 10 /* sync_memcpy: blocking copies */
+/* excessive_sync: of at least this many launches followed by anything,
+ * at least this share followed by a sync */
+#define RP_SYNC_LAUNCH_MIN 10
+#define RP_SYNC_RATIO 0.5
+/* small_kernels: kernels of this many launches (without device timing: in
+ * all) whose GPU time is at most this many times their launch-call time;
+ * medium when launch calls take this share */
+#define RP_SMALL_KERNEL_LAUNCHES 100
+#define RP_SMALL_KERNEL_RATIO 2
+#define RP_LAUNCH_SHARE_MEDIUM 0.10
+/* small_transfers: this many copies under RP_SMALL_BYTES, at least this
+ * share of all copies; medium from this many */
+#define RP_SMALL_XFER_MIN 100
+#define RP_SMALL_XFER_SHARE 0.5
+#define RP_SMALL_XFER_MEDIUM 1000
+#define RP_CHURN_MIN 10           /* alloc_churn: reallocations */
+#define RP_GAPS_MEDIUM_SHARE 0.25 /* gpu_idle_gaps: medium, share of the wall time */
+#define RP_UTIL_LOW 0.5           /* low_gpu_utilization: a part busy under this */
+#define RP_UTIL_MEDIUM_CHUNKS (RP_UTIL_CHUNKS / 2) /* ... in this many parts: medium */
+#define RP_MEMORY_PRESSURE 0.85      /* memory_pressure: peak / --device-memory */
+#define RP_MEMORY_PRESSURE_HIGH 0.90 /* memory_pressure: high */
+#define RP_ERR_NOT_READY 600         /* cudaErrorNotReady: a query's answer */
+#define RP_EXAMPLES 3                /* small_kernels, api_errors: examples named */
+/* cold_start: a range with this many occurrences after the first, the
+ * first this many times the warm p50 and longer than it by this */
+#define RP_COLD_MIN_WARM 2
+#define RP_COLD_RATIO 2
+#define RP_COLD_MIN_EXTRA_NS 1000000ull
+
 /* Hardware thresholds (report_hw.c; docs/report.md, "Hardware"). */
-#define RP_HW_UTIL_LOW_PCT 25    /* gpu_underutilized: utilization under this... */
-#define RP_HW_UTIL_LOW_SHARE 0.5 /* ...for at least this share of the sampled time */
-#define RP_HW_VRAM_PCT 85        /* vram_pressure: memory used above this (medium) */
-#define RP_HW_VRAM_HIGH_PCT 90   /* and above this (high) */
-#define RP_HW_HOT_C 83.0         /* thermal: at or above this, or... */
-#define RP_HW_HOT_MARGIN_C 5.0   /* ...within this of the slowdown threshold, if read */
+#define RP_HW_UTIL_LOW_PCT 25     /* gpu_underutilized: utilization under this... */
+#define RP_HW_UTIL_LOW_SHARE 0.5  /* ...for at least this share of the sampled time */
+#define RP_HW_VRAM_PCT 85         /* vram_pressure: memory used above this (medium) */
+#define RP_HW_VRAM_HIGH_PCT 90    /* and above this (high) */
+#define RP_HW_HOT_C 83.0          /* thermal: at or above this, or... */
+#define RP_HW_HOT_MARGIN_C 5.0    /* ...within this of the slowdown threshold, if read */
+#define RP_HW_UTIL_HIGH_SHARE 0.9 /* gpu_underutilized: high from this share */
+#define RP_HW_HOT_HIGH_SHARE 0.25 /* thermal: high from this share */
+
+/* Graph findings' thresholds (report_graphs.c; docs/report.md, "Findings"). */
+#define RP_GRAPH_REINST_MIN 3 /* graph_reinstantiated: instantiations of one graph */
+/* graph_capture_while_serving: instantiated after this many graph launches
+ * of its process (a start-up capture loop may replay a graph or two) */
+#define RP_GRAPH_SERVING 100
+#define RP_GRAPH_HOST_FN_LAUNCHES 10 /* graph_host_function: launches */
 
 struct rp_options {
   int has_pid;

@@ -174,23 +174,19 @@ static int has_host_node(const struct gt_graph_exec *x) {
   return 0;
 }
 
-/* Instantiated once the process was serving: after GR_SERVING graph
- * launches (a start-up capture loop may replay a graph or two). */
-#define GR_SERVING 100
-
 static void tally(struct graph_tally *t, const struct gt_graph_exec *x, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    if (x[i].instantiations >= 3) {
+    if (x[i].instantiations >= RP_GRAPH_REINST_MIN) {
       t->reinst_execs++;
       t->reinst_ns += x[i].instance_ns;
       if (x[i].instantiations > t->reinst_max)
         t->reinst_max = x[i].instantiations;
     }
-    if (x[i].launches_before >= GR_SERVING) {
+    if (x[i].launches_before >= RP_GRAPH_SERVING) {
       t->late_execs++;
       t->late_ns += x[i].instance_ns;
     }
-    if (x[i].launches >= 10 && has_host_node(&x[i])) {
+    if (x[i].launches >= RP_GRAPH_HOST_FN_LAUNCHES && has_host_node(&x[i])) {
       t->host_execs++;
       t->host_launches += x[i].launches;
     }

@@ -115,7 +115,7 @@ void rp_hw_findings(struct report *r) {
     double low = rp_frac(d->util.above_ns[0], d->util.span_ns);
     if (d->util.span_ns && low >= RP_HW_UTIL_LOW_SHARE) {
       struct rp_finding *f = rp_add_finding(
-          r, "gpu_underutilized", low >= 0.9 ? "high" : "medium",
+          r, "gpu_underutilized", low >= RP_HW_UTIL_HIGH_SHARE ? "high" : "medium",
           "The GPU sat mostly idle: batch more work per launch, overlap input "
           "preparation with compute, or share the device between more workers.",
           "GPU %u utilization was under %d %% for %.1f %% of the sampled time (mean %.1f "
@@ -145,7 +145,7 @@ void rp_hw_findings(struct report *r) {
     if (d->temp.above_ns[0]) {
       double hot = rp_frac(d->temp.above_ns[0], d->temp.span_ns);
       struct rp_finding *f = rp_add_finding(
-          r, "thermal", hot >= 0.25 ? "high" : "medium",
+          r, "thermal", hot >= RP_HW_HOT_HIGH_SHARE ? "high" : "medium",
           "The GPU ran near its thermal slowdown point, where clocks are cut: check "
           "cooling and airflow, or cap the power limit.",
           "GPU %u temperature was at or above %.0f C for %.1f %% of the sampled time "

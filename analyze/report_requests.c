@@ -169,12 +169,12 @@ void rp_request_findings(struct report *r) {
   for (size_t i = 0; i < n; i++) {
     const struct rp_req *q = &r->ranges[ord[i]].req;
     double share = frac(q->pageable_ns, q->sh.traced);
-    if (!q->pageable_n || share < 0.05)
+    if (!q->pageable_n || share < RP_SHARE_MEDIUM)
       continue;
     char sites[200];
     pageable_sites(r, q, sites, sizeof sites);
     struct rp_finding *f = rp_add_finding(
-        r, "request_pageable", share >= 0.25 ? "high" : "medium",
+        r, "request_pageable", share >= RP_SHARE_HIGH ? "high" : "medium",
         "Stage this request type's copies through pinned buffers (cudaMallocHost, or "
         "cudaHostRegister once) and cudaMemcpyAsync: its requests wait for pageable "
         "copies at a fraction of the bandwidth.",

@@ -1,6 +1,9 @@
 /* report_rules.c — finishing a report: percentiles, ranges, shares, the
  * verdict and the findings (see report.h; docs/report.md states each rule
- * and threshold — change one, change both).
+ * and threshold — change one, change both). Every threshold of a rule is
+ * a named constant of report.h (RP_*), which docs/report.md names; a rule
+ * here writes no number but 0, 1, 100 as a percent factor and 1e9 as the
+ * seconds divisor (tests/arch/check_checklists.py).
  *
  * Shares are of the traced time: the sum over host threads of the span
  * from their first traced call to the end of their last. A thread's span
@@ -166,13 +169,14 @@ void rp_verdict(struct report *r) {
    * device's: work we did not see queued (libraries launching through the
    * driver API). With it, that time is measured: the device was idle while
    * the host waited, which is no group's. */
-  uint64_t g[4] = {s->copy, s->kernel + (r->dev_records ? 0 : s->sync), s->launch,
-                   s->idle + s->api};
+  const uint64_t g[sizeof names / sizeof names[0]] = {
+      s->copy, s->kernel + (r->dev_records ? 0 : s->sync), s->launch, s->idle + s->api};
+  const int groups = (int)(sizeof g / sizeof g[0]);
   int best = 0, second = -1;
-  for (int i = 1; i < 4; i++)
+  for (int i = 1; i < groups; i++)
     if (g[i] > g[best])
       best = i;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < groups; i++)
     if (i != best && (second < 0 || g[i] > g[second]))
       second = i;
   r->verdict = names[best];
@@ -198,10 +202,10 @@ static void sites(struct report *r, struct rp_finding *f, int which) {
 static void rule_pageable(struct report *r) {
   const struct rp_rulestats *s = &r->rs;
   double share = rp_frac(s->pageable_ns, r->sh.traced);
-  if (!s->pageable_n || (!s->pageable_async && share < 0.05))
+  if (!s->pageable_n || (!s->pageable_async && share < RP_SHARE_MEDIUM))
     return;
   struct rp_finding *f = rp_add_finding(
-      r, "pageable_memcpy", share >= 0.25 ? "high" : "medium",
+      r, "pageable_memcpy", share >= RP_SHARE_HIGH ? "high" : "medium",
       "Allocate the host buffers with cudaMallocHost/cudaHostAlloc, or cudaHostRegister "
       "them "
       "once: pinned copies run at full bandwidth and cudaMemcpyAsync becomes "
@@ -221,9 +225,9 @@ static void rule_pageable(struct report *r) {
 static void rule_sync_copies(struct report *r) {
   const struct rp_rulestats *s = &r->rs;
   double share = rp_frac(s->sync_copy_ns, r->sh.traced);
-  if (s->sync_copy_n >= 10) {
+  if (s->sync_copy_n >= RP_SYNC_COPY_MIN) {
     struct rp_finding *f = rp_add_finding(
-        r, "sync_memcpy", by_share(share, 0.25, 0.05),
+        r, "sync_memcpy", by_share(share, RP_SHARE_HIGH, RP_SHARE_MEDIUM),
         "Use cudaMemcpyAsync on a stream with pinned buffers and wait once per "
         "iteration, "
         "so copies overlap kernels and the host keeps queueing work.",
@@ -239,7 +243,7 @@ static void rule_sync_copies(struct report *r) {
   share = rp_frac(s->sync_set_ns, r->sh.traced);
   if (s->sync_set_n) {
     struct rp_finding *f = rp_add_finding(
-        r, "sync_memset", by_share(share, 0.25, 0.05),
+        r, "sync_memset", by_share(share, RP_SHARE_HIGH, RP_SHARE_MEDIUM),
         "Use cudaMemsetAsync, or set device memory rather than pinned or managed memory.",
         "%" PRIu64 " synchronous memsets of pinned or managed memory blocked the host "
         "(%.1f %% of the traced time)",
@@ -254,7 +258,7 @@ static void rule_excessive_sync(struct report *r) {
   const struct rp_rulestats *s = &r->rs;
   uint64_t groups = s->synced_launches + s->unsynced_launches, calls = 0, blocked = 0;
   double ratio = rp_frac(s->synced_launches, groups);
-  if (groups < 10 || ratio < 0.5)
+  if (groups < RP_SYNC_LAUNCH_MIN || ratio < RP_SYNC_RATIO)
     return;
   for (unsigned a = 0; a < GT_API_COUNT; a++)
     if (rp_is_sync_api(a)) {
@@ -263,7 +267,7 @@ static void rule_excessive_sync(struct report *r) {
     }
   double share = rp_frac(blocked, r->sh.traced);
   struct rp_finding *f = rp_add_finding(
-      r, "excessive_sync", share >= 0.25 ? "high" : "medium",
+      r, "excessive_sync", share >= RP_SHARE_HIGH ? "high" : "medium",
       "Synchronize once per iteration or request, where the host needs a result, not "
       "after "
       "every kernel: queue the work on a stream and wait once (cudaStreamSynchronize / "
@@ -284,15 +288,15 @@ static void rule_excessive_sync(struct report *r) {
 
 static void rule_small_kernels(struct report *r) {
   uint64_t launches = 0, cpu = 0, n = 0, small_launches = 0;
-  size_t ex[3]; /* three examples, by index: named whole */
+  size_t ex[RP_EXAMPLES]; /* examples, by index: named whole */
   for (size_t i = 0; i < r->knames.n; i++) {
     const struct rp_kernel *k = &r->kern[i];
     launches += k->launches;
     cpu += k->cpu_ns;
-    if (k->launches < 100 || !k->gpu_timed ||
-        k->gpu_ns / k->gpu_timed > 2 * (k->cpu_ns / k->launches))
+    if (k->launches < RP_SMALL_KERNEL_LAUNCHES || !k->gpu_timed ||
+        k->gpu_ns / k->gpu_timed > RP_SMALL_KERNEL_RATIO * (k->cpu_ns / k->launches))
       continue;
-    if (n++ < 3)
+    if (n++ < RP_EXAMPLES)
       ex[n - 1] = i;
     small_launches += k->launches;
   }
@@ -303,7 +307,8 @@ static void rule_small_kernels(struct report *r) {
       "sequence in a CUDA graph (one cudaGraphLaunch replaces many launches).";
   if (measured && n) {
     struct rp_finding *f = rp_add_finding(
-        r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
+        r, "small_kernels", launch_share >= RP_LAUNCH_SHARE_MEDIUM ? "medium" : "low",
+        advice,
         "%" PRIu64 " kernels (%" PRIu64 " launches) run on the device for at most twice "
         "the host time of launching them",
         n, small_launches);
@@ -312,17 +317,19 @@ static void rule_small_kernels(struct report *r) {
     char *names = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&names, &len);
-    for (uint64_t k = 0; m && k < n && k < 3; k++)
+    for (uint64_t k = 0; m && k < n && k < RP_EXAMPLES; k++)
       fprintf(m, "%s%s", k ? "; " : "", r->knames.strs[ex[k]]);
     if (!m || fclose(m) != 0)
       gt_oom();
     rp_ev_str(f, "examples", names);
     free(names);
     rp_ev_frac(f, "launch_share", launch_share);
-  } else if (!measured && launches >= 100 && r->sh.kernel <= 2 * cpu) {
+  } else if (!measured && launches >= RP_SMALL_KERNEL_LAUNCHES &&
+             r->sh.kernel <= RP_SMALL_KERNEL_RATIO * cpu) {
     /* No device timing: the kernels' time is what the host waited for them. */
     struct rp_finding *f = rp_add_finding(
-        r, "small_kernels", launch_share >= 0.10 ? "medium" : "low", advice,
+        r, "small_kernels", launch_share >= RP_LAUNCH_SHARE_MEDIUM ? "medium" : "low",
+        advice,
         "%" PRIu64
         " launches: the host waited %.0f ns per launch for kernels (estimated) "
         "and spent %.0f ns per launch launching them",
@@ -342,10 +349,10 @@ static void rule_small_transfers(struct report *r) {
       copies += r->xfer[d].count;
       small += r->xfer[d].small;
     }
-  if (small < 100 || 2 * small < copies)
+  if (small < RP_SMALL_XFER_MIN || rp_frac(small, copies) < RP_SMALL_XFER_SHARE)
     return;
   struct rp_finding *f = rp_add_finding(
-      r, "small_transfers", small >= 1000 ? "medium" : "low",
+      r, "small_transfers", small >= RP_SMALL_XFER_MEDIUM ? "medium" : "low",
       "Batch small transfers into one larger copy (pack them in "
       "one buffer), or keep the data "
       "on the device between iterations.",
@@ -382,13 +389,13 @@ static void rule_alloc_churn(struct report *r) {
   }
   churn = churn_at_freeing_sites(r, RP_SITE_ALLOC, churn);
   async = churn_at_freeing_sites(r, RP_SITE_ALLOC_ASYNC, async);
-  int pooled = churn < 10; /* only the pool's churn is left to judge */
-  if (pooled && async < 10)
+  int pooled = churn < RP_CHURN_MIN; /* only the pool's churn is left to judge */
+  if (pooled && async < RP_CHURN_MIN)
     return;
   const struct rp_rulestats *s = &r->rs;
   double share = rp_frac(s->alloc_ns + s->free_ns, r->sh.traced);
   struct rp_finding *f = rp_add_finding(
-      r, "alloc_churn", share >= 0.05 ? "medium" : "low",
+      r, "alloc_churn", share >= RP_SHARE_MEDIUM ? "medium" : "low",
       pooled ? "These are stream-ordered allocations (cudaMallocAsync) already: keep the "
                "freed memory in their pool between requests (raise its "
                "cudaMemPoolAttrReleaseThreshold) or reuse the buffers."
@@ -413,7 +420,8 @@ static void rule_gaps(struct report *r) {
   if (!g->count)
     return;
   struct rp_finding *f = rp_add_finding(
-      r, "gpu_idle_gaps", rp_frac(g->total_ns, dur) >= 0.25 ? "medium" : "low",
+      r, "gpu_idle_gaps",
+      rp_frac(g->total_ns, dur) >= RP_GAPS_MEDIUM_SHARE ? "medium" : "low",
       "Overlap host work (input preparation, post-processing) with device work, or batch "
       "requests so the device always has work queued.",
       "the device sat idle %" PRIu64 " times for 500 ms or more (%.1f %% of the run; "
@@ -436,14 +444,14 @@ static void rule_utilization(struct report *r) {
   double sum = 0;
   for (int c = 0; c < RP_UTIL_CHUNKS; c++) {
     sum += r->util[c];
-    low += r->util[c] < 0.5;
+    low += r->util[c] < RP_UTIL_LOW;
     if (r->util[c] < r->util[worst])
       worst = c;
   }
   if (!low)
     return;
   struct rp_finding *f = rp_add_finding(
-      r, "low_gpu_utilization", low >= RP_UTIL_CHUNKS / 2 ? "medium" : "low",
+      r, "low_gpu_utilization", low >= RP_UTIL_MEDIUM_CHUNKS ? "medium" : "low",
       "Keep more work queued: launch ahead of the results you wait for, use more streams "
       "or "
       "larger batches.",
@@ -460,10 +468,10 @@ static void rule_memory(struct report *r) {
   if (!r->opt.device_memory || !r->peak_device_bytes)
     return;
   double used = rp_frac(r->peak_device_bytes, r->opt.device_memory);
-  if (used < 0.85)
+  if (used < RP_MEMORY_PRESSURE)
     return;
   struct rp_finding *f = rp_add_finding(
-      r, "memory_pressure", used >= 0.90 ? "high" : "medium",
+      r, "memory_pressure", used >= RP_MEMORY_PRESSURE_HIGH ? "high" : "medium",
       "Close to out-of-memory: reduce the batch size or the caching allocator's "
       "reserve, free "
       "buffers not needed any more, or move rarely used data to the host.",
@@ -477,19 +485,19 @@ static void rule_memory(struct report *r) {
 
 static int expected_error(unsigned api, int32_t code) {
   /* A query's "not ready" is its answer, not a failure. */
-  return code == 600 && (gt_api_flags(api) & GT_AF_QUERY);
+  return code == RP_ERR_NOT_READY && (gt_api_flags(api) & GT_AF_QUERY);
 }
 
 static void rule_errors(struct report *r) {
-  uint64_t total = 0, top[3][2] = {{0}};
+  uint64_t total = 0, top[RP_EXAMPLES][2] = {{0}};
   for (size_t i = 0; i < r->errs.cap; i++) {
     if (r->errs.used[i] != 1 ||
         expected_error((unsigned)(r->errs.keys[i] >> 32), (int32_t)r->errs.keys[i]))
       continue;
     total += r->errs.vals[i];
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < RP_EXAMPLES; k++)
       if (r->errs.vals[i] > top[k][1]) {
-        memmove(top[k + 1], top[k], (size_t)(2 - k) * sizeof top[0]);
+        memmove(top[k + 1], top[k], (size_t)(RP_EXAMPLES - 1 - k) * sizeof top[0]);
         top[k][0] = r->errs.keys[i];
         top[k][1] = r->errs.vals[i];
         break;
@@ -497,8 +505,8 @@ static void rule_errors(struct report *r) {
   }
   if (!total)
     return;
-  char what[3 * 128] = ""; /* three (API, error, count): whole */
-  for (int k = 0; k < 3 && top[k][1]; k++)
+  char what[RP_EXAMPLES * 128] = ""; /* (API, error, count) each: whole */
+  for (int k = 0; k < RP_EXAMPLES && top[k][1]; k++)
     snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s: %s ×%" PRIu64,
              k ? ", " : "", gt_api_name((unsigned)(top[k][0] >> 32)),
              gt_cuda_error_name((int32_t)top[k][0]), top[k][1]);
@@ -515,10 +523,10 @@ static void rule_errors(struct report *r) {
 static void rule_cold_start(struct report *r) {
   for (size_t i = 0; i < r->rnames.n; i++) {
     const struct rp_range *rg = &r->ranges[i];
-    if (rg->warm < 2)
+    if (rg->warm < RP_COLD_MIN_WARM)
       continue;
     uint64_t cold = rg->cold.end - rg->cold.start;
-    if (cold < 2 * rg->p50 || cold - rg->p50 < 1000000)
+    if (cold < RP_COLD_RATIO * rg->p50 || cold - rg->p50 < RP_COLD_MIN_EXTRA_NS)
       continue;
     struct rp_finding *f = rp_add_finding(
         r, "cold_start", "low",
@@ -532,8 +540,10 @@ static void rule_cold_start(struct report *r) {
   }
 }
 
+enum severity_rank { RANK_HIGH, RANK_MEDIUM, RANK_LOW };
+
 static int severity_rank(const char *s) {
-  return s[0] == 'h' ? 0 : s[0] == 'm' ? 1 : 2;
+  return s[0] == 'h' ? RANK_HIGH : s[0] == 'm' ? RANK_MEDIUM : RANK_LOW;
 }
 
 void rp_findings(struct report *r) {

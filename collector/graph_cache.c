@@ -87,15 +87,16 @@ struct gt_graph_cache {
   struct gt_graph_cache_stats st;
 };
 
-static unsigned char role_of(const char *base) {
+/* What a GRAPH record's api ends or names, from its flags (apis.h GT_AF_*). */
+static unsigned char role_of(unsigned flags) {
   unsigned char r = 0;
-  if (strstr(base, "GraphClone") || strstr(base, "ChildGraphNode"))
+  if (flags & GT_AF_ARG_GRAPH)
     r |= ROLE_ARG_GRAPH;
-  if (strstr(base, "GraphDestroy"))
+  if (flags & GT_AF_ENDS_GRAPH)
     r |= ROLE_ENDS_GRAPH;
-  if (strstr(base, "ExecDestroy"))
+  if (flags & GT_AF_ENDS_EXEC)
     r |= ROLE_ENDS_EXEC;
-  if (strstr(base, "EndCapture"))
+  if (flags & GT_AF_CAPTURE_END)
     r |= ROLE_ENDS_CAPTURE;
   return r;
 }
@@ -107,7 +108,7 @@ struct gt_graph_cache *gt_graph_cache_new(size_t max_bytes) {
   c->max_bytes = max_bytes;
   gt_map_init(&c->objs);
   for (unsigned a = 0; a < GT_API_COUNT; a++)
-    c->role[a] = gt_apis[a].kind == GT_KIND_GRAPH ? role_of(gt_apis[a].base) : 0;
+    c->role[a] = gt_apis[a].kind == GT_KIND_GRAPH ? role_of(gt_apis[a].flags) : 0;
   return c;
 }
 

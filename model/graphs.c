@@ -78,24 +78,20 @@ struct gt_graphs {
   unsigned char api_class[GT_API_COUNT];
 };
 
-/* What a GRAPH record's api does, from its base name (apis.h). */
-static unsigned char classify(const char *base) {
-  static const struct {
-    const char *needle;
-    unsigned char cls;
-  } rules[] = {
-      {"BeginCaptureToGraph", AC_BEGIN_TO}, /* before BeginCapture: it contains it */
-      {"BeginCapture", AC_BEGIN},
-      {"EndCapture", AC_END},
-      {"Instantiate", AC_INSTANTIATE},
-      {"ExecUpdate", AC_UPDATE},
-      {"GraphClone", AC_CLONE},
-      {"ChildGraphNode", AC_CHILD},
-      {"GraphDestroy", AC_GRAPH_DESTROY},
-  };
-  for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
-    if (strstr(base, rules[i].needle))
-      return rules[i].cls;
+/* What a GRAPH record's api does, from its flags (apis.h GT_AF_*). */
+static unsigned char classify(unsigned flags) {
+  if (flags & GT_AF_CAPTURE)
+    return flags & GT_AF_CAPTURE_END  ? AC_END
+           : flags & GT_AF_INTO_GRAPH ? AC_BEGIN_TO
+                                      : AC_BEGIN;
+  if (flags & GT_AF_INSTANTIATE)
+    return AC_INSTANTIATE;
+  if (flags & GT_AF_EXEC_UPDATE)
+    return AC_UPDATE;
+  if (flags & GT_AF_ARG_GRAPH)
+    return flags & GT_AF_NODE ? AC_CHILD : AC_CLONE;
+  if (flags & GT_AF_ENDS_GRAPH)
+    return AC_GRAPH_DESTROY;
   return AC_OTHER;
 }
 
@@ -103,7 +99,7 @@ struct gt_graphs *gt_graphs_new(struct gt_model *model) {
   struct gt_graphs *g = gt_xcalloc(1, sizeof *g);
   g->model = model;
   for (unsigned a = 0; a < GT_API_COUNT; a++)
-    g->api_class[a] = gt_apis[a].kind == GT_KIND_GRAPH ? classify(gt_apis[a].base) : 0;
+    g->api_class[a] = gt_apis[a].kind == GT_KIND_GRAPH ? classify(gt_apis[a].flags) : 0;
   return g;
 }
 

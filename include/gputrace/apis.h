@@ -19,8 +19,10 @@
  * gt_hooks, from which hooks_driver.c answers dlsym, cuGetProcAddress and
  * cudaGetDriverEntryPoint lookups; an entry without its hook fails the
  * link) and every consumer's predicates (gt_api_flags). Adding an API is
- * one line here, its hook, and its row in docs/cli.md's tables: the full
- * list is docs/architecture.md's checklist.
+ * one line here, its hook, its signature's row in preload/hook_sigs.h
+ * (checked against the toolkit's headers) and its name in docs/cli.md's
+ * table of what is traced (tests/arch/check_checklists.py checks every
+ * entry is there): the full list is docs/architecture.md's checklist.
  *
  * GT_API_LIST is an X-macro, the one list every table above is generated
  * from: each user defines X to pick the columns it needs.
@@ -52,6 +54,16 @@
 #define GT_AF_STACK (1u << 19)    /* rare and structural (a capture begins, a graph is
                                      instantiated): its stack is taken whenever stacks are on */
 #define GT_AF_EDIT (1u << 20)     /* sets a kernel node's parameters: runs nothing (GT_F_NODE) */
+/* What a graph call does to the objects it names (model/graphs.c and
+ * collector/graph_cache.c read these, never the names). */
+#define GT_AF_CAPTURE_END (1u << 21) /* with CAPTURE: ends it (the graph it made) */
+#define GT_AF_INTO_GRAPH (1u << 22)  /* with CAPTURE: begins it into a graph it is given */
+#define GT_AF_INSTANTIATE (1u << 23) /* makes an executable of a graph */
+#define GT_AF_EXEC_UPDATE (1u << 24) /* updates an executable from a graph */
+#define GT_AF_ARG_GRAPH (1u << 25)   /* names a second graph in arg: a clone (a copy), or
+                                        with NODE a child-graph node (the child) */
+#define GT_AF_ENDS_GRAPH (1u << 26)  /* destroys the graph it names */
+#define GT_AF_ENDS_EXEC (1u << 27)   /* destroys the executable it names */
 
 #define GT_API_LIST(X) \
   X(none, NONE, META, none, L, 0, 0) \
@@ -285,23 +297,23 @@
   X(cuStreamAddCallback_ptsz, LAUNCH, DRV, cuStreamAddCallback, PT, 0, GT_AF_HOST_FN) \
   X(cudaStreamBeginCapture, GRAPH, RT, cudaStreamBeginCapture, L, 0, GT_AF_CAPTURE|GT_AF_STACK) \
   X(cudaStreamBeginCapture_ptsz, GRAPH, RT, cudaStreamBeginCapture, PT, 0, GT_AF_CAPTURE|GT_AF_STACK) \
-  X(cudaStreamBeginCaptureToGraph, GRAPH, RT, cudaStreamBeginCaptureToGraph, L, 0, GT_AF_CAPTURE|GT_AF_STACK) \
-  X(cudaStreamBeginCaptureToGraph_ptsz, GRAPH, RT, cudaStreamBeginCaptureToGraph, PT, 0, GT_AF_CAPTURE|GT_AF_STACK) \
-  X(cudaStreamEndCapture, GRAPH, RT, cudaStreamEndCapture, L, 0, GT_AF_CAPTURE) \
-  X(cudaStreamEndCapture_ptsz, GRAPH, RT, cudaStreamEndCapture, PT, 0, GT_AF_CAPTURE) \
+  X(cudaStreamBeginCaptureToGraph, GRAPH, RT, cudaStreamBeginCaptureToGraph, L, 0, GT_AF_CAPTURE|GT_AF_STACK|GT_AF_INTO_GRAPH) \
+  X(cudaStreamBeginCaptureToGraph_ptsz, GRAPH, RT, cudaStreamBeginCaptureToGraph, PT, 0, GT_AF_CAPTURE|GT_AF_STACK|GT_AF_INTO_GRAPH) \
+  X(cudaStreamEndCapture, GRAPH, RT, cudaStreamEndCapture, L, 0, GT_AF_CAPTURE|GT_AF_CAPTURE_END) \
+  X(cudaStreamEndCapture_ptsz, GRAPH, RT, cudaStreamEndCapture, PT, 0, GT_AF_CAPTURE|GT_AF_CAPTURE_END) \
   X(cudaProfilerStart, GRAPH, RT, cudaProfilerStart, L, 0, 0) \
   X(cudaProfilerStop, GRAPH, RT, cudaProfilerStop, L, 0, 0) \
-  X(cudaGraphInstantiate, GRAPH, RT, cudaGraphInstantiate, L, 0, GT_AF_STACK) \
-  X(cudaGraphInstantiateWithFlags, GRAPH, RT, cudaGraphInstantiateWithFlags, L, 0, GT_AF_STACK) \
-  X(cudaGraphInstantiateWithParams, GRAPH, RT, cudaGraphInstantiateWithParams, L, 0, GT_AF_STACK) \
-  X(cudaGraphInstantiateWithParams_ptsz, GRAPH, RT, cudaGraphInstantiateWithParams, PT, 0, GT_AF_STACK) \
-  X(cudaGraphExecUpdate, GRAPH, RT, cudaGraphExecUpdate, L, 0, 0) \
-  X(cudaGraphClone, GRAPH, RT, cudaGraphClone, L, 0, 0) \
-  X(cudaGraphExecDestroy, GRAPH, RT, cudaGraphExecDestroy, L, 0, 0) \
-  X(cudaGraphDestroy, GRAPH, RT, cudaGraphDestroy, L, 0, 0) \
+  X(cudaGraphInstantiate, GRAPH, RT, cudaGraphInstantiate, L, 0, GT_AF_STACK|GT_AF_INSTANTIATE) \
+  X(cudaGraphInstantiateWithFlags, GRAPH, RT, cudaGraphInstantiateWithFlags, L, 0, GT_AF_STACK|GT_AF_INSTANTIATE) \
+  X(cudaGraphInstantiateWithParams, GRAPH, RT, cudaGraphInstantiateWithParams, L, 0, GT_AF_STACK|GT_AF_INSTANTIATE) \
+  X(cudaGraphInstantiateWithParams_ptsz, GRAPH, RT, cudaGraphInstantiateWithParams, PT, 0, GT_AF_STACK|GT_AF_INSTANTIATE) \
+  X(cudaGraphExecUpdate, GRAPH, RT, cudaGraphExecUpdate, L, 0, GT_AF_EXEC_UPDATE) \
+  X(cudaGraphClone, GRAPH, RT, cudaGraphClone, L, 0, GT_AF_ARG_GRAPH) \
+  X(cudaGraphExecDestroy, GRAPH, RT, cudaGraphExecDestroy, L, 0, GT_AF_ENDS_EXEC) \
+  X(cudaGraphDestroy, GRAPH, RT, cudaGraphDestroy, L, 0, GT_AF_ENDS_GRAPH) \
   X(cudaGraphUpload, GRAPH, RT, cudaGraphUpload, L, 0, GT_AF_ASYNC) \
   X(cudaGraphUpload_ptsz, GRAPH, RT, cudaGraphUpload, PT, 0, GT_AF_ASYNC) \
-  X(cudaGraphAddChildGraphNode, GRAPH, RT, cudaGraphAddChildGraphNode, L, 0, GT_AF_NODE) \
+  X(cudaGraphAddChildGraphNode, GRAPH, RT, cudaGraphAddChildGraphNode, L, 0, GT_AF_NODE|GT_AF_ARG_GRAPH) \
   X(cudaGraphAddEmptyNode, GRAPH, RT, cudaGraphAddEmptyNode, L, 0, GT_AF_NODE) \
   X(cudaGraphExecKernelNodeSetParams, LAUNCH, RT, cudaGraphExecKernelNodeSetParams, L, 0, GT_AF_EDIT) \
   X(cudaGraphAddKernelNode, LAUNCH, RT, cudaGraphAddKernelNode, L, 0, GT_AF_NODE) \
@@ -313,22 +325,22 @@
   X(cudaGraphAddMemFreeNode, FREE, RT, cudaGraphAddMemFreeNode, L, 0, GT_AF_NODE) \
   X(cuStreamBeginCapture_v2, GRAPH, DRV, cuStreamBeginCapture, L, 10010, GT_AF_CAPTURE|GT_AF_STACK) \
   X(cuStreamBeginCapture_v2_ptsz, GRAPH, DRV, cuStreamBeginCapture, PT, 10010, GT_AF_CAPTURE|GT_AF_STACK) \
-  X(cuStreamEndCapture, GRAPH, DRV, cuStreamEndCapture, L, 0, GT_AF_CAPTURE) \
-  X(cuStreamEndCapture_ptsz, GRAPH, DRV, cuStreamEndCapture, PT, 0, GT_AF_CAPTURE) \
-  X(cuGraphInstantiateWithFlags, GRAPH, DRV, cuGraphInstantiateWithFlags, L, 0, GT_AF_STACK) \
-  X(cuGraphInstantiateWithParams, GRAPH, DRV, cuGraphInstantiateWithParams, L, 0, GT_AF_STACK) \
-  X(cuGraphInstantiateWithParams_ptsz, GRAPH, DRV, cuGraphInstantiateWithParams, PT, 0, GT_AF_STACK) \
+  X(cuStreamEndCapture, GRAPH, DRV, cuStreamEndCapture, L, 0, GT_AF_CAPTURE|GT_AF_CAPTURE_END) \
+  X(cuStreamEndCapture_ptsz, GRAPH, DRV, cuStreamEndCapture, PT, 0, GT_AF_CAPTURE|GT_AF_CAPTURE_END) \
+  X(cuGraphInstantiateWithFlags, GRAPH, DRV, cuGraphInstantiateWithFlags, L, 0, GT_AF_STACK|GT_AF_INSTANTIATE) \
+  X(cuGraphInstantiateWithParams, GRAPH, DRV, cuGraphInstantiateWithParams, L, 0, GT_AF_STACK|GT_AF_INSTANTIATE) \
+  X(cuGraphInstantiateWithParams_ptsz, GRAPH, DRV, cuGraphInstantiateWithParams, PT, 0, GT_AF_STACK|GT_AF_INSTANTIATE) \
   X(cuGraphAddKernelNode_v2, LAUNCH, DRV, cuGraphAddKernelNode, L, 12000, GT_AF_NODE) \
-  X(cuGraphExecDestroy, GRAPH, DRV, cuGraphExecDestroy, L, 0, 0) \
-  X(cuGraphDestroy, GRAPH, DRV, cuGraphDestroy, L, 0, 0) \
+  X(cuGraphExecDestroy, GRAPH, DRV, cuGraphExecDestroy, L, 0, GT_AF_ENDS_EXEC) \
+  X(cuGraphDestroy, GRAPH, DRV, cuGraphDestroy, L, 0, GT_AF_ENDS_GRAPH) \
   X(cuGraphUpload, GRAPH, DRV, cuGraphUpload, L, 0, GT_AF_ASYNC) \
   X(cuGraphUpload_ptsz, GRAPH, DRV, cuGraphUpload, PT, 0, GT_AF_ASYNC) \
   X(cudaGraphKernelNodeSetParams, LAUNCH, RT, cudaGraphKernelNodeSetParams, L, 0, GT_AF_EDIT) \
   X(cuGraphKernelNodeSetParams_v2, LAUNCH, DRV, cuGraphKernelNodeSetParams, L, 12000, GT_AF_EDIT) \
   X(cuGraphExecKernelNodeSetParams_v2, LAUNCH, DRV, cuGraphExecKernelNodeSetParams, L, 12000, GT_AF_EDIT) \
-  X(cuStreamBeginCaptureToGraph, GRAPH, DRV, cuStreamBeginCaptureToGraph, L, 0, GT_AF_CAPTURE|GT_AF_STACK) \
-  X(cuStreamBeginCaptureToGraph_ptsz, GRAPH, DRV, cuStreamBeginCaptureToGraph, PT, 0, GT_AF_CAPTURE|GT_AF_STACK) \
-  X(cuGraphExecUpdate_v2, GRAPH, DRV, cuGraphExecUpdate, L, 12000, 0)
+  X(cuStreamBeginCaptureToGraph, GRAPH, DRV, cuStreamBeginCaptureToGraph, L, 0, GT_AF_CAPTURE|GT_AF_STACK|GT_AF_INTO_GRAPH) \
+  X(cuStreamBeginCaptureToGraph_ptsz, GRAPH, DRV, cuStreamBeginCaptureToGraph, PT, 0, GT_AF_CAPTURE|GT_AF_STACK|GT_AF_INTO_GRAPH) \
+  X(cuGraphExecUpdate_v2, GRAPH, DRV, cuGraphExecUpdate, L, 12000, GT_AF_EXEC_UPDATE)
 
 /* clang-format on */
 

@@ -10,10 +10,44 @@
 #include "gputrace/schema.h"
 
 int main(void) {
-  /* on-disk values (docs/trace-format.md) */
-  CHECK_MSG(GT_KIND_LAUNCH == 5 && GT_KIND_DEVICE == 14 && GT_KIND_NOTE == 20 &&
-                GT_KIND_GRAPH == 21 && GT_KIND_HEAP == 22 && GT_KIND_COUNT == 23,
-            "kind values moved");
+  /* on-disk values, names and classes (docs/trace-format.md): one pin per
+   * kind (tests/arch/check_checklists.py checks every kind has its pin) */
+  static const struct {
+    unsigned kind, value;
+    const char *name;
+    unsigned kclass;
+  } pins[] = {
+      {GT_KIND_ALLOC, 1, "alloc", GT_KCLASS_CALL},
+      {GT_KIND_FREE, 2, "free", GT_KCLASS_CALL},
+      {GT_KIND_MEMCPY, 3, "memcpy", GT_KCLASS_CALL},
+      {GT_KIND_MEMSET, 4, "memset", GT_KCLASS_CALL},
+      {GT_KIND_LAUNCH, 5, "launch", GT_KCLASS_CALL},
+      {GT_KIND_SYNC, 6, "sync", GT_KCLASS_CALL},
+      {GT_KIND_STREAM, 7, "stream", GT_KCLASS_CALL},
+      {GT_KIND_EVENT, 8, "event", GT_KCLASS_CALL},
+      {GT_KIND_NVTX, 9, "nvtx", GT_KCLASS_CALL},
+      {GT_KIND_PROCESS, 10, "process", GT_KCLASS_MACHINE},
+      {GT_KIND_KERNEL_NAME, 11, "kernel_name", GT_KCLASS_DEF},
+      {GT_KIND_DROP, 12, "drop", GT_KCLASS_LOSS},
+      {GT_KIND_LOST, 13, "lost", GT_KCLASS_LOSS},
+      {GT_KIND_DEVICE, 14, "device", GT_KCLASS_DEVICE},
+      {GT_KIND_STACK, 15, "stack", GT_KCLASS_DEF},
+      {GT_KIND_MODULE, 16, "module", GT_KCLASS_DEF},
+      {GT_KIND_PYFRAME, 17, "pyframe", GT_KCLASS_DEF},
+      {GT_KIND_FRAME, 18, "frame", GT_KCLASS_DEF},
+      {GT_KIND_METRIC, 19, "metric", GT_KCLASS_MACHINE},
+      {GT_KIND_NOTE, 20, "note", GT_KCLASS_MACHINE},
+      {GT_KIND_GRAPH, 21, "graph", GT_KCLASS_CALL},
+      {GT_KIND_HEAP, 22, "heap", GT_KCLASS_MACHINE},
+  };
+  CHECK_MSG(GT_KIND_COUNT == 23, "%u kinds", (unsigned)GT_KIND_COUNT);
+  CHECK_MSG(sizeof pins / sizeof pins[0] == GT_KIND_COUNT - 1, "a kind without its pin");
+  for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++)
+    CHECK_MSG(pins[i].kind == pins[i].value &&
+                  !strcmp(gt_kind_name(pins[i].kind), pins[i].name) &&
+                  gt_kind_class(pins[i].kind) == pins[i].kclass,
+              "kind %s: value %u, name %s, class %u", pins[i].name, pins[i].kind,
+              gt_kind_name(pins[i].kind), gt_kind_class(pins[i].kind));
   static const char *const calls[] = {"alloc", "free",   "memcpy", "memset", "launch",
                                       "sync",  "stream", "event",  "nvtx",   "graph"};
   unsigned ncalls = 0;

@@ -1,8 +1,9 @@
 /* test_report_rules.c — every finding of `gputrace report` (report_rules.c,
  * report_hw.c; docs/report.md states the rules) fires on a minimal
- * synthetic trace made to trigger it, and stays quiet on the same trace
- * just short of its threshold; a plain trace has no finding at all. The
- * verdict: none without CUDA calls, and a near tie names its runner-up. */
+ * synthetic trace made to trigger it, with its exact severity, message and
+ * evidence, and stays quiet on the same trace just short of its threshold;
+ * a plain trace has no finding at all. The verdict: none without CUDA
+ * calls, and a near tie names its runner-up. */
 #include "check.h"
 #include "report.h"
 #include "synth.h"
@@ -11,12 +12,31 @@
 
 typedef void (*build_fn)(struct synth *w, int fire);
 
+/* One finding as the test compares it: "severity rule: message | key=value
+ * ..." (ns and bytes as integers, fractions %.4g). */
+static void describe(const struct rp_finding *f, char *buf, size_t len) {
+  size_t at = (size_t)snprintf(buf, len, "%s %s: %s |", f->severity, f->rule, f->message);
+  for (int i = 0; i < f->nev && at < len; i++) {
+    const struct rp_ev *e = &f->ev[i];
+    if (e->type == RP_EV_STR)
+      at += (size_t)snprintf(buf + at, len - at, " %s=%s", e->key, e->s);
+    else if (e->type == RP_EV_FRAC)
+      at += (size_t)snprintf(buf + at, len - at, " %s=%.4g", e->key, e->d);
+    else
+      at += (size_t)snprintf(buf + at, len - at, " %s=%" PRIu64, e->key, e->u);
+  }
+}
+
+static char first_finding[1024]; /* describe() of the last trace's first finding */
+
 /* Findings of `report` on the trace build() writes (fire: over the rule's
- * threshold or just under it); their rule names, ' '-separated, in buf. */
+ * threshold or just under it); their rule names, ' '-separated, in buf;
+ * the first one described in first_finding. */
 static const char *findings(const char *name, build_fn build, int fire,
                             uint64_t device_memory, char *buf, size_t len) {
   char path[256], file[64];
-  snprintf(file, sizeof file, "%s_%d.gtrace", name, fire);
+  static unsigned traces; /* a rule may have several */
+  snprintf(file, sizeof file, "%s_%d_%u.gtrace", name, fire, traces++);
   struct synth w;
   synth_open(&w, synth_path(file, path, sizeof path));
   synth_process(&w, 1, "./rules");
@@ -27,7 +47,9 @@ static const char *findings(const char *name, build_fn build, int fire,
   rp_init(r, &o);
   CHECK(rp_read(r, path, "test") == 0);
   rp_finish(r);
-  buf[0] = '\0';
+  buf[0] = first_finding[0] = '\0';
+  if (r->nfindings)
+    describe(&r->findings[0], first_finding, sizeof first_finding);
   for (size_t i = 0; i < r->nfindings; i++)
     snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? " " : "",
              r->findings[i].rule);
@@ -36,14 +58,19 @@ static const char *findings(const char *name, build_fn build, int fire,
   return buf;
 }
 
-/* The rule fires on its trace, and nothing else does; nothing fires on
- * the one under the threshold. */
-static void check_rule(const char *rule, build_fn build, uint64_t device_memory) {
+/* The rule fires on its trace, and nothing else does, with exactly the
+ * severity, message and evidence `want` describes; nothing fires on the
+ * one under the threshold. */
+static void check_rule(const char *rule, build_fn build, uint64_t device_memory,
+                       const char *want) {
   char buf[512];
   findings(rule, build, 1, device_memory, buf, sizeof buf);
   if (strcmp(buf, rule) != 0)
     fprintf(stderr, "%s: fired: '%s'\n", rule, buf);
   CHECK(strcmp(buf, rule) == 0);
+  if (strcmp(first_finding, want) != 0)
+    fprintf(stderr, "%s:\n  got  '%s'\n  want '%s'\n", rule, first_finding, want);
+  CHECK(strcmp(first_finding, want) == 0);
   findings(rule, build, 0, device_memory, buf, sizeof buf);
   if (buf[0])
     fprintf(stderr, "%s under its threshold: fired: '%s'\n", rule, buf);
@@ -100,6 +127,28 @@ static void excessive_sync(struct synth *w, int fire) {
 static void small_kernels(struct synth *w, int fire) {
   for (int i = 0; i < (fire ? 100 : 99); i++)
     synth_launch(w, 10 * MS + i * 10000, 1000, 0x10, 0, 0);
+}
+
+/* With device timing: back to back (the device 90 % busy, no other rule),
+ * each run 900 ns for a 1000 ns launch call. */
+static void small_kernels_timed(struct synth *w, int fire) {
+  synth_kernel_name(w, 10 * MS, 0x10, "_Z4stepv");
+  for (int i = 0; i < (fire ? 100 : 99); i++) {
+    struct gt_record l = synth_rec(GT_KIND_LAUNCH, GT_API___cudaLaunchKernel,
+                                   10 * MS + (uint64_t)i * 1000, 1000);
+    l.u.launch.kernel = 0x10;
+    l.u.launch.grid[0] = l.u.launch.block[0] = 1;
+    l.u.launch.corr = (uint32_t)i + 1;
+    synth_put(w, &l);
+    struct gt_record d = synth_rec(GT_KIND_DEVICE, GT_API___cudaLaunchKernel,
+                                   10 * MS + (uint64_t)i * 1000 + 50, 900);
+    d.u.device.of_kind = GT_KIND_LAUNCH;
+    d.u.device.kernel = 0x10;
+    d.u.device.corr = (uint32_t)i + 1;
+    d.u.device.sample = 1;
+    d.u.device.source = GT_DEVTIME_EVENTS;
+    synth_put(w, &d);
+  }
 }
 
 static void small_transfers(struct synth *w, int fire) {
@@ -193,20 +242,72 @@ int main(void) {
   check_verdict(5, 485, 424, "transfer-bound", NULL);        /* 5.1 points apart */
   check_verdict(5, 384, 435, "cpu-bound", NULL);
   CHECK(strcmp(findings("plain", plain, 1, 0, buf, sizeof buf), "") == 0);
-  check_rule("api_errors", api_errors, 0);
-  check_rule("pageable_memcpy", pageable, 0);
-  check_rule("sync_memcpy", sync_copies, 0);
-  check_rule("sync_memset", sync_memset, 0);
-  check_rule("excessive_sync", excessive_sync, 0);
-  check_rule("small_kernels", small_kernels, 0);
-  check_rule("small_transfers", small_transfers, 0);
-  check_rule("alloc_churn", alloc_churn, 0);
-  check_rule("gpu_idle_gaps", idle_gaps, 0);
-  check_rule("low_gpu_utilization", utilization, 0);
-  check_rule("memory_pressure", memory, 1000);
-  check_rule("cold_start", cold_start, 0);
-  check_rule("gpu_underutilized", hw_util, 0);
-  check_rule("vram_pressure", hw_vram, 0);
-  check_rule("thermal", hw_thermal, 0);
+  check_rule("api_errors", api_errors, 0,
+             "high api_errors: 1 CUDA calls returned an error (__cudaLaunchKernel: "
+             "cudaErrorMemoryAllocation ×1) | failed_calls=1 top=__cudaLaunchKernel: "
+             "cudaErrorMemoryAllocation ×1");
+  check_rule("pageable_memcpy", pageable, 0,
+             "medium pageable_memcpy: 1 host<->device copies used pageable host "
+             "memory (0.0 % of the traced time); 1 of them were async copies, which "
+             "then block like synchronous ones | copies=1 async_copies=1 bytes=4096 "
+             "host_ns=1000 share=0.0004998");
+  check_rule("sync_memcpy", sync_copies, 0,
+             "low sync_memcpy: 10 synchronous host<->device copies (host-to-device "
+             "ones over 64 KB) blocked the host for 0.1 % of the traced time | "
+             "copies=10 bytes=10485760 host_ns=10000 share=0.000909");
+  check_rule("sync_memset", sync_memset, 0,
+             "low sync_memset: 1 synchronous memsets of pinned or managed memory "
+             "blocked the host (0.0 % of the traced time) | memsets=1 host_ns=1000 "
+             "share=0.0003332");
+  check_rule("excessive_sync", excessive_sync, 0,
+             "medium excessive_sync: 100 % of kernel launches were followed by a "
+             "synchronize before the next launch (10 of 10); the host was blocked in "
+             "synchronizes for 0.3 % of the traced time | launches=10 "
+             "launches_then_sync=10 ratio=1 sync_calls=10 blocked_ns=50000 "
+             "share=0.002631");
+  check_rule("small_kernels", small_kernels, 0,
+             "medium small_kernels: 100 launches: the host waited 0 ns per launch for "
+             "kernels (estimated) and spent 1000 ns per launch launching them | "
+             "launches=100 kernel_est_ns=0 launch_ns=100000 launch_share=0.1009");
+  check_rule("small_kernels", small_kernels_timed, 0,
+             "medium small_kernels: 1 kernels (100 launches) run on the device for at "
+             "most twice the host time of launching them | kernels=1 launches=100 "
+             "examples=step() launch_share=1");
+  check_rule("small_transfers", small_transfers, 0,
+             "low small_transfers: 100 of 100 copies moved less than 64 KiB each; "
+             "each pays a fixed latency of microseconds | small_copies=100 copies=100 "
+             "fraction=1");
+  check_rule("alloc_churn", alloc_churn, 0,
+             "low alloc_churn: 10 allocations were of a size the process had freed "
+             "before (11 allocations, 11 frees; 0.0 % of the traced time in them) | "
+             "reallocations=10 async_reallocations=0 allocations=11 frees=11 "
+             "host_ns=220 share=9.565e-06");
+  check_rule("gpu_idle_gaps", idle_gaps, 0,
+             "medium gpu_idle_gaps: the device sat idle 1 times for 500 ms or more "
+             "(99.7 % of the run; longest 0.589 s, at +0.011 s) | gaps=1 "
+             "idle_ns=588995000 longest_ns=588995000 source=model: from a wait that "
+             "drained all queued work to the next work queued");
+  check_rule("low_gpu_utilization", utilization, 0,
+             "medium low_gpu_utilization: the device was busy less than half the time "
+             "in 30 of 30 equal parts of the run (mean 1 %; lowest 0 % in part 2) | "
+             "chunks=30 low_chunks=30 mean_utilization=0.01099 lowest_utilization=0");
+  check_rule("memory_pressure", memory, 1000,
+             "high memory_pressure: peak device memory of pid 100 reached 90.0 % of "
+             "the device's memory | peak_bytes=900 device_bytes=1000 fraction=0.9 "
+             "pid=100");
+  check_rule("cold_start", cold_start, 0,
+             "low cold_start: the first \"request\" range took 5.0x the median of the "
+             "others | range=request cold_ns=5000000 p50_ns=1000000");
+  check_rule("gpu_underutilized", hw_util, 0,
+             "high gpu_underutilized: GPU 0 utilization was under 25 % for 100.0 % of "
+             "the sampled time (mean 10.0 %) | gpu=0 fraction=1 low_ns=1000000000 "
+             "sampled_ns=1000000000");
+  check_rule("vram_pressure", hw_vram, 0,
+             "medium vram_pressure: GPU 0 memory use was above 85 % for 100.0 % of "
+             "the sampled time (above 90 %: 0.0 %) | gpu=0 fraction_85=1 "
+             "fraction_90=0 max_used_bytes=880");
+  check_rule("thermal", hw_thermal, 0,
+             "high thermal: GPU 0 temperature was at or above 83 C for 100.0 % of the "
+             "sampled time (max 84 C) | gpu=0 fraction=1 threshold_c=83 max_c=84");
   return check_finish("test_report_rules");
 }
