@@ -14,12 +14,15 @@
  *    a time recorded in one process means the same in another.
  *  - A handle names the exporting process, the memfd's descriptor there and
  *    the page's unique id. cudaIpcOpenEventHandle opens the page through
- *    /proc/<pid>/fd/<fd> (the same user's processes on the same machine;
- *    the exporting process itself too) and returns a new event with
+ *    /proc/<pid>/fd/<fd> (the same user's processes on the same machine)
+ *    and returns a new event with
  *    cudaEventDisableTiming | cudaEventInterprocess, which must be destroyed
  *    with cudaEventDestroy. A handle whose process, descriptor or page is
  *    gone (or another page is behind the descriptor now) fails with
  *    cudaErrorMapBufferObjectFailed, as the memory handles do (memory.c).
+ *    In the exporting process itself the open is refused with
+ *    cudaErrorDeviceUninitialized ("invalid device context", what the real
+ *    runtime answers for its own IPC handles; never more lenient).
  *  - An opened event can be exported again (its handle names the opening
  *    process). Destroying the exporter's event closes its descriptor, so
  *    later opens fail; events already opened keep their page (the real
@@ -133,6 +136,8 @@ SI_API cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event,
     return si_ret(cudaErrorInvalidValue);
   struct ipc_handle h;
   memcpy(&h, &handle, sizeof h);
+  if (h.magic == HANDLE_MAGIC && h.pid == (uint32_t)getpid())
+    return si_ret(cudaErrorDeviceUninitialized);
   struct ipc_page *pg = NULL;
   int fd = h.magic == HANDLE_MAGIC && h.fd >= 0 ? open_page(&h, &pg) : -1;
   if (fd < 0)

@@ -4,10 +4,11 @@
 // line per result (tests/e2e/test_standin_samples_apis.py compares the
 // output exactly, untraced and under gputrace record).
 //
-// `samples_apis child HANDLE` is the second process of the IPC event case:
-// it opens the parent's event from the hex handle, sees the parent's record
-// (not ready, then ready after synchronizing), records it itself after a
-// one-second kernel and exits; the parent then sees that record.
+// `samples_apis child HANDLE` is the second process of the IPC event case
+// (the exporting process cannot open its own handle): it opens the parent's
+// event from the hex handle, sees the parent's record (not ready, then
+// ready after synchronizing), records it itself after a one-second kernel
+// and exits; the parent then sees that record.
 #include <cuda_runtime.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -50,6 +51,17 @@ static int handle_of(const char *hex, cudaIpcEventHandle_t *h) {
   return 0;
 }
 
+// `samples_apis late HANDLE`: opening the handle of a destroyed event.
+static int late(const char *hex) {
+  cudaIpcEventHandle_t h;
+  cudaEvent_t ev = NULL;
+  if (handle_of(hex, &h) != 0)
+    return 2;
+  SHOW("late child: cudaIpcOpenEventHandle(destroyed exporter)",
+       cudaIpcOpenEventHandle(&ev, h));
+  return 0;
+}
+
 static int child(const char *hex) {
   cudaIpcEventHandle_t h;
   cudaEvent_t ev = NULL;
@@ -59,6 +71,16 @@ static int child(const char *hex) {
   SHOW("child: cudaEventQuery before the parent's kernel ends", cudaEventQuery(ev));
   SHOW("child: cudaEventSynchronize", cudaEventSynchronize(ev));
   SHOW("child: cudaEventQuery after", cudaEventQuery(ev));
+  float ms;
+  SHOW("child: cudaEventElapsedTime", cudaEventElapsedTime(&ms, ev, ev));
+  cudaEvent_t timed;
+  cudaEventCreate(&timed);
+  cudaEventRecord(timed, 0);
+  SHOW("child: cudaEventElapsedTime(timed, opened)",
+       cudaEventElapsedTime(&ms, timed, ev));
+  cudaIpcEventHandle_t again;
+  SHOW("child: cudaIpcGetEventHandle(opened)", cudaIpcGetEventHandle(&again, ev));
+  cudaEventDestroy(timed);
   long_kernel(1000, 0);
   SHOW("child: cudaEventRecord after a 1 s kernel", cudaEventRecord(ev, 0));
   SHOW("child: cudaEventDestroy", cudaEventDestroy(ev));
@@ -150,10 +172,11 @@ static int occupancy(void) {
   return 0;
 }
 
-static int spawn_child(const char *self, const cudaIpcEventHandle_t *h) {
+static int spawn_child(const char *self, const char *mode,
+                       const cudaIpcEventHandle_t *h) {
   char hex[2 * sizeof *h + 1];
   hex_of(h, hex);
-  char *args[] = {(char *)self, (char *)"child", hex, NULL};
+  char *args[] = {(char *)self, (char *)mode, hex, NULL};
   pid_t pid;
   fflush(stdout);
   if (posix_spawn(&pid, self, NULL, NULL, args, environ) != 0)
@@ -182,24 +205,21 @@ static int ipc_events(const char *self) {
   SHOW("cudaIpcOpenEventHandle(NULL event)", cudaIpcOpenEventHandle(NULL, h));
   SHOW("cudaIpcOpenEventHandle(zeroed handle)", cudaIpcOpenEventHandle(&opened, zero));
   SHOW("cudaIpcOpenEventHandle(same process)", cudaIpcOpenEventHandle(&opened, h));
-  SHOW("opened: cudaEventQuery never recorded", cudaEventQuery(opened));
   long_kernel(300, 0);
   SHOW("cudaEventRecord(exported) after a 0.3 s kernel", cudaEventRecord(ipc, 0));
-  SHOW("opened: cudaEventQuery", cudaEventQuery(opened));
-  SHOW("opened: cudaEventSynchronize", cudaEventSynchronize(opened));
   SHOW("exported: cudaEventQuery", cudaEventQuery(ipc));
+  SHOW("exported: cudaEventSynchronize", cudaEventSynchronize(ipc));
   float ms;
-  SHOW("opened: cudaEventElapsedTime", cudaEventElapsedTime(&ms, opened, opened));
-  SHOW("opened: cudaEventDestroy", cudaEventDestroy(opened));
+  SHOW("exported: cudaEventElapsedTime", cudaEventElapsedTime(&ms, ipc, ipc));
 
   long_kernel(2000, 0);
   SHOW("cudaEventRecord(exported) after a 2 s kernel", cudaEventRecord(ipc, 0));
-  printf("child exit status = %d\n", spawn_child(self, &h));
+  printf("child exit status = %d\n", spawn_child(self, "child", &h));
   SHOW("exported: cudaEventQuery after the child's record", cudaEventQuery(ipc));
   SHOW("exported: cudaEventSynchronize", cudaEventSynchronize(ipc));
   SHOW("exported: cudaEventQuery after", cudaEventQuery(ipc));
   SHOW("cudaEventDestroy(exported)", cudaEventDestroy(ipc));
-  SHOW("cudaIpcOpenEventHandle(destroyed exporter)", cudaIpcOpenEventHandle(&opened, h));
+  printf("late child exit status = %d\n", spawn_child(self, "late", &h));
   cudaEventDestroy(plain);
   return 0;
 }
@@ -357,6 +377,8 @@ static int stream_attributes(void) {
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "child") == 0)
     return child(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "late") == 0)
+    return late(argv[2]);
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (zero_copy() || occupancy() || ipc_events(argv[0]) || limits() ||
       stream_attributes())
