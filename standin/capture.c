@@ -302,7 +302,7 @@ cudaError_t si_cap_wait_event(struct si_stream *s, struct si_event *e, unsigned 
       struct si_node_desc d = {.type = cudaGraphNodeTypeWaitEvent,
                                .u.ev = (cudaEvent_t)e};
       err = cap_add(c, s, &d);
-    } else if (eid == 0 && __atomic_load_n(&e->ts, __ATOMIC_ACQUIRE) == 0) {
+    } else if (eid == 0 && si_event_ts(e) == 0) {
       /* never recorded: nothing to wait for */
     } else {
       c->invalidated = 1;

@@ -17,6 +17,9 @@
  *    allocations and invalidates its streams, events, graphs and capture
  *    sequences; during stream capture it is potentially unsafe (capture.c).
  *  - cudaProfilerStart / cudaProfilerStop succeed and do nothing.
+ *  - cudaDeviceSetLimit / cudaDeviceGetLimit keep the limits (an H100's
+ *    defaults, reset by cudaDeviceReset) and check their documented
+ *    ranges; nothing reads them. cudaCtxResetPersistingL2Cache succeeds.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -27,16 +30,29 @@
 
 static int device_flags; /* cudaSetDeviceFlags; atomic */
 
+/* cudaDeviceSetLimit / cudaDeviceGetLimit, indexed by enum cudaLimit; an
+ * H100's defaults. cudaLimitDevRuntimeSyncDepth does not exist on compute
+ * capability 9.0 (cudaErrorUnsupportedLimit, as documented). */
+#define SI_LIMIT_N (cudaLimitPersistingL2CacheSize + 1)
+static const size_t limit_defaults[SI_LIMIT_N] = {
+    [cudaLimitStackSize] = 1024,           [cudaLimitPrintfFifoSize] = 1048576,
+    [cudaLimitMallocHeapSize] = 8388608,   [cudaLimitDevRuntimePendingLaunchCount] = 2048,
+    [cudaLimitMaxL2FetchGranularity] = 64, [cudaLimitPersistingL2CacheSize] = 0,
+};
+static size_t limit_values[SI_LIMIT_N]; /* atomic; those set since the last reset: */
+static unsigned limit_set_mask;         /* atomic; bit 1 << limit */
+#define SI_PERSISTING_L2_MAX (32u * 1024 * 1024)
+
 void si_device_props(struct cudaDeviceProp *p) {
   memset(p, 0, sizeof(*p));
-  strcpy(p->name, "gputrace CPU stand-in");
+  strcpy(p->name, SI_DEVICE_NAME);
   memcpy(p->uuid.bytes, "gputrace-standin", 16);
   p->totalGlobalMem = (size_t)si_config()->mem_bytes;
-  p->sharedMemPerBlock = 48 * 1024;
-  p->regsPerBlock = 65536;
+  p->sharedMemPerBlock = SI_SHMEM_PER_BLOCK;
+  p->regsPerBlock = SI_REGS_PER_SM;
   p->warpSize = 32;
   p->memPitch = 2147483647;
-  p->maxThreadsPerBlock = 1024;
+  p->maxThreadsPerBlock = SI_MAX_THREADS_PER_BLOCK;
   p->maxThreadsDim[0] = 1024;
   p->maxThreadsDim[1] = 1024;
   p->maxThreadsDim[2] = 64;
@@ -44,8 +60,8 @@ void si_device_props(struct cudaDeviceProp *p) {
   p->maxGridSize[1] = 65535;
   p->maxGridSize[2] = 65535;
   p->totalConstMem = 65536;
-  p->major = 9;
-  p->minor = 0;
+  p->major = SI_CC_MAJOR;
+  p->minor = SI_CC_MINOR;
   p->maxTexture1D = SI_TEX_1D;
   p->maxTexture2D[0] = SI_TEX_2D_W;
   p->maxTexture2D[1] = SI_TEX_2D_H;
@@ -65,23 +81,23 @@ void si_device_props(struct cudaDeviceProp *p) {
   p->concurrentKernels = 1;
   p->asyncEngineCount = 2; /* one H2D and one D2H copy engine */
   p->unifiedAddressing = 1;
-  p->memoryBusWidth = 5120;
-  p->l2CacheSize = 50 * 1024 * 1024;
-  p->persistingL2CacheMaxSize = 32 * 1024 * 1024;
+  p->memoryBusWidth = SI_MEM_BUS_BITS;
+  p->l2CacheSize = SI_L2_BYTES;
+  p->persistingL2CacheMaxSize = SI_PERSISTING_L2_MAX;
   p->maxThreadsPerMultiProcessor = SI_MAX_THREADS_PER_SM;
   p->streamPrioritiesSupported = 1;
   p->globalL1CacheSupported = 1;
   p->localL1CacheSupported = 1;
-  p->sharedMemPerMultiprocessor = 233472;
-  p->regsPerMultiprocessor = 65536;
+  p->sharedMemPerMultiprocessor = SI_SHMEM_PER_SM;
+  p->regsPerMultiprocessor = SI_REGS_PER_SM;
   p->managedMemory = 1;
   p->concurrentManagedAccess = 1;
   p->computePreemptionSupported = 1;
   p->cooperativeLaunch = 1;
   p->sharedMemPerBlockOptin = SI_SHMEM_OPTIN;
   p->maxBlocksPerMultiProcessor = SI_MAX_BLOCKS_PER_SM;
-  p->accessPolicyMaxWindowSize = 134213632;
-  p->reservedSharedMemPerBlock = 1024;
+  p->accessPolicyMaxWindowSize = SI_ACCESS_POLICY_MAX_WINDOW;
+  p->reservedSharedMemPerBlock = SI_SHMEM_RESERVED;
   p->hostRegisterSupported = 1;
   p->memoryPoolsSupported = 1;
   p->memoryPoolSupportedHandleTypes = 1;
@@ -163,10 +179,10 @@ static const struct {
 static int extra_attr(enum cudaDeviceAttr attr, int *value) {
   switch (attr) {
   case cudaDevAttrClockRate:
-    *value = 1980000; /* kHz */
+    *value = SI_CLOCK_KHZ;
     return 1;
   case cudaDevAttrMemoryClockRate:
-    *value = 2619000; /* kHz */
+    *value = SI_MEM_CLOCK_KHZ;
     return 1;
   case cudaDevAttrGpuOverlap:
   case cudaDevAttrHostRegisterReadOnlySupported:
@@ -177,7 +193,7 @@ static int extra_attr(enum cudaDeviceAttr attr, int *value) {
     *value = 2;
     return 1;
   case cudaDevAttrMemSyncDomainCount:
-    *value = 4;
+    *value = SI_MEM_SYNC_DOMAINS;
     return 1;
   default:
     return 0;
@@ -264,6 +280,45 @@ SI_API cudaError_t cudaDeviceReset(void) {
   si_graphs_reset();
   si_arrays_reset();
   __atomic_store_n(&device_flags, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&limit_set_mask, 0, __ATOMIC_RELAXED);
+  return cudaSuccess;
+}
+
+/* ---- limits and the L2 cache ----------------------------------------------------------
+ */
+
+static int limit_supported(enum cudaLimit limit) {
+  return (int)limit >= 0 && (int)limit < SI_LIMIT_N &&
+         limit != cudaLimitDevRuntimeSyncDepth;
+}
+
+/* The documented ranges: the L2 fetch granularity is 0..128 bytes, the
+ * persisting L2 size at most persistingL2CacheMaxSize; other sizes are free. */
+SI_API cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
+  if (!limit_supported(limit))
+    return si_ret(cudaErrorUnsupportedLimit);
+  if ((limit == cudaLimitMaxL2FetchGranularity && value > 128) ||
+      (limit == cudaLimitPersistingL2CacheSize && value > SI_PERSISTING_L2_MAX))
+    return si_ret(cudaErrorInvalidValue);
+  __atomic_store_n(&limit_values[limit], value, __ATOMIC_RELAXED);
+  __atomic_fetch_or(&limit_set_mask, 1u << limit, __ATOMIC_RELEASE);
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit) {
+  if (pValue == NULL)
+    return si_ret(cudaErrorInvalidValue);
+  if (!limit_supported(limit))
+    return si_ret(cudaErrorUnsupportedLimit);
+  unsigned set = __atomic_load_n(&limit_set_mask, __ATOMIC_ACQUIRE);
+  *pValue = (set & (1u << limit))
+                ? __atomic_load_n(&limit_values[limit], __ATOMIC_RELAXED)
+                : limit_defaults[limit];
+  return cudaSuccess;
+}
+
+/* There is no cache: nothing persists, nothing to reset. */
+SI_API cudaError_t cudaCtxResetPersistingL2Cache(void) {
   return cudaSuccess;
 }
 

@@ -1214,7 +1214,7 @@ static void run_graph(const struct si_graph *g, struct si_stream *s, uint64_t *s
     }
     case cudaGraphNodeTypeWaitEvent: {
       struct si_event *e = si_event_resolve(d->u.ev);
-      uint64_t ts = e != NULL ? __atomic_load_n(&e->ts, __ATOMIC_ACQUIRE) : 0;
+      uint64_t ts = e != NULL ? si_event_ts(e) : 0;
       if (ts != 0 && timeline)
         si_tl_extend(s, ts);
       break;

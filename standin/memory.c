@@ -50,6 +50,11 @@
  *    (the address reserved at once) and cudaFreeAsync a free node, which
  *    must name a graph allocation. cudaMemPoolSetAttribute stores the
  *    default pool's settable attributes (nothing reads them).
+ *  - cudaHostGetDevicePointer (flags 0) answers for memory allocated with
+ *    cudaHostAllocMapped or registered with cudaHostRegisterMapped, interior
+ *    pointers included, with the host address (unified addressing, host
+ *    pointers usable on the device); any other pointer, pinned without the
+ *    flag included, is cudaErrorInvalidValue.
  *  - GPUTRACE_STANDIN_LEAK_CHECK=1: at exit, the allocations the program
  *    still owns (device, managed, pinned, arrays; not IPC mappings) are
  *    summed on stderr in
@@ -486,7 +491,26 @@ SI_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) 
   if (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
                           cudaHostAllocWriteCombined))
     return si_ret(cudaErrorInvalidValue);
-  return si_ret(alloc_range(pHost, size, SI_MEM_PINNED, 1));
+  e = alloc_range(pHost, size, SI_MEM_PINNED, 1);
+  if (e == cudaSuccess && *pHost != NULL && (flags & cudaHostAllocMapped)) {
+    pthread_mutex_lock(&mem_mu); /* not yet returned: nobody frees it meanwhile */
+    table[find_index((uintptr_t)*pHost)].mapped = 1;
+    pthread_mutex_unlock(&mem_mu);
+  }
+  return si_ret(e);
+}
+
+/* Only mapped pinned memory has a device address (the real runtime's rule;
+ * the device sees it at the host address, cudaDevAttrCanUseHostPointer...). */
+SI_API cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost,
+                                            unsigned int flags) {
+  if (pDevice == NULL || flags != 0)
+    return si_ret(cudaErrorInvalidValue);
+  struct si_range r = si_mem_find(pHost);
+  if ((r.kind != SI_MEM_PINNED && r.kind != SI_MEM_REGISTERED) || !r.mapped)
+    return si_ret(cudaErrorInvalidValue);
+  *pDevice = pHost;
+  return cudaSuccess;
 }
 
 SI_API cudaError_t cudaFree(void *devPtr) {
@@ -507,7 +531,10 @@ SI_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) 
   if (ptr == NULL || size == 0 || (flags & ~valid) || (uintptr_t)ptr + size < size)
     return si_ret(cudaErrorInvalidValue);
   pthread_mutex_lock(&mem_mu);
-  struct si_range r = {.base = (uintptr_t)ptr, .size = size, .kind = SI_MEM_REGISTERED};
+  struct si_range r = {.base = (uintptr_t)ptr,
+                       .size = size,
+                       .kind = SI_MEM_REGISTERED,
+                       .mapped = (flags & cudaHostRegisterMapped) != 0};
   int rc = table_insert(r);
   cudaError_t e = cudaSuccess;
   if (rc == 1) {

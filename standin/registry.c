@@ -17,6 +17,9 @@
  *  - Where the API takes an entry function it also accepts a cudaKernel_t
  *    ("if the specified function does not exist, then it is assumed to be a
  *    cudaKernel_t", cuda_runtime_api.h).
+ *  - cudaFuncGetAttributes reports one register-light kernel for every
+ *    function; the occupancy calls compute from it and the device's
+ *    per-SM resources (occupancy() below, docs/standin.md).
  *  - Stub lookups take the registry mutex except for a per-thread one-entry
  *    cache, which keeps repeated launches of one kernel lock-free.
  */
@@ -298,22 +301,75 @@ SI_API cudaError_t cudaFuncGetName(const char **name, const void *func) {
   return cudaSuccess;
 }
 
+/* The device image is not parsed: every function is a plausible
+ * register-light kernel with no static shared/const/local memory. */
+#define FUNC_MAX_THREADS 1024
+#define FUNC_REGS 32
+#define FUNC_MAX_DYN_SHMEM (48 * 1024)
+
 SI_API cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
                                          const void *func) {
   if (attr == NULL)
     return si_ret(cudaErrorInvalidValue);
   if (si_func_lookup(func) == NULL)
     return si_ret(cudaErrorInvalidDeviceFunction);
-  /* The device image is not parsed: report a plausible register-light kernel
-   * with no static shared/const/local memory. */
   memset(attr, 0, sizeof(*attr));
-  attr->maxThreadsPerBlock = 1024;
-  attr->numRegs = 32;
+  attr->maxThreadsPerBlock = FUNC_MAX_THREADS;
+  attr->numRegs = FUNC_REGS;
   attr->ptxVersion = 90;
   attr->binaryVersion = 90;
-  attr->maxDynamicSharedSizeBytes = 48 * 1024;
+  attr->maxDynamicSharedSizeBytes = FUNC_MAX_DYN_SHMEM;
   attr->preferredShmemCarveout = -1;
   return cudaSuccess;
+}
+
+/* ---- occupancy ---------------------------------------------------------------- */
+
+/* The blocks of blockSize threads one SM holds at once: the least of the
+ * limits of warps (SI_MAX_THREADS_PER_SM / 32 warp slots), blocks
+ * (SI_MAX_BLOCKS_PER_SM), registers (FUNC_REGS per thread, allocated per
+ * warp in units of 256, from SI_REGS_PER_SM) and shared memory (dynamic
+ * plus the reserved SI_SHMEM_RESERVED per block, in units of 128 bytes,
+ * from SI_SHMEM_PER_SM) — cuda_occupancy.h's model without partitioned
+ * caching. A block larger than the function allows, or dynamic shared
+ * memory past its maxDynamicSharedSizeBytes, gives 0. */
+static int occupancy(int block_size, size_t dyn_shmem) {
+  if (block_size > FUNC_MAX_THREADS || dyn_shmem > FUNC_MAX_DYN_SHMEM)
+    return 0;
+  int warps = (block_size + 31) / 32;
+  int by_warps = SI_MAX_THREADS_PER_SM / 32 / warps;
+  int regs_per_warp = (FUNC_REGS * 32 + 255) / 256 * 256;
+  int by_regs = SI_REGS_PER_SM / regs_per_warp / warps;
+  size_t shmem = (dyn_shmem + SI_SHMEM_RESERVED + 127) / 128 * 128;
+  int by_shmem = (int)(SI_SHMEM_PER_SM / shmem);
+  int n = SI_MAX_BLOCKS_PER_SM;
+  n = by_warps < n ? by_warps : n;
+  n = by_regs < n ? by_regs : n;
+  return by_shmem < n ? by_shmem : n;
+}
+
+static cudaError_t max_active_blocks(int *num_blocks, const void *func, int block_size,
+                                     size_t dyn_shmem, unsigned flags) {
+  if (num_blocks == NULL || block_size <= 0 ||
+      (flags & ~(unsigned)cudaOccupancyDisableCachingOverride))
+    return cudaErrorInvalidValue;
+  if (si_func_lookup(func) == NULL)
+    return cudaErrorInvalidDeviceFunction;
+  *num_blocks = occupancy(block_size, dyn_shmem);
+  return cudaSuccess;
+}
+
+SI_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks,
+                                                                 const void *func,
+                                                                 int blockSize,
+                                                                 size_t dynamicSMemSize) {
+  return si_ret(max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, 0));
+}
+
+SI_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize,
+    unsigned int flags) {
+  return si_ret(max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, flags));
 }
 
 /* ---- variables ---------------------------------------------------------------- */

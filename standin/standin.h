@@ -71,6 +71,8 @@ extern __typeof__(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
 extern __typeof__(cudaStreamQuery) cudaStreamQuery_ptsz;
 extern __typeof__(cudaStreamWaitEvent) cudaStreamWaitEvent_ptsz;
 extern __typeof__(cudaStreamGetPriority) cudaStreamGetPriority_ptsz;
+extern __typeof__(cudaStreamSetAttribute) cudaStreamSetAttribute_ptsz;
+extern __typeof__(cudaStreamGetAttribute) cudaStreamGetAttribute_ptsz;
 extern __typeof__(cudaEventRecord) cudaEventRecord_ptsz;
 extern __typeof__(cudaEventRecordWithFlags) cudaEventRecordWithFlags_ptsz;
 extern __typeof__(cudaGetDriverEntryPoint) cudaGetDriverEntryPoint_ptsz;
@@ -193,6 +195,12 @@ struct si_stream {
   size_t ndeps, deps_cap;
   cudaGraphEdgeData *edata; /* ndeps zeroed entries (cudaStreamGetCaptureInfo) */
   size_t edata_cap;
+  /* cudaStreamSetAttribute's values (zero: the default), read by nothing. */
+  struct cudaAccessPolicyWindow apw;
+  int sync_policy; /* enum cudaSynchronizationPolicy, 0: cudaSyncPolicyAuto */
+  int mem_domain;  /* cudaLaunchMemSyncDomain */
+  uint8_t dmap_set;
+  cudaLaunchMemSyncDomainMap dmap; /* when dmap_set; else {0, 1} */
 };
 
 /* An event. ts and cap_id are atomic; cap_deps is guarded by the graph lock. */
@@ -203,6 +211,10 @@ struct si_event {
   uint64_t cap_id;           /* the capture its last record was in, 0 = none */
   struct si_node **cap_deps; /* the recording stream's dependency set then */
   size_t cap_ndeps;
+  /* An interprocess event with a handle (ipc_event.c): its time lives in a
+   * page shared with the other processes that opened it, ts is unused. */
+  uint64_t *shared_ts; /* atomic pointer; NULL: a process-local event */
+  int ipc_fd1;         /* the page's memfd + 1 (0: none) */
 };
 
 enum si_engine { SI_ENG_NONE = -1, SI_ENG_COMPUTE = 0, SI_ENG_H2D, SI_ENG_D2H, SI_ENG_N };
@@ -234,6 +246,15 @@ struct si_stream *si_stream_resolve(cudaStream_t h, int per_thread);
 struct si_event *si_event_resolve(cudaEvent_t h); /* NULL: invalid */
 /* Record ts as the event's time, outside any capture (graph event nodes). */
 void si_event_stamp(struct si_event *e, uint64_t ts);
+/* The event's last recorded time (0: never), wherever it lives. */
+static inline uint64_t si_event_ts(const struct si_event *e) {
+  uint64_t *shared = __atomic_load_n(&e->shared_ts, __ATOMIC_ACQUIRE);
+  return __atomic_load_n(shared != NULL ? shared : &e->ts, __ATOMIC_ACQUIRE);
+}
+/* A new event (cudaEventCreateWithFlags' checks done), or NULL. */
+struct si_event *si_event_new(unsigned flags);
+/* ipc_event.c: drop an event's shared page (cudaEventDestroy). */
+void si_ipc_event_release(struct si_event *e);
 void si_streams_events_reset(void); /* cudaDeviceReset */
 cudaError_t si_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t end);
 
@@ -255,6 +276,7 @@ struct si_range {
   uint8_t graph;    /* graph memory: reserved by an alloc node (mmap'd) */
   uint8_t live;     /* graph memory: allocated (between alloc and free) */
   uint8_t gfree;    /* graph memory: freed by a node of 1: its owner, 2: another graph */
+  uint8_t mapped;   /* pinned/registered: cudaHostAllocMapped / cudaHostRegisterMapped */
   uint32_t refs;    /* graph memory: graphs referencing it */
   uint64_t gowner;  /* graph memory: the graph of its alloc node */
   uintptr_t target; /* SI_MEM_IPC: base of the allocation it maps */
@@ -496,10 +518,7 @@ cudaError_t si_capture_info(cudaStream_t stream, enum cudaStreamCaptureStatus *s
                             size_t *ndeps, int pt);
 
 /* ---- device.c ------------------------------------------------------------ */
-#define SI_SM_COUNT 132
-#define SI_MAX_BLOCKS_PER_SM 32
-#define SI_MAX_THREADS_PER_SM 2048
-#define SI_SHMEM_OPTIN 232448
+#include "device_model.h" /* the numbers, shared with the driver stand-in */
 void si_device_props(struct cudaDeviceProp *p);
 /* Texture (CUDA array) limits, an H100's: device.c reports them, array.c
  * enforces them. */

@@ -15,6 +15,10 @@
  *    return cudaErrorNotReady before it. With the timeline off nothing ever
  *    waits and every query is ready.
  *  - Stream priorities are stored and reported but do not affect scheduling.
+ *  - cudaStreamSetAttribute / cudaStreamGetAttribute take the attributes
+ *    valid for streams (access policy window, synchronization policy,
+ *    priority, memory sync domain and its map), check each value's range
+ *    and store it; nothing reads them. Any other id is cudaErrorInvalidValue.
  *  - Stream capture (capture.c): the synchronize and query calls are
  *    potentially unsafe (cudaErrorStreamCaptureUnsupported when the capture
  *    rules prohibit them for the calling thread) and refuse a capturing
@@ -26,6 +30,8 @@
  *    si_cap_wait_event); destroying a stream leaves or ends its capture.
  *    Without any capture the paths cost one relaxed load more.
  */
+#include <string.h>
+
 #include "standin.h"
 
 #define PRIORITY_LEAST 0
@@ -60,7 +66,8 @@ struct si_event *si_event_resolve(cudaEvent_t h) {
 }
 
 void si_event_stamp(struct si_event *e, uint64_t ts) {
-  __atomic_store_n(&e->ts, ts, __ATOMIC_RELEASE);
+  uint64_t *shared = __atomic_load_n(&e->shared_ts, __ATOMIC_ACQUIRE);
+  __atomic_store_n(shared != NULL ? shared : &e->ts, ts, __ATOMIC_RELEASE);
   __atomic_store_n(&e->cap_id, 0, __ATOMIC_RELEASE);
 }
 
@@ -215,7 +222,7 @@ static cudaError_t stream_wait_event(cudaStream_t h, cudaEvent_t ev, unsigned fl
     if (err != cudaSuccess || handled)
       return err;
   }
-  uint64_t ts = __atomic_load_n(&e->ts, __ATOMIC_ACQUIRE);
+  uint64_t ts = si_event_ts(e);
   /* Waiting on a never-recorded event is a no-op, as documented. */
   if (ts != 0 && si_config()->timeline)
     si_tl_extend(s, ts);
@@ -241,6 +248,117 @@ SI_API cudaError_t cudaDeviceSynchronize(void) {
   return cudaSuccess;
 }
 
+/* ---- stream attributes ---------------------------------------------------------- */
+
+/* The attributes valid for streams (cudaLaunchAttributeID's "Valid for
+ * streams"), each value checked against its documented range. */
+static cudaError_t set_attribute(struct si_stream *s, cudaStreamAttrID id,
+                                 const cudaStreamAttrValue *v) {
+  switch (id) {
+  case cudaStreamAttributeAccessPolicyWindow: {
+    const struct cudaAccessPolicyWindow *w = &v->accessPolicyWindow;
+    if (w->num_bytes > SI_ACCESS_POLICY_MAX_WINDOW || !(w->hitRatio >= 0.0f) ||
+        w->hitRatio > 1.0f || (unsigned)w->hitProp > cudaAccessPropertyPersisting ||
+        (unsigned)w->missProp > cudaAccessPropertyStreaming)
+      return cudaErrorInvalidValue;
+    s->apw = *w;
+    return cudaSuccess;
+  }
+  case cudaStreamAttributeSynchronizationPolicy:
+    if ((unsigned)v->syncPolicy < cudaSyncPolicyAuto ||
+        (unsigned)v->syncPolicy > cudaSyncPolicyBlockingSync)
+      return cudaErrorInvalidValue;
+    s->sync_policy = v->syncPolicy;
+    return cudaSuccess;
+  case cudaStreamAttributePriority: /* clamped, as at creation */
+    s->priority = v->priority > PRIORITY_LEAST      ? PRIORITY_LEAST
+                  : v->priority < PRIORITY_GREATEST ? PRIORITY_GREATEST
+                                                    : v->priority;
+    return cudaSuccess;
+  case cudaStreamAttributeMemSyncDomainMap:
+    if (v->memSyncDomainMap.default_ >= SI_MEM_SYNC_DOMAINS ||
+        v->memSyncDomainMap.remote >= SI_MEM_SYNC_DOMAINS)
+      return cudaErrorInvalidValue;
+    s->dmap = v->memSyncDomainMap;
+    s->dmap_set = 1;
+    return cudaSuccess;
+  case cudaStreamAttributeMemSyncDomain:
+    if ((unsigned)v->memSyncDomain > cudaLaunchMemSyncDomainRemote)
+      return cudaErrorInvalidValue;
+    s->mem_domain = v->memSyncDomain;
+    return cudaSuccess;
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
+
+static cudaError_t get_attribute(const struct si_stream *s, cudaStreamAttrID id,
+                                 cudaStreamAttrValue *v) {
+  cudaStreamAttrValue out;
+  memset(&out, 0, sizeof out);
+  switch (id) {
+  case cudaStreamAttributeAccessPolicyWindow:
+    out.accessPolicyWindow = s->apw;
+    break;
+  case cudaStreamAttributeSynchronizationPolicy:
+    out.syncPolicy = s->sync_policy ? (enum cudaSynchronizationPolicy)s->sync_policy
+                                    : cudaSyncPolicyAuto;
+    break;
+  case cudaStreamAttributePriority:
+    out.priority = s->priority;
+    break;
+  case cudaStreamAttributeMemSyncDomainMap:
+    out.memSyncDomainMap = s->dmap_set ? s->dmap : (cudaLaunchMemSyncDomainMap){0, 1};
+    break;
+  case cudaStreamAttributeMemSyncDomain:
+    out.memSyncDomain = (cudaLaunchMemSyncDomain)s->mem_domain;
+    break;
+  default:
+    return cudaErrorInvalidValue;
+  }
+  *v = out;
+  return cudaSuccess;
+}
+
+static cudaError_t stream_set_attribute(cudaStream_t h, cudaStreamAttrID attr,
+                                        const cudaStreamAttrValue *value,
+                                        int per_thread) {
+  struct si_stream *s = si_stream_resolve(h, per_thread);
+  if (s == NULL)
+    return cudaErrorInvalidResourceHandle;
+  return value == NULL ? cudaErrorInvalidValue : set_attribute(s, attr, value);
+}
+
+static cudaError_t stream_get_attribute(cudaStream_t h, cudaStreamAttrID attr,
+                                        cudaStreamAttrValue *value, int per_thread) {
+  struct si_stream *s = si_stream_resolve(h, per_thread);
+  if (s == NULL)
+    return cudaErrorInvalidResourceHandle;
+  return value == NULL ? cudaErrorInvalidValue : get_attribute(s, attr, value);
+}
+
+SI_API cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
+                                          const cudaStreamAttrValue *value) {
+  return si_ret(stream_set_attribute(hStream, attr, value, 0));
+}
+
+SI_API cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream,
+                                               cudaStreamAttrID attr,
+                                               const cudaStreamAttrValue *value) {
+  return si_ret(stream_set_attribute(hStream, attr, value, 1));
+}
+
+SI_API cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
+                                          cudaStreamAttrValue *value_out) {
+  return si_ret(stream_get_attribute(hStream, attr, value_out, 0));
+}
+
+SI_API cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream,
+                                               cudaStreamAttrID attr,
+                                               cudaStreamAttrValue *value_out) {
+  return si_ret(stream_get_attribute(hStream, attr, value_out, 1));
+}
+
 /* ---- events ---------------------------------------------------------------------- */
 
 static cudaError_t event_create(cudaEvent_t *out, unsigned flags) {
@@ -250,13 +368,20 @@ static cudaError_t event_create(cudaEvent_t *out, unsigned flags) {
     return cudaErrorInvalidValue;
   if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming))
     return cudaErrorInvalidValue;
-  struct si_event *e = si_pool_get(&event_pool);
+  struct si_event *e = si_event_new(flags);
   if (e == NULL)
     return cudaErrorMemoryAllocation;
-  e->flags = flags;
-  __atomic_store_n(&e->magic, SI_MAGIC_EVENT, __ATOMIC_RELEASE);
   *out = (cudaEvent_t)e;
   return cudaSuccess;
+}
+
+struct si_event *si_event_new(unsigned flags) {
+  struct si_event *e = si_pool_get(&event_pool);
+  if (e == NULL)
+    return NULL;
+  e->flags = flags;
+  __atomic_store_n(&e->magic, SI_MAGIC_EVENT, __ATOMIC_RELEASE);
+  return e;
 }
 
 SI_API cudaError_t cudaEventCreate(cudaEvent_t *event) {
@@ -272,6 +397,7 @@ SI_API cudaError_t cudaEventDestroy(cudaEvent_t event) {
   if (e == NULL)
     return si_ret(cudaErrorInvalidResourceHandle);
   si_cap_event_destroy(e);
+  si_ipc_event_release(e);
   si_pool_put(&event_pool, e);
   return cudaSuccess;
 }
@@ -322,7 +448,7 @@ static cudaError_t event_query(cudaEvent_t event) {
     return cudaErrorInvalidResourceHandle;
   if (captured_event(e))
     return cudaErrorCapturedEvent;
-  uint64_t ts = __atomic_load_n(&e->ts, __ATOMIC_ACQUIRE);
+  uint64_t ts = si_event_ts(e);
   if (ts != 0 && si_config()->timeline && si_now() < ts)
     return cudaErrorNotReady;
   return cudaSuccess;
@@ -341,7 +467,7 @@ static cudaError_t event_sync(cudaEvent_t event) {
     return cudaErrorInvalidResourceHandle;
   if (captured_event(e))
     return cudaErrorCapturedEvent;
-  uint64_t ts = __atomic_load_n(&e->ts, __ATOMIC_ACQUIRE);
+  uint64_t ts = si_event_ts(e);
   if (ts != 0 && si_config()->timeline)
     si_sleep_until(ts);
   return cudaSuccess;
@@ -361,8 +487,8 @@ cudaError_t si_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t end) {
     return cudaErrorCapturedEvent;
   if ((a->flags | b->flags) & cudaEventDisableTiming)
     return cudaErrorInvalidResourceHandle;
-  uint64_t ta = __atomic_load_n(&a->ts, __ATOMIC_ACQUIRE);
-  uint64_t tb = __atomic_load_n(&b->ts, __ATOMIC_ACQUIRE);
+  uint64_t ta = si_event_ts(a);
+  uint64_t tb = si_event_ts(b);
   if (ta == 0 || tb == 0)
     return cudaErrorInvalidResourceHandle;
   if (si_config()->timeline) {

@@ -7,9 +7,11 @@
  * cuGetProcAddress(_v2) answers from a fixed table (and driver_mem.c's):
  * with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the _ptsz/_ptds
  * variant, from cudaVersion 3020 (12020 for cuMemPrefetchAsync, 11000 for
- * cuIpcOpenMemHandle) the _v2 variant, else the base name. Device memory,
+ * cuIpcOpenMemHandle) the _v2 variant (cuCtxCreate: _v4 from 12050), else
+ * the base name. Device memory,
  * arrays, IPC, 2D/3D copies, prefetches and host functions are in
- * driver_mem.c.
+ * driver_mem.c; device queries, created contexts (cuCtxCreate_v4, current
+ * to the creating thread) and cuGetErrorString in driver_device.c.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -51,8 +53,13 @@ struct fn {
 #define FN_MAGIC 0x46554e43u
 
 API CUresult cuInit(unsigned flags) {
-  g_init = 1;
-  return flags ? INVALID_VALUE : OK;
+  if (flags)
+    return INVALID_VALUE;
+  __atomic_store_n(&g_init, 1, __ATOMIC_RELEASE);
+  return OK;
+}
+int drv_initialized(void) {
+  return __atomic_load_n(&g_init, __ATOMIC_ACQUIRE);
 }
 API CUresult cuDriverGetVersion(int *v) {
   if (!v)
@@ -75,13 +82,14 @@ API CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
   return OK;
 }
 API CUresult cuCtxSetCurrent(void *ctx) {
-  (void)ctx;
+  drv_ctx_set_current(ctx);
   return OK;
 }
 API CUresult cuCtxGetCurrent(void **ctx) {
   if (!ctx)
     return INVALID_VALUE;
-  *ctx = &g_ctx;
+  void *created = drv_ctx_current();
+  *ctx = created ? created : &g_ctx;
   return OK;
 }
 
@@ -455,6 +463,9 @@ static void *lookup(const char *name) {
   for (size_t i = 0; i < drv_mem_table_n; i++)
     if (strcmp(drv_mem_table[i].name, name) == 0)
       return drv_mem_table[i].fn;
+  for (size_t i = 0; i < drv_device_table_n; i++)
+    if (strcmp(drv_device_table[i].name, name) == 0)
+      return drv_device_table[i].fn;
   return NULL;
 }
 
@@ -489,7 +500,9 @@ API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
       }
     }
   }
-  if (!fn && v2) {
+  if (!fn && strcmp(symbol, "cuCtxCreate") == 0 && version >= 12050)
+    fn = lookup("cuCtxCreate_v4"); /* CUDA 12.5's ABI; the older ones are not here */
+  else if (!fn && v2) {
     snprintf(buf, sizeof buf, "%s_v2", symbol);
     fn = lookup(buf);
   }
