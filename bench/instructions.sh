@@ -4,8 +4,9 @@
 # Runs bench/launch_loop (N launches after its 10,000 warm-up ones, on the
 # CPU stand-in with its simulation off) under valgrind's callgrind, once
 # untraced and once per setting, and prints the instructions per launch the
-# setting adds: the kernel stub's inclusive count (the stub, the hook and
-# whatever it calls, slow paths and sampled stacks included, and the
+# setting adds: the inclusive counts of the kernel stub and of the
+# __cudaPushCallConfiguration the <<<>>> calls first (the hooks and
+# whatever they call, slow paths and sampled stacks included, and the
 # runtime) over the launches, less the untraced run's.
 # Settings: floor, floor_shared (bench/floor_shim.c), hook (device timing
 # off), default.
@@ -24,10 +25,16 @@ unset GPUTRACE_GPU_TIMING GPUTRACE_GPU_TIMING_SAMPLE
 scratch
 launches=$((n + 10000))
 
-# per_launch CALLGRIND_OUT: the stub's inclusive instructions per launch
+# per_launch CALLGRIND_OUT: the instructions per launch of the kernel stub
+# and of the __cudaPushCallConfiguration before it (both inclusive: the
+# shim's push hook, which tail-calls the runtime's, or the runtime's own),
+# since a <<<>>> calls the push from the launching line, outside the stub
 per_launch() {
   callgrind_annotate --inclusive=yes --threshold=100 "$1" |
-    awk -v l="$launches" '/__device_stub__Z12empty_kernelv/ && !done {gsub(",", "", $1); print $1 / l; done = 1}'
+    awk -v l="$launches" '
+      /__device_stub__Z12empty_kernelv/ && !stub {gsub(",", "", $1); stub = $1}
+      /__cudaPushCallConfiguration/ && !push {gsub(",", "", $1); push = $1}
+      END {print (stub + push) / l}'
 }
 cg() { # NAME [LD_PRELOAD]: an untraced run
   env ${2:+LD_PRELOAD="$2"} valgrind --tool=callgrind --callgrind-out-file="$tmp/$1.out" \

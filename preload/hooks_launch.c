@@ -106,18 +106,25 @@ GT_HOOK_GRAPH_LAUNCH(cudaGraphLaunch_ptsz, 1)
 typedef unsigned (*push_config_fn)(GT_DIM3_PARAM(grid), GT_DIM3_PARAM(block), size_t,
                                    void *);
 
-static push_config_fn g_push_real;
+/* The first <<<>>> of a runtime loaded after start-up: looked up now. */
+static __attribute__((noinline, cold)) unsigned
+push_slow(GT_DIM3_PARAM(grid), GT_DIM3_PARAM(block), size_t sharedMem, void *stream);
+
+/* push_slow until the real one is found: the hook calls through it with no
+ * test (two instructions fewer a <<<>>>). */
+static push_config_fn g_push_real = push_slow;
 
 /* At start-up (core.c), so that the first <<<>>> does not look it up on
  * the program's stack (docs/stack-budget.md); a runtime loaded later is
  * looked up at its first <<<>>>. */
 void gt_launch_hooks_prepare(void) {
-  g_push_real = (push_config_fn)gt_resolve("__cudaPushCallConfiguration");
+  push_config_fn real = (push_config_fn)gt_resolve("__cudaPushCallConfiguration");
+  if (real != NULL)
+    g_push_real = real;
 }
 
-/* The first <<<>>> of a runtime loaded after start-up: looked up now. */
-static __attribute__((noinline, cold)) unsigned
-push_slow(GT_DIM3_PARAM(grid), GT_DIM3_PARAM(block), size_t sharedMem, void *stream) {
+static unsigned push_slow(GT_DIM3_PARAM(grid), GT_DIM3_PARAM(block), size_t sharedMem,
+                          void *stream) {
   push_config_fn real = (push_config_fn)gt_resolve("__cudaPushCallConfiguration");
   if (real == NULL)
     return 1; /* cudaErrorInvalidValue: the <<<>>> then launches nothing */
@@ -131,10 +138,7 @@ GT_EXPORT unsigned __cudaPushCallConfiguration(GT_DIM3_PARAM(grid), GT_DIM3_PARA
   gt_tls_push_ra = ra;
   gt_tls_push_last = ra;
   gt_tls_push_sp = (uintptr_t)__builtin_dwarf_cfa();
-  push_config_fn real = g_push_real;
-  if (__builtin_expect(real == NULL, 0))
-    return push_slow(grid_xy, grid_z, block_xy, block_z, sharedMem, stream);
-  return real(grid_xy, grid_z, block_xy, block_z, sharedMem, stream);
+  return g_push_real(grid_xy, grid_z, block_xy, block_z, sharedMem, stream);
 }
 
 /* ---- registration (crt/host_runtime.h, crt/device_functions.h) ---- */
