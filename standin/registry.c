@@ -302,10 +302,8 @@ SI_API cudaError_t cudaFuncGetName(const char **name, const void *func) {
 }
 
 /* The device image is not parsed: every function is a plausible
- * register-light kernel with no static shared/const/local memory. */
-#define FUNC_MAX_THREADS 1024
-#define FUNC_REGS 32
-#define FUNC_MAX_DYN_SHMEM (48 * 1024)
+ * register-light kernel with no static shared/const/local memory
+ * (device_model.h, SI_FUNC_*). */
 
 SI_API cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
                                          const void *func) {
@@ -314,39 +312,16 @@ SI_API cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
   if (si_func_lookup(func) == NULL)
     return si_ret(cudaErrorInvalidDeviceFunction);
   memset(attr, 0, sizeof(*attr));
-  attr->maxThreadsPerBlock = FUNC_MAX_THREADS;
-  attr->numRegs = FUNC_REGS;
+  attr->maxThreadsPerBlock = SI_FUNC_MAX_THREADS;
+  attr->numRegs = SI_FUNC_REGS;
   attr->ptxVersion = 90;
   attr->binaryVersion = 90;
-  attr->maxDynamicSharedSizeBytes = FUNC_MAX_DYN_SHMEM;
+  attr->maxDynamicSharedSizeBytes = SI_FUNC_MAX_DYN_SHMEM;
   attr->preferredShmemCarveout = -1;
   return cudaSuccess;
 }
 
 /* ---- occupancy ---------------------------------------------------------------- */
-
-/* The blocks of blockSize threads one SM holds at once: the least of the
- * limits of warps (SI_MAX_THREADS_PER_SM / 32 warp slots), blocks
- * (SI_MAX_BLOCKS_PER_SM), registers (FUNC_REGS per thread, allocated per
- * warp in units of 256, from SI_REGS_PER_SM) and shared memory (dynamic
- * plus the reserved SI_SHMEM_RESERVED per block, in units of 128 bytes,
- * from SI_SHMEM_PER_SM) — cuda_occupancy.h's model without partitioned
- * caching. A block larger than the function allows, or dynamic shared
- * memory past its maxDynamicSharedSizeBytes, gives 0. */
-static int occupancy(int block_size, size_t dyn_shmem) {
-  if (block_size > FUNC_MAX_THREADS || dyn_shmem > FUNC_MAX_DYN_SHMEM)
-    return 0;
-  int warps = (block_size + 31) / 32;
-  int by_warps = SI_MAX_THREADS_PER_SM / 32 / warps;
-  int regs_per_warp = (FUNC_REGS * 32 + 255) / 256 * 256;
-  int by_regs = SI_REGS_PER_SM / regs_per_warp / warps;
-  size_t shmem = (dyn_shmem + SI_SHMEM_RESERVED + 127) / 128 * 128;
-  int by_shmem = (int)(SI_SHMEM_PER_SM / shmem);
-  int n = SI_MAX_BLOCKS_PER_SM;
-  n = by_warps < n ? by_warps : n;
-  n = by_regs < n ? by_regs : n;
-  return by_shmem < n ? by_shmem : n;
-}
 
 static cudaError_t max_active_blocks(int *num_blocks, const void *func, int block_size,
                                      size_t dyn_shmem, unsigned flags) {
@@ -355,7 +330,7 @@ static cudaError_t max_active_blocks(int *num_blocks, const void *func, int bloc
     return cudaErrorInvalidValue;
   if (si_func_lookup(func) == NULL)
     return cudaErrorInvalidDeviceFunction;
-  *num_blocks = occupancy(block_size, dyn_shmem);
+  *num_blocks = si_occupancy(block_size, dyn_shmem);
   return cudaSuccess;
 }
 

@@ -338,8 +338,12 @@ SET_ASYNC(cuMemsetD32Async, cuMemsetD32_v2, unsigned int)
 
 /* ---- launches and synchronization ---- */
 static CUresult check_fn(CUfunction f) {
+  return drv_is_function(f) ? OK : INVALID_HANDLE;
+}
+
+int drv_is_function(const void *f) {
   const struct fn *fn = f;
-  return fn && fn->magic == FN_MAGIC ? OK : INVALID_HANDLE;
+  return fn && fn->magic == FN_MAGIC;
 }
 #define LAUNCH(name)                                                                     \
   API CUresult name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,    \

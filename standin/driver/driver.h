@@ -28,6 +28,8 @@ extern const size_t drv_device_table_n;
 
 /* cuInit has succeeded (driver.c). */
 int drv_initialized(void);
+/* 1 when f is a CUfunction cuModuleGetFunction (or a library) handed out. */
+int drv_is_function(const void *f);
 /* The calling thread's created context (driver_device.c), NULL for the
  * primary one; set_current makes ctx current if it is a live created
  * context, else the primary. */

@@ -6,6 +6,8 @@
  *  - One device, ordinal 0 (another is CUDA_ERROR_INVALID_DEVICE), the
  *    runtime stand-in's (../device_model.h: name, compute capability 9.0,
  *    132 SMs, ...). cuDeviceGetCount, cuDeviceGetName, cuDeviceGetAttribute,
+ *    cuDeviceTotalMem_v2 (GPUTRACE_STANDIN_MEM_BYTES, as the runtime's),
+ *    cuOccupancyMaxPotentialBlockSize (the runtime's occupancy model),
  *    cuCtxCreate_v4 and cuCtxDestroy_v2 return CUDA_ERROR_NOT_INITIALIZED
  *    before cuInit, as the real driver does; pointer and range checks come
  *    first (CUDA_ERROR_INVALID_VALUE).
@@ -59,6 +61,57 @@ API CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
     n = (size_t)len - 1;
   memcpy(name, SI_DEVICE_NAME, n);
   name[n] = '\0';
+  return CUDA_SUCCESS;
+}
+
+/* The device's memory: GPUTRACE_STANDIN_MEM_BYTES, as the runtime
+ * stand-in's totalGlobalMem (docs/standin.md), 80 GiB by default. */
+API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
+  if (bytes == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!drv_initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (dev != 0)
+    return CUDA_ERROR_INVALID_DEVICE;
+  const char *env = getenv("GPUTRACE_STANDIN_MEM_BYTES");
+  char *end = NULL;
+  unsigned long long v = env ? strtoull(env, &end, 10) : 0;
+  *bytes = env && *env && end && *end == '\0' && v ? (size_t)v : (size_t)80 << 30;
+  return CUDA_SUCCESS;
+}
+
+/* cuda_occupancy.h's search: from the largest block the function and
+ * blockSizeLimit allow down to one warp, a warp at a time, the block size
+ * whose blocks fill an SM with the most threads (the largest such:
+ * ties go to the first met), its dynamic shared memory from the callback
+ * when there is one; *minGridSize fills every SM with those blocks. */
+API CUresult
+cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                 CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                 size_t dynamicSMemSize, int blockSizeLimit) {
+  if (minGridSize == NULL || blockSize == NULL || blockSizeLimit < 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!drv_initialized())
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!drv_is_function(func))
+    return CUDA_ERROR_INVALID_HANDLE;
+  int limit = SI_FUNC_MAX_THREADS;
+  if (blockSizeLimit > 0 && blockSizeLimit < limit)
+    limit = blockSizeLimit;
+  int best_size = 0, best_blocks = 0, best_threads = 0;
+  for (int size = (limit + 31) / 32 * 32; size >= 32; size -= 32) {
+    int threads = size < limit ? size : limit;
+    size_t dyn = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(threads)
+                                            : dynamicSMemSize;
+    int blocks = si_occupancy(threads, dyn);
+    if (blocks * threads > best_threads) {
+      best_threads = blocks * threads;
+      best_blocks = blocks;
+      best_size = threads;
+    }
+  }
+  *minGridSize = best_blocks * SI_SM_COUNT;
+  *blockSize = best_size;
   return CUDA_SUCCESS;
 }
 
@@ -219,7 +272,8 @@ API CUresult cuGetErrorString(CUresult error, const char **pStr) {
 #define E(name) {#name, (void *)name},
 const struct drv_entry drv_device_table[] = {
     /* clang-format off */
-    E(cuDeviceGetCount) E(cuDeviceGetName) E(cuDeviceGetAttribute)
+    E(cuDeviceGetCount) E(cuDeviceGetName) E(cuDeviceGetAttribute) E(cuDeviceTotalMem_v2)
+    E(cuOccupancyMaxPotentialBlockSize)
     E(cuCtxCreate_v4) E(cuCtxDestroy_v2) E(cuGetErrorString)
     /* clang-format on */
 };

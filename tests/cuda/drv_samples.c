@@ -9,6 +9,19 @@
 
 #define SHOW(label, call) printf("%s = %d\n", label, (int)(call))
 
+/* matrixMulDrv asks cuOccupancyMaxPotentialBlockSize for a block size. */
+static void occupancy(const char *what, CUfunction f, CUoccupancyB2DSize smem, size_t dyn,
+                      int limit) {
+  int grid = -1, block = -1;
+  CUresult e = cuOccupancyMaxPotentialBlockSize(&grid, &block, f, smem, dyn, limit);
+  printf("cuOccupancyMaxPotentialBlockSize(%s) = %d, block %d, min grid %d\n", what,
+         (int)e, block, grid);
+}
+
+static size_t smem_64_per_thread(int block_size) {
+  return (size_t)block_size * 64;
+}
+
 static void error_string(CUresult code) {
   const char *s = "unset";
   CUresult e = cuGetErrorString(code, &s);
@@ -30,6 +43,8 @@ int main(void) {
   SHOW("cuDeviceGetName before cuInit", cuDeviceGetName(name, sizeof name, 0));
   SHOW("cuDeviceGetAttribute before cuInit",
        cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0));
+  size_t mem = 0;
+  SHOW("cuDeviceTotalMem before cuInit", cuDeviceTotalMem(&mem, 0));
   SHOW("cuCtxCreate before cuInit", cuCtxCreate(&ctx, NULL, 0, 0));
   SHOW("cuInit", cuInit(0));
 
@@ -43,6 +58,10 @@ int main(void) {
   SHOW("cuDeviceGetName(len 0)", cuDeviceGetName(name, 0, 0));
   SHOW("cuDeviceGetName(NULL)", cuDeviceGetName(NULL, 16, 0));
   SHOW("cuDeviceGetName(device 1)", cuDeviceGetName(name, sizeof name, 1));
+  SHOW("cuDeviceTotalMem", cuDeviceTotalMem(&mem, 0)); // matrixMulDrv
+  printf("total = %zu\n", mem);
+  SHOW("cuDeviceTotalMem(NULL)", cuDeviceTotalMem(NULL, 0));
+  SHOW("cuDeviceTotalMem(device 1)", cuDeviceTotalMem(&mem, 1));
 
   attribute("COMPUTE_CAPABILITY_MAJOR", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   attribute("COMPUTE_CAPABILITY_MINOR", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
@@ -79,6 +98,19 @@ int main(void) {
   printf("destroyed context is current = %d\n", cur == ctx);
   SHOW("cuCtxDestroy(again)", cuCtxDestroy(ctx));
   SHOW("cuCtxDestroy(NULL)", cuCtxDestroy(NULL));
+
+  CUmodule mod = NULL;
+  CUfunction f = NULL;
+  static const char image[] = "an image the stand-in does not parse";
+  SHOW("cuModuleLoadData", cuModuleLoadData(&mod, image));
+  SHOW("cuModuleGetFunction", cuModuleGetFunction(&f, mod, "matrixMul_bs32_64bit"));
+  occupancy("no dynamic shared memory", f, NULL, 0, 0);
+  occupancy("8 KiB dynamic", f, NULL, 8192, 0);
+  occupancy("limit 200", f, NULL, 0, 200);
+  occupancy("64 bytes a thread", f, smem_64_per_thread, 0, 0);
+  occupancy("not a function", (CUfunction)&mod, NULL, 0, 0);
+  SHOW("cuOccupancyMaxPotentialBlockSize(NULL)",
+       cuOccupancyMaxPotentialBlockSize(NULL, &v, f, NULL, 0, 0));
 
   error_string(CUDA_SUCCESS);
   error_string(CUDA_ERROR_INVALID_VALUE);
