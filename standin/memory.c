@@ -22,17 +22,25 @@
  *    SI_MEM_ARRAY), counted against the capacity, freeable only through
  *    the array API.
  *  - IPC (cudaIpcGetMemHandle / cudaIpcOpenMemHandle /
- *    cudaIpcCloseMemHandle) round-trips within the process: a handle names
- *    a live cudaMalloc allocation (base, size and a unique id, so a handle
- *    outlives neither a free nor a reuse of the address); opening it
- *    reserves a fresh inaccessible address range (PROT_NONE, so the host
- *    faults on it as on device memory) that stands for the allocation: the
- *    copies and memsets of copy.c resolve an address in it to the same
- *    offset in the allocation (si_mem_resolve), so both pointers see the
- *    same bytes, as two processes do on a GPU. Each open makes a new
- *    mapping; close removes it. The mapping is not counted against the
- *    capacity (it is the exporter's memory). A handle of another process
- *    or of a freed allocation fails with cudaErrorMapBufferObjectFailed.
+ *    cudaIpcCloseMemHandle): a handle names a live cudaMalloc allocation
+ *    (base, size and a unique id, so a handle outlives neither a free nor a
+ *    reuse of the address). Within the process, opening it reserves a fresh
+ *    inaccessible address range (PROT_NONE, so the host faults on it as on
+ *    device memory) that stands for the allocation: the copies and memsets
+ *    of copy.c resolve an address in it to the same offset in the
+ *    allocation (si_mem_resolve), so both pointers see the same bytes.
+ *    Across processes (the same user's, on one machine, as CUDA IPC is):
+ *    the first handle of an allocation moves its bytes into a memfd mapped
+ *    in the exporter (.shared; every address of the allocation resolves
+ *    there from then on, copies already queued into it excepted: export
+ *    before queueing, as simpleIPC does), and the handle names the
+ *    exporter's pid, the memfd's descriptor and inode; another process maps
+ *    it through /proc/<pid>/fd/<fd> (an SI_MEM_IPC range marked .imported:
+ *    its bytes are at its own addresses). Each open makes a new mapping;
+ *    close removes it. A mapping is not counted against the capacity (it
+ *    is the exporter's memory). A handle of a freed allocation, or of a
+ *    process or descriptor that is gone or now names another file, fails
+ *    with cudaErrorMapBufferObjectFailed.
  *  - Graph memory (graph.c's alloc and free nodes): an alloc node reserves
  *    a unique address range when it is created (mmap'd address space, in
  *    the table as device memory with .graph set) that stays reserved while
@@ -63,10 +71,12 @@
  *    bookkeeping as they would against compute-sanitizer on a GPU. Graph
  *    memory counts while it is allocated.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "standin.h"
@@ -145,21 +155,35 @@ struct si_range si_mem_find(const void *p) {
   return r;
 }
 
+/* An exported allocation's entry, moved to where its bytes live (*p
+ * with it). */
+static struct si_range to_shared(struct si_range r, const void **p) {
+  if (r.shared) {
+    *p = (const void *)(r.shared + ((uintptr_t)*p - r.base));
+    r.base = r.shared;
+  }
+  return r;
+}
+
 struct si_range si_mem_resolve(const void **p) {
   struct si_range r = {0};
   pthread_mutex_lock(&mem_mu);
   long i = find_index((uintptr_t)*p);
   if (i >= 0)
     r = table[i];
-  if (r.kind == SI_MEM_IPC) {
+  if (r.kind == SI_MEM_IPC && r.imported) {
+    r.kind = SI_MEM_DEVICE; /* another process's memory, mapped here */
+  } else if (r.kind == SI_MEM_IPC) {
     uintptr_t off = (uintptr_t)*p - r.base;
     long j = find_index(r.target);
     if (j >= 0 && table[j].base == r.target && table[j].id == r.id) {
       *p = (const void *)(r.target + off);
-      r = table[j];
+      r = to_shared(table[j], p);
     } else { /* the exporter freed it: nothing is mapped any more */
       r = (struct si_range){.base = (uintptr_t)*p, .kind = SI_MEM_DEVICE};
     }
+  } else {
+    r = to_shared(r, p);
   }
   pthread_mutex_unlock(&mem_mu);
   return r;
@@ -227,6 +251,15 @@ static void graph_unmap_locked(long i) {
   }
 }
 
+/* An exported allocation's memfd, unmapped and closed (importers keep
+ * their mappings; later opens of its handles fail). */
+static void unshare_range(const struct si_range *r) {
+  if (r->shared) {
+    munmap((void *)r->shared, page_round(r->size));
+    close(r->shared_fd);
+  }
+}
+
 /* Free the allocation based at p if its kind is in kinds_mask (1 << kind).
  * Graph memory must be allocated (between its alloc node's run and a
  * free), as on hardware. */
@@ -247,8 +280,10 @@ static cudaError_t free_range(void *p, unsigned kinds_mask) {
   }
   if (counted(table[i].kind))
     used_bytes -= table[i].size;
+  struct si_range r = table[i];
   table_remove(i);
   pthread_mutex_unlock(&mem_mu);
+  unshare_range(&r);
   free(p);
   return cudaSuccess;
 }
@@ -419,8 +454,10 @@ void si_mem_reset(void) {
       table[kept++] = table[i]; /* symbols survive a reset */
     else if (table[i].kind == SI_MEM_IPC || table[i].graph)
       munmap((void *)table[i].base, page_round(table[i].size ? table[i].size : 1));
-    else if (table[i].owned)
+    else if (table[i].owned) {
+      unshare_range(&table[i]);
       free((void *)table[i].base);
+    }
   }
   table_n = kept;
   used_bytes = 0;
@@ -722,7 +759,7 @@ SI_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attrib
   return cudaSuccess;
 }
 
-/* ---- IPC within the process ----------------------------------------------------- */
+/* ---- IPC ------------------------------------------------------------------------ */
 
 #define IPC_MAGIC 0x50494754u /* "TGIP" */
 
@@ -730,8 +767,33 @@ struct ipc_handle { /* what a cudaIpcMemHandle_t holds here */
   uint32_t magic;
   uint32_t pid;
   uint64_t base, size, id;
+  int32_t fd; /* the exporter's memfd of the allocation */
+  uint32_t pad;
+  uint64_t ino; /* and its inode, so that a reused descriptor is refused */
 };
 _Static_assert(sizeof(struct ipc_handle) <= sizeof(cudaIpcMemHandle_t), "fits a handle");
+
+/* Table entry i's bytes moved into a memfd mapped here (caller holds
+ * mem_mu): 0, or -1 when the memfd cannot be made. */
+static int share_locked(long i) {
+  if (table[i].shared)
+    return 0;
+  size_t len = page_round(table[i].size);
+  int fd = memfd_create("gputrace-standin-ipc-mem", MFD_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  void *va = ftruncate(fd, (off_t)len) == 0
+                 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                 : MAP_FAILED;
+  if (va == MAP_FAILED) {
+    close(fd);
+    return -1;
+  }
+  memcpy(va, (void *)table[i].base, table[i].size);
+  table[i].shared = (uintptr_t)va;
+  table[i].shared_fd = fd;
+  return 0;
+}
 
 SI_API cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr) {
   if (handle == NULL)
@@ -740,18 +802,41 @@ SI_API cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
   long i = find_index((uintptr_t)devPtr);
   int ok = i >= 0 && table[i].base == (uintptr_t)devPtr && table[i].owned &&
            table[i].kind == SI_MEM_DEVICE && !table[i].graph;
-  struct ipc_handle h = {IPC_MAGIC, (uint32_t)getpid(), 0, 0, 0};
-  if (ok) {
+  struct ipc_handle h = {IPC_MAGIC, (uint32_t)getpid(), 0, 0, 0, -1, 0, 0};
+  cudaError_t e = ok ? cudaSuccess : cudaErrorInvalidValue;
+  struct stat st;
+  if (ok && (share_locked(i) != 0 || fstat(table[i].shared_fd, &st) != 0))
+    e = cudaErrorMemoryAllocation;
+  if (e == cudaSuccess) {
     h.base = table[i].base;
     h.size = table[i].size;
     h.id = table[i].id;
+    h.fd = table[i].shared_fd;
+    h.ino = (uint64_t)st.st_ino;
   }
   pthread_mutex_unlock(&mem_mu);
-  if (!ok) /* only the base of a cudaMalloc allocation can be exported */
-    return si_ret(cudaErrorInvalidValue);
+  if (e != cudaSuccess) /* only the base of a cudaMalloc allocation can be exported */
+    return si_ret(e);
   memset(handle, 0, sizeof *handle);
   memcpy(handle, &h, sizeof h);
   return cudaSuccess;
+}
+
+/* Another process's allocation, mapped from its memfd: NULL when the
+ * process, the descriptor or that file is gone. */
+static void *open_foreign(const struct ipc_handle *h) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%u/fd/%d", (unsigned)h->pid, (int)h->fd);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  struct stat st;
+  size_t len = page_round((size_t)h->size);
+  void *va = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && (uint64_t)st.st_ino == h->ino && (size_t)st.st_size == len)
+    va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  return va == MAP_FAILED ? NULL : va;
 }
 
 SI_API cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle,
@@ -760,23 +845,26 @@ SI_API cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle
   memcpy(&h, &handle, sizeof h);
   if (devPtr == NULL || (flags & ~(unsigned)cudaIpcMemLazyEnablePeerAccess))
     return si_ret(cudaErrorInvalidValue);
-  if (h.magic != IPC_MAGIC || h.pid != (uint32_t)getpid() || h.size == 0)
+  if (h.magic != IPC_MAGIC || h.size == 0)
     return si_ret(cudaErrorMapBufferObjectFailed);
-  void *va = mmap(NULL, page_round(h.size), PROT_NONE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (va == MAP_FAILED)
-    return si_ret(cudaErrorMemoryAllocation);
+  int foreign = h.pid != (uint32_t)getpid();
+  void *va = foreign ? open_foreign(&h)
+                     : mmap(NULL, page_round(h.size), PROT_NONE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (va == NULL || va == MAP_FAILED)
+    return si_ret(foreign ? cudaErrorMapBufferObjectFailed : cudaErrorMemoryAllocation);
   pthread_mutex_lock(&mem_mu);
-  long i = find_index((uintptr_t)h.base);
+  long i = foreign ? -1 : find_index((uintptr_t)h.base);
   cudaError_t e = cudaSuccess;
-  if (i < 0 || table[i].base != h.base || table[i].id != h.id)
+  if (!foreign && (i < 0 || table[i].base != h.base || table[i].id != h.id))
     e = cudaErrorMapBufferObjectFailed; /* freed since the handle was made */
   else if (table_insert((struct si_range){.base = (uintptr_t)va,
                                           .size = (size_t)h.size,
                                           .kind = SI_MEM_IPC,
                                           .owned = 1,
-                                          .target = (uintptr_t)h.base,
-                                          .id = h.id}) != 0)
+                                          .target = foreign ? 0 : (uintptr_t)h.base,
+                                          .id = h.id,
+                                          .imported = (uint8_t)foreign}) != 0)
     e = cudaErrorMemoryAllocation;
   pthread_mutex_unlock(&mem_mu);
   if (e != cudaSuccess) {

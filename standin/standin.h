@@ -281,6 +281,9 @@ struct si_range {
   uint64_t gowner;  /* graph memory: the graph of its alloc node */
   uintptr_t target; /* SI_MEM_IPC: base of the allocation it maps */
   uint64_t id;      /* unique per allocation; an IPC mapping: its target's */
+  uintptr_t shared; /* exported device memory: where its bytes live now (memfd) */
+  int shared_fd;    /* and that memfd's descriptor (when .shared) */
+  uint8_t imported; /* SI_MEM_IPC of another process's memory: bytes at base */
 };
 /* The table entry containing p, or kind SI_MEM_NONE. */
 struct si_range si_mem_find(const void *p);

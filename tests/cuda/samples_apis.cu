@@ -62,6 +62,44 @@ static int late(const char *hex) {
   return 0;
 }
 
+/* A memory handle travels as an event handle's bytes: both are 64. */
+static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(cudaIpcEventHandle_t), "same size");
+
+static int mem_handle_of(const char *hex, cudaIpcMemHandle_t *h) {
+  cudaIpcEventHandle_t raw;
+  if (handle_of(hex, &raw) != 0)
+    return -1;
+  memcpy(h, &raw, sizeof *h);
+  return 0;
+}
+
+/* `samples_apis memchild HANDLE`: the parent's 1 MiB of 0x5a, mapped here
+ * (simpleIPC's children do this), its first page set to 0xa5. */
+static int mem_child(const char *hex) {
+  cudaIpcMemHandle_t h;
+  unsigned char *d = NULL, b[2] = {0, 0};
+  if (mem_handle_of(hex, &h) != 0)
+    return 2;
+  SHOW("memory child: cudaIpcOpenMemHandle",
+       cudaIpcOpenMemHandle((void **)&d, h, cudaIpcMemLazyEnablePeerAccess));
+  SHOW("memory child: cudaMemcpy(2 bytes)", cudaMemcpy(b, d, 2, cudaMemcpyDeviceToHost));
+  printf("memory child: bytes %02x %02x\n", b[0], b[1]);
+  SHOW("memory child: cudaMemset(first page, 0xa5)", cudaMemset(d, 0xa5, 4096));
+  SHOW("memory child: cudaDeviceSynchronize", cudaDeviceSynchronize());
+  SHOW("memory child: cudaIpcCloseMemHandle", cudaIpcCloseMemHandle(d));
+  return 0;
+}
+
+/* `samples_apis memgone HANDLE`: the handle of an allocation freed since. */
+static int mem_gone(const char *hex) {
+  cudaIpcMemHandle_t h;
+  void *d = NULL;
+  if (mem_handle_of(hex, &h) != 0)
+    return 2;
+  SHOW("late memory child: cudaIpcOpenMemHandle(freed)", cudaIpcOpenMemHandle(&d, h, 0));
+  return 0;
+}
+
 static int child(const char *hex) {
   cudaIpcEventHandle_t h;
   cudaEvent_t ev = NULL;
@@ -224,6 +262,32 @@ static int ipc_events(const char *self) {
   return 0;
 }
 
+static int spawn_mem_child(const char *self, const char *mode,
+                           const cudaIpcMemHandle_t *h) {
+  cudaIpcEventHandle_t raw;
+  memcpy(&raw, h, sizeof raw);
+  return spawn_child(self, mode, &raw);
+}
+
+/* Device memory shared with another process (simpleIPC): what one side
+ * writes the other reads. */
+static int ipc_memory(const char *self) {
+  unsigned char *d = NULL, b[4];
+  cudaIpcMemHandle_t h;
+  SHOW("cudaMalloc(1 MiB)", cudaMalloc((void **)&d, 1 << 20));
+  SHOW("cudaMemset(0x5a)", cudaMemset(d, 0x5a, 1 << 20));
+  SHOW("cudaIpcGetMemHandle", cudaIpcGetMemHandle(&h, d));
+  SHOW("cudaIpcGetMemHandle(interior pointer)", cudaIpcGetMemHandle(&h, d + 16));
+  SHOW("cudaIpcGetMemHandle(again)", cudaIpcGetMemHandle(&h, d));
+  printf("memory child exit status = %d\n", spawn_mem_child(self, "memchild", &h));
+  SHOW("cudaMemcpy(around the first page's end)",
+       cudaMemcpy(b, d + 4094, 4, cudaMemcpyDeviceToHost));
+  printf("bytes %02x %02x %02x %02x\n", b[0], b[1], b[2], b[3]);
+  SHOW("cudaFree(exported)", cudaFree(d));
+  printf("late memory child exit status = %d\n", spawn_mem_child(self, "memgone", &h));
+  return 0;
+}
+
 static void limit_of(const char *name, cudaLimit l) {
   size_t v = 12345;
   cudaError_t e = cudaDeviceGetLimit(&v, l);
@@ -379,9 +443,13 @@ int main(int argc, char **argv) {
     return child(argv[2]);
   if (argc == 3 && strcmp(argv[1], "late") == 0)
     return late(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "memchild") == 0)
+    return mem_child(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "memgone") == 0)
+    return mem_gone(argv[2]);
   setvbuf(stdout, NULL, _IOLBF, 0);
-  if (zero_copy() || occupancy() || ipc_events(argv[0]) || limits() ||
-      stream_attributes())
+  if (zero_copy() || occupancy() || ipc_events(argv[0]) || ipc_memory(argv[0]) ||
+      limits() || stream_attributes())
     return 1;
   SHOW("cudaDeviceReset", cudaDeviceReset());
   limit_of("StackSize after cudaDeviceReset", cudaLimitStackSize);

@@ -88,6 +88,23 @@ exported: cudaEventQuery after = 0
 cudaEventDestroy(exported) = 0
 late child: cudaIpcOpenEventHandle(destroyed exporter) = 205
 late child exit status = 0
+cudaMalloc(1 MiB) = 0
+cudaMemset(0x5a) = 0
+cudaIpcGetMemHandle = 0
+cudaIpcGetMemHandle(interior pointer) = 1
+cudaIpcGetMemHandle(again) = 0
+memory child: cudaIpcOpenMemHandle = 0
+memory child: cudaMemcpy(2 bytes) = 0
+memory child: bytes 5a 5a
+memory child: cudaMemset(first page, 0xa5) = 0
+memory child: cudaDeviceSynchronize = 0
+memory child: cudaIpcCloseMemHandle = 0
+memory child exit status = 0
+cudaMemcpy(around the first page's end) = 0
+bytes a5 a5 5a 5a
+cudaFree(exported) = 0
+late memory child: cudaIpcOpenMemHandle(freed) = 205
+late memory child exit status = 0
 cudaDeviceGetLimit(StackSize) = 0, 1024
 cudaDeviceGetLimit(PrintfFifoSize) = 0, 1048576
 cudaDeviceGetLimit(MallocHeapSize) = 0, 8388608
@@ -232,9 +249,10 @@ def check_both_ways(name, expected):
 def test_runtime_apis():
     ev = check_both_ways("samples_apis", SAMPLES_APIS)
     starts = select(ev, kind="process", phase="start")
-    # the late child calls nothing the shim traces, so it has no process record
-    eq(sorted(e["cmdline"].split()[1:2] for e in starts), [[], ["child"]],
-       "the parent and the IPC child traced")
+    # the late event child calls nothing the shim traces, so it has no process
+    # record; the late memory child calls cudaIpcOpenMemHandle, which it traces
+    eq(sorted(e["cmdline"].split()[1:2] for e in starts),
+       [[], ["child"], ["memchild"], ["memgone"]], "the parent and the IPC children traced")
     eq(count(calls(ev), api="cudaEventSynchronize"), 3, "event synchronizations traced")
     eq(count(calls(ev), api="cudaHostAlloc"), 2, "cudaHostAlloc calls traced")
     eq(ring_drops(ev), 0, "records dropped")
