@@ -67,13 +67,30 @@ def start_collect(pod_dir, out, *extra):
     p = subprocess.Popen([GPUTRACE, "collect", "--socket-dir", pod_dir, "-o", out] +
                          list(extra), env=base_env(), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    sock = os.path.join(pod_dir, "collector.sock")
     deadline = time.time() + 20
-    while not os.path.exists(sock + ".lock") or not os.path.exists(sock):
+    while not listening(pod_dir):
         if p.poll() is not None or time.time() > deadline:
             raise AssertionError("collect did not listen: rc %s %s" % (p.poll(), p.stderr.read()))
         time.sleep(0.02)
     return p
+
+
+def listening(pod_dir):
+    """A collector holds the lock of pod_dir's socket (as the shim asks:
+    paths.h); a socket left by a dead one is not enough."""
+    import fcntl
+    sock = os.path.join(pod_dir, "collector.sock")
+    try:
+        fd = os.open(sock + ".lock", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return os.path.exists(sock)
+    finally:
+        os.close(fd)
 
 
 def stop(p, sig=signal.SIGTERM, rc=0):
@@ -205,7 +222,8 @@ def test_default_socket_dir():
 
 def test_none_listening():
     """A socket left by a collector killed with SIGKILL is no collector: the
-    process starts its own for its GPUTRACE_OUTPUT, as before."""
+    process starts its own for its GPUTRACE_OUTPUT, as before; a new
+    collect for the directory takes the socket over."""
     pod_dir = os.path.join(TMP, "stale")
     coll = start_collect(pod_dir, os.path.join(TMP, "stale.gtrace"))
     coll.kill()
@@ -219,6 +237,8 @@ def test_none_listening():
     while ours(pod_dir) and time.time() < deadline:
         time.sleep(0.05)
     eq(len(process_ends(dump(own))), 1, "processes in the autospawned collector's trace")
+    again = start_collect(pod_dir, os.path.join(TMP, "stale_again.gtrace"))
+    stop(again)  # the stale socket and lock are taken over
 
 
 def test_one_per_dir_and_sigint():
