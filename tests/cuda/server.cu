@@ -21,8 +21,6 @@
 //   --legacy-every N request i with i % N == N-1 is a req:legacy, which wins
 //                    over req:embed (default 7); the rest are req:chat
 //   --linger MS      sleep after printing, before exiting (a scrape's time)
-//   --gate 1         then wait for a line on stdin before exiting (a test
-//                    scrapes the leaked memory while every process holds it)
 //
 // Request types (each an NVTX push range on the worker's thread):
 //   req:chat    nested "prefill" (cudaMallocAsync of a 1 MiB KV block on
@@ -225,6 +223,9 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+// --gate 1 (documented here, not above: tests name the lines above by number):
+// after printing and --linger, wait for a line on stdin before exiting, so a
+// test scrapes the leaked memory while every process still holds it.
 static int parse_args(int argc, char **argv) {
   struct {
     const char *name;
