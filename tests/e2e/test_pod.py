@@ -12,7 +12,8 @@ accepts the page) and exactly one gputrace-collector runs, the stand-alone
 one; after SIGTERM the trace holds each process's calls exactly as a
 `gputrace record` run of the same program has them, by kind and API, with
 nothing dropped or lost. Without unshare -m (no privilege) the namespaces
-are left out, said on stdout, and the rest still runs."""
+are left out, said on stdout, and the rest still runs. A collector that
+cannot see a process's pid namespace refuses it, named in the trace."""
 import collections
 import os
 import signal
@@ -265,5 +266,42 @@ def test_one_per_dir_and_sigint():
        (2, "gputrace collect: cannot listen in %s: not a directory\n" % out), "a file as DIR")
 
 
+def test_unseen_pid_namespace():
+    """A collector that cannot see a process's pid namespace (the kernel
+    gives its pid as 0: a pod without a shared process namespace) could not
+    tell such processes apart: it refuses them, the process says so and
+    runs untraced, and the trace names it."""
+    probe = subprocess.run(["unshare", "-p", "-f", "--mount-proc", "true"], capture_output=True,
+                           text=True)
+    if probe.returncode != 0:
+        print("NOTE: unshare -p is not permitted here (%s): not checked" % probe.stderr.strip())
+        return
+    pod_dir = os.path.join(TMP, "pidns")
+    out = os.path.join(TMP, "pidns.gtrace")
+    p = subprocess.Popen(["unshare", "-p", "-f", "--mount-proc", GPUTRACE, "collect",
+                          "--socket-dir", pod_dir, "-o", out], env=base_env(),
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 20
+    while not listening(pod_dir) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    app = run([prog("server"), "--workers", "1", "--requests", "2", "--weights", "1"],
+              pod_env(pod_dir, GPUTRACE_SOCKET_DIR=pod_dir), check_rc=0)
+    warned = [l for l in app.stderr.splitlines() if l.startswith("gputrace")]
+    eq(len(warned), 1, "the shim's warnings: %s" % warned)
+    if not warned[0].startswith("gputrace: no collector at %s/collector.sock (handshake: "
+                                "Permission denied); pid " % pod_dir):
+        raise AssertionError("the shim's warning: " + warned[0])
+    (coll, _), = ours(pod_dir)  # PID 1 of its namespace: signalled from here
+    os.kill(coll, signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    eq(p.returncode, 0, "collect in its pid namespace (stderr: %s)" % err)
+    events = dump(out)
+    notes = [e["note"] for e in events if e["kind"] == "note" and "ran untraced" in e["note"]]
+    eq(len(notes), 1, "untraced notes: %s" % notes)
+    if "pid namespace the collector cannot see" not in notes[0]:
+        raise AssertionError("the note: " + notes[0])
+    eq(count(events, kind="process"), 0, "process records")
+
+
 main([test_two_containers_one_collector, test_default_socket_dir, test_none_listening,
-      test_one_per_dir_and_sigint])
+      test_one_per_dir_and_sigint, test_unseen_pid_namespace])
