@@ -11,7 +11,8 @@ leaked memory, /metrics lists both pids with exactly those bytes (promtool
 accepts the page) and exactly one gputrace-collector runs, the stand-alone
 one; after SIGTERM the trace holds each process's calls exactly as a
 `gputrace record` run of the same program has them, by kind and API, with
-nothing dropped or lost. Without unshare -m (no privilege) the namespaces
+nothing dropped or lost, and their frames are named although each runs a
+copy of the server only its namespace has (read through /proc/PID/root). Without unshare -m (no privilege) the namespaces
 are left out, said on stdout, and the rest still runs. A collector that
 cannot see a process's pid namespace refuses it, named in the trace."""
 import collections
@@ -26,10 +27,13 @@ from gtest import *
 # Two servers of different sizes: each process's records must be its own.
 SERVERS = [["--workers", "2", "--requests", "10", "--weights", "4", "--gate", "1"],
            ["--workers", "1", "--requests", "14", "--weights", "8", "--gate", "1"]]
-# Inside a namespace: a private /tmp, the socket directory at /mnt/gtpod.
+# Inside a namespace: a private /tmp, the socket directory at /mnt/gtpod, the
+# server a copy only the namespace has (/mnt/server: its frames are named
+# through the process's root).
 NAMESPACE = ("mount --make-rprivate / && mount -t tmpfs gtpod /mnt && mkdir /mnt/gtpod && "
              "mount --bind \"$GT_POD_DIR\" /mnt/gtpod && %s cd / && "
-             "export LD_PRELOAD=\"$GT_POD_PRELOAD\" && exec \"$@\"")
+             "cp \"$1\" /mnt/server && shift && "
+             "export LD_PRELOAD=\"$GT_POD_PRELOAD\" && exec /mnt/server \"$@\"")
 
 
 def can_unshare():
@@ -193,6 +197,9 @@ def test_two_containers_one_collector():
         eq(ref_calls[("launch", "cudaGraphLaunch")] > 0, True, "graph launches in the reference")
         eq(line, ref_out, "server output traced by the pod's collector")
         eq(by_kind_and_api(events, pid), ref_calls, "calls of pid %d by kind and API" % pid)
+        named = {(f["function"], f["module"]) for f in select(events, kind="frame", pid=pid)}
+        eq(("embed_cache_grow(unsigned long)", "server") in named, True,
+           "the leak's frame of pid %d named: %s" % (pid, sorted(named)[:8]))
         eq(pid in ends, True, "pid %d in the trace" % pid)
 
 
