@@ -12,9 +12,11 @@ accepts the page) and exactly one gputrace-collector runs, the stand-alone
 one; after SIGTERM the trace holds each process's calls exactly as a
 `gputrace record` run of the same program has them, by kind and API, with
 nothing dropped or lost, and their frames are named although each runs a
-copy of the server only its namespace has (read through /proc/PID/root). Without unshare -m (no privilege) the namespaces
-are left out, said on stdout, and the rest still runs. A collector that
-cannot see a process's pid namespace refuses it, named in the trace."""
+copy of the server only its namespace has (read through /proc/PID/root).
+Without unshare -m (no privilege) the namespaces are left out, said on
+stdout, and the rest still runs. A collector that cannot see a process's
+pid namespace refuses it, named in the trace."""
+import atexit
 import collections
 import os
 import signal
@@ -62,16 +64,39 @@ def collectors():
     return found
 
 
+def environ_of(pid):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            return f.read().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
 def ours(pod_dir):
-    """The collectors serving pod_dir, or started by a shim (--autospawn)."""
+    """The collectors serving pod_dir, or started by a shim of a process of
+    pod_dir (--autospawn: it has the process's environment, GT_POD_DIR
+    included), not another test's."""
     sock = os.path.join(pod_dir, "collector.sock")
-    return [c for c in collectors() if sock in c[1] or "--autospawn" in c[1]]
+    return [c for c in collectors() if sock in c[1] or (
+        "--autospawn" in c[1] and "GT_POD_DIR=" + pod_dir in environ_of(c[0]))]
+
+
+STARTED = []  # collectors this script started: none outlives it
+
+
+@atexit.register
+def stop_all():
+    for p in STARTED:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def start_collect(pod_dir, out, *extra):
     p = subprocess.Popen([GPUTRACE, "collect", "--socket-dir", pod_dir, "-o", out] +
                          list(extra), env=base_env(), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
+    STARTED.append(p)
     deadline = time.time() + 20
     while not listening(pod_dir):
         if p.poll() is not None or time.time() > deadline:
@@ -214,15 +239,16 @@ def test_default_socket_dir():
     cwd = os.path.join(TMP, "default_cwd")
     os.makedirs(cwd)
     args = [prog("server"), "--workers", "1", "--requests", "2", "--weights", "1"]
-    served = run(args, base_env(LD_PRELOAD=SHIM, XDG_RUNTIME_DIR=runtime), check_rc=0)
+    served = subprocess.run(args, env=pod_env(runtime, XDG_RUNTIME_DIR=runtime), cwd=cwd,
+                            capture_output=True, text=True, timeout=60)
+    eq((served.returncode, served.stderr), (0, ""), "a served process")
     own = os.path.join(TMP, "own.gtrace")
-    run(args, base_env(LD_PRELOAD=SHIM, XDG_RUNTIME_DIR=runtime, GPUTRACE_OUTPUT=own),
-        check_rc=0)
+    run(args, pod_env(runtime, XDG_RUNTIME_DIR=runtime, GPUTRACE_OUTPUT=own), check_rc=0)
     eq(os.listdir(cwd), [], "no trace in the working directory")
     stop(coll)
     eq(len(process_ends(dump(out))), 1, "processes the stand-alone collector served")
     deadline = time.time() + 20
-    while ours(os.path.join(runtime, "gputrace")) and time.time() < deadline:
+    while ours(runtime) and time.time() < deadline:
         time.sleep(0.05)  # the autospawned one finishes a second after its process
     eq(len(process_ends(dump(own))), 1, "processes in the GPUTRACE_OUTPUT trace")
     eq(served.stdout.startswith("server: workers 1 requests 2"), True, "served output")
@@ -238,9 +264,13 @@ def test_none_listening():
     coll.wait()
     eq(os.path.exists(os.path.join(pod_dir, "collector.sock")), True, "stale socket")
     own = os.path.join(TMP, "stale_own.gtrace")
-    run([prog("server"), "--workers", "1", "--requests", "2", "--weights", "1"],
-        base_env(LD_PRELOAD=SHIM, GPUTRACE_SOCKET_DIR=pod_dir, GPUTRACE_OUTPUT=own),
-        check_rc=0)
+    # Not through pipes: the collector it starts keeps its stderr.
+    p = subprocess.run([prog("server"), "--workers", "1", "--requests", "2", "--weights", "1"],
+                       env=pod_env(pod_dir, GPUTRACE_SOCKET_DIR=pod_dir, GPUTRACE_OUTPUT=own),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    eq(p.returncode, 0, "the server's status")
+    eq([("--autospawn" in c[1]) for c in ours(pod_dir)], [True],
+       "the process's own collector, lingering (as test 1 would see one)")
     deadline = time.time() + 20
     while ours(pod_dir) and time.time() < deadline:
         time.sleep(0.05)
@@ -285,9 +315,10 @@ def test_unseen_pid_namespace():
         return
     pod_dir = os.path.join(TMP, "pidns")
     out = os.path.join(TMP, "pidns.gtrace")
-    p = subprocess.Popen(["unshare", "-p", "-f", "--mount-proc", GPUTRACE, "collect",
-                          "--socket-dir", pod_dir, "-o", out], env=base_env(),
+    p = subprocess.Popen(["unshare", "-p", "-f", "--kill-child", "--mount-proc", GPUTRACE,
+                          "collect", "--socket-dir", pod_dir, "-o", out], env=base_env(),
                          stderr=subprocess.PIPE, text=True)
+    STARTED.append(p)
     deadline = time.time() + 20
     while not listening(pod_dir) and p.poll() is None and time.time() < deadline:
         time.sleep(0.02)
