@@ -144,13 +144,18 @@ def run_collect_as_written(coll):
     argv = [GPUTRACE, "collect"] + [x for k, v in args.items() for x in (k, moved.get(k, v))]
     p = subprocess.Popen(argv, env=base_env(), stderr=subprocess.PIPE, text=True)
     sock = os.path.join(moved["--socket-dir"], "collector.sock")
-    deadline = time.time() + 20
-    while not os.path.exists(sock) and p.poll() is None and time.time() < deadline:
-        time.sleep(0.02)
-    eq((os.path.exists(sock), p.poll()), (True, None), "%s listening" % " ".join(argv))
-    p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=60)
-    eq(p.returncode, 0, "%s after SIGTERM (stderr: %s)" % (" ".join(argv), err))
+    try:
+        deadline = time.time() + 20
+        while not os.path.exists(sock) and p.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        eq((os.path.exists(sock), p.poll()), (True, None), "%s listening" % " ".join(argv))
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+        eq(p.returncode, 0, "%s after SIGTERM (stderr: %s)" % (" ".join(argv), err))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def test_fields_the_page_relies_on():
