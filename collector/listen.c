@@ -9,8 +9,8 @@
  * removed meanwhile sees that the path no longer names what it locked and
  * tries again with the new one. A stand-alone collector (--serve) waits
  * out a lock held for a moment and names the collector holding it longer.
- * A private socket directory (the fallback
- * when the usual one is squatted: paths.h) is removed too. */
+ * A private socket directory (the fallback when the usual one is squatted:
+ * paths.h) is removed too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -34,12 +34,12 @@
  * --linger-ms; with --serve (`gputrace collect`: one collector for every
  * traced process of a pod, docs/kubernetes.md) it serves processes as they
  * come and go until a signal stops it, SIGINT included. SIGTERM and SIGHUP
- * make it drain what is there and stop,
- * with a NOTE in the trace saying it stopped early when traced processes
- * were still running; a signal ignored when it started (nohup) stays
- * ignored. Without --serve SIGINT is ignored, so a ^C meant for the traced program does
- * not cut the trace short. `record` starts it in its own process group, so signals the
- * program sends to its group do not reach it.
+ * make it drain what is there and stop, with a NOTE in the trace saying it
+ * stopped early when traced processes were still running; a signal ignored
+ * when it started (nohup) stays ignored. Without --serve SIGINT is ignored,
+ * so a ^C meant for the traced program does not cut the trace short.
+ * `record` starts it in its own process group, so signals the program sends
+ * to its group do not reach it.
  */
 #include <errno.h>
 #include <fcntl.h>
