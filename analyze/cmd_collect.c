@@ -14,11 +14,11 @@
  *
  * DIR is created (0700) when missing; it may be shared (an emptyDir, a
  * hostPath): the socket is 0600 and both sides check the other is of their
- * uid. A second collector for the same DIR is refused (status 1, the
- * collector says so). Exit status: 2 for usage errors, an unusable DIR or
- * no gputrace-collector; else the collector's (0, or 1 when the trace could
- * not be written whole). Options are checked here, before the collector
- * runs, and passed on as given.
+ * uid. Exit status: 2 for usage errors, an unusable DIR or no
+ * gputrace-collector; else the collector's: 0, or 1 (with its message) when
+ * another collector listens in DIR, FILE cannot be created (an existing one
+ * only with --force) or the trace could not be written whole. Options are
+ * checked here, before the collector runs, and passed on as given.
  */
 #include <errno.h>
 #include <limits.h>
