@@ -1,6 +1,10 @@
 /* clients.c — one traced process: handshake, draining, its end.
  * See collector.h; nothing read from the process is trusted.
  *
+ * A process is known by the pid SO_PEERCRED gives, in our pid namespace: one
+ * in a namespace we cannot see (0: a pod's container without a shared
+ * process namespace) is refused, as it could be told from no other.
+ *
  * A connection starts in the handshake: non-blocking, served from the poll
  * loop, so a client that connects and says nothing costs the others
  * nothing; one silent past GT_HANDSHAKE_NS is refused. Every refused or
@@ -459,6 +463,10 @@ static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns)
     snprintf(why, sizeof why, "refused a silent client");
   else if (c->uid != (uint32_t)geteuid())
     snprintf(why, sizeof why, "refused a process of another user");
+  else if (c->pid == 0) /* the kernel's answer for a pid namespace we cannot see */
+    snprintf(why, sizeof why,
+             "refused a process of a pid namespace the collector cannot see "
+             "(share one: docs/kubernetes.md)");
   else if (memfd == -3) /* another thread took the free descriptor */
     no_fds_why(why, sizeof why);
   else if (memfd == -4) /* its ring is never mapped: it would be misread */

@@ -41,9 +41,11 @@
 struct gt_contract gt_collector_contract(void);
 
 /* ---- listen.c: the socket, with a lock file against racing collectors.
- * gt_listen returns the listening fd (non-blocking) or -1; gt_unlisten
- * removes the socket and the lock file (and a private socket directory). */
-int gt_listen(const char *path, int *lock_fd);
+ * gt_listen returns the listening fd (non-blocking) or -1 (patient: a
+ * stand-alone collector's, which waits out a lock held for a moment);
+ * gt_unlisten removes the socket and the lock file (and a private socket
+ * directory). */
+int gt_listen(const char *path, int *lock_fd, int patient);
 void gt_unlisten(const char *path, int listen_fd, int lock_fd);
 
 /* ---- fds.c: the collector's file descriptors (2 per traced process).

@@ -7,8 +7,10 @@
  * accumulate; one left by a crash holds no lock (flock ends with its
  * process) and is taken over. A collector that locked a file its owner
  * removed meanwhile sees that the path no longer names what it locked and
- * tries again with the new one. A private socket directory (the fallback
- * when the usual one is squatted: paths.h) is removed too. */
+ * tries again with the new one. A stand-alone collector (--serve) waits
+ * out a lock held for a moment and names the collector holding it longer.
+ * A private socket directory (the fallback when the usual one is squatted:
+ * paths.h) is removed too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -27,15 +30,28 @@ static void lock_path_of(const char *path, char *lock, size_t len) {
   snprintf(lock, len, "%s.lock", path);
 }
 
-/* The lock on `lock`, or -1 (another collector holds it, or an error). */
-static int take_lock(const char *lock) {
-  for (int attempt = 0; attempt < 8; attempt++) {
+/* The lock on `lock`, or -1 (another collector holds it, or an error).
+ * Patient: a lock held for a moment is waited for (a shim asking whether a
+ * stand-alone collector runs holds it for a few system calls: paths.h),
+ * one held for 200 ms is another collector's. */
+static int take_lock(const char *lock, int patient) {
+  for (int attempt = 0, busy = 0; attempt < 8; attempt++) {
     int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK)
-        gt_collector_say("cannot lock %s: %s", lock, strerror(errno));
+      int why = errno;
       if (fd >= 0)
         close(fd);
+      if (why == EWOULDBLOCK && patient && busy++ < 20) {
+        struct timespec pause = {0, 10000000};
+        nanosleep(&pause, NULL);
+        attempt--;
+        continue;
+      }
+      if (why != EWOULDBLOCK)
+        gt_collector_say("cannot lock %s: %s", lock, strerror(why));
+      else if (patient)
+        fprintf(stderr, "gputrace-collector: another collector listens on %.*s\n",
+                (int)(strlen(lock) - 5), lock);
       return -1;
     }
     struct stat held, named;
@@ -47,7 +63,7 @@ static int take_lock(const char *lock) {
   return -1;
 }
 
-int gt_listen(const char *path, int *lock_fd) {
+int gt_listen(const char *path, int *lock_fd, int patient) {
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   if (strlen(path) >= sizeof addr.sun_path) {
     fprintf(stderr, "gputrace-collector: socket path too long: %s\n", path);
@@ -56,7 +72,7 @@ int gt_listen(const char *path, int *lock_fd) {
   snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
   char lock[PATH_MAX];
   lock_path_of(path, lock, sizeof lock);
-  if ((*lock_fd = take_lock(lock)) < 0)
+  if ((*lock_fd = take_lock(lock, patient)) < 0)
     return -1; /* another collector owns this path */
   /* Non-blocking: the loop accepts until none is pending. */
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

@@ -31,12 +31,15 @@
  * first means the command could not be run: no closing summary line
  * (record removes the empty trace and says so). Without it (started by the shim
  * under plain LD_PRELOAD) it stops once no process has been connected for
- * --linger-ms. SIGTERM and SIGHUP make it drain what is there and stop,
- * with a NOTE in the trace saying it stopped early when traced processes
- * were still running; a signal ignored when it started (nohup) stays
- * ignored. SIGINT is ignored, so a ^C meant for the traced program does not
- * cut the trace short. `record` starts it in its own process group, so
- * signals the program sends to its group do not reach it.
+ * --linger-ms; with --serve (`gputrace collect`: one collector for every
+ * traced process of a pod, docs/kubernetes.md) it serves processes as they
+ * come and go until a signal stops it, SIGINT included. SIGTERM and SIGHUP
+ * make it drain what is there and stop, with a NOTE in the trace saying it
+ * stopped early when traced processes were still running; a signal ignored
+ * when it started (nohup) stays ignored. Without --serve SIGINT is ignored,
+ * so a ^C meant for the traced program does not cut the trace short.
+ * `record` starts it in its own process group, so signals the program sends
+ * to its group do not reach it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +81,7 @@ struct options {
   int ready_fd;
   int control_fd;
   int autospawn;
+  int serve; /* stand-alone (`gputrace collect`): until SIGTERM or SIGINT */
   int linger_ms;
   const char *prometheus;
   const char *pprof_dir;   /* live profiles (liveprof.c) */
@@ -107,11 +111,14 @@ static void handle_unless_ignored(int sig, void (*fn)(int)) {
   sigaction(sig, &sa, NULL);
 }
 
-static void setup_signals(void) {
+static void setup_signals(int serve) {
   signal(SIGPIPE, SIG_IGN);
-  signal(SIGINT, SIG_IGN);  /* a ^C is for the traced program */
-  signal(SIGXFSZ, SIG_IGN); /* past a file size limit: EFBIG, reported, not death */
-  signal(SIGTTOU, SIG_IGN); /* in its own (background) group: stderr must not stop it */
+  if (serve) /* no traced program of ours: a ^C is for us */
+    handle_unless_ignored(SIGINT, on_term);
+  else
+    signal(SIGINT, SIG_IGN); /* a ^C is for the traced program */
+  signal(SIGXFSZ, SIG_IGN);  /* past a file size limit: EFBIG, reported, not death */
+  signal(SIGTTOU, SIG_IGN);  /* in its own (background) group: stderr must not stop it */
   handle_unless_ignored(SIGTERM, on_term);
   handle_unless_ignored(SIGHUP, on_term);
   handle_unless_ignored(SIGUSR1, on_usr1);
@@ -146,6 +153,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
                  "run until EOF on fd N and no process is left"),
       GT_OPT_FLAG(0, "autospawn", &o->autospawn,
                   "started by the shim (plain LD_PRELOAD)"),
+      GT_OPT_FLAG(0, "serve", &o->serve, "serve every process until SIGTERM or SIGINT"),
       GT_OPT_INT(0, "linger-ms", &o->linger_ms, "N",
                  "stop N ms after the last process (default 1000)"),
       GT_OPT_FLAG(0, "quiet", &gt_collector_quiet, "no messages but errors"),
@@ -303,6 +311,8 @@ static int finished(const struct state *st, const struct options *o, uint64_t no
     return 0;
   if (g_stop)
     return 1;
+  if (o->serve)
+    return 0;
   if (o->control_fd >= 0)
     return st->control_fd < 0;
   uint64_t linger = (uint64_t)o->linger_ms * 1000000ull;
@@ -474,7 +484,7 @@ int main(int argc, char **argv) {
   int parsed = parse_options(argc, argv, &o);
   if (parsed != GT_OPTIONS_RUN)
     return parsed;
-  setup_signals();
+  setup_signals(o.serve);
   static char force_hint[64]; /* the user of plain LD_PRELOAD has no --force */
   snprintf(force_hint, sizeof force_hint, "%s=1", gt_knob_name(GT_KNOB_FORCE));
   if (o.autospawn)
@@ -482,7 +492,7 @@ int main(int argc, char **argv) {
 
   gt_fds_start(); /* before any descriptor of a client */
   int lock_fd = -1;
-  int listen_fd = gt_listen(o.socket_path, &lock_fd);
+  int listen_fd = gt_listen(o.socket_path, &lock_fd, o.serve);
   if (listen_fd < 0)
     return o.autospawn ? 0 : 1; /* autospawn: another collector won the race */
   g_listening = (struct listening){o.socket_path, listen_fd, lock_fd};

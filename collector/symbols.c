@@ -5,7 +5,9 @@
  * Contract:
  *  - Single-threaded: only the symbolizer worker (symworker.c) calls it, so
  *    no file it opens can stall the drain loop.
- *  - MODULE records tell it which file a process has loaded where. A file is
+ *  - MODULE records tell it which file a process has loaded where, read
+ *    through the process's root (/proc/PID/root: another container's files
+ *    are its own), else at the path as we see it. A file is
  *    opened O_RDONLY|O_NONBLOCK and used only if it is a regular file (a
  *    FIFO, device or socket named by a hostile process is never read), and
  *    the descriptor is handed to libdwfl. Each file is parsed once for every
@@ -244,13 +246,19 @@ void gt_sym_add_module(struct gt_symbolizer *s, uint32_t pid,
                        rec->u.module.epoch, NULL};
   if (path[0] != '/')
     return; /* the vdso and anonymous objects have no file to read */
+  /* The file as the process sees it, through its root: a process of
+   * another container (a pod's: docs/kubernetes.md) has files we do not;
+   * the path as we see it once that is gone (the process ended). */
+  char own[GT_TEXT_MAX + 64];
+  struct stat st;
+  snprintf(own, sizeof own, "/proc/%u/root%s", pid, path);
+  const char *at = stat(own, &st) == 0 ? own : path;
   /* A file cached already needs no descriptor (the collector may have none
    * to spare: fds.c). */
-  struct stat st;
   struct symfile *f = NULL;
-  if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+  if (stat(at, &st) == 0 && S_ISREG(st.st_mode))
     f = cached(s, identity_of(&st), NULL, 0);
-  int fd = f ? -1 : open_regular(path, &st);
+  int fd = f ? -1 : open_regular(at, &st);
   if (!f && fd < 0)
     return;
   if (!f)

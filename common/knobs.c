@@ -35,8 +35,9 @@ static const struct knob knobs[GT_KNOB_COUNT] = {GT_KNOBS(KNOB_ROW)};
 #undef KNOB_ROW
 
 /* Variables that are no knob of this table but are ours all the same. */
-static const char *const other_names[] = {GT_ENV_OUTPUT, GT_ENV_SOCKET, GT_ENV_COLLECTOR,
-                                          GT_ENV_LIB,    GT_ENV_PICKED, GT_ENV_PPROF_DIR};
+static const char *const other_names[] = {
+    GT_ENV_OUTPUT, GT_ENV_SOCKET,    GT_ENV_COLLECTOR, GT_ENV_LIB,
+    GT_ENV_PICKED, GT_ENV_PPROF_DIR, GT_ENV_SOCKET_DIR};
 
 static _Atomic uint32_t g_warned; /* one bit per knob; bit 31: unknown names */
 

@@ -3,10 +3,12 @@
 #include "gputrace/paths.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +47,7 @@ static int private_dir(char *dir, size_t len, char *err, size_t errlen) {
   return 1;
 }
 
-int gt_socket_dir(char *dir, size_t len, char *err, size_t errlen) {
+int gt_socket_dir_name(char *dir, size_t len) {
   const char *xdg = getenv("XDG_RUNTIME_DIR");
   struct stat st;
   int n;
@@ -54,7 +56,11 @@ int gt_socket_dir(char *dir, size_t len, char *err, size_t errlen) {
     n = snprintf(dir, len, "%s/gputrace", xdg);
   else
     n = snprintf(dir, len, "/tmp/gputrace-%u", (unsigned)geteuid());
-  if (n < 0 || (size_t)n >= len) {
+  return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int gt_socket_dir(char *dir, size_t len, char *err, size_t errlen) {
+  if (gt_socket_dir_name(dir, len) != 0) {
     snprintf(err, errlen, "socket directory path too long");
     return -1;
   }
@@ -103,4 +109,26 @@ int gt_socket_for_output(const char *abs_output, char *path, size_t len, char *e
     return -1;
   }
   return rc;
+}
+
+int gt_pod_socket(const char *dir, char *path, size_t len) {
+  int n = snprintf(path, len, "%s/" GT_POD_SOCKET_NAME, dir);
+  return n > 0 && (size_t)n < len && (size_t)n < 108 ? 0 : -1;
+}
+
+int gt_collector_listens(const char *socket_path) {
+  char lock[128];
+  struct stat st;
+  int n = snprintf(lock, sizeof lock, "%s.lock", socket_path);
+  if (n < 0 || (size_t)n >= sizeof lock || lstat(socket_path, &st) != 0 ||
+      !S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+    return 0;
+  int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    return 0;
+  /* Held by its collector for as long as it runs (collector/listen.c): a
+   * shared lock we get means nobody holds it. */
+  int held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return held;
 }

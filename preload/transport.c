@@ -7,7 +7,11 @@
  * numbers, so each is checked with fstat before any use or close: a number
  * that no longer holds our socket is never touched again. The collector
  * does not need the socket to go on draining (it watches the process), so a
- * lost socket costs only the shim's check for a vanished collector. */
+ * lost socket costs only the shim's check for a vanished collector.
+ *
+ * Without GPUTRACE_SOCKET, a stand-alone collector found at start-up
+ * (pod_collector: GPUTRACE_SOCKET_DIR, docs/kubernetes.md) is the one, and
+ * none is started; when none runs there, plain LD_PRELOAD as before. */
 #include "transport.h"
 
 #include <dlfcn.h>
@@ -39,6 +43,7 @@ static char g_socket[108];
 static char g_output[PATH_MAX];
 static char g_collector[PATH_MAX];
 static int g_can_spawn; /* plain LD_PRELOAD: we know the output file */
+static int g_pod;       /* g_socket is a stand-alone collector's (paths.h) */
 /* How a collector this process starts opens the output (collector/main.c):
  * the first process of a run creates it — a name it picked (gputrace-<pid>:
  * another free one when taken), or the user's GPUTRACE_OUTPUT (refused if
@@ -73,10 +78,37 @@ static void locate_collector(void) {
            (int)(sizeof g_collector - 32), lib);
 }
 
+/* Without GPUTRACE_SOCKET: a stand-alone collector (`gputrace collect`)
+ * running for GPUTRACE_SOCKET_DIR, or for the socket directory when no
+ * GPUTRACE_OUTPUT names a trace of this run's own. 1 with g_socket its
+ * socket; nothing goes into the environment (an exec'd child asks again,
+ * a forked one keeps g_socket). Asked without connecting (paths.h), so
+ * asking costs the collector nothing. */
+static int pod_collector(const char *out) {
+  char dir[160];
+  const char *named = getenv(GT_ENV_SOCKET_DIR);
+  if (named && *named) {
+    if (strlen(named) >= sizeof dir)
+      return 0;
+    snprintf(dir, sizeof dir, "%s", named);
+  } else if ((out && *out) || gt_socket_dir_name(dir, sizeof dir) != 0) {
+    return 0;
+  }
+  if (gt_pod_socket(dir, g_socket, sizeof g_socket) != 0 ||
+      !gt_collector_listens(g_socket)) {
+    g_socket[0] = '\0';
+    return 0;
+  }
+  g_pod = 1;
+  return 1;
+}
+
 void gt_transport_prepare_env(void) {
   char err[256];
   const char *sock = getenv(GT_ENV_SOCKET);
   const char *out = getenv(GT_ENV_OUTPUT);
+  if ((!sock || !*sock) && pod_collector(out))
+    return; /* it serves us: no output of ours, no collector to start */
   if (!sock || !*sock) {
     char cwd[PATH_MAX / 2];
     if (!getcwd(cwd, sizeof cwd))
@@ -237,10 +269,24 @@ static int spawned_exits_within(int ticks) {
   return 0;
 }
 
+/* 1 when the process listening at the other end of fd is of our uid: a
+ * stand-alone collector's socket may lie in a directory others share. */
+static int peer_is_ours(int fd) {
+  struct ucred cred = {0, (uid_t)-1, (gid_t)-1};
+  socklen_t len = sizeof cred;
+  return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+         cred.uid == geteuid();
+}
+
 static int connect_or_spawn(void) {
   g_spawned_pid = -1; /* a fork's child did not start its parent's */
   g_spawned_failed = 0;
   int fd = connect_once();
+  if (fd >= 0 && g_pod && !peer_is_ours(fd)) {
+    close(fd);
+    errno = EACCES;
+    return -1;
+  }
   if (fd >= 0 || !g_can_spawn || (errno != ENOENT && errno != ECONNREFUSED))
     return fd;
   g_spawned_pid = spawn_collector();

@@ -2,7 +2,8 @@
  *
  * Contract: gt_transport_prepare_env runs once in the constructor (it may
  * set environment variables so children find the same collector);
- * gt_transport_open creates the ring, connects — starting a collector under
+ * gt_transport_open creates the ring, connects — to a stand-alone collector
+ * found at start-up (GPUTRACE_SOCKET_DIR), else starting a collector under
  * plain LD_PRELOAD when none listens — and hands the ring over. It is the
  * only function here that may block (bounded: a few seconds at most). */
 #ifndef GPUTRACE_TRANSPORT_H

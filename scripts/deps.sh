@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libzstd-dev zstd zlib1g-dev libdw-dev libelf-dev
           libprotobuf-c-dev protobuf-c-compiler golang-go # gputrace pprof and go tool pprof
           python3 python3-dev clang clang-format # python3-dev: CPython's headers, for test_pyframes_layout
+          python3-yaml # docs/kubernetes.md's manifests parsed (tests/e2e/test_kubernetes.py)
           patchelf util-linux procps # scripts/bundle.sh and its test (unshare, pgrep)
           man-db groff-base # the man page's test: man -l renders it, groff -ww checks it
           libmicrohttpd-dev curl # live metrics (--prometheus) and their test

@@ -13,6 +13,10 @@
 
 #include <stddef.h>
 
+/* The socket directory's name, nothing created or checked: 0, or -1 when
+ * it does not fit. */
+int gt_socket_dir_name(char *dir, size_t len);
+
 /* The socket directory, created if missing. */
 int gt_socket_dir(char *dir, size_t len, char *err, size_t errlen);
 
@@ -28,5 +32,19 @@ int gt_socket_path(const char *tag, unsigned long id, char *path, size_t len, ch
  * finds the same collector. */
 int gt_socket_for_output(const char *abs_output, char *path, size_t len, char *err,
                          size_t errlen);
+
+/* The stand-alone collector (`gputrace collect --socket-dir DIR`) listens
+ * on DIR/collector.sock, with its lock file beside it, for every traced
+ * process that finds it there (GPUTRACE_SOCKET_DIR, or the socket
+ * directory): one collector for a pod (docs/kubernetes.md). */
+#define GT_POD_SOCKET_NAME "collector.sock"
+
+/* DIR/collector.sock in path: 0, or -1 when it does not fit a socket. */
+int gt_pod_socket(const char *dir, char *path, size_t len);
+
+/* 1 when a collector runs for socket_path: the path is a socket of ours and
+ * its lock file is held (collector/listen.c); asks without connecting, so
+ * the collector sees nothing. No allocation. */
+int gt_collector_listens(const char *socket_path);
 
 #endif

@@ -139,4 +139,7 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
 #define GT_ENV_PPROF_DIR "GPUTRACE_PPROF_DIR"  /* live profiles' folder (collector) */
 #define GT_DEFAULT_RING_KB 32768u              /* ~510,000 launches */
 
+/* The directory of a stand-alone collector's socket (paths.h). */
+#define GT_ENV_SOCKET_DIR "GPUTRACE_SOCKET_DIR"
+
 #endif

@@ -145,7 +145,8 @@ int main(void) {
   /* Unknown names, once. */
   setenv("GPUTRACE_QUIET", "0", 1);
   setenv("GPUTRACE_RINGKB", "64", 1);
-  setenv("GPUTRACE_STANDIN_MEM_BYTES", "1", 1); /* the stand-in's own */
+  setenv("GPUTRACE_STANDIN_MEM_BYTES", "1", 1);      /* the stand-in's own */
+  setenv("GPUTRACE_SOCKET_DIR", "/run/gputrace", 1); /* ours, a path: no knob */
   char out[512];
   gt_knobs_check_names();
   gt_knobs_check_names();
