@@ -22,7 +22,7 @@ static const struct gt_cli_command commands[] = {
     {"record", cmd_record}, {"dump", cmd_dump},     {"leaks", cmd_leaks},
     {"flame", cmd_flame},   {"chrome", cmd_chrome}, {"report", cmd_report},
     {"diff", cmd_diff},     {"pprof", cmd_pprof},   {"top", cmd_top},
-    {"html", cmd_html},     {"export", cmd_export},
+    {"html", cmd_html},     {"export", cmd_export}, {"snapshot", cmd_snapshot},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -29,4 +29,10 @@ int gt_socket_path(const char *tag, unsigned long id, char *path, size_t len, ch
 int gt_socket_for_output(const char *abs_output, char *path, size_t len, char *err,
                          size_t errlen);
 
+/* The control socket of collector `pid` (a flight recorder: protocol.h)
+ * whose data socket is `data_socket`: <its directory>/control-<pid>.sock.
+ * 0, or -1 when that does not fit in len. */
+int gt_control_socket_path(const char *data_socket, unsigned long pid, char *path,
+                           size_t len);
+
 #endif

@@ -139,4 +139,12 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
 #define GT_ENV_PPROF_DIR "GPUTRACE_PPROF_DIR"  /* live profiles' folder (collector) */
 #define GT_DEFAULT_RING_KB 32768u              /* ~510,000 launches */
 
+/* The flight recorder's control socket (collector/control.c, `gputrace
+ * snapshot`; its path: paths.h): one request per connection, "snapshot
+ * LAST_NS\n" (0: the whole window) with the snapshot's file descriptor
+ * attached (SCM_RIGHTS), from the collector's own uid; the answer, one
+ * line: "ok RECORDS BYTES SEGMENTS SPAN_NS\n" or "error WHY\n". */
+#define GT_CTL_SNAPSHOT "snapshot"
+#define GT_CTL_LINE_MAX 512
+
 #endif

@@ -94,7 +94,7 @@ def test_truncated_trace_reads_partially():
 
 
 SHORT_USAGE = ("usage: gputrace COMMAND [ARGS...]\n"
-               "commands: record dump leaks flame chrome report diff pprof top html export\n"
+               "commands: record dump leaks flame chrome report diff pprof top html export snapshot\n"
                "`gputrace --help` says what each does and lists its options.\n")
 
 
