@@ -187,8 +187,9 @@ int cmd_snapshot(int argc, char **argv) {
                         &span_ns) == 4) {
     close(fd);
     fprintf(stderr,
-            "gputrace snapshot: %llu records (%llu segment%s, %.1f s) written to %s\n",
-            records, segments, segments == 1 ? "" : "s", (double)span_ns / 1e9, output);
+            "gputrace snapshot: %llu records (%llu segment%s, %.1f s) written to %s%s\n",
+            records, segments, segments == 1 ? "" : "s", (double)span_ns / 1e9, output,
+            records ? "" : " (the recorder holds nothing yet)");
     return 0;
   }
   if (ftruncate(fd, 0) == 0) /* ours, just created (or forced): no half trace */
