@@ -153,20 +153,19 @@ int cmd_snapshot(int argc, char **argv) {
   int force = 0, nargs;
   uint64_t last_ns = 0;
   const struct gt_option options[] = {
-      GT_OPT_OUTPUT(&output, "FILE",
-                    "the trace (default: a new gputrace-snapshot-N.gtrace)"),
+      GT_OPT_OUTPUT(&output, "FILE", "the trace (default: gputrace-snapshot-N.gtrace)"),
       GT_OPT_FORCE(&force),
       GT_OPT_DURATION(0, "last", &last_ns, "DURATION",
                       "only the segments of the last DURATION"),
       GT_OPT_END,
   };
-  const struct gt_command cmd = {.prog = "gputrace snapshot",
-                                 .options = options,
-                                 .args = "TARGET",
-                                 .min_args = 1,
-                                 .max_args = 1,
-                                 .about = "write what a flight recorder keeps (TARGET: "
-                                          "its collector's pid or control socket)"};
+  const struct gt_command cmd = {
+      .prog = "gputrace snapshot",
+      .options = options,
+      .args = "TARGET",
+      .min_args = 1,
+      .max_args = 1,
+      .about = "write what a flight recorder keeps (TARGET: its pid or socket)"};
   int st = gt_options_parse(&cmd, argc, argv, &nargs);
   if (st != GT_OPTIONS_RUN)
     return st;
