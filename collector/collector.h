@@ -98,6 +98,7 @@ uint64_t gt_output_records(const struct gt_output *out);
 uint64_t gt_output_lost(const struct gt_output *out);
 uint64_t gt_output_bytes(const struct gt_output *out);
 uint64_t gt_output_deleted(const struct gt_output *out);
+uint64_t gt_output_kept(const struct gt_output *out);    /* the set's bytes now */
 const char *gt_output_path(const struct gt_output *out); /* the file being written */
 const char *gt_output_error(const struct gt_output *out);
 /* A rolling set's graph cache (zeros for a single file). */

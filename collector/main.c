@@ -490,6 +490,21 @@ static int start_flight(struct options *o, struct gt_control **ctl, char *err,
   return *ctl ? 0 : -1;
 }
 
+/* The flight recorder's closing line: what it took and what it cost. */
+static void say_flight_end(uint64_t records, uint64_t bytes, uint64_t kept) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  fprintf(stderr,
+          "gputrace: flight recorder: %llu records, %llu bytes (%.1f bytes/record); "
+          "%.1f MiB kept in memory at the end, dropped; collector CPU %.3f s, peak "
+          "RSS %.1f MiB\n",
+          (unsigned long long)records, (unsigned long long)bytes,
+          records ? (double)bytes / (double)records : 0.0, (double)kept / (1 << 20),
+          (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+              (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+          (double)ru.ru_maxrss / 1024);
+}
+
 /* What out_of_memory releases: the socket and its lock file, so that the
  * next collector for this path need not wait for a stale lock. */
 static struct listening {
@@ -585,7 +600,7 @@ int main(int argc, char **argv) {
   snprintf(shown, sizeof shown, "%s",
            o.max_bytes || o.keep_ns ? o.output : gt_output_path(w));
   const char *werr = gt_output_error(w);
-  uint64_t lost = gt_output_lost(w), bytes = gt_output_bytes(w);
+  uint64_t lost = gt_output_lost(w), bytes = gt_output_bytes(w), kept = gt_output_kept(w);
   if (gt_output_deleted(w) && !o.flight_bytes)
     gt_collector_say("%llu oldest files of %s deleted (--max-size/--keep)",
                      (unsigned long long)gt_output_deleted(w), o.output);
@@ -609,10 +624,7 @@ int main(int argc, char **argv) {
   gt_output_close(w);
   gt_prom_stop(obs.prom);
   if (o.flight_bytes && !gt_collector_quiet && !o.autospawn && !st->never_ran)
-    fprintf(stderr,
-            "gputrace: flight recorder: %llu records taken; the window kept in "
-            "memory is dropped (a snapshot writes it: gputrace snapshot)\n",
-            (unsigned long long)(taken - lost));
+    say_flight_end(taken - lost, bytes, kept);
   else if (!gt_collector_quiet && !o.autospawn && !st->never_ran) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

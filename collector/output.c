@@ -529,6 +529,12 @@ uint64_t gt_output_bytes(const struct gt_output *out) {
 const char *gt_output_path(const struct gt_output *out) {
   return out->path;
 }
+uint64_t gt_output_kept(const struct gt_output *out) {
+  uint64_t total = out->w ? gt_writer_bytes(out->w) : 0;
+  for (size_t i = 0; i < out->nclosed; i++)
+    total += out->closed[i].bytes;
+  return total;
+}
 uint64_t gt_output_deleted(const struct gt_output *out) {
   return out->deleted;
 }
