@@ -6,7 +6,8 @@ trace of the same deterministic program), with every kernel name and stack
 resolved and the allocations live at the window's start carried, so leaks
 reports exactly the program's leaked bytes. A snapshot of a recorder that
 holds nothing yet is an empty trace; a TARGET that is no flight recorder is
-status 2 with a clear line."""
+status 2 with a clear line. A graph made before the window still runs its
+kernel in the snapshot."""
 import collections
 import json
 import os
@@ -19,7 +20,7 @@ from gtest import *
 
 ROUNDS = 250000  # 750,000 launches: about 5 MiB of trace, past a 4 MiB window
 WINDOW = "4MiB"
-EARLY_LINE, LATE_LINE = 22, 28  # flight.cu's two leaks
+EARLY_LINE, LATE_LINE = 35, 41  # flight.cu's two leaks
 LEAKED = (3 << 20) + (5 << 20)
 KERNELS = {"k_embed(int)", "k_attend(int)", "k_sample(int)"}
 CALL_KINDS = ("launch", "alloc", "free", "sync")
@@ -62,9 +63,10 @@ class Paused:
     """`record [ARGS] -- flight ROUNDS` until the program says it paused;
     stderr kept (the collector's pid is in it); resume() lets it finish."""
 
-    def __init__(self, args, env):
+    def __init__(self, args, env, *prog_args):
         self.err = []
-        self.p = subprocess.Popen([GPUTRACE, "record"] + args + ["--", prog("flight"), str(ROUNDS)],
+        self.p = subprocess.Popen([GPUTRACE, "record"] + args +
+                                  ["--", prog("flight"), str(ROUNDS)] + list(prog_args),
                                   env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         threading.Thread(target=lambda: self.err.extend(self.p.stderr), daemon=True).start()
@@ -196,6 +198,34 @@ def test_snapshot_is_the_runs_tail():
        "files of the recorder after it ended")
 
 
+def test_graph_made_before_the_window():
+    """A graph captured at start-up (long before the window) and launched
+    every 1,000 rounds: the snapshot repeats its making once, so its
+    launches there run its kernel, and counts nothing of it as a call."""
+    run_ = Paused(["--flight-recorder", WINDOW, "-o", os.path.join(TMP, "g.gtrace")],
+                  base_env(), "1000")
+    try:
+        snap = os.path.join(TMP, "g-snap.gtrace")
+        snapshot(run_.collector(), snap)
+    finally:
+        out = run_.resume()
+    eq("graph_launches %d" % (ROUNDS // 1000) in out, True, "the program's line: %r" % out)
+    p = run([GPUTRACE, "report", "--json", snap], base_env())
+    eq((p.returncode, p.stderr), (0, ""), "report of the snapshot")
+    rep = json.loads(p.stdout)
+    api = {a["api"]: a["calls"] for a in rep["api"]}
+    launches = api.get("cudaGraphLaunch", 0)
+    if not 0 < launches < ROUNDS // 1000:
+        raise AssertionError("graph launches in the snapshot: %d" % launches)
+    eq([(g["nodes"], g["launches"], g["captured_at"].split(" at ")[-1]) for g in rep["graphs"]],
+       [(1, launches, "flight.cu:26")], "the graph, its launches, where it was captured")
+    kern = {k["kernel"]: k for k in rep["kernels"]}
+    eq((kern["k_graph(int)"]["launches"], kern["k_graph(int)"]["graph_launches"]),
+       (launches, launches), "k_graph: one run per graph launch")
+    eq([a for a in ("cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate")
+        if a in api], [], "the graph's making counted as calls of the window")
+
+
 def test_plain_preload_knob():
     """GPUTRACE_FLIGHT_RECORDER under plain LD_PRELOAD: nothing at
     GPUTRACE_OUTPUT; SIGUSR2 writes BASE.snapshot-1.gtrace."""
@@ -246,5 +276,6 @@ def test_empty_recorder_and_bad_targets():
 
 
 if __name__ == "__main__":
-    main([test_snapshot_is_the_runs_tail, test_plain_preload_knob,
+    main([test_snapshot_is_the_runs_tail, test_graph_made_before_the_window,
+          test_plain_preload_knob,
           test_empty_recorder_and_bad_targets])
