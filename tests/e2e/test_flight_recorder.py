@@ -24,6 +24,9 @@ EARLY_LINE, LATE_LINE = 35, 41  # flight.cu's two leaks
 LEAKED = (3 << 20) + (5 << 20)
 KERNELS = {"k_embed(int)", "k_attend(int)", "k_sample(int)"}
 CALL_KINDS = ("launch", "alloc", "free", "sync")
+# A ring that holds the whole storm: a collector slowed by a loaded machine
+# drops nothing, so the runs compare exactly.
+RING = ["--ring-kb", "131072"]
 
 
 def call_key(r):
@@ -35,7 +38,7 @@ def scan(path):
     """One pass over dump --json (a million records: not kept): the calls
     of the trace's own (not carried or replayed), and what the checks need."""
     s = {"calls": [], "corrs": [], "kernels": set(), "stacks": set(), "stack_refs": set(),
-         "carried": [], "names": collections.Counter(), "records": 0}
+         "carried": [], "names": collections.Counter(), "records": 0, "drops": 0}
     p = subprocess.Popen([GPUTRACE, "dump", "--json", path], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     for line in p.stdout:
@@ -48,6 +51,8 @@ def scan(path):
             s["stacks"].add(r["id"])
         elif kind == "kernel_name":
             s["names"][r["mangled"]] += 1
+        elif kind == "drop" and r.get("of_kind") != "device":
+            s["drops"] += r["count"]
         elif kind == "alloc" and r.get("carried"):
             s["carried"].append(r["bytes"])
         if kind in CALL_KINDS and not r.get("carried") and not r.get("replayed"):
@@ -77,7 +82,7 @@ class Paused:
                 break
         else:
             raise AssertionError("flight never paused: %r %r" % (self.out, self.err))
-        time.sleep(1.0)  # the collector drains and symbolizes what is left
+        time.sleep(2.0)  # the collector drains and symbolizes what is left
 
     def collector(self):
         deadline = time.time() + 10
@@ -108,14 +113,18 @@ def full_run():
     out = os.path.join(TMP, "full.gtrace")
     if os.path.lexists(out):
         os.unlink(out)
-    p = subprocess.run([GPUTRACE, "record", "-q", "-o", out, "--", prog("flight"), str(ROUNDS)],
+    p = subprocess.run([GPUTRACE, "record", "-q", "-o", out] + RING +
+                       ["--", prog("flight"), str(ROUNDS)],
                        env=base_env(), input="\n", capture_output=True, text=True, timeout=300)
     eq(p.returncode, 0, "the full run (%s)" % p.stderr)
-    return scan(out)["calls"]
+    s = scan(out)
+    eq(s["drops"], 0, "records the full run's ring dropped")
+    return s["calls"]
 
 
 def check_tail(snap, full):
     s = scan(snap)
+    eq(s["drops"], 0, "records the ring dropped")
     got = s["calls"]
     if not 0 < len(got) < len(full):
         raise AssertionError("the snapshot holds %d of the run's %d calls: the window "
@@ -164,7 +173,7 @@ def test_snapshot_is_the_runs_tail():
     full = full_run()
     base = os.path.join(TMP, "fr.gtrace")
     before = set(os.listdir(TMP))
-    run_ = Paused(["--flight-recorder", WINDOW, "-o", base], base_env())
+    run_ = Paused(["--flight-recorder", WINDOW, "-o", base] + RING, base_env())
     try:
         eq(set(os.listdir(TMP)) - before, set(), "files written before the snapshot")
         pid = run_.collector()
