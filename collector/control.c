@@ -129,6 +129,8 @@ static void serve_request(int conn, struct gt_sink *sink, struct gt_output *out)
     snprintf(err, sizeof err, "not a request this collector knows");
   else if (fd < 0 || fstat(fd, &sb) != 0 || !(S_ISREG(sb.st_mode) || S_ISCHR(sb.st_mode)))
     snprintf(err, sizeof err, "no file to write the snapshot to");
+  else if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR) /* its mark is read back */
+    snprintf(err, sizeof err, "the snapshot's file is not open for reading and writing");
   else
     snapshot(sink, out, fd, "the snapshot", last_ns, &st, err, sizeof err);
   if (fd >= 0)
