@@ -28,7 +28,8 @@
  * --flight-recorder SIZE (or GPUTRACE_FLIGHT_RECORDER, inherited like the
  * live profiles' knobs) keeps the last SIZE of trace in memory instead
  * (output.c) and writes it only when asked: on its control socket
- * (`gputrace snapshot`) or SIGUSR2 (control.c); not with --max-size/--keep.
+ * (`gputrace snapshot`) or SIGUSR2 (control.c); with --keep, only what
+ * came within DURATION of the last record is kept; not with --max-size.
  *
  * Lifetime: with --control-fd (the `record` command) it runs until that
  * descriptor reaches EOF (the recorded command has exited, or the recorder
@@ -477,10 +478,8 @@ static int start_flight(struct options *o, struct gt_control **ctl, char *err,
     o->flight_bytes = gt_knob(GT_KNOB_FLIGHT_RECORDER);
   if (!o->flight_bytes)
     return 0;
-  if (o->max_bytes || o->keep_ns) {
-    snprintf(err, errlen,
-             "--flight-recorder keeps its window in memory: not with "
-             "--max-size or --keep");
+  if (o->max_bytes) {
+    snprintf(err, errlen, "--flight-recorder SIZE is the window's --max-size: not both");
     return -1;
   }
   if (o->output_fd >= 0)

@@ -46,7 +46,8 @@
  *  - The flight recorder (--flight-recorder SIZE, GPUTRACE_FLIGHT_RECORDER)
  *    is a rolling set kept in memory: each file of the set is a memfd (a
  *    segment), rolled and dropped by the rules above with SIZE as the
- *    --max-size (no free-space floor: nothing is on disk). Nothing is
+ *    --max-size (no free-space floor: nothing is on disk), and --keep, when
+ *    given, ages segments out as it does files. Nothing is
  *    written to disk until a snapshot (gt_output_snapshot, flight.c) rolls
  *    the segment being written, so that every record taken so far is in a
  *    closed segment, and writes the kept ones as one trace. At the end the
@@ -279,7 +280,7 @@ struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
   out->o = *o;
   out->seg_fd = -1;
   if (o->flight_bytes) /* a set in memory, SIZE its --max-size (the contract) */
-    out->o.max_bytes = o->flight_bytes, out->o.keep_ns = 0;
+    out->o.max_bytes = o->flight_bytes;
   if (rolling(out) && (!(out->graphs = gt_graph_cache_new(GT_GRAPH_CACHE_MAX)) ||
                        !(out->heap = gt_heap_carry_new()))) {
     snprintf(err, errlen, "out of memory");

@@ -7,7 +7,7 @@ resolved and the allocations live at the window's start carried, so leaks
 reports exactly the program's leaked bytes. A snapshot of a recorder that
 holds nothing yet is an empty trace; a TARGET that is no flight recorder is
 status 2 with a clear line. A graph made before the window still runs its
-kernel in the snapshot."""
+kernel in the snapshot; with --keep the window is the last DURATION."""
 import collections
 import json
 import os
@@ -235,6 +235,37 @@ def test_graph_made_before_the_window():
         if a in api], [], "the graph's making counted as calls of the window")
 
 
+def test_keep_bounds_the_window_in_time():
+    """--flight-recorder SIZE --keep 1s: a steady loop (a launch every ~2 ms
+    for ~4 s) keeps the last second, give or take a segment (a quarter of
+    --keep), counted from its last record: the launches up to the last, in
+    a row, over at least a second and well under the run."""
+    env = base_env()
+    p = subprocess.Popen([GPUTRACE, "record", "--flight-recorder", WINDOW, "--keep", "1s", "-o",
+                          os.path.join(TMP, "k.gtrace"), "--", prog("steady"), "2000", "1999"],
+                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    err = []
+    threading.Thread(target=lambda: err.extend(p.stderr), daemon=True).start()
+    try:
+        while not p.stdout.readline().startswith("steady: paused"):
+            pass
+        time.sleep(1.5)  # quiet: age counts from the last record, not the clock
+        m = re.search(r"flight recorder in collector (\d+)", "".join(err))
+        assert m, "record did not name its collector: %r" % err
+        snap = os.path.join(TMP, "k-snap.gtrace")
+        snapshot(m.group(1), snap)
+    finally:
+        p.communicate("\n", timeout=60)
+    launches = [r for r in dump(snap) if r["kind"] == "launch"]
+    corrs = [r["corr"] for r in launches]
+    eq(corrs == list(range(corrs[0], 2000)), True, "launches %d..%d in a row, to the last" %
+       (corrs[0], corrs[-1]))
+    span = (launches[-1]["ts_ns"] - launches[0]["ts_ns"]) / 1e9
+    if not 1.0 <= span < 2.5 or len(launches) > 1500:
+        raise AssertionError("%d launches over %.2f s kept by --keep 1s" % (len(launches), span))
+
+
 def test_plain_preload_knob():
     """GPUTRACE_FLIGHT_RECORDER under plain LD_PRELOAD: nothing at
     GPUTRACE_OUTPUT; SIGUSR2 writes BASE.snapshot-1.gtrace."""
@@ -286,5 +317,5 @@ def test_empty_recorder_and_bad_targets():
 
 if __name__ == "__main__":
     main([test_snapshot_is_the_runs_tail, test_graph_made_before_the_window,
-          test_plain_preload_knob,
+          test_keep_bounds_the_window_in_time, test_plain_preload_knob,
           test_empty_recorder_and_bad_targets])
