@@ -51,7 +51,8 @@
 
 /* Collector options record passes on as given (collector/main.c), checked
  * here first so that a bad one fails before CMD runs: always-on recording
- * (collector/output.c) and live profiles (collector/liveprof.c). */
+ * (collector/output.c), live profiles (collector/liveprof.c) and the
+ * flight recorder (collector/control.c). */
 enum {
   PASS_MAX_SIZE,
   PASS_KEEP,
@@ -59,11 +60,12 @@ enum {
   PASS_PPROF_DIR,
   PASS_PPROF_EVERY,
   PASS_PPROF_KEEP,
+  PASS_FLIGHT,
   PASS_COUNT
 };
-static const char *const pass_flag[PASS_COUNT] = {"--max-size",    "--keep",
-                                                  "--roll-size",   "--pprof-dir",
-                                                  "--pprof-every", "--pprof-keep"};
+static const char *const pass_flag[PASS_COUNT] = {
+    "--max-size",    "--keep",       "--roll-size",      "--pprof-dir",
+    "--pprof-every", "--pprof-keep", "--flight-recorder"};
 
 struct record_opts {
   const char *output;
@@ -76,6 +78,7 @@ struct record_opts {
   const char *stacks;           /* GPUTRACE_STACKS for the program */
   const char *prometheus;       /* serve live metrics (docs/monitoring/README.md) */
   const char *pass[PASS_COUNT]; /* NULL: not given */
+  int flight;                   /* --flight-recorder or its knob: no file here */
   int quiet;
   char **cmd;
 };
@@ -160,6 +163,9 @@ static int parse(int argc, char **argv, struct record_opts *o) {
       {PASSED(o, PASS_PPROF_KEEP, GT_OPTION_KNOB, "N",
               "keep the newest N live profiles (default 60)"),
        .knob = GT_KNOB_PPROF_KEEP},
+      {PASSED(o, PASS_FLIGHT, GT_OPTION_KNOB, "SIZE",
+              "keep the last SIZE in memory; `snapshot` writes it"),
+       .knob = GT_KNOB_FLIGHT_RECORDER},
       GT_OPT_FLAG('q', "quiet", &o->quiet, "no closing lines (summary, next commands)"),
       GT_OPT_END,
   };
@@ -182,8 +188,9 @@ static int parse(int argc, char **argv, struct record_opts *o) {
  * left to the collector. 0, or -1 after the message. */
 static int open_output(struct record_opts *o, char *name, size_t len) {
   char err[512];
-  int rolling =
-      o->pass[PASS_MAX_SIZE] || o->pass[PASS_KEEP]; /* the collector names them */
+  o->flight = o->pass[PASS_FLIGHT] || gt_knob(GT_KNOB_FLIGHT_RECORDER);
+  int rolling = o->pass[PASS_MAX_SIZE] || o->pass[PASS_KEEP] ||
+                o->flight; /* the collector names them */
   o->output_fd = -1;
   if (rolling && !o->output)
     o->output = "gputrace.gtrace";
@@ -503,6 +510,11 @@ int cmd_record(int argc, char **argv) {
   }
   if (o.output_fd >= 0)
     close(o.output_fd); /* the collector has its own */
+  if (o.flight && !o.quiet)
+    fprintf(stderr,
+            "gputrace record: flight recorder in collector %ld: `gputrace snapshot -o "
+            "FILE %ld` (or kill -USR2 %ld) writes what it keeps\n",
+            (long)coll, (long)coll, (long)coll);
   int ran;
   pid_t child = start_command(o.cmd, shim, socket_path, &o, &ran);
   if (child <= 0 || !ran) { /* the collector's closing line would contradict ours */
@@ -520,8 +532,8 @@ int cmd_record(int argc, char **argv) {
     return status;
   }
   if ((child <= 0 || !ran) && drop_unused_output(&o))
-    return status; /* CMD never ran: nothing to read */
-  if (!o.quiet &&  /* after the collector's closing line */
+    return status;             /* CMD never ran: nothing to read */
+  if (!o.quiet && !o.flight && /* after the collector's closing line */
       !gt_notice_no_cuda_file("gputrace record", o.output) && o.output_fd >= 0)
     say_next(o.output);
   return status;

@@ -38,6 +38,7 @@ int cmd_top(int argc, char **argv);
 int cmd_html(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 
 /* One entry of the dispatch table: `gputrace NAME ...` runs run. */
 struct gt_cli_command {

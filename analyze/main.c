@@ -19,10 +19,11 @@
 #include "util.h"
 
 static const struct gt_cli_command commands[] = {
-    {"record", cmd_record}, {"dump", cmd_dump},     {"leaks", cmd_leaks},
-    {"flame", cmd_flame},   {"chrome", cmd_chrome}, {"report", cmd_report},
-    {"diff", cmd_diff},     {"pprof", cmd_pprof},   {"top", cmd_top},
-    {"html", cmd_html},     {"export", cmd_export}, {"collect", cmd_collect},
+    {"record", cmd_record},     {"dump", cmd_dump},     {"leaks", cmd_leaks},
+    {"flame", cmd_flame},       {"chrome", cmd_chrome}, {"report", cmd_report},
+    {"diff", cmd_diff},         {"pprof", cmd_pprof},   {"top", cmd_top},
+    {"html", cmd_html},         {"export", cmd_export}, {"collect", cmd_collect},
+    {"snapshot", cmd_snapshot},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

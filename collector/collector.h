@@ -20,6 +20,8 @@
  *  - output.c writes chunks to the trace file or a rolling set, whose files
  *    each repeat what they need to be read alone (graph_cache.c keeps how
  *    each graph was made for them, heap_carry.c what each process holds).
+ *    The flight recorder is such a set in memory: flight.c writes its
+ *    window as one trace when control.c is asked (a socket, SIGUSR2).
  *  - sink.c turns records into chunks and queues them; the main loop
  *    compresses and writes one queued chunk after a pass over the rings,
  *    unless a ring holds a backlog of GT_DRAIN_FIRST_PCT (1 %) of its room
@@ -80,12 +82,13 @@ uint64_t gt_fds_last_short(void);
 struct gt_output;
 struct gt_output_opts {
   const char *path;
-  int mode;            /* enum gt_out_mode: NEW (default), FORCE, APPEND (autospawn) */
-  int fd;              /* >= 0: the file, opened by `record` (path names it) */
-  int pick;            /* path is a name we chose: when taken, use BASE-N.gtrace */
-  uint64_t max_bytes;  /* --max-size: total of the set; 0 = no limit */
-  uint64_t keep_ns;    /* --keep: age of the oldest file; 0 = no limit */
-  uint64_t roll_bytes; /* --roll-size: bytes per file (default max/4) */
+  int mode;              /* enum gt_out_mode: NEW (default), FORCE, APPEND (autospawn) */
+  int fd;                /* >= 0: the file, opened by `record` (path names it) */
+  int pick;              /* path is a name we chose: when taken, use BASE-N.gtrace */
+  uint64_t max_bytes;    /* --max-size: total of the set; 0 = no limit */
+  uint64_t keep_ns;      /* --keep: age of the oldest file; 0 = no limit */
+  uint64_t roll_bytes;   /* --roll-size: bytes per file (default max/4) */
+  uint64_t flight_bytes; /* --flight-recorder: the window kept in memory; 0 = off */
 };
 struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
                                  size_t errlen);
@@ -97,12 +100,37 @@ uint64_t gt_output_records(const struct gt_output *out);
 uint64_t gt_output_lost(const struct gt_output *out);
 uint64_t gt_output_bytes(const struct gt_output *out);
 uint64_t gt_output_deleted(const struct gt_output *out);
+uint64_t gt_output_kept(const struct gt_output *out);    /* the set's bytes now */
 const char *gt_output_path(const struct gt_output *out); /* the file being written */
 const char *gt_output_error(const struct gt_output *out);
 /* A rolling set's graph cache (zeros for a single file). */
 struct gt_graph_cache_stats;
 void gt_output_graph_stats(const struct gt_output *out, struct gt_graph_cache_stats *st);
 int gt_output_close(struct gt_output *out);
+/* The flight recorder's window as one trace on fd (named `name` in
+ * messages; not closed): the segments closed within last_ns (0: all), after
+ * a roll. 0, or -1 with a message in err. */
+struct gt_snapshot_stats;
+int gt_output_snapshot(struct gt_output *out, int fd, const char *name, uint64_t last_ns,
+                       struct gt_snapshot_stats *st, char *err, size_t errlen);
+
+/* ---- flight.c: a snapshot of the flight recorder's segments, and the
+ * control socket that asks for one ---- */
+struct gt_segment {
+  int fd;         /* a complete trace file in memory (a memfd), read with pread */
+  uint32_t index; /* its number in the set (GT_F_REPLAY_BLOCK's last_file) */
+  uint64_t opened_ns, closed_ns;
+};
+struct gt_snapshot_stats {
+  uint64_t records, bytes; /* written */
+  uint64_t segments;       /* read */
+  uint64_t from_ns, to_ns; /* when the first segment opened, the last closed */
+};
+/* Write segs (oldest first) to fd as one trace: the first whole, each later
+ * one without the records it repeats (GT_F_REPLAYED), except the making of
+ * a graph no earlier segment of the snapshot holds. 0, or -1 and err. */
+int gt_flight_compose(const struct gt_segment *segs, size_t n, int fd, const char *name,
+                      struct gt_snapshot_stats *st, char *err, size_t errlen);
 
 /* ---- graph_cache.c: how each graph was made, for the files of a rolling set ---- */
 struct gt_graph_cache;
@@ -144,6 +172,20 @@ void gt_heap_carry_forget(struct gt_heap_carry *c, uint32_t pid); /* it ended */
 void gt_heap_carry_write(struct gt_heap_carry *c, uint64_t now_ns,
                          struct gt_replay_buf *out);
 uint64_t gt_heap_carry_blocks(const struct gt_heap_carry *c); /* live now */
+
+/* ---- control.c: the control socket and SIGUSR2, which ask the flight
+ * recorder for a snapshot. Open: listen beside data_socket (NULL and err
+ * when it cannot); SIGUSR2's snapshots go beside `output`. Serve, once a
+ * pass of the drain loop: the snapshot SIGUSR2 asked for (signalled), and
+ * the requests pending on the socket. NULL is accepted by serve and close
+ * (which removes the socket). ---- */
+struct gt_control;
+struct gt_sink;
+struct gt_control *gt_control_open(const char *data_socket, const char *output, char *err,
+                                   size_t errlen);
+void gt_control_serve(struct gt_control *c, int signalled, struct gt_sink *sink,
+                      struct gt_output *out, uint64_t now_ns);
+void gt_control_close(struct gt_control *c);
 
 /* ---- knames.c: kernel names held back until a launch refers to them ---- */
 struct gt_knames;

@@ -24,6 +24,11 @@
  *    were reached, all flagged GT_F_REPLAYED | GT_F_CARRIED: a reader whose
  *    first file this is starts with them, a reader of the earlier files
  *    passes them over (trace_reader.c).
+ *  - Held records wait in a queue while they come in time order (a storm
+ *    of one thread's: no reordering, O(1) each), and one that comes earlier
+ *    than the last queued waits in a binary heap; the earlier of the two
+ *    fronts is applied first (docs/PERFORMANCE.md, Flight recorder: the
+ *    heap alone was 44 % of the collector's CPU in an allocation storm).
  *  - A process that ended is forgotten (gt_heap_carry_forget).
  *  - Memory: one record (96 bytes) and one heap block per live
  *    allocation, and the records held (HOLD_NS of allocations and frees).
@@ -46,6 +51,8 @@ struct held { /* an allocation or free waiting for time order */
 struct gt_heap_carry {
   struct held *held; /* a binary heap, earliest (ts_ns, seq) first */
   size_t nheld, cheld;
+  struct held *run; /* records in time order: queued in [run_head, nrun) */
+  size_t run_head, nrun, crun;
   uint64_t seq, newest;   /* records put; the latest ts_ns put */
   struct gt_heap *heap;   /* the analyzer's rules: what is live, the peaks */
   struct gt_map index;    /* (pid, ptr) -> position in recs */
@@ -69,6 +76,7 @@ void gt_heap_carry_free(struct gt_heap_carry *c) {
     return;
   gt_heap_free(c->heap);
   free(c->held);
+  free(c->run);
   gt_map_free(&c->index);
   free(c->recs);
   free(c->pids);
@@ -132,18 +140,15 @@ static int earlier(const struct held *a, const struct held *b) {
   return a->rec.ts_ns != b->rec.ts_ns ? a->rec.ts_ns < b->rec.ts_ns : a->seq < b->seq;
 }
 
-static void hold(struct gt_heap_carry *c, const struct gt_record *r) {
+static void heap_push(struct gt_heap_carry *c, const struct held *h) {
   c->held = gt_grow(c->held, &c->cheld, c->nheld + 1, sizeof *c->held);
   size_t i = c->nheld++;
-  struct held h = {.rec = *r, .seq = c->seq++};
-  for (; i > 0 && earlier(&h, &c->held[(i - 1) / 2]); i = (i - 1) / 2)
+  for (; i > 0 && earlier(h, &c->held[(i - 1) / 2]); i = (i - 1) / 2)
     c->held[i] = c->held[(i - 1) / 2];
-  c->held[i] = h;
+  c->held[i] = *h;
 }
 
-/* Apply the earliest held record. */
-static void apply_earliest(struct gt_heap_carry *c) {
-  apply(c, &c->held[0].rec);
+static void heap_pop(struct gt_heap_carry *c) {
   struct held last = c->held[--c->nheld];
   size_t i = 0;
   for (;;) {
@@ -161,6 +166,45 @@ static void apply_earliest(struct gt_heap_carry *c) {
     c->held[i] = last;
 }
 
+static void run_push(struct gt_heap_carry *c, const struct held *h) {
+  if (c->nrun == c->crun && c->run_head > 0) { /* room at the front: move down */
+    memmove(c->run, c->run + c->run_head, (c->nrun - c->run_head) * sizeof *c->run);
+    c->nrun -= c->run_head;
+    c->run_head = 0;
+  }
+  c->run = gt_grow(c->run, &c->crun, c->nrun + 1, sizeof *c->run);
+  c->run[c->nrun++] = *h;
+}
+
+/* Queued in time order, unless it is earlier than the last queued. */
+static void hold(struct gt_heap_carry *c, const struct gt_record *r) {
+  struct held h = {.rec = *r, .seq = c->seq++};
+  if (c->run_head == c->nrun || !earlier(&h, &c->run[c->nrun - 1]))
+    run_push(c, &h);
+  else
+    heap_push(c, &h);
+}
+
+/* The earliest held record, or NULL. */
+static const struct held *earliest(const struct gt_heap_carry *c) {
+  const struct held *q = c->run_head < c->nrun ? &c->run[c->run_head] : NULL;
+  if (!c->nheld)
+    return q;
+  return q && !earlier(&c->held[0], q) ? q : &c->held[0];
+}
+
+/* Apply the earliest held record. */
+static void apply_earliest(struct gt_heap_carry *c) {
+  const struct held *e = earliest(c);
+  apply(c, &e->rec);
+  if (e != c->held) {
+    if (++c->run_head == c->nrun)
+      c->run_head = c->nrun = 0;
+  } else {
+    heap_pop(c);
+  }
+}
+
 void gt_heap_carry_put(struct gt_heap_carry *c, const struct gt_record *r) {
   if (r->flags & GT_F_REPLAYED)
     return;
@@ -168,11 +212,17 @@ void gt_heap_carry_put(struct gt_heap_carry *c, const struct gt_record *r) {
     c->newest = r->ts_ns;
   if (r->kind == GT_KIND_ALLOC || r->kind == GT_KIND_FREE)
     hold(c, r);
-  while (c->nheld && c->held[0].rec.ts_ns + HOLD_NS <= c->newest)
+  for (const struct held *e; (e = earliest(c)) && e->rec.ts_ns + HOLD_NS <= c->newest;)
     apply_earliest(c);
 }
 
 void gt_heap_carry_forget(struct gt_heap_carry *c, uint32_t pid) {
+  size_t kept = 0; /* its queued records go too, the rest stay in order */
+  for (size_t i = c->run_head; i < c->nrun; i++)
+    if (c->run[i].rec.pid != pid)
+      c->run[kept++] = c->run[i];
+  c->run_head = 0;
+  c->nrun = kept;
   size_t w = 0; /* its held records go too; the rest are heaped again */
   for (size_t i = 0; i < c->nheld; i++)
     if (c->held[i].rec.pid != pid)
@@ -217,7 +267,7 @@ static void append(struct gt_replay_buf *out, const struct gt_record *r) {
 
 void gt_heap_carry_write(struct gt_heap_carry *c, uint64_t now_ns,
                          struct gt_replay_buf *out) {
-  while (c->nheld) /* what the files before hold, all of it */
+  while (earliest(c)) /* what the files before hold, all of it */
     apply_earliest(c);
   for (size_t p = 0; p < c->npids; p++) {
     uint32_t pid = c->pids[p];

@@ -25,6 +25,12 @@
  * one frees, and the run ends with a NOTE counting the processes that
  * waited for one and those that ran untraced for want of one.
  *
+ * --flight-recorder SIZE (or GPUTRACE_FLIGHT_RECORDER, inherited like the
+ * live profiles' knobs) keeps the last SIZE of trace in memory instead
+ * (output.c) and writes it only when asked: on its control socket
+ * (`gputrace snapshot`) or SIGUSR2 (control.c); with --keep, only what
+ * came within DURATION of the last record is kept; not with --max-size.
+ *
  * Lifetime: with --control-fd (the `record` command) it runs until that
  * descriptor reaches EOF (the recorded command has exited, or the recorder
  * died) and no traced process remains; a GT_CONTROL_NEVER_RAN byte on it
@@ -89,15 +95,20 @@ struct options {
   uint64_t pprof_keep;     /* when pprof_keep_given, else the knob's */
   int pprof_keep_given;
   uint64_t max_bytes, keep_ns, roll_bytes; /* always-on recording (output.c) */
+  uint64_t flight_bytes;                   /* the flight recorder (control.c) */
 };
 
-static volatile sig_atomic_t g_stop, g_roll; /* g_stop: the signal that asked */
+static volatile sig_atomic_t g_stop, g_roll, g_snap; /* g_stop: the signal that asked */
 static void on_term(int sig) {
   g_stop = sig;
 }
 static void on_usr1(int sig) {
   (void)sig;
   g_roll = 1;
+}
+static void on_usr2(int sig) {
+  (void)sig;
+  g_snap = 1;
 }
 
 /* Handle a signal unless it was ignored when we started: under nohup (or
@@ -122,6 +133,7 @@ static void setup_signals(int serve) {
   handle_unless_ignored(SIGTERM, on_term);
   handle_unless_ignored(SIGHUP, on_term);
   handle_unless_ignored(SIGUSR1, on_usr1);
+  handle_unless_ignored(SIGUSR2, on_usr2);
 }
 
 /* GT_OPTIONS_RUN, or the status to exit with (--help, --version, an error). */
@@ -165,6 +177,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
                       "roll over files; delete those older than DURATION"),
       GT_OPT_SIZE(0, "roll-size", &o->roll_bytes, "SIZE",
                   "roll over to a new file every SIZE"),
+      GT_OPT_KNOB(0, "flight-recorder", &o->flight_bytes, GT_KNOB_FLIGHT_RECORDER, "SIZE",
+                  "keep the last SIZE in memory; write it when asked"),
       GT_OPT_STRING(0, "pprof-dir", &o->pprof_dir, "DIR",
                     "write live pprof profiles to DIR"),
       GT_OPT_KNOB(0, "pprof-every", &o->pprof_every_ns, GT_KNOB_PPROF_EVERY, "DURATION",
@@ -416,7 +430,7 @@ static int start_observers(const struct options *o, struct gt_sink *sink,
 
 static void run(struct state *st, const struct options *o, int listen_fd,
                 struct gt_sink *sink, struct gt_output *out, struct gt_nvml **nvml,
-                const struct observers *obs) {
+                const struct observers *obs, struct gt_control *ctl) {
   int nvml_started = 0;
   uint64_t last_cut = gt_now_ns();
   st->idle_since_ns = last_cut;
@@ -452,6 +466,9 @@ static void run(struct state *st, const struct options *o, int listen_fd,
     gt_output_tick(out, now);
     if (g_roll)
       roll_now(sink, out);
+    int snap = g_snap;
+    g_snap = 0;
+    gt_control_serve(ctl, snap, sink, out, now); /* the flight recorder's snapshots */
     if (now - last_cut >= GT_CUT_INTERVAL_NS) {
       gt_sink_cut(sink);
       last_cut = now;
@@ -461,6 +478,40 @@ static void run(struct state *st, const struct options *o, int listen_fd,
     if (!moved && !gt_sink_pending(sink) && finished(st, o, now))
       return;
   }
+}
+
+/* The flight recorder, from --flight-recorder or its knob: its control
+ * socket (control.c). 0, or -1 with the reason in err. */
+static int start_flight(struct options *o, struct gt_control **ctl, char *err,
+                        size_t errlen) {
+  if (!o->flight_bytes)
+    o->flight_bytes = gt_knob(GT_KNOB_FLIGHT_RECORDER);
+  if (!o->flight_bytes)
+    return 0;
+  if (o->max_bytes) {
+    snprintf(err, errlen, "--flight-recorder SIZE is the window's --max-size: not both");
+    return -1;
+  }
+  if (o->output_fd >= 0)
+    close(o->output_fd); /* nothing is written there: snapshots go beside it */
+  o->output_fd = -1;
+  *ctl = gt_control_open(o->socket_path, o->output, err, errlen);
+  return *ctl ? 0 : -1;
+}
+
+/* The flight recorder's closing line: what it took and what it cost. */
+static void say_flight_end(uint64_t records, uint64_t bytes, uint64_t kept) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  fprintf(stderr,
+          "gputrace: flight recorder: %llu records, %llu bytes (%.1f bytes/record); "
+          "%.1f MiB kept in memory at the end, dropped; collector CPU %.3f s, peak "
+          "RSS %.1f MiB\n",
+          (unsigned long long)records, (unsigned long long)bytes,
+          records ? (double)bytes / (double)records : 0.0, (double)kept / (1 << 20),
+          (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+              (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+          (double)ru.ru_maxrss / 1024);
 }
 
 /* What out_of_memory releases: the socket and its lock file, so that the
@@ -498,16 +549,24 @@ int main(int argc, char **argv) {
   g_listening = (struct listening){o.socket_path, listen_fd, lock_fd};
   gt_set_oom_handler(out_of_memory);
   char err[512];
+  struct gt_control *ctl = NULL;
+  if (start_flight(&o, &ctl, err, sizeof err) != 0) {
+    fprintf(stderr, "gputrace-collector: %s\n", err);
+    gt_unlisten(o.socket_path, listen_fd, lock_fd);
+    return 1;
+  }
   struct gt_output_opts oo = {.path = o.output,
                               .mode = o.mode,
                               .fd = o.output_fd,
                               .pick = o.pick,
                               .max_bytes = o.max_bytes,
                               .keep_ns = o.keep_ns,
-                              .roll_bytes = o.roll_bytes};
+                              .roll_bytes = o.roll_bytes,
+                              .flight_bytes = o.flight_bytes};
   struct gt_output *w = gt_output_open(&oo, err, sizeof err);
   if (!w) {
     fprintf(stderr, "gputrace-collector: %s\n", err);
+    gt_control_close(ctl);
     gt_unlisten(o.socket_path, listen_fd, lock_fd);
     return 1;
   }
@@ -517,6 +576,7 @@ int main(int argc, char **argv) {
   struct observers obs = {0};
   if (start_observers(&o, sink, &obs, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace-collector: %s\n", err);
+    gt_control_close(ctl);
     gt_unlisten(o.socket_path, listen_fd, lock_fd);
     gt_sink_stop(sink);
     gt_output_close(w);
@@ -534,13 +594,14 @@ int main(int argc, char **argv) {
   st->symq = gt_symq_start();
   gt_tsc_calibrate();
   struct gt_nvml *nvml = NULL;
-  run(st, &o, listen_fd, sink, w, &nvml, &obs);
+  run(st, &o, listen_fd, sink, w, &nvml, &obs, ctl);
   note_fd_shortage(sink);
   gt_symq_stop(st->symq, sink, GT_SYMQ_STALL_NS);
   gt_nvml_stop(nvml, sink);
   gt_prom_publish(obs.prom, gt_now_ns(), 1);
   gt_liveprof_stop(obs.live);
   obs.live = NULL;
+  gt_control_close(ctl);
   gt_unlisten(o.socket_path, listen_fd, lock_fd);
   uint64_t taken = gt_sink_records(sink);
   gt_sink_stop(sink);
@@ -548,8 +609,8 @@ int main(int argc, char **argv) {
   snprintf(shown, sizeof shown, "%s",
            o.max_bytes || o.keep_ns ? o.output : gt_output_path(w));
   const char *werr = gt_output_error(w);
-  uint64_t lost = gt_output_lost(w), bytes = gt_output_bytes(w);
-  if (gt_output_deleted(w))
+  uint64_t lost = gt_output_lost(w), bytes = gt_output_bytes(w), kept = gt_output_kept(w);
+  if (gt_output_deleted(w) && !o.flight_bytes)
     gt_collector_say("%llu oldest files of %s deleted (--max-size/--keep)",
                      (unsigned long long)gt_output_deleted(w), o.output);
   struct gt_graph_cache_stats gs;
@@ -571,7 +632,9 @@ int main(int argc, char **argv) {
   }
   gt_output_close(w);
   gt_prom_stop(obs.prom);
-  if (!gt_collector_quiet && !o.autospawn && !st->never_ran) {
+  if (o.flight_bytes && !gt_collector_quiet && !o.autospawn && !st->never_ran)
+    say_flight_end(taken - lost, bytes, kept);
+  else if (!gt_collector_quiet && !o.autospawn && !st->never_ran) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     uint64_t kept = taken - lost;

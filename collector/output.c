@@ -43,11 +43,22 @@
  *    files were deleted still reads the same leaks, peaks and holders.
  *  - Records are cached as they go into a file (not as they are queued), so
  *    a new file repeats exactly what the files before it hold.
+ *  - The flight recorder (--flight-recorder SIZE, GPUTRACE_FLIGHT_RECORDER)
+ *    is a rolling set kept in memory: each file of the set is a memfd (a
+ *    segment), rolled and dropped by the rules above with SIZE as the
+ *    --max-size (no free-space floor: nothing is on disk), and --keep, when
+ *    given, ages segments out as it does files. Nothing is
+ *    written to disk until a snapshot (gt_output_snapshot, flight.c) rolls
+ *    the segment being written, so that every record taken so far is in a
+ *    closed segment, and writes the kept ones as one trace. At the end the
+ *    window is dropped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -65,7 +76,8 @@
 struct closed_file {
   uint32_t index;
   uint64_t bytes;
-  uint64_t closed_ns;
+  uint64_t opened_ns, closed_ns;
+  int fd; /* the flight recorder's segment (a memfd), else -1 */
 };
 
 struct gt_output {
@@ -73,6 +85,7 @@ struct gt_output {
   char base[4096];
   char path[4200];     /* the file being written (picked, or the next of a set) */
   struct gt_writer *w; /* the file being written */
+  int seg_fd;          /* flight recorder: our descriptor of its memfd, else -1 */
   uint32_t index;      /* its number (rolling) */
   uint64_t opened_ns;
   /* When records last came: files age against it. Not after opened_ns:
@@ -94,7 +107,7 @@ struct gt_output {
 };
 
 static int rolling(const struct gt_output *out) {
-  return out->o.max_bytes || out->o.keep_ns;
+  return out->o.max_bytes || out->o.keep_ns || out->o.flight_bytes;
 }
 
 static void file_name(const struct gt_output *out, uint32_t index, char *buf,
@@ -116,16 +129,24 @@ static void close_current(struct gt_output *out) {
   uint64_t bytes = gt_writer_bytes(out->w);
   gt_writer_close(out->w);
   out->w = NULL;
+  int seg_fd = out->seg_fd;
+  out->seg_fd = -1;
   if (rolling(out) && out->nclosed < MAX_FILES) {
     if (out->nclosed == out->cap_closed) {
       size_t cap = out->cap_closed ? out->cap_closed * 2 : 64;
       struct closed_file *p = realloc(out->closed, cap * sizeof *p);
-      if (!p)
+      if (!p) {
+        if (seg_fd >= 0)
+          close(seg_fd);
         return;
+      }
       out->closed = p;
       out->cap_closed = cap;
     }
-    out->closed[out->nclosed++] = (struct closed_file){out->index, bytes, gt_now_ns()};
+    out->closed[out->nclosed++] =
+        (struct closed_file){out->index, bytes, out->opened_ns, gt_now_ns(), seg_fd};
+  } else if (seg_fd >= 0) {
+    close(seg_fd);
   }
 }
 
@@ -209,8 +230,31 @@ static struct gt_writer *open_first(struct gt_output *out, char *err, size_t err
                                     errlen);
 }
 
+/* The flight recorder's next segment: a memfd, the writer's descriptor and
+ * ours (kept after the writer closes it, until the segment is dropped). */
+static struct gt_writer *open_segment(struct gt_output *out, char *err, size_t errlen) {
+  snprintf(out->path, sizeof out->path, "flight recorder segment %u", out->index);
+  int fd = memfd_create("gputrace-flight", MFD_CLOEXEC);
+  out->seg_fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (fd < 0 || out->seg_fd < 0) {
+    snprintf(err, errlen, "%s: %s", out->path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  struct gt_writer *w = gt_writer_open_fd(fd, out->path, 0, err, errlen);
+  if (!w) {
+    close(out->seg_fd);
+    out->seg_fd = -1;
+  }
+  return w;
+}
+
 static int open_next(struct gt_output *out, char *err, size_t errlen) {
-  if (rolling(out)) {
+  if (out->o.flight_bytes) {
+    out->index++;
+    out->w = open_segment(out, err, errlen);
+  } else if (rolling(out)) {
     out->index++;
     file_name(out, out->index, out->path, sizeof out->path);
     out->w = gt_writer_open(out->path, out->o.mode == GT_OUT_FORCE ? GT_WRITER_FORCE : 0,
@@ -234,6 +278,9 @@ struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
     return NULL;
   }
   out->o = *o;
+  out->seg_fd = -1;
+  if (o->flight_bytes) /* a set in memory, SIZE its --max-size (the contract) */
+    out->o.max_bytes = o->flight_bytes;
   if (rolling(out) && (!(out->graphs = gt_graph_cache_new(GT_GRAPH_CACHE_MAX)) ||
                        !(out->heap = gt_heap_carry_new()))) {
     snprintf(err, errlen, "out of memory");
@@ -241,8 +288,8 @@ struct gt_output *gt_output_open(const struct gt_output_opts *o, char *err,
     free(out);
     return NULL;
   }
-  if (o->max_bytes && !out->o.roll_bytes)
-    out->o.roll_bytes = o->max_bytes / 4;
+  if (out->o.max_bytes && !out->o.roll_bytes)
+    out->o.roll_bytes = out->o.max_bytes / 4;
   if (rolling(out) && out->o.roll_bytes < MIN_ROLL_BYTES)
     out->o.roll_bytes = MIN_ROLL_BYTES;
   snprintf(out->base, sizeof out->base, "%s", o->path);
@@ -288,12 +335,17 @@ static void retain(struct gt_output *out) {
     const struct closed_file *f = &out->closed[drop];
     int over = out->o.max_bytes && total > out->o.max_bytes;
     int old = out->o.keep_ns && now > f->closed_ns && now - f->closed_ns > out->o.keep_ns;
-    if (!over && !old && !free_floor_hit(out))
+    if (!over && !old && (f->fd >= 0 || !free_floor_hit(out)))
       break;
-    char path[4200];
-    file_name(out, f->index, path, sizeof path);
-    if (unlink(path) == 0 || errno == ENOENT)
+    if (f->fd >= 0) { /* a segment in memory */
+      close(f->fd);
       out->deleted++;
+    } else {
+      char path[4200];
+      file_name(out, f->index, path, sizeof path);
+      if (unlink(path) == 0 || errno == ENOENT)
+        out->deleted++;
+    }
     total -= f->bytes;
     drop++;
   }
@@ -478,6 +530,12 @@ uint64_t gt_output_bytes(const struct gt_output *out) {
 const char *gt_output_path(const struct gt_output *out) {
   return out->path;
 }
+uint64_t gt_output_kept(const struct gt_output *out) {
+  uint64_t total = out->w ? gt_writer_bytes(out->w) : 0;
+  for (size_t i = 0; i < out->nclosed; i++)
+    total += out->closed[i].bytes;
+  return total;
+}
 uint64_t gt_output_deleted(const struct gt_output *out) {
   return out->deleted;
 }
@@ -492,6 +550,9 @@ int gt_output_close(struct gt_output *out) {
     return 0;
   close_current(out);
   int rc = out->error[0] ? -1 : 0;
+  for (size_t i = 0; i < out->nclosed; i++)
+    if (out->closed[i].fd >= 0)
+      close(out->closed[i].fd);
   free(out->closed);
   free(out->meta);
   free(out->lazy.data);
@@ -499,5 +560,38 @@ int gt_output_close(struct gt_output *out) {
   gt_graph_cache_free(out->graphs);
   gt_heap_carry_free(out->heap);
   free(out);
+  return rc;
+}
+
+/* Roll, so that every record taken so far is in a closed segment, then
+ * write the kept segments (those closed within last_ns of now: 0, all) as
+ * one trace (flight.c). */
+int gt_output_snapshot(struct gt_output *out, int fd, const char *name, uint64_t last_ns,
+                       struct gt_snapshot_stats *st, char *err, size_t errlen) {
+  if (!out->o.flight_bytes) {
+    snprintf(err, errlen, "this collector keeps no flight recorder");
+    return -1;
+  }
+  if (gt_output_roll(out) != 0) {
+    snprintf(err, errlen, "%s", out->error);
+    return -1;
+  }
+  uint64_t now = gt_now_ns();
+  size_t first = 0;
+  while (last_ns && first + 1 < out->nclosed &&
+         now - out->closed[first].closed_ns > last_ns)
+    first++;
+  size_t n = out->nclosed - first;
+  struct gt_segment *segs = calloc(n ? n : 1, sizeof *segs);
+  if (!segs) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct closed_file *f = &out->closed[first + i];
+    segs[i] = (struct gt_segment){f->fd, f->index, f->opened_ns, f->closed_ns};
+  }
+  int rc = gt_flight_compose(segs, n, fd, name, st, err, errlen);
+  free(segs);
   return rc;
 }

@@ -16,7 +16,8 @@ enum type {
   NUMBER,
   CHOICE,
   AUTO_NUMBER, /* "auto" (0) or a number */
-  DURATION     /* units.h's durations, in ns; lo and hi in whole seconds */
+  DURATION,    /* units.h's durations, in ns; lo and hi in whole seconds */
+  SIZE         /* units.h's sizes, in bytes; lo and hi in MiB; default 0: off */
 };
 
 struct knob {
@@ -84,6 +85,9 @@ static void describe(const struct knob *k, char *buf, size_t len) {
   } else if (k->type == DURATION) {
     snprintf(buf, len, "a duration such as 60s, 5m or 1h, from %llus to %llus",
              (unsigned long long)k->lo, (unsigned long long)k->hi);
+  } else if (k->type == SIZE) {
+    snprintf(buf, len, "a size such as 64MiB or 2GiB, from %lluMiB to %lluMiB",
+             (unsigned long long)k->lo, (unsigned long long)k->hi);
   } else if (k->type == NUMBER || k->type == AUTO_NUMBER) {
     snprintf(buf, len, "%sa whole number of %s from %llu to %llu",
              k->type == AUTO_NUMBER ? "auto or " : "", k->unit, (unsigned long long)k->lo,
@@ -103,6 +107,20 @@ static void describe(const struct knob *k, char *buf, size_t len) {
   }
 }
 
+/* The default as a user would write it: "auto", "alloc", "60s", "32768". */
+static void default_text(const struct knob *k, char *buf, size_t len) {
+  if (k->type == CHOICE)
+    snprintf(buf, len, "%s", k->choices[k->dflt]);
+  else if (k->type == AUTO_NUMBER && k->dflt == 0)
+    snprintf(buf, len, "auto");
+  else if (k->type == DURATION)
+    snprintf(buf, len, "%llus", (unsigned long long)(k->dflt / 1000000000ull));
+  else if (k->type == SIZE && k->dflt == 0)
+    snprintf(buf, len, "off");
+  else
+    snprintf(buf, len, "%llu", (unsigned long long)k->dflt);
+}
+
 static void warn_bad(enum gt_knob_id id, const char *v) {
   const struct knob *k = &knobs[id];
   uint32_t bit = 1u << id;
@@ -112,14 +130,7 @@ static void warn_bad(enum gt_knob_id id, const char *v) {
     return;
   char want[160], dflt[32], line[512];
   describe(k, want, sizeof want);
-  if (k->type == CHOICE)
-    snprintf(dflt, sizeof dflt, "%s", k->choices[k->dflt]);
-  else if (k->type == AUTO_NUMBER && k->dflt == 0)
-    snprintf(dflt, sizeof dflt, "auto");
-  else if (k->type == DURATION)
-    snprintf(dflt, sizeof dflt, "%llus", (unsigned long long)(k->dflt / 1000000000ull));
-  else
-    snprintf(dflt, sizeof dflt, "%llu", (unsigned long long)k->dflt);
+  default_text(k, dflt, sizeof dflt);
   snprintf(line, sizeof line, "gputrace: ignoring %s=%.64s (want %s); using %s\n",
            k->name, v, want, dflt);
   say(line);
@@ -133,11 +144,20 @@ static int parse_duration(const struct knob *k, const char *v, uint64_t *out) {
   return *out = ns, 0;
 }
 
+static int parse_size(const struct knob *k, const char *v, uint64_t *out) {
+  uint64_t bytes;
+  if (gt_parse_size(v, &bytes) != 0 || bytes < (k->lo << 20) || bytes > (k->hi << 20))
+    return -1;
+  return *out = bytes, 0;
+}
+
 static int parse(const struct knob *k, const char *v, uint64_t *out) {
   if (k->type == AUTO_NUMBER && !strcmp(v, "auto"))
     return *out = 0, 0;
   if (k->type == DURATION)
     return parse_duration(k, v, out);
+  if (k->type == SIZE)
+    return parse_size(k, v, out);
   return k->type == BOOL ? parse_bool(v, out)
          : k->type == NUMBER || k->type == AUTO_NUMBER
              ? parse_number(v, k->lo, k->hi, out)
@@ -165,18 +185,6 @@ const char *gt_knob_name(enum gt_knob_id id) {
 
 const char *gt_knob_help(enum gt_knob_id id) {
   return id < GT_KNOB_COUNT ? knobs[id].help : NULL;
-}
-
-/* The default as a user would write it: "auto", "alloc", "60s", "32768". */
-static void default_text(const struct knob *k, char *buf, size_t len) {
-  if (k->type == CHOICE)
-    snprintf(buf, len, "%s", k->choices[k->dflt]);
-  else if (k->type == AUTO_NUMBER && k->dflt == 0)
-    snprintf(buf, len, "auto");
-  else if (k->type == DURATION)
-    snprintf(buf, len, "%llus", (unsigned long long)(k->dflt / 1000000000ull));
-  else
-    snprintf(buf, len, "%llu", (unsigned long long)k->dflt);
 }
 
 void gt_knob_values(enum gt_knob_id id, char *buf, size_t len) {

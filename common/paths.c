@@ -132,3 +132,12 @@ int gt_collector_listens(const char *socket_path) {
   close(fd);
   return held;
 }
+
+int gt_control_socket_path(const char *data_socket, unsigned long pid, char *path,
+                           size_t len) {
+  const char *slash = strrchr(data_socket, '/');
+  int dir_len = slash ? (int)(slash - data_socket) : 1;
+  int n = snprintf(path, len, "%.*s/control-%lu.sock", dir_len, slash ? data_socket : ".",
+                   pid);
+  return n < 0 || (size_t)n >= len ? -1 : 0;
+}

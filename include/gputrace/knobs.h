@@ -25,8 +25,8 @@
 /* The knobs, one row each: X(ID, NAME, TYPE, DEFAULT, LO, HI, UNIT,
  * (CHOICES), HELP). The enum below is made of the IDs; knobs.c makes the
  * parser's table of the rest (TYPE: one of its types; DURATION bounds in
- * whole seconds; a choice ending in ":NAME" takes any non-empty name after
- * its prefix), and the warnings and the man page come from that table. */
+ * whole seconds, SIZE bounds in MiB; a choice ending in ":NAME" takes any non-empty name
+ * after its prefix), and the warnings and the man page come from that table. */
 /* clang-format off */
 #define GT_KNOBS(X) \
   X(DISABLE, GT_ENV_DISABLE, BOOL, \
@@ -83,6 +83,9 @@
   X(STACK_CAP, "GPUTRACE_STACK_CAP", NUMBER, \
     GT_STACK_CAP_MAX, 1, GT_STACK_CAP_MAX, "stacks", (NULL), \
     "distinct call stacks kept per process; calls past it have none (counted)") \
+  X(FLIGHT_RECORDER, "GPUTRACE_FLIGHT_RECORDER", SIZE, \
+    0, 4, 1048576, NULL, (NULL), \
+    "keep the last SIZE of trace in memory, written only when asked (as record --flight-recorder; collector)") \
   X(UNWIND, "GPUTRACE_UNWIND", CHOICE, \
     0, 0, 0, NULL, ("cached", "backtrace"), \
     "native stacks from cached unwind rules, or all from glibc's " \

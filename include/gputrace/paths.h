@@ -47,4 +47,10 @@ int gt_pod_socket(const char *dir, char *path, size_t len);
  * the collector sees nothing. No allocation. */
 int gt_collector_listens(const char *socket_path);
 
+/* The control socket of collector `pid` (a flight recorder: protocol.h)
+ * whose data socket is `data_socket`: <its directory>/control-<pid>.sock.
+ * 0, or -1 when that does not fit in len. */
+int gt_control_socket_path(const char *data_socket, unsigned long pid, char *path,
+                           size_t len);
+
 #endif

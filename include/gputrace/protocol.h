@@ -142,4 +142,12 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
 /* The directory of a stand-alone collector's socket (paths.h). */
 #define GT_ENV_SOCKET_DIR "GPUTRACE_SOCKET_DIR"
 
+/* The flight recorder's control socket (collector/control.c, `gputrace
+ * snapshot`; its path: paths.h): one request per connection, "snapshot
+ * LAST_NS\n" (0: the whole window) with the snapshot's file descriptor
+ * attached (SCM_RIGHTS), from the collector's own uid; the answer, one
+ * line: "ok RECORDS BYTES SEGMENTS SPAN_NS\n" or "error WHY\n". */
+#define GT_CTL_SNAPSHOT "snapshot"
+#define GT_CTL_LINE_MAX 512
+
 #endif

@@ -4,7 +4,8 @@
  * and frees applied in time order, so that a free of one thread and another
  * thread's allocation at the address it freed, written the other way round,
  * still leave the new block live; frees the analyzer's rule refuses (wrong
- * kind, failed) free nothing; an ended process is forgotten. */
+ * kind, failed) free nothing; an ended process is forgotten; a storm in
+ * time order with one record late is applied in time order too. */
 #include "check.h"
 #include "collector.h"
 #include "synth.h"
@@ -92,6 +93,23 @@ int main(void) {
   k = written(c);
   CHECK_MSG(k.blocks == 0 && k.peak_device == 0, "forgotten: %llu blocks",
             (unsigned long long)k.blocks);
+  gt_heap_carry_free(c);
+  /* a storm in time order (queued), past the hold time, with one free that
+   * comes after later records (heaped): applied in time order all the same,
+   * so one 16-byte block at a time is live, never two */
+  c = gt_heap_carry_new();
+  for (uint64_t i = 0; i < 1000; i++) {
+    struct gt_record a = alloc(1, (10 + 2 * i) * MS, 0x100000 + 16 * i, 16);
+    struct gt_record f = release(1, (11 + 2 * i) * MS, 0x100000 + 16 * i);
+    gt_heap_carry_put(c, &a);
+    if (i != 990)
+      gt_heap_carry_put(c, &f);
+  }
+  struct gt_record late = release(1, (11 + 2 * 990) * MS, 0x100000 + 16 * 990);
+  gt_heap_carry_put(c, &late);
+  k = written(c);
+  CHECK_MSG(k.blocks == 0 && k.peak_device == 16, "storm: %llu blocks live, peak %llu",
+            (unsigned long long)k.blocks, (unsigned long long)k.peak_device);
   gt_heap_carry_free(c);
   return check_finish("test_heap_carry");
 }

@@ -1,0 +1,182 @@
+/* control.c — asking the flight recorder for a snapshot (see collector.h).
+ *
+ * Contract:
+ *  - The control socket (paths.h's gt_control_socket_path: beside the data
+ *    socket, in the per-user 0700 directory; mode 0600) takes one request
+ *    per connection (protocol.h): a peer of another uid is refused
+ *    (SO_PEERCRED), whatever the directory's mode. The snapshot's file is
+ *    the requester's descriptor: the collector opens no path for it, so the
+ *    file has the requester's name, rules (outfile.h) and namespace.
+ *  - SIGUSR2 writes a snapshot to a name of the collector's choosing:
+ *    BASE.snapshot-N.gtrace beside the output (BASE: it less ".gtrace", N
+ *    the first free from 1; outfile.h's gt_out_pick), said on stderr.
+ *  - A snapshot is taken on the drain loop's thread (gt_control_serve, once
+ *    a pass): everything the sink holds is written into the window first,
+ *    then the window is composed (flight.c). Draining waits meanwhile (the
+ *    rings absorb it: docs/PERFORMANCE.md, Flight recorder). The request
+ *    socket is polled, not waited on: a pass looks at most every 10 ms.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "gputrace/outfile.h"
+#include "gputrace/paths.h"
+#include "gputrace/protocol.h"
+
+#define POLL_EVERY_NS 10000000ull
+
+struct gt_control {
+  int fd;
+  uint64_t polled_ns;
+  char path[108];
+  char base[4096]; /* SIGUSR2's snapshots: BASE.snapshot-N.gtrace */
+};
+
+struct gt_control *gt_control_open(const char *data_socket, const char *output, char *err,
+                                   size_t errlen) {
+  struct gt_control *c = calloc(1, sizeof *c);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (!c) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  snprintf(c->base, sizeof c->base, "%s", output);
+  size_t len = strlen(c->base);
+  if (len > 7 && strcmp(c->base + len - 7, ".gtrace") == 0)
+    c->base[len - 7] = '\0';
+  if (gt_control_socket_path(data_socket, (unsigned long)getpid(), c->path,
+                             sizeof c->path) != 0) {
+    snprintf(err, errlen, "control socket path too long beside %s", data_socket);
+    free(c);
+    return NULL;
+  }
+  memcpy(addr.sun_path, c->path, sizeof c->path);
+  unlink(c->path); /* an earlier collector of this pid's, dead */
+  c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  mode_t old = umask(077);
+  int bound = c->fd >= 0 && bind(c->fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+  umask(old);
+  if (!bound || listen(c->fd, 8) != 0) {
+    snprintf(err, errlen, "control socket %s: %s", c->path, strerror(errno));
+    if (c->fd >= 0)
+      close(c->fd);
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+void gt_control_close(struct gt_control *c) {
+  if (!c)
+    return;
+  close(c->fd);
+  unlink(c->path);
+  free(c);
+}
+
+/* Everything taken so far into the window, then the snapshot on fd. */
+static int snapshot(struct gt_sink *sink, struct gt_output *out, int fd, const char *name,
+                    uint64_t last_ns, struct gt_snapshot_stats *st, char *err,
+                    size_t errlen) {
+  gt_sink_cut(sink);
+  while (gt_sink_write_one(sink))
+    ;
+  return gt_output_snapshot(out, fd, name, last_ns, st, err, errlen);
+}
+
+/* The request's line and its descriptor (-1 when none came). */
+static ssize_t read_request(int conn, char *line, size_t len, int *fd) {
+  char cbuf[CMSG_SPACE(sizeof(int))];
+  struct iovec iov = {line, len - 1};
+  struct msghdr msg = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = cbuf,
+                       .msg_controllen = sizeof cbuf};
+  *fd = -1;
+  ssize_t got = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); got >= 0 && cm;
+       cm = CMSG_NXTHDR(&msg, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && *fd < 0)
+      memcpy(fd, CMSG_DATA(cm), sizeof *fd);
+  line[got > 0 ? got : 0] = '\0';
+  return got;
+}
+
+/* One request on an accepted connection: checked, served, answered. */
+static void serve_request(int conn, struct gt_sink *sink, struct gt_output *out) {
+  struct timeval tv = {1, 0}; /* the requester sends at once */
+  setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  struct ucred cred;
+  socklen_t clen = sizeof cred;
+  char line[GT_CTL_LINE_MAX], err[400] = "";
+  int fd = -1;
+  unsigned long long last_ns = 0;
+  struct stat sb;
+  struct gt_snapshot_stats st = {0};
+  if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 ||
+      cred.uid != geteuid())
+    snprintf(err, sizeof err, "refused: not the collector's user");
+  else if (read_request(conn, line, sizeof line, &fd) <= 0 ||
+           sscanf(line, GT_CTL_SNAPSHOT " %llu", &last_ns) != 1)
+    snprintf(err, sizeof err, "not a request this collector knows");
+  else if (fd < 0 || fstat(fd, &sb) != 0 || !(S_ISREG(sb.st_mode) || S_ISCHR(sb.st_mode)))
+    snprintf(err, sizeof err, "no file to write the snapshot to");
+  else if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR) /* its mark is read back */
+    snprintf(err, sizeof err, "the snapshot's file is not open for reading and writing");
+  else
+    snapshot(sink, out, fd, "the snapshot", last_ns, &st, err, sizeof err);
+  if (fd >= 0)
+    close(fd);
+  char reply[GT_CTL_LINE_MAX];
+  int n = err[0] ? snprintf(reply, sizeof reply, "error %s\n", err)
+                 : snprintf(reply, sizeof reply, "ok %llu %llu %llu %llu\n",
+                            (unsigned long long)st.records, (unsigned long long)st.bytes,
+                            (unsigned long long)st.segments,
+                            (unsigned long long)(st.to_ns - st.from_ns));
+  ssize_t ignored = send(conn, reply, (size_t)n, MSG_NOSIGNAL);
+  (void)ignored;
+}
+
+/* SIGUSR2: a snapshot to BASE.snapshot-N.gtrace. */
+static void serve_signal(struct gt_control *c, struct gt_sink *sink,
+                         struct gt_output *out) {
+  char prefix[4200], path[4300], err[600];
+  snprintf(prefix, sizeof prefix, "%s.snapshot-", c->base);
+  int fd = gt_out_pick(prefix, 1, ".gtrace", path, sizeof path, err, sizeof err);
+  struct gt_snapshot_stats st;
+  if (fd >= 0 && snapshot(sink, out, fd, path, 0, &st, err, sizeof err) == 0)
+    gt_collector_say("flight recorder: %llu records of the last %.1f s written to %s",
+                     (unsigned long long)st.records,
+                     (double)(st.to_ns - st.from_ns) / 1e9, path);
+  else
+    gt_collector_say("flight recorder: no snapshot: %s", err);
+  if (fd >= 0)
+    close(fd);
+}
+
+void gt_control_serve(struct gt_control *c, int signalled, struct gt_sink *sink,
+                      struct gt_output *out, uint64_t now_ns) {
+  if (!c) {
+    if (signalled)
+      gt_collector_say("SIGUSR2: no flight recorder here (--flight-recorder SIZE)");
+    return;
+  }
+  if (signalled)
+    serve_signal(c, sink, out);
+  if (now_ns - c->polled_ns < POLL_EVERY_NS)
+    return;
+  c->polled_ns = now_ns;
+  int conn;
+  while ((conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+    serve_request(conn, sink, out);
+    close(conn);
+  }
+}

@@ -1,0 +1,321 @@
+"""The flight recorder (record --flight-recorder SIZE, GPUTRACE_FLIGHT_RECORDER):
+nothing is written until asked; `gputrace snapshot` (and SIGUSR2) write the
+window as one trace that every command reads; its calls are exactly the tail
+of the run (the same calls, in the same order, as the tail of an unfiltered
+trace of the same deterministic program), with every kernel name and stack
+resolved and the allocations live at the window's start carried, so leaks
+reports exactly the program's leaked bytes. A snapshot of a recorder that
+holds nothing yet is an empty trace; a TARGET that is no flight recorder is
+status 2 with a clear line. A graph made before the window still runs its
+kernel in the snapshot; with --keep the window is the last DURATION."""
+import collections
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from gtest import *
+
+ROUNDS = 250000  # 750,000 launches: about 5 MiB of trace, past a 4 MiB window
+WINDOW = "4MiB"
+EARLY_LINE, LATE_LINE = 35, 41  # flight.cu's two leaks
+LEAKED = (3 << 20) + (5 << 20)
+KERNELS = {"k_embed(int)", "k_attend(int)", "k_sample(int)"}
+CALL_KINDS = ("launch", "alloc", "free", "sync")
+# A ring that holds the whole storm: a collector slowed by a loaded machine
+# drops nothing, so the runs compare exactly.
+RING = ["--ring-kb", "131072"]
+
+
+def call_key(r):
+    """What a call is, run after run (no times, pointers or sampled stacks)."""
+    return (r["kind"], r["api"], r.get("kernel"), r.get("corr"), r.get("bytes"), r["result"])
+
+
+def scan(path):
+    """One pass over dump --json (a million records: not kept): the calls
+    of the trace's own (not carried or replayed), and what the checks need."""
+    s = {"calls": [], "corrs": [], "kernels": set(), "stacks": set(), "stack_refs": set(),
+         "carried": [], "names": collections.Counter(), "records": 0, "drops": 0}
+    p = subprocess.Popen([GPUTRACE, "dump", "--json", path], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    for line in p.stdout:
+        r = json.loads(line)
+        s["records"] += 1
+        if r.get("stack_id"):
+            s["stack_refs"].add(r["stack_id"])
+        kind = r["kind"]
+        if kind == "stack":
+            s["stacks"].add(r["id"])
+        elif kind == "kernel_name":
+            s["names"][r["mangled"]] += 1
+        elif kind == "drop" and r.get("of_kind") != "device":
+            s["drops"] += r["count"]
+        elif kind == "alloc" and r.get("carried"):
+            s["carried"].append(r["bytes"])
+        if kind in CALL_KINDS and not r.get("carried") and not r.get("replayed"):
+            s["calls"].append(call_key(r))
+            if kind == "launch":
+                s["corrs"].append(r["corr"])
+                s["kernels"].add(r.get("kernel"))
+    eq((p.wait(), p.stderr.read()), (0, ""), "dump of %s" % path)
+    return s
+
+
+class Paused:
+    """`record [ARGS] -- flight ROUNDS` until the program says it paused;
+    stderr kept (the collector's pid is in it); resume() lets it finish."""
+
+    def __init__(self, args, env, *prog_args):
+        self.err = []
+        self.p = subprocess.Popen([GPUTRACE, "record"] + args +
+                                  ["--", prog("flight"), str(ROUNDS)] + list(prog_args),
+                                  env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=lambda: self.err.extend(self.p.stderr), daemon=True).start()
+        self.out = []
+        for line in self.p.stdout:
+            self.out.append(line)
+            if line.startswith("flight: paused"):
+                break
+        else:
+            raise AssertionError("flight never paused: %r %r" % (self.out, self.err))
+        time.sleep(2.0)  # the collector drains and symbolizes what is left
+
+    def collector(self):
+        deadline = time.time() + 10
+        while not re.search(r"in collector \d+", "".join(self.err)) and time.time() < deadline:
+            time.sleep(0.05)
+        m = re.search(r"flight recorder in collector (\d+)", "".join(self.err))
+        assert m, "record did not name its collector: %r" % self.err
+        return int(m.group(1))
+
+    def resume(self):
+        self.p.stdin.write("\n")
+        self.p.stdin.close()
+        rest = self.p.stdout.read()
+        eq(self.p.wait(timeout=120), 0, "record's status (%s)" % "".join(self.err))
+        return "".join(self.out) + rest
+
+
+def snapshot(target, out, *extra, rc=0):
+    if os.path.lexists(out):
+        os.unlink(out)
+    p = run([GPUTRACE, "snapshot", "-o", out] + list(extra) + [str(target)], base_env())
+    eq(p.returncode, rc, "snapshot status (%s)" % p.stderr)
+    return p
+
+
+def full_run():
+    """The same program unfiltered: the calls of the whole run."""
+    out = os.path.join(TMP, "full.gtrace")
+    if os.path.lexists(out):
+        os.unlink(out)
+    p = subprocess.run([GPUTRACE, "record", "-q", "-o", out] + RING +
+                       ["--", prog("flight"), str(ROUNDS)],
+                       env=base_env(), input="\n", capture_output=True, text=True, timeout=300)
+    eq(p.returncode, 0, "the full run (%s)" % p.stderr)
+    s = scan(out)
+    eq(s["drops"], 0, "records the full run's ring dropped")
+    return s["calls"]
+
+
+def check_tail(snap, full):
+    s = scan(snap)
+    eq(s["drops"], 0, "records the ring dropped")
+    got = s["calls"]
+    if not 0 < len(got) < len(full):
+        raise AssertionError("the snapshot holds %d of the run's %d calls: the window "
+                             "dropped nothing, or kept nothing" % (len(got), len(full)))
+    eq(got == full[-len(got):], True, "the snapshot's calls are the run's last %d" % len(got))
+    corrs = s["corrs"]
+    eq(corrs == list(range(corrs[0], corrs[0] + len(corrs))), True,
+       "consecutive correlation ids from %d" % corrs[0])
+    eq(corrs[-1], 3 * ROUNDS, "the last launch's correlation id")
+    if corrs[0] <= 1:
+        raise AssertionError("the window starts at the first launch: nothing was dropped")
+    eq(s["kernels"], KERNELS, "every launch's kernel name")
+    eq(s["stack_refs"] - s["stacks"], set(), "stacks referred to and not in the snapshot")
+    # live at the window's start: the early block, and the round's scratch
+    # block when the window opened between its allocation and its free
+    if sorted(s["carried"]) not in ([3 << 20], [4096, 3 << 20]):
+        raise AssertionError("carried blocks: %r" % s["carried"])
+    eq(sorted(s["names"].values()), [1, 1, 1], "each kernel name once")
+
+
+def check_leaks(snap):
+    p = run([GPUTRACE, "leaks", "--json", snap], base_env(), check_rc=0)
+    d = json.loads(p.stdout)
+    eq([(t["device"]["bytes"], t["device"]["blocks"]) for t in d["totals"]], [(LEAKED, 2)],
+       "leaked device bytes and blocks")
+    eq(sorted((g["bytes"], g.get("carried_bytes", 0)) for g in d["leaks"]),
+       [(3 << 20, 3 << 20), (5 << 20, 0)], "each leak's bytes, and those carried")
+    lines = sorted(g["stack"][0]["line"] for g in d["leaks"])
+    eq(lines, [EARLY_LINE, LATE_LINE], "the leaks' lines")
+    eq({g["stack"][0]["file"].rsplit("/", 1)[-1] for g in d["leaks"]}, {"flight.cu"},
+       "the leaks' file")
+
+
+def check_readers(snap):
+    for cmd in (["report"], ["leaks"], ["chrome", "-o", snap + ".json"],
+                ["html", "-o", snap + ".html"], ["export", "-o", snap + ".sqlite"]):
+        for f in (snap + ".json", snap + ".html", snap + ".sqlite"):
+            if os.path.lexists(f):
+                os.unlink(f)
+        p = run([GPUTRACE] + cmd + [snap], base_env())
+        eq((p.returncode, "warning" in p.stderr), (0, False),
+           "gputrace %s of the snapshot (%s)" % (cmd[0], p.stderr))
+
+
+def test_snapshot_is_the_runs_tail():
+    full = full_run()
+    base = os.path.join(TMP, "fr.gtrace")
+    before = set(os.listdir(TMP))
+    run_ = Paused(["--flight-recorder", WINDOW, "-o", base] + RING, base_env())
+    try:
+        eq(set(os.listdir(TMP)) - before, set(), "files written before the snapshot")
+        pid = run_.collector()
+        last = os.path.join(TMP, "fr-last.gtrace")
+        snapshot(pid, last, "--last", "1ms")
+        snap = os.path.join(TMP, "fr-snap.gtrace")
+        p = snapshot(pid, snap)
+        if not re.search(r"\d+ records \(\d+ segments, [0-9.]+ s\) written to " + re.escape(snap),
+                         p.stderr):
+            raise AssertionError("snapshot's line: %r" % p.stderr)
+        os.kill(pid, signal.SIGUSR2)
+        by_signal = base[:-len(".gtrace")] + ".snapshot-1.gtrace"
+        deadline = time.time() + 30
+        while not any("written to " + by_signal in l for l in run_.err) and time.time() < deadline:
+            time.sleep(0.1)
+    finally:
+        out = run_.resume()
+    eq("leaked_bytes %d" % LEAKED in out, True, "the program's line: %r" % out)
+    check_tail(snap, full)
+    check_leaks(snap)
+    check_readers(snap)
+    check_tail(by_signal, full)
+    check_leaks(by_signal)
+    # --last 1ms: the segment the request closed only (what came since the
+    # last roll: possibly nothing), still the tail, less than the window
+    got = scan(last)["calls"]
+    eq(got == (full[-len(got):] if got else []), True, "--last's calls are the run's tail")
+    if len(got) >= len(scan(snap)["calls"]):
+        raise AssertionError("--last 1ms kept as much as the whole window")
+    eq(sorted(f for f in os.listdir(TMP) if f.startswith("fr.")), ["fr.snapshot-1.gtrace"],
+       "files of the recorder after it ended")
+
+
+def test_graph_made_before_the_window():
+    """A graph captured at start-up (long before the window) and launched
+    every 1,000 rounds: the snapshot repeats its making once, so its
+    launches there run its kernel, and counts nothing of it as a call."""
+    run_ = Paused(["--flight-recorder", WINDOW, "-o", os.path.join(TMP, "g.gtrace")],
+                  base_env(), "1000")
+    try:
+        snap = os.path.join(TMP, "g-snap.gtrace")
+        snapshot(run_.collector(), snap)
+    finally:
+        out = run_.resume()
+    eq("graph_launches %d" % (ROUNDS // 1000) in out, True, "the program's line: %r" % out)
+    p = run([GPUTRACE, "report", "--json", snap], base_env())
+    eq((p.returncode, p.stderr), (0, ""), "report of the snapshot")
+    rep = json.loads(p.stdout)
+    api = {a["api"]: a["calls"] for a in rep["api"]}
+    launches = api.get("cudaGraphLaunch", 0)
+    if not 0 < launches < ROUNDS // 1000:
+        raise AssertionError("graph launches in the snapshot: %d" % launches)
+    eq([(g["nodes"], g["launches"], g["captured_at"].split(" at ")[-1]) for g in rep["graphs"]],
+       [(1, launches, "flight.cu:26")], "the graph, its launches, where it was captured")
+    kern = {k["kernel"]: k for k in rep["kernels"]}
+    eq((kern["k_graph(int)"]["launches"], kern["k_graph(int)"]["graph_launches"]),
+       (launches, launches), "k_graph: one run per graph launch")
+    eq([a for a in ("cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate")
+        if a in api], [], "the graph's making counted as calls of the window")
+
+
+def test_keep_bounds_the_window_in_time():
+    """--flight-recorder SIZE --keep 1s: a steady loop (a launch every ~2 ms
+    for ~4 s) keeps the last second, give or take a segment (a quarter of
+    --keep), counted from its last record: the launches up to the last, in
+    a row, over at least a second and well under the run."""
+    env = base_env()
+    p = subprocess.Popen([GPUTRACE, "record", "--flight-recorder", WINDOW, "--keep", "1s", "-o",
+                          os.path.join(TMP, "k.gtrace"), "--", prog("steady"), "2000", "1999"],
+                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    err = []
+    threading.Thread(target=lambda: err.extend(p.stderr), daemon=True).start()
+    try:
+        while not p.stdout.readline().startswith("steady: paused"):
+            pass
+        time.sleep(1.5)  # quiet: age counts from the last record, not the clock
+        m = re.search(r"flight recorder in collector (\d+)", "".join(err))
+        assert m, "record did not name its collector: %r" % err
+        snap = os.path.join(TMP, "k-snap.gtrace")
+        snapshot(m.group(1), snap)
+    finally:
+        p.communicate("\n", timeout=60)
+    launches = [r for r in dump(snap) if r["kind"] == "launch"]
+    corrs = [r["corr"] for r in launches]
+    eq(corrs == list(range(corrs[0], 2000)), True, "launches %d..%d in a row, to the last" %
+       (corrs[0], corrs[-1]))
+    span = (launches[-1]["ts_ns"] - launches[0]["ts_ns"]) / 1e9
+    if not 1.0 <= span < 2.5 or len(launches) > 1500:
+        raise AssertionError("%d launches over %.2f s kept by --keep 1s" % (len(launches), span))
+
+
+def test_plain_preload_knob():
+    """GPUTRACE_FLIGHT_RECORDER under plain LD_PRELOAD: nothing at
+    GPUTRACE_OUTPUT; SIGUSR2 writes BASE.snapshot-1.gtrace."""
+    out = os.path.join(TMP, "plain.gtrace")
+    env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=out, GPUTRACE_FLIGHT_RECORDER=WINDOW)
+    p = subprocess.Popen([prog("flight"), "20000"], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        while not p.stdout.readline().startswith("flight: paused"):
+            pass
+        time.sleep(1.0)
+        pid = collector_pid(out)
+        assert pid, "no collector for %s" % out
+        eq(os.path.lexists(out), False, "GPUTRACE_OUTPUT written by a flight recorder")
+        os.kill(pid, signal.SIGUSR2)
+        snap = os.path.join(TMP, "plain.snapshot-1.gtrace")
+        deadline = time.time() + 30
+        while not os.path.exists(snap) and time.time() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)  # written under its lock, marked complete at the end
+    finally:
+        p.communicate("\n", timeout=60)
+    eq(len(scan(snap)["corrs"]), 3 * 20000, "launches of a window that dropped nothing")
+    eq(os.path.lexists(out), False, "GPUTRACE_OUTPUT after the run")
+
+
+def test_empty_recorder_and_bad_targets():
+    run_ = Paused(["--flight-recorder", WINDOW, "-o", os.path.join(TMP, "e.gtrace")],
+                  base_env(GPUTRACE_DISABLE=1))  # traced by nobody: the window holds nothing
+    try:
+        snap = os.path.join(TMP, "empty.gtrace")
+        p = snapshot(run_.collector(), snap)
+        if "0 records" not in p.stderr or "holds nothing yet" not in p.stderr:
+            raise AssertionError("snapshot of an empty recorder: %r" % p.stderr)
+        eq(dump(snap), [], "the empty snapshot's records")
+    finally:
+        run_.resume()
+    bad = os.path.join(TMP, "bad.gtrace")
+    for target, says in (("999999999", "999999999 is no flight recorder"),
+                         (os.path.join(TMP, "nothing.sock"), "is no flight recorder"),
+                         (str(os.getpid()), "is no flight recorder")):
+        p = snapshot(target, bad, rc=2)
+        if says not in p.stderr:
+            raise AssertionError("snapshot %s: %r" % (target, p.stderr))
+        eq(os.path.lexists(bad), False, "output of a refused snapshot")
+    p = run([GPUTRACE, "snapshot", "-o", bad], base_env())
+    eq(p.returncode, 2, "snapshot without TARGET")
+
+
+if __name__ == "__main__":
+    main([test_snapshot_is_the_runs_tail, test_graph_made_before_the_window,
+          test_keep_bounds_the_window_in_time, test_plain_preload_knob,
+          test_empty_recorder_and_bad_targets])
