@@ -33,9 +33,9 @@
 #include "gputrace/protocol.h"
 #include "shared_options.h"
 
-/* Collector options passed on as given (collector/main.c). */
-enum { PASS_MAX_SIZE, PASS_KEEP, PASS_ROLL_SIZE, PASS_COUNT };
-static const char *const pass_flag[PASS_COUNT] = {"--max-size", "--keep", "--roll-size"};
+/* Collector options passed on as given (shared_options.h). */
+enum { PASS_COUNT = GT_PASS_ROLLING };
+static const char *const pass_flag[PASS_COUNT] = {GT_PASS_ROLLING_FLAGS};
 
 struct collect_opts {
   const char *socket_dir;
@@ -45,10 +45,6 @@ struct collect_opts {
   int force;
   int quiet;
 };
-
-#define PASSED(op, i, t, a, h)                                                           \
-  .name = pass_flag[i] + 2, .type = (t), .arg = (a), .help = (h),                        \
-  .text = &(op)->pass[i], .min = 1
 
 static int parse(int argc, char **argv, struct collect_opts *o) {
   int nargs;
@@ -67,14 +63,8 @@ static int parse(int argc, char **argv, struct collect_opts *o) {
        .value = GT_OPT_VALUE_PTR(&o->output, const char *),
        .flags = GT_OPTION_REQUIRED},
       GT_OPT_FORCE(&o->force),
-      GT_OPT_CALLBACK(0, "prometheus", &o->prometheus, gt_option_host_port, "ADDR:PORT",
-                      "serve live metrics on http://ADDR:PORT/metrics"),
-      {PASSED(o, PASS_MAX_SIZE, GT_OPTION_SIZE, "SIZE",
-              "roll over files; delete the oldest past SIZE in all")},
-      {PASSED(o, PASS_KEEP, GT_OPTION_DURATION, "DURATION",
-              "roll over files; delete those older than DURATION")},
-      {PASSED(o, PASS_ROLL_SIZE, GT_OPTION_SIZE, "SIZE",
-              "roll over to a new file every SIZE")},
+      GT_OPT_PROMETHEUS(&o->prometheus),
+      GT_OPT_ROLLING(pass_flag, o->pass),
       GT_OPT_FLAG('q', "quiet", &o->quiet, "no messages but errors"),
       GT_OPT_END,
   };

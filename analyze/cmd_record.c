@@ -54,18 +54,18 @@
  * (collector/output.c), live profiles (collector/liveprof.c) and the
  * flight recorder (collector/control.c). */
 enum {
-  PASS_MAX_SIZE,
-  PASS_KEEP,
-  PASS_ROLL_SIZE,
-  PASS_PPROF_DIR,
+  PASS_MAX_SIZE = GT_PASS_MAX_SIZE, /* the rolling ones first (shared_options.h) */
+  PASS_KEEP = GT_PASS_KEEP,
+  PASS_ROLL_SIZE = GT_PASS_ROLL_SIZE,
+  PASS_PPROF_DIR = GT_PASS_ROLLING,
   PASS_PPROF_EVERY,
   PASS_PPROF_KEEP,
   PASS_FLIGHT,
   PASS_COUNT
 };
-static const char *const pass_flag[PASS_COUNT] = {
-    "--max-size",    "--keep",       "--roll-size",      "--pprof-dir",
-    "--pprof-every", "--pprof-keep", "--flight-recorder"};
+static const char *const pass_flag[PASS_COUNT] = {GT_PASS_ROLLING_FLAGS, "--pprof-dir",
+                                                  "--pprof-every", "--pprof-keep",
+                                                  "--flight-recorder"};
 
 struct record_opts {
   const char *output;
@@ -117,10 +117,8 @@ static int writable_dir(const struct gt_option *o, const char *dir, char *want,
 }
 
 /* The fields of collector option i (pass_flag), checked by type t and kept
- * in op->pass[i]; sizes and durations must not be 0. */
-#define PASSED(op, i, t, a, h)                                                           \
-  .name = pass_flag[i] + 2, .type = (t), .arg = (a), .help = (h),                        \
-  .text = &(op)->pass[i], .min = 1
+ * in op->pass[i] (shared_options.h). */
+#define PASSED(op, i, t, a, h) GT_OPT_PASSED(pass_flag, (op)->pass, i, t, a, h)
 
 /* GT_OPTIONS_RUN, or the status to exit with. */
 static int parse(int argc, char **argv, struct record_opts *o) {
@@ -146,14 +144,8 @@ static int parse(int argc, char **argv, struct record_opts *o) {
        .arg = "alloc|all|none",
        .help = "allocs and call sites (default), every call, none",
        .text = &o->stacks},
-      GT_OPT_CALLBACK(0, "prometheus", &o->prometheus, gt_option_host_port, "ADDR:PORT",
-                      "serve live metrics on http://ADDR:PORT/metrics"),
-      {PASSED(o, PASS_MAX_SIZE, GT_OPTION_SIZE, "SIZE",
-              "roll over files; delete the oldest past SIZE in all")},
-      {PASSED(o, PASS_KEEP, GT_OPTION_DURATION, "DURATION",
-              "roll over files; delete those older than DURATION")},
-      {PASSED(o, PASS_ROLL_SIZE, GT_OPTION_SIZE, "SIZE",
-              "roll over to a new file every SIZE")},
+      GT_OPT_PROMETHEUS(&o->prometheus),
+      GT_OPT_ROLLING(pass_flag, o->pass),
       {PASSED(o, PASS_PPROF_DIR, GT_OPTION_CALLBACK, "DIR",
               "write live pprof profiles to DIR"),
        .callback = writable_dir},

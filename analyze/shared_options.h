@@ -45,6 +45,31 @@
 #define GT_OPT_FORCE(p)                                                                  \
   GT_OPT_FLAG(0, "force", p, "overwrite the output if it exists (a file you own)")
 
+/* Options `record` and `collect` hand the collector as given
+ * (collector/main.c), checked here first: each is flag i of the command's
+ * list, whose first GT_PASS_ROLLING are GT_PASS_ROLLING_FLAGS, its
+ * argument kept in pass[i]; sizes and durations must not be 0. */
+#define GT_PASS_ROLLING_FLAGS "--max-size", "--keep", "--roll-size"
+enum { GT_PASS_MAX_SIZE, GT_PASS_KEEP, GT_PASS_ROLL_SIZE, GT_PASS_ROLLING };
+#define GT_OPT_PASSED(flags, pass, i, t, a, h)                                           \
+  .name = (flags)[i] + 2, .type = (t), .arg = (a), .help = (h), .text = &(pass)[i],      \
+  .min = 1
+/* Always-on recording (collector/output.c): the three entries. */
+/* clang-format off */
+#define GT_OPT_ROLLING(flags, pass)                                                      \
+  {GT_OPT_PASSED(flags, pass, GT_PASS_MAX_SIZE, GT_OPTION_SIZE, "SIZE",                  \
+                 "roll over files; delete the oldest past SIZE in all")},                \
+  {GT_OPT_PASSED(flags, pass, GT_PASS_KEEP, GT_OPTION_DURATION, "DURATION",              \
+                 "roll over files; delete those older than DURATION")},                  \
+  {GT_OPT_PASSED(flags, pass, GT_PASS_ROLL_SIZE, GT_OPTION_SIZE, "SIZE",                 \
+                 "roll over to a new file every SIZE")}
+/* clang-format on */
+
+/* const char **p: where the collector serves live metrics (collector/prom.c). */
+#define GT_OPT_PROMETHEUS(p)                                                             \
+  GT_OPT_CALLBACK(0, "prometheus", p, gt_option_host_port, "ADDR:PORT",                  \
+                  "serve live metrics on http://ADDR:PORT/metrics")
+
 /* int *p: gt_session_opts.no_wait (session.h). */
 #define GT_OPT_NO_WAIT(p)                                                                \
   GT_OPT_FLAG(0, "no-wait", p, "read a trace still being written as it is")
