@@ -75,25 +75,6 @@ static int parse(int argc, char **argv, struct collect_opts *o) {
   return gt_options_parse(&cmd, argc, argv, &nargs);
 }
 
-/* gputrace-collector next to this program (or GPUTRACE_COLLECTOR). */
-static int find_collector(char *out, size_t len) {
-  const char *v = getenv(GT_ENV_COLLECTOR);
-  if (v && *v) {
-    snprintf(out, len, "%s", v);
-    return access(out, X_OK);
-  }
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0)
-    return -1;
-  self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  if (slash)
-    *slash = '\0';
-  int w = snprintf(out, len, "%s/gputrace-collector", self);
-  return w > 0 && (size_t)w < len && access(out, X_OK) == 0 ? 0 : -1;
-}
-
 /* DIR made if missing (0700: the socket directory of one user), then
  * checked to be a directory we can write. NULL, or why not. */
 static const char *usable_dir(const char *dir) {
@@ -113,7 +94,8 @@ int cmd_collect(int argc, char **argv) {
   if (rc != GT_OPTIONS_RUN)
     return rc;
   char collector[PATH_MAX], socket_path[128];
-  if (find_collector(collector, sizeof collector) != 0) {
+  if (gt_beside_self(GT_ENV_COLLECTOR, "gputrace-collector", X_OK, collector,
+                     sizeof collector) != 0) {
     fprintf(stderr, "gputrace collect: cannot find gputrace-collector next to this "
                     "program (set GPUTRACE_COLLECTOR)\n");
     return 2;

@@ -83,25 +83,6 @@ struct record_opts {
   char **cmd;
 };
 
-/* Files next to our own executable: <bindir>/<name> or <bindir>/../lib/<name>. */
-static int sibling(const char *env, const char *rel, char *out, size_t len) {
-  const char *v = getenv(env);
-  if (v && *v) {
-    snprintf(out, len, "%s", v);
-    return access(out, R_OK) == 0 ? 0 : -1;
-  }
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0)
-    return -1;
-  self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  if (slash)
-    *slash = '\0';
-  int w = snprintf(out, len, "%s/%s", self, rel);
-  return w > 0 && (size_t)w < len && access(out, R_OK) == 0 ? 0 : -1;
-}
-
 /* --pprof-dir: a directory we can write (no value stored: it is passed on). */
 static int writable_dir(const struct gt_option *o, const char *dir, char *want,
                         size_t len) {
@@ -471,8 +452,9 @@ int cmd_record(int argc, char **argv) {
     return rc;
   char shim[PATH_MAX], collector[PATH_MAX], socket_path[128], err[256], out[64];
   o.output_fd = -1;
-  if (sibling(GT_ENV_LIB, "../lib/libgputrace.so", shim, sizeof shim) != 0 ||
-      sibling(GT_ENV_COLLECTOR, "gputrace-collector", collector, sizeof collector) != 0) {
+  if (gt_beside_self(GT_ENV_LIB, "../lib/libgputrace.so", R_OK, shim, sizeof shim) != 0 ||
+      gt_beside_self(GT_ENV_COLLECTOR, "gputrace-collector", X_OK, collector,
+                     sizeof collector) != 0) {
     fprintf(stderr, "gputrace record: cannot find libgputrace.so and gputrace-collector "
                     "next to this program (set GPUTRACE_LIB / GPUTRACE_COLLECTOR)\n");
     return 2;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,4 +141,22 @@ int gt_control_socket_path(const char *data_socket, unsigned long pid, char *pat
   int n = snprintf(path, len, "%.*s/control-%lu.sock", dir_len, slash ? data_socket : ".",
                    pid);
   return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int gt_beside_self(const char *env, const char *rel, int mode, char *out, size_t len) {
+  const char *v = getenv(env);
+  if (v && *v) {
+    int w = snprintf(out, len, "%s", v);
+    return w > 0 && (size_t)w < len && access(out, mode) == 0 ? 0 : -1;
+  }
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return -1;
+  self[n] = '\0';
+  char *slash = strrchr(self, '/');
+  if (slash)
+    *slash = '\0';
+  int w = snprintf(out, len, "%s/%s", self, rel);
+  return w > 0 && (size_t)w < len && access(out, mode) == 0 ? 0 : -1;
 }

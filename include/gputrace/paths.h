@@ -53,4 +53,10 @@ int gt_collector_listens(const char *socket_path);
 int gt_control_socket_path(const char *data_socket, unsigned long pid, char *path,
                            size_t len);
 
+/* A file next to the running program, <its directory>/<rel> (rel may
+ * climb: "../lib/libgputrace.so"), or the path in environment variable env
+ * when that is set: in out, 0 when access(mode) allows it, else -1. The
+ * CLI finds its collector and shim so. */
+int gt_beside_self(const char *env, const char *rel, int mode, char *out, size_t len);
+
 #endif
