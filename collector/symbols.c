@@ -259,6 +259,11 @@ void gt_sym_add_module(struct gt_symbolizer *s, uint32_t pid,
   if (stat(at, &st) == 0 && S_ISREG(st.st_mode))
     f = cached(s, identity_of(&st), NULL, 0);
   int fd = f ? -1 : open_regular(at, &st);
+  if (!f && fd < 0 && at == own) { /* the process ended between the two */
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+      f = cached(s, identity_of(&st), NULL, 0);
+    fd = f ? -1 : open_regular(path, &st);
+  }
   if (!f && fd < 0)
     return;
   if (!f)
