@@ -120,12 +120,13 @@ def hold_pair(attempt, workers):
 
 def compare_holds(a, b, workers):
     """The differences past 5 points between the two runs, as text; the
-    exact checks raise. Per request type with 3 workers; the whole request
-    time's verdict share with 1, where both runs have the device to
-    themselves: with 3 workers at --hold 0 the device is shared all the
-    time, so req:legacy's synchronous copies wait 5x longer behind the
-    other workers' work (they do: it is the mix of request time that
-    moves, not a dilution), while at --hold 20 they rarely overlap."""
+    exact checks raise. The shares are compared with 1 worker, where both
+    runs have the device to themselves; with 3 the checks are exact only:
+    at --hold 0 the device is shared all the time, so req:legacy's
+    synchronous copies wait 5x longer behind the other workers' kernels
+    (and, as they wait on kernels, count partly as kernel time), which moves
+    both the mix of request time and req:legacy's own split, while at
+    --hold 20 the workers rarely overlap: contention, not a dilution."""
     want = {3: (144, 36, 30), 1: (48, 12, 10)}[workers]
     for d in (a, b):
         eq(d["shares_of"], "requests", "verdict judged on request time")
@@ -152,18 +153,20 @@ def compare_holds(a, b, workers):
     tb = {q["name"]: q for q in b["requests"]}
     for name in ta:
         for k in SHARES + ("host",):
-            if workers == 3 and abs(ta[name][k] - tb[name][k]) > 0.05:
+            if workers == 1 and abs(ta[name][k] - tb[name][k]) > 0.05:
                 off.append("%s %s: %.3f at --hold 0, %.3f at --hold 20" % (name, k, ta[name][k], tb[name][k]))
     return off
 
 
 def test_idle_waiting_is_not_cpu_work():
     """Workers that wait 20 ms for each request (blocked outside CUDA) give
-    the verdict and per-type breakdown of workers that never wait, within 5
-    points: shares are of the time inside requests. These are wall-time
-    shares: a host busy with other work stretches some requests, so a pair
-    of runs is tried up to 3 times (without the rule every try fails: at
-    --hold 20 the threads' time is 80 % waiting, cpu-bound)."""
+    the verdict of workers that never wait (3 workers, exactly: verdict,
+    what it is judged on, the pageable finding) and, with 1 worker, the
+    same verdict share and per-type breakdown within 5 points: shares are
+    of the time inside requests. These are wall-time shares: a host busy
+    with other work stretches some requests, so a pair of runs is tried up
+    to 3 times (without the rule every try fails: at --hold 20 the threads'
+    time is 80 % waiting, cpu-bound)."""
     for workers in (3, 1):
         tries = []
         for attempt in range(3):
