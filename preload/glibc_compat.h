@@ -1,7 +1,10 @@
 /* glibc_compat.h — the shim's glibc symbols bound to their oldest versions,
  * so that a shim built on a new glibc loads into older containers (Ubuntu
  * 20.04's glibc 2.31, RHEL 8's 2.28): force-included into every file of the
- * shim (preload/CMakeLists.txt), never into the collector or the CLI.
+ * shim (preload/CMakeLists.txt) and of the stand-in runtime, which
+ * tests/bundle/test_old_glibc.py runs in a Debian 11 root too (with
+ * GT_COMPAT_DLSYM: the shim defines dlsym, the stand-in calls it); never
+ * into the collector or the CLI.
  *
  * Contract:
  *  - Every glibc symbol the shim imports resolves at a version no newer than
@@ -52,6 +55,9 @@ GT_SYMVER(dlerror, GT_GLIBC_BASE);
 GT_SYMVER(dlvsym, GT_GLIBC_BASE);
 GT_SYMVER(dladdr, GT_GLIBC_BASE);
 GT_SYMVER(dladdr1, GT_GLIBC_2_3_3);
+#ifdef GT_COMPAT_DLSYM
+GT_SYMVER(dlsym, GT_GLIBC_BASE);
+#endif
 GT_SYMVER(__xstat, GT_GLIBC_BASE);
 GT_SYMVER(__lxstat, GT_GLIBC_BASE);
 GT_SYMVER(__fxstat, GT_GLIBC_BASE);

@@ -4,9 +4,11 @@ libdl.so.2 named; and in a real Debian 11 (bullseye, glibc 2.31) root built
 with debootstrap from Debian's registry, a program traced with the shim
 prints and exits as untraced and its calls are in the trace, recorded by a
 collector outside the root that shares only the socket directory with it
-(as a sidecar would). The root is cached under ~/.cache/gputrace; without
-root privileges, debootstrap or the registry, the second test says so and
-is skipped."""
+(as a sidecar would); and a program on the stand-in runtime (built with
+the same glibc 2.17 symbols) traced there, whose calls and leak `report`
+and `leaks` read exactly, the leak at its function and file. The root is
+cached under ~/.cache/gputrace; without root privileges, debootstrap or
+the registry, the root's tests say so and are skipped."""
 import json
 import os
 import re
@@ -29,6 +31,36 @@ int main(void) {
   cudaError_t count = cudaGetDeviceCount(&n), alloc = cudaMalloc(&p, 1 << 20);
   printf("count %d n %d malloc %d\n", (int)count, n, (int)alloc);
   return 3;
+}
+"""
+
+
+# On the stand-in runtime (built, as the shim, with glibc 2.17's symbols:
+# preload/glibc_compat.h): work that succeeds, one block left allocated.
+STANDIN_PROGRAM = r"""
+#include <stdio.h>
+#include <unistd.h>
+#include <cuda_runtime_api.h>
+static void *keep(size_t n) { /* the leak: its site is this function */
+  void *p = 0;
+  cudaMalloc(&p, n);
+  return p;
+}
+int main(void) {
+  void *a = 0, *b = 0;
+  static char host[1 << 16];
+  cudaStream_t s;
+  cudaEvent_t e;
+  int ok = cudaMalloc(&a, 1 << 20) == 0 && cudaMalloc(&b, 1 << 16) == 0 &&
+           cudaStreamCreate(&s) == 0 && cudaEventCreate(&e) == 0 &&
+           cudaMemcpyAsync(b, host, sizeof host, cudaMemcpyHostToDevice, s) == 0 &&
+           cudaEventRecord(e, s) == 0 && cudaEventSynchronize(e) == 0 &&
+           cudaMemcpy(host, b, sizeof host, cudaMemcpyDeviceToHost) == 0 &&
+           cudaFree(a) == 0 && cudaFree(b) == 0 && keep(3 << 20) != 0 &&
+           cudaDeviceSynchronize() == 0;
+  printf("stand-in: %s\n", ok ? "ok" : "failed");
+  sleep(1); /* alive while the collector reads its files (through /proc/PID/root) */
+  return ok ? 0 : 1;
 }
 """
 
@@ -81,9 +113,11 @@ def bullseye_root():
 
 def in_root(root, script, **env):
     """`script` (sh) in a private mount namespace with the build, the CUDA
-    toolkit and a socket directory bound into `root` at their own paths."""
+    toolkit, a socket directory and /proc (as a container has it: the
+    shim's unwinder reads /proc/self/maps) bound into `root` at their own
+    paths."""
     binds = "".join("mkdir -p %s%s && mount --bind %s %s%s && " % (root, d, d, root, d)
-                    for d in (BUILD, CUDA, env["XDG_RUNTIME_DIR"]))
+                    for d in (BUILD, CUDA, env["XDG_RUNTIME_DIR"], "/proc"))
     e = dict(os.environ)
     for k in list(e):
         if k.startswith("GPUTRACE_") or k in ("LD_PRELOAD", "NVTX_INJECTION64_PATH"):
@@ -124,12 +158,57 @@ def test_bullseye():
     eq(calls, [("cudaMalloc", 35, 1 << 20)], "the traced call (no driver: 35)")
     ends = [(r["records"], r["dropped"], r["lost"]) for r in recs
             if r["kind"] == "process" and r.get("phase") == "end"]
-    eq(ends, [(1, 0, 0)], "the process's end: records, dropped, lost")
+    # every record the shim wrote (its call, stack and modules) is in the
+    # trace: the collector's own (process, frame) aside
+    pid = [r["pid"] for r in recs if r["kind"] == "process"][0]
+    written = [r for r in recs if r["pid"] == pid and r["kind"] not in ("process", "frame")]
+    eq(ends, [(len(written), 0, 0)], "the process's end: records, dropped, lost")
+    eq(sum(1 for r in written if r["kind"] == "stack"), 1, "the call's stack")
     print("bullseye (%s): traced and recorded" % glibc)
 
 
+def test_bullseye_standin():
+    """A program on the stand-in runtime in the root, traced, then read by
+    report and leaks outside it: its calls and its leak, exactly."""
+    root = bullseye_root()
+    if root is None:
+        return
+    standin = os.path.join(BUILD, "standin", "13")
+    sock = os.path.join(BUILD, "old_glibc_standin")
+    shutil.rmtree(sock, ignore_errors=True)
+    os.makedirs(sock, mode=0o700)
+    with open(os.path.join(root, "tmp", "gt_old_si.c"), "w") as f:
+        f.write(STANDIN_PROGRAM)
+    built = in_root(root, "chroot %s gcc -g -I%s/include /tmp/gt_old_si.c -o /tmp/gt_old_si -L%s "
+                    "-l:libcudart.so.13 -Wl,-rpath,%s" % (root, CUDA, standin, standin),
+                    XDG_RUNTIME_DIR=sock)
+    eq(built.returncode, 0, "gcc in bullseye: " + built.stderr)
+    plain = in_root(root, "chroot %s /tmp/gt_old_si" % root, XDG_RUNTIME_DIR=sock)
+    eq((plain.returncode, plain.stdout), (0, "stand-in: ok\n"), "untraced: " + plain.stderr)
+    trace = os.path.join(sock, "old_si.gtrace")
+    traced = in_root(root, "exec %s record -q -o %s -- chroot %s /tmp/gt_old_si" %
+                     (GPUTRACE, trace, root), XDG_RUNTIME_DIR=sock)
+    eq((traced.returncode, traced.stdout), (0, plain.stdout), "traced (stderr: %s)" % traced.stderr)
+    eq([l for l in traced.stderr.splitlines() if l.startswith("gputrace")], [], "warnings")
+    rep = subprocess.run([GPUTRACE, "report", "--json", trace], capture_output=True, text=True)
+    eq(rep.returncode, 0, "report: " + rep.stderr)
+    d = json.loads(rep.stdout)
+    calls = {a["api"]: a["calls"] for a in d["api"]}
+    want = {"cudaMalloc": 3, "cudaFree": 2, "cudaStreamCreate": 1, "cudaEventCreate": 1,
+            "cudaMemcpyAsync": 1, "cudaEventRecord": 1, "cudaEventSynchronize": 1,
+            "cudaMemcpy": 1, "cudaDeviceSynchronize": 1}
+    eq({k: calls.get(k) for k in want}, want, "report: calls per API")
+    eq((d["dropped"], d["lost"]), (0, 0), "report: dropped, lost")
+    eq((d["leaks"]["bytes"], d["leaks"]["blocks"]), (3 << 20, 1), "report: the leak")
+    lk = subprocess.run([GPUTRACE, "leaks", "--json", trace], capture_output=True, text=True)
+    leaks = json.loads(lk.stdout)["leaks"]
+    eq([(l["bytes"], l["blocks"]) for l in leaks], [(3 << 20, 1)], "leaks: bytes, blocks")
+    assert "keep" in json.dumps(leaks[0]) and "gt_old_si.c" in json.dumps(leaks[0]), leaks[0]
+    print("bullseye: a stand-in program traced, reported and its leak at keep()")
+
+
 failed = 0
-for t in (test_symbol_versions, test_bullseye):
+for t in (test_symbol_versions, test_bullseye, test_bullseye_standin):
     try:
         t()
         print("PASS %s" % t.__name__)
