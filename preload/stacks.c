@@ -7,7 +7,9 @@
  *    current stack (0 when off or when it cannot be captured).
  *  - Native frames come from unwind.c: backtrace()'s frames from unwind
  *    rules cached per return address (about 25x cheaper), never faulting
- *    on a bad stack (a stack cut short is flagged GT_F_STACK_CUT), or
+ *    on a bad stack (a stack cut short is flagged GT_F_STACK_CUT; one cut
+ *    at its first frame, when the stack's mapping cannot be read, is kept
+ *    empty and flagged, never dropped unsaid), or
  *    backtrace() itself under GPUTRACE_UNWIND=backtrace; the shim's own
  *    frames are skipped. Not libunwind: the shim is injected
  *    into programs that may load their own libunwind (two copies under one
@@ -634,7 +636,10 @@ __attribute__((noinline)) uint32_t gt_stack_id_at(const void *top, uintptr_t top
   tls_scratch.top = top;
   tls_scratch.top_sp = top_sp;
   int depth = collect(entries, &info);
-  if (depth == 0)
+  /* No frame at all: none to give, unless the walk was cut at its first
+   * (the stack's mapping unreadable: a root without /proc): that stack is
+   * kept, empty and marked cut, so the call says its stack was lost. */
+  if (depth == 0 && !(info.how & GT_UNWIND_CUT))
     return 0;
   uint64_t hash = stack_hash(entries, depth);
   int python = 0;

@@ -111,13 +111,13 @@ def bullseye_root():
     return CACHE
 
 
-def in_root(root, script, **env):
+def in_root(root, script, proc=True, **env):
     """`script` (sh) in a private mount namespace with the build, the CUDA
     toolkit, a socket directory and /proc (as a container has it: the
     shim's unwinder reads /proc/self/maps) bound into `root` at their own
     paths."""
     binds = "".join("mkdir -p %s%s && mount --bind %s %s%s && " % (root, d, d, root, d)
-                    for d in (BUILD, CUDA, env["XDG_RUNTIME_DIR"], "/proc"))
+                    for d in (BUILD, CUDA, env["XDG_RUNTIME_DIR"]) + (("/proc",) if proc else ()))
     e = dict(os.environ)
     for k in list(e):
         if k.startswith("GPUTRACE_") or k in ("LD_PRELOAD", "NVTX_INJECTION64_PATH"):
@@ -204,6 +204,16 @@ def test_bullseye_standin():
     leaks = json.loads(lk.stdout)["leaks"]
     eq([(l["bytes"], l["blocks"]) for l in leaks], [(3 << 20, 1)], "leaks: bytes, blocks")
     assert "keep" in json.dumps(leaks[0]) and "gt_old_si.c" in json.dumps(leaks[0]), leaks[0]
+    # A root without /proc: the shim cannot find its stacks' mappings, and
+    # says so (an empty stack marked cut), rather than dropping them unsaid.
+    bare = os.path.join(sock, "old_si_noproc.gtrace")
+    traced = in_root(root, "exec %s record -q -o %s -- chroot %s /tmp/gt_old_si" %
+                     (GPUTRACE, bare, root), proc=False, XDG_RUNTIME_DIR=sock)
+    eq((traced.returncode, traced.stdout), (0, plain.stdout), "traced without /proc")
+    lk = subprocess.run([GPUTRACE, "leaks", "--json", bare], capture_output=True, text=True)
+    leaks = json.loads(lk.stdout)["leaks"]
+    eq([(l["bytes"], [f["function"] for f in l["stack"]]) for l in leaks],
+       [(3 << 20, ["[stack cut short]"])], "leaks without /proc: the stack said lost")
     print("bullseye: a stand-in program traced, reported and its leak at keep()")
 
 
