@@ -28,8 +28,10 @@
  * --flight-recorder SIZE (or GPUTRACE_FLIGHT_RECORDER, inherited like the
  * live profiles' knobs) keeps the last SIZE of trace in memory instead
  * (output.c) and writes it only when asked: on its control socket
- * (`gputrace snapshot`) or SIGUSR2 (control.c); with --keep, only what
- * came within DURATION of the last record is kept; not with --max-size.
+ * (`gputrace snapshot`) or SIGUSR2 (control.c), or by itself when an
+ * allocation runs out of memory (control.c's trigger, which watches the
+ * records the sink takes); with --keep, only what came within DURATION of
+ * the last record is kept; not with --max-size.
  *
  * Lifetime: with --control-fd (the `record` command) it runs until that
  * descriptor reaches EOF (the recorded command has exited, or the recorder
