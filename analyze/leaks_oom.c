@@ -7,8 +7,9 @@
  *    the trace's out-of-memory failure: its process, stack, API, requested
  *    bytes, and the process's live device and managed bytes at that
  *    instant (IPC mappings aside: another process's memory) by stack.
- *    Any later allocation of the trace's own (not carried) that did not
- *    fail so clears it: only a trace whose last allocation failed has one.
+ *    Any later allocation of the trace's own (not carried, not a VMM
+ *    mapping) that did not fail so clears it: only a trace whose last
+ *    allocation failed has one.
  *  - A storm (the same failure retried) takes the live stacks once: they
  *    are taken again only when live bytes changed since (`changes`).
  *  - Finish names the sites once the symbols are in (gt_leaks_site: as
@@ -50,8 +51,9 @@ static void take_block(void *ctx, const struct gt_block *b) {
 
 void gt_oom_see(struct gt_oom *o, struct gt_model *m, const struct gt_record *rec,
                 uint64_t changes) {
-  if (rec->flags & GT_F_CARRIED)
-    return;
+  if ((rec->flags & (GT_F_CARRIED | GT_F_VMM_MAP)) ||
+      (gt_api_flags(rec->api) & GT_AF_MAP))
+    return; /* allocated before the trace; a mapping allocates nothing */
   if (!gt_record_out_of_memory(rec)) {
     o->present = 0;
     return;

@@ -1,10 +1,9 @@
 /* test_report_rules.c — every finding of `gputrace report` (report_rules.c,
  * report_hw.c, report_leaks.c's out_of_memory; docs/report.md states the
- * rules) fires on a minimal
- * synthetic trace made to trigger it, with its exact severity, message and
- * evidence, and stays quiet on the same trace just short of its threshold;
- * a plain trace has no finding at all. The verdict: none without CUDA
- * calls, and a near tie names its runner-up. */
+ * rules) fires on a minimal synthetic trace made to trigger it, with its
+ * exact severity, message and evidence, and stays quiet on the same trace
+ * just short of its threshold; a plain trace has no finding at all. The
+ * verdict: none without CUDA calls, and a near tie names its runner-up. */
 #include "check.h"
 #include "report.h"
 #include "synth.h"
