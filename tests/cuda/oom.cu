@@ -3,12 +3,14 @@
 // Blocks of three kinds from three functions (weights WEIGHTS_BYTES,
 // kv KV_BYTES, scratch SCRATCH_BYTES, in that order) are allocated in
 // rounds, never freed, until a cudaMalloc fails; argv[1] = R retries the
-// failing request R more times (a storm). It prints "oom: held SITE BYTES"
+// failing request R more times (a storm), argv[2] = G milliseconds apart
+// (default 0). It prints "oom: held SITE BYTES"
 // for each site, "oom: failed SITE asked BYTES" and "oom: paused", then
 // waits for a line on stdin (the collector catches up) before it exits.
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
+#include <time.h>
 
 #define WEIGHTS_BYTES (3u << 20)
 #define KV_BYTES (2u << 20)
@@ -27,7 +29,8 @@ static cudaError_t alloc_scratch(void **p) {
 }
 
 int main(int argc, char **argv) {
-  int retries = argc > 1 ? atoi(argv[1]) : 0;
+  int retries = argc > 1 ? atoi(argv[1]) : 0, gap_ms = argc > 2 ? atoi(argv[2]) : 0;
+  const struct timespec gap = {gap_ms / 1000, (long)(gap_ms % 1000) * 1000000};
   cudaError_t (*const sites[3])(void **) = {alloc_weights, alloc_kv, alloc_scratch};
   const char *names[3] = {"weights", "kv", "scratch"};
   const unsigned long long sizes[3] = {WEIGHTS_BYTES, KV_BYTES, SCRATCH_BYTES};
@@ -45,6 +48,8 @@ int main(int argc, char **argv) {
     return 1;
   for (int r = 0; r < retries; r++) {
     void *p = nullptr;
+    if (gap_ms > 0)
+      nanosleep(&gap, nullptr);
     if (sites[failed](&p) != cudaErrorMemoryAllocation)
       return 1;
   }

@@ -1,7 +1,7 @@
 """An allocation out of memory (the stand-in's GPUTRACE_STANDIN_MEM_BYTES
 limit, cudaErrorMemoryAllocation): under a flight recorder it writes one
 snapshot at once (BASE.oom-1.gtrace, said on stderr in one line), one per
-interval however many failures come (a storm of 100 retries); `leaks` and
+interval however many failures come (a storm of 100 retries over 2 s); `leaks` and
 `report` (text and JSON) on the snapshot, and on a plain record's full
 trace, open with the failing call's line, the requested size and the top
 holders with their bytes, exactly as oom.cu printed them."""
@@ -14,6 +14,7 @@ import time
 from gtest import *
 
 MEM_BYTES = 20 << 20  # 3 rounds of 3 + 2 + 1 MiB fit; the 4th weights block fails
+GAP_MS = 20  # a storm's retries: 100 of them over 2 s, well within one interval (10 s)
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cuda", "oom.cu")
 
 
@@ -36,11 +37,14 @@ def site(name):
     return "alloc_%s(void**) at oom.cu:%d" % (name, LINES[name])
 
 
-def run_oom(record_args, retries=0):
-    """`record RECORD_ARGS -- oom RETRIES` until it pauses, 3 s for the
+def run_oom(record_args, retries=0, snapshot=None):
+    """`record RECORD_ARGS -- oom RETRIES GAP_MS` until it pauses, 3 s for the
     collector, then on: what it printed (held bytes per site, the failing
-    site and its request) and record's stderr."""
-    p = subprocess.Popen([GPUTRACE, "record"] + record_args + ["--", prog("oom"), str(retries)],
+    site and its request) and record's stderr. With `snapshot`, that file
+    must be there while the program is paused (written at once, not at the
+    end)."""
+    cmd = [GPUTRACE, "record"] + record_args + ["--", prog("oom"), str(retries), str(GAP_MS)]
+    p = subprocess.Popen(cmd,
                          env=base_env(GPUTRACE_STANDIN_MEM_BYTES=MEM_BYTES),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
@@ -59,6 +63,8 @@ def run_oom(record_args, retries=0):
     else:
         raise AssertionError("oom never paused: %r" % err)
     time.sleep(3.0)  # the collector takes the failure and writes its snapshot
+    if snapshot:
+        eq(os.path.exists(snapshot), True, "%s while the program is paused" % snapshot)
     p.stdin.write("\n")
     p.stdin.close()
     p.stdout.read()
@@ -107,11 +113,11 @@ def oom_files(base):
 
 def flight(retries, stem):
     base = os.path.join(TMP, stem + ".gtrace")
-    held, failed, err = run_oom(["--flight-recorder", "8MiB", "-o", base], retries)
+    snap = os.path.join(TMP, stem + ".oom-1.gtrace")
+    held, failed, err = run_oom(["--flight-recorder", "8MiB", "-o", base], retries, snap)
     eq(oom_files(base), [stem + ".oom-1.gtrace"], "the snapshots beside %s" % base)
     said = [l for l in err.splitlines() if "ran out of memory" in l]
     eq(len(said), 1, "stderr's out-of-memory lines (%r)" % err)
-    snap = os.path.join(TMP, stem + ".oom-1.gtrace")
     if snap not in said[0]:
         raise AssertionError("stderr does not name %s: %r" % (snap, said[0]))
     check_trace(snap, held, failed)
