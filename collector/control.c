@@ -159,8 +159,8 @@ static void serve_request(int conn, struct gt_sink *sink, struct gt_output *out)
 
 /* SIGUSR2 (why "snapshot") or a trigger ("oom"): a snapshot to
  * BASE.WHY-N.gtrace. */
-static void serve_signal(struct gt_control *c, struct gt_sink *sink,
-                         struct gt_output *out, const char *why) {
+static void snapshot_beside(struct gt_control *c, struct gt_sink *sink,
+                            struct gt_output *out, const char *why) {
   char prefix[4200], path[4300], err[600];
   snprintf(prefix, sizeof prefix, "%s.%s-", c->base, why);
   int fd = gt_out_pick(prefix, 1, ".gtrace", path, sizeof path, err, sizeof err);
@@ -191,7 +191,7 @@ static void serve_trigger(struct gt_control *c, struct gt_sink *sink,
   c->oom_seen = 0;
   if (!c->oom_due_ns || (!names_in && now_ns - c->oom_due_ns < OOM_NAMES_WAIT_NS))
     return;
-  serve_signal(c, sink, out, "oom");
+  snapshot_beside(c, sink, out, "oom");
   c->oom_due_ns = 0;
   c->oom_last_ns = now_ns;
 }
@@ -204,7 +204,7 @@ void gt_control_serve(struct gt_control *c, int signalled, struct gt_sink *sink,
     return;
   }
   if (signalled)
-    serve_signal(c, sink, out, "snapshot");
+    snapshot_beside(c, sink, out, "snapshot");
   serve_trigger(c, sink, out, now_ns, names_in);
   if (now_ns - c->polled_ns < POLL_EVERY_NS)
     return;
