@@ -6,7 +6,9 @@
  * invalid frees; each process's peak of device memory and the stacks
  * holding it; stacks whose live bytes grow steadily (suspected leaks), told
  * apart from memory held since start-up. Text reads like valgrind; --json
- * is documented in docs/leaks.md. Exit: 0; 1 with --fail-on-leak when
+ * is documented in docs/leaks.md. A trace whose last allocation ran out of
+ * memory opens with one line saying where, how much and who held it
+ * (leaks_oom.c; --json: "out_of_memory"). Exit: 0; 1 with --fail-on-leak when
  * unsuppressed leaks remain; 2 bad usage or unreadable trace; 3 a damaged
  * trace (partial result). */
 #include <inttypes.h>
@@ -156,6 +158,8 @@ static struct leak_totals proc_leak_totals(const struct gt_leaks *l, uint32_t pi
 
 static void print_text(const struct gt_leaks *l, const char *path) {
   char b[32];
+  if (l->oom.present) /* the first thing to know, first */
+    printf("%s\n", gt_oom_line(&l->oom));
   for (size_t p = 0; p < l->nprocs; p++) {
     const struct gt_proc_summary *ps = &l->procs[p];
     printf("== pid %u: %s ==\n", ps->pid,
@@ -278,6 +282,22 @@ static void json_invalid(const struct gt_leaks *l) {
   }
 }
 
+/* ,"out_of_memory":{...} when the last allocation ran out of memory */
+static void json_oom(const struct gt_oom *o) {
+  if (!o->present)
+    return;
+  printf(",\"out_of_memory\":{\"pid\":%u,\"site\":", o->pid);
+  gt_json_str(stdout, o->site);
+  printf(",\"requested_bytes\":%" PRIu64 ",\"held_bytes\":%" PRIu64 ",\"holders\":[",
+         o->requested, o->held);
+  for (size_t i = 0; i < o->nholders; i++) {
+    printf("%s{\"site\":", i ? "," : "");
+    gt_json_str(stdout, o->holders[i].site);
+    printf(",\"bytes\":%" PRIu64 "}", o->holders[i].bytes);
+  }
+  printf("]}");
+}
+
 static void print_json(const struct gt_leaks *l, uint64_t stacks_lost) {
   printf("{\"schema_version\":%d,\"stacks_lost\":%" PRIu64 ",\"leaks\":[",
          GT_JSON_SCHEMA_VERSION, stacks_lost);
@@ -302,8 +322,10 @@ static void print_json(const struct gt_leaks *l, uint64_t stacks_lost) {
   json_invalid(l);
   printf("],\"invalid_free_count\":%" PRIu64 ",\"growth\":[", l->invalid_total);
   json_leaks(l, 1);
-  printf("],\"suppressed\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 "}}\n",
+  printf("],\"suppressed\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 "}",
          l->suppressed_bytes, l->suppressed_blocks);
+  json_oom(&l->oom);
+  printf("}\n");
 }
 
 /* ---- command ---- */

@@ -219,6 +219,8 @@ static void change(struct run *r, const struct gt_record *rec, const struct gt_b
 static void on_alloc(void *ctx, const struct gt_event *ev) {
   struct run *r = ctx;
   const struct gt_record *rec = ev->rec;
+  if (!r->bucket_ns) /* the first read: the last allocation, out of memory or not */
+    gt_oom_see(&r->out->oom, r->model, rec, r->changes);
   if (rec->result != 0 || !rec->u.mem.ptr || (rec->flags & GT_F_VMM_MAP))
     return;      /* cuMemMap holds no memory: cuMemCreate does */
   if (ev->block) /* a live block at this address whose free we did not see */
@@ -449,6 +451,8 @@ int gt_leaks_run(const char *path, const struct gt_leaks_opts *opts, struct gt_l
   int rc = replay_changes(&r, path, err, errlen);
   if (rc == 0)
     finish(&r, opts->sup);
+  if (rc == 0)
+    gt_oom_finish(&out->oom, out->symtab);
   else
     groups_free(&r.allocated);
   free(r.log);
@@ -466,8 +470,22 @@ void gt_leaks_free(struct gt_leaks *l) {
   free(l->procs);
   gt_strtab_free(&l->ranges);
   free(l->range_counts);
+  free(l->oom.stacks);
   gt_session_close(l->session); /* the symbols with it */
   memset(l, 0, sizeof *l);
+}
+
+void gt_leaks_site(struct gt_symtab *t, uint32_t pid, uint32_t stack_id, char *buf,
+                   size_t len) {
+  struct gt_frame f[MAX_FRAMES];
+  int n = gt_symtab_stack(t, pid, stack_id, f, MAX_FRAMES);
+  const struct gt_frame *o = gt_leaks_origin(f, n);
+  if (!o)
+    snprintf(buf, len, "pid %u stack %u", pid, stack_id);
+  else if (o->file[0])
+    snprintf(buf, len, "%s at %s:%u", o->function, gt_base_name(o->file), o->line);
+  else
+    snprintf(buf, len, "%s", o->function);
 }
 
 /* ---- suppressions ---- */

@@ -66,6 +66,29 @@ struct gt_proc_summary {
   size_t nat_peak;
 };
 
+/* The trace's last allocation, when it failed for want of memory
+ * (schema.h's gt_record_out_of_memory): where it was asked for, how much,
+ * and who held the process's device and managed memory at that instant
+ * (leaks_oom.c). */
+#define GT_OOM_HOLDERS 3 /* the sites named as holding it, largest first */
+struct gt_oom_site {
+  char site[200]; /* "function at file:line" (gt_leaks_site) */
+  uint64_t bytes;
+};
+struct gt_oom {
+  int present;
+  uint32_t pid, stack_id;
+  uint16_t api;
+  uint64_t ts_ns, requested, held; /* held: live device + managed bytes */
+  char site[200];                  /* the failing call's (gt_leaks_site) */
+  char where[240];                 /* its line: "file:line in function" */
+  struct gt_oom_site holders[GT_OOM_HOLDERS];
+  size_t nholders, nsites; /* named, and of all sites holding memory */
+  struct gt_group *stacks; /* leaks_oom.c's: live bytes by stack then */
+  size_t nstacks;
+  uint64_t stacks_at; /* the change count they were taken at */
+};
+
 struct gt_session;
 
 struct gt_leaks {
@@ -84,7 +107,8 @@ struct gt_leaks {
   uint64_t *range_counts;  /* occurrences, by id - 1 */
   uint64_t first_ns, last_ns;
   uint64_t suppressed_bytes, suppressed_blocks;
-  int damaged; /* the reader warned */
+  int damaged;       /* the reader warned */
+  struct gt_oom oom; /* the last allocation, when it ran out of memory */
 };
 
 /* Suppression patterns (LSan style `leak:PATTERN`, matched with fnmatch
@@ -121,5 +145,22 @@ int gt_glue_frames(const struct gt_frame *f, int n, int i);
  * if there is one, else the first frame that is not glue
  * (gt_glue_frames); NULL for an empty stack. */
 const struct gt_frame *gt_leaks_origin(const struct gt_frame *frames, int n);
+
+/* An allocation site as leaks and report name it: "function at file:line"
+ * of the stack's origin (gt_leaks_origin), the function alone without a
+ * file, "pid P stack S" without frames. */
+void gt_leaks_site(struct gt_symtab *t, uint32_t pid, uint32_t stack_id, char *buf,
+                   size_t len);
+
+/* leaks_oom.c. See: each allocation record of the first read, in time
+ * order (`changes`: the run's count of changes to live bytes so far).
+ * Finish: the sites named, once symbols are in. Line: the one line leaks
+ * and report open with, "out of memory at LINE: asked N bytes while X
+ * were held by ..." (valid until the next call). */
+struct gt_model;
+void gt_oom_see(struct gt_oom *o, struct gt_model *m, const struct gt_record *rec,
+                uint64_t changes);
+void gt_oom_finish(struct gt_oom *o, struct gt_symtab *t);
+const char *gt_oom_line(const struct gt_oom *o);
 
 #endif

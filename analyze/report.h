@@ -273,7 +273,8 @@ struct rp_stream {
   struct rp_pending pend;
 };
 
-enum rp_ev_type { RP_EV_U64, RP_EV_NS, RP_EV_BYTES, RP_EV_FRAC, RP_EV_STR };
+/* RP_EV_JSON: s is a JSON value, written as it is (a list of objects) */
+enum rp_ev_type { RP_EV_U64, RP_EV_NS, RP_EV_BYTES, RP_EV_FRAC, RP_EV_STR, RP_EV_JSON };
 struct rp_ev {
   const char *key;
   enum rp_ev_type type;
@@ -436,6 +437,7 @@ struct rp_finding *rp_add_finding(struct report *r, const char *rule, const char
 void rp_ev_u(struct rp_finding *f, const char *k, enum rp_ev_type t, uint64_t v);
 void rp_ev_frac(struct rp_finding *f, const char *k, double v);
 void rp_ev_str(struct rp_finding *f, const char *k, const char *v);
+void rp_ev_json(struct rp_finding *f, const char *k, const char *json);
 double rp_frac(uint64_t part, uint64_t whole); /* 0 when whole is 0 */
 
 /* report_runs.c */

@@ -81,6 +81,10 @@ void rp_ev_u(struct rp_finding *f, const char *k, enum rp_ev_type t, uint64_t v)
 void rp_ev_frac(struct rp_finding *f, const char *k, double v) {
   ev(f, k, RP_EV_FRAC)->d = v;
 }
+void rp_ev_json(struct rp_finding *f, const char *k, const char *json) {
+  rp_ev_str(f, k, json);
+  f->ev[f->nev - 1].type = RP_EV_JSON;
+}
 void rp_ev_str(struct rp_finding *f, const char *k, const char *v) {
   struct rp_ev *e = ev(f, k, RP_EV_STR);
   free(e->s); /* (the last slot, reused: never) */

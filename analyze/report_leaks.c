@@ -16,11 +16,17 @@
  *    in. A growing group that a caching allocator or library pool holds
  *    (holders.h) is `pool_growth`, [medium], named by its holder: the pool
  *    grew, the program did not necessarily leak.
+ *  - A trace whose last allocation ran out of memory (leaks.h: struct
+ *    gt_oom) is an `out_of_memory` finding, [high], added before the leaks:
+ *    the failing call's site, the requested and held bytes, and the
+ *    GT_OOM_HOLDERS largest holders by site (`holders`, a list of {site,
+ *    bytes}); text output opens with its message (report_out.c).
  *  - Findings are added before every other rule's, so with the severity
- *    sort (stable) a leak is the first finding.
+ *    sort (stable) an out-of-memory, then a leak, is the first finding.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "holders.h"
@@ -28,25 +34,11 @@
 #include "report.h"
 #include "util.h"
 
-#define MAX_FRAMES 64
 #define MAX_LEAK_FINDINGS 3 /* the largest groups; the rest are in `leaks` */
-
-static void origin_text(struct gt_leaks *l, const struct gt_group *g, char *buf,
-                        size_t len) {
-  struct gt_frame f[MAX_FRAMES];
-  int n = gt_symtab_stack(l->symtab, g->pid, g->stack_id, f, MAX_FRAMES);
-  const struct gt_frame *o = gt_leaks_origin(f, n);
-  if (!o)
-    snprintf(buf, len, "pid %u stack %u", g->pid, g->stack_id);
-  else if (o->file[0])
-    snprintf(buf, len, "%s at %s:%u", o->function, gt_base_name(o->file), o->line);
-  else
-    snprintf(buf, len, "%s", o->function);
-}
 
 static void add_group(struct report *r, struct gt_leaks *l, const struct gt_group *g) {
   char site[200], b[32], rate[64] = "", per[200] = "";
-  origin_text(l, g, site, sizeof site);
+  gt_leaks_site(l->symtab, g->pid, g->stack_id, site, sizeof site);
   const struct gt_holder *h = gt_holder_of_stack(l->symtab, g->pid, g->stack_id);
   uint64_t occ = g->range_name ? l->range_counts[g->range_name - 1] : 0;
   uint64_t per_range = occ ? g->range_bytes / occ : 0;
@@ -90,12 +82,43 @@ static void add_group(struct report *r, struct gt_leaks *l, const struct gt_grou
     rp_ev_str(f, "holder", h->id);
 }
 
+/* The trace's last allocation ran out of memory: where, how much, who held
+ * the memory (leaks_oom.c). */
+static void add_oom(struct report *r, const struct gt_oom *oom) {
+  struct rp_finding *f = rp_add_finding(
+      r, "out_of_memory", "high",
+      "Free or shrink what the holders keep (or cap the caching allocator) before the "
+      "allocation that failed: the program asked for more device memory than was left.",
+      "%s", gt_oom_line(oom));
+  rp_ev_str(f, "site", oom->site);
+  rp_ev_u(f, "requested_bytes", RP_EV_U64, oom->requested);
+  rp_ev_u(f, "held_bytes", RP_EV_U64, oom->held);
+  rp_ev_u(f, "pid", RP_EV_U64, oom->pid);
+  char *json = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&json, &len);
+  if (!m)
+    return;
+  fputc('[', m);
+  for (size_t i = 0; i < oom->nholders; i++) {
+    fputs(i ? ",{\"site\":" : "{\"site\":", m);
+    gt_json_str(m, oom->holders[i].site);
+    fprintf(m, ",\"bytes\":%" PRIu64 "}", oom->holders[i].bytes);
+  }
+  fputc(']', m);
+  fclose(m);
+  rp_ev_json(f, "holders", json);
+  free(json);
+}
+
 void rp_leak_findings(struct report *r) {
   struct gt_leaks l;
   char err[256];
   struct gt_leaks_opts o = {.no_wait = r->opt.no_wait};
   if (!r->path || gt_leaks_run(r->path, &o, &l, err, sizeof err) != 0)
     return; /* rp_read opened it: only a file changed meanwhile fails */
+  if (l.oom.present && (!r->opt.has_pid || l.oom.pid == r->opt.pid))
+    add_oom(r, &l.oom); /* before the leaks: the first finding */
   int shown = 0;
   for (size_t i = 0; i < l.nleaks; i++) { /* largest first */
     const struct gt_group *g = &l.leaks[i];

@@ -259,6 +259,9 @@ static void text_ev(FILE *o, const struct rp_ev *e) {
   case RP_EV_FRAC:
     fprintf(o, "%.1f%%", 100 * e->d);
     break;
+  case RP_EV_JSON:
+    fputs(e->s, o);
+    break;
   case RP_EV_STR:
     char *b2 = gt_xcalloc(1, strlen(e->s) + 1); /* the clean text is no longer */
     fprintf(o, "\"%s\"", gt_text_clean(b2, strlen(e->s) + 1, e->s));
@@ -488,6 +491,9 @@ static void text_memory(FILE *o, const struct report *r) {
 }
 
 void rp_print_text(FILE *o, struct report *r, const char *path) {
+  for (size_t i = 0; i < r->nfindings; i++) /* the first thing to know, first */
+    if (strcmp(r->findings[i].rule, "out_of_memory") == 0)
+      fprintf(o, "%s\n", r->findings[i].message);
   text_summary(o, r, path);
   text_verdict(o, r);
   text_findings(o, r);
@@ -514,6 +520,8 @@ static void json_ev(FILE *o, const struct rp_finding *f) {
       fprintf(o, "%.6f", e->d);
     else if (e->type == RP_EV_STR)
       gt_json_str(o, e->s);
+    else if (e->type == RP_EV_JSON)
+      fputs(e->s, o);
     else
       fprintf(o, "%" PRIu64, e->u);
   }

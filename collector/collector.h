@@ -177,14 +177,18 @@ uint64_t gt_heap_carry_blocks(const struct gt_heap_carry *c); /* live now */
  * recorder for a snapshot. Open: listen beside data_socket (NULL and err
  * when it cannot); SIGUSR2's snapshots go beside `output`. Serve, once a
  * pass of the drain loop: the snapshot SIGUSR2 asked for (signalled), and
- * the requests pending on the socket. NULL is accepted by serve and close
- * (which removes the socket). ---- */
+ * the requests pending on the socket, and the triggers' (below). NULL is
+ * accepted by serve, observe and close (which removes the socket). ---- */
 struct gt_control;
 struct gt_sink;
 struct gt_control *gt_control_open(const char *data_socket, const char *output, char *err,
                                    size_t errlen);
 void gt_control_serve(struct gt_control *c, int signalled, struct gt_sink *sink,
-                      struct gt_output *out, uint64_t now_ns);
+                      struct gt_output *out, uint64_t now_ns, int names_in);
+/* Each record the sink takes: an allocation out of memory asks for a
+ * snapshot (BASE.oom-N.gtrace), written by a later serve once names_in
+ * (the symbolizer has named every stack taken) or after a bounded wait. */
+void gt_control_observe(struct gt_control *c, const struct gt_record *rec);
 void gt_control_close(struct gt_control *c);
 
 /* ---- knames.c: kernel names held back until a launch refers to them ---- */
@@ -294,6 +298,7 @@ uint64_t gt_symq_push(struct gt_symq *q, uint32_t pid, const struct gt_record *r
 void gt_symq_end(struct gt_symq *q, uint32_t pid);
 void gt_symq_pace(struct gt_symq *q, unsigned moved, uint64_t now_ns);
 int gt_symq_done(const struct gt_symq *q, uint64_t seq);
+int gt_symq_idle(const struct gt_symq *q); /* every item pushed is done */
 void gt_symq_take(struct gt_symq *q, struct gt_sink *sink);
 void gt_symq_stop(struct gt_symq *q, struct gt_sink *sink, uint64_t stall_ns);
 

@@ -15,6 +15,13 @@
  *    then the window is composed (flight.c). Draining waits meanwhile (the
  *    rings absorb it: docs/PERFORMANCE.md, Flight recorder). The request
  *    socket is polled, not waited on: a pass looks at most every 10 ms.
+ *  - Triggers: an allocation that failed for want of memory (schema.h's
+ *    gt_record_out_of_memory), seen as the sink takes it (gt_control_observe),
+ *    writes a snapshot to BASE.oom-N.gtrace as SIGUSR2's does, said on
+ *    stderr in one line; at most one per OOM_INTERVAL_NS (a storm of
+ *    failures writes one, the first's). It waits, up to OOM_NAMES_WAIT_NS,
+ *    for the symbolizer to have named every stack taken so far, so that the
+ *    snapshot names the failing call's line.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,12 +39,17 @@
 #include "gputrace/protocol.h"
 
 #define POLL_EVERY_NS 10000000ull
+#define OOM_INTERVAL_NS 10000000000ull  /* at most one out-of-memory snapshot per 10 s */
+#define OOM_NAMES_WAIT_NS 2000000000ull /* the longest a snapshot waits for names */
 
 struct gt_control {
   int fd;
   uint64_t polled_ns;
   char path[108];
-  char base[4096]; /* SIGUSR2's snapshots: BASE.snapshot-N.gtrace */
+  char base[4096];      /* SIGUSR2's snapshots: BASE.snapshot-N.gtrace */
+  int oom_seen;         /* an out-of-memory failure came since the last pass */
+  uint64_t oom_due_ns;  /* its snapshot is pending since then; 0: none */
+  uint64_t oom_last_ns; /* the last out-of-memory snapshot; 0: none yet */
 };
 
 struct gt_control *gt_control_open(const char *data_socket, const char *output, char *err,
@@ -145,15 +157,17 @@ static void serve_request(int conn, struct gt_sink *sink, struct gt_output *out)
   (void)ignored;
 }
 
-/* SIGUSR2: a snapshot to BASE.snapshot-N.gtrace. */
-static void serve_signal(struct gt_control *c, struct gt_sink *sink,
-                         struct gt_output *out) {
+/* SIGUSR2 (why "snapshot") or a trigger ("oom"): a snapshot to
+ * BASE.WHY-N.gtrace. */
+static void snapshot_beside(struct gt_control *c, struct gt_sink *sink,
+                            struct gt_output *out, const char *why) {
   char prefix[4200], path[4300], err[600];
-  snprintf(prefix, sizeof prefix, "%s.snapshot-", c->base);
+  snprintf(prefix, sizeof prefix, "%s.%s-", c->base, why);
   int fd = gt_out_pick(prefix, 1, ".gtrace", path, sizeof path, err, sizeof err);
   struct gt_snapshot_stats st;
   if (fd >= 0 && snapshot(sink, out, fd, path, 0, &st, err, sizeof err) == 0)
-    gt_collector_say("flight recorder: %llu records of the last %.1f s written to %s",
+    gt_collector_say("flight recorder: %s%llu records of the last %.1f s written to %s",
+                     strcmp(why, "oom") == 0 ? "an allocation ran out of memory: " : "",
                      (unsigned long long)st.records,
                      (double)(st.to_ns - st.from_ns) / 1e9, path);
   else
@@ -162,15 +176,36 @@ static void serve_signal(struct gt_control *c, struct gt_sink *sink,
     close(fd);
 }
 
+void gt_control_observe(struct gt_control *c, const struct gt_record *rec) {
+  if (c && gt_record_out_of_memory(rec))
+    c->oom_seen = 1;
+}
+
+/* The out-of-memory trigger: a failure seen starts a pending snapshot (none
+ * within OOM_INTERVAL_NS of the last), written once the names are in. */
+static void serve_trigger(struct gt_control *c, struct gt_sink *sink,
+                          struct gt_output *out, uint64_t now_ns, int names_in) {
+  if (c->oom_seen && !c->oom_due_ns &&
+      (!c->oom_last_ns || now_ns - c->oom_last_ns >= OOM_INTERVAL_NS))
+    c->oom_due_ns = now_ns;
+  c->oom_seen = 0;
+  if (!c->oom_due_ns || (!names_in && now_ns - c->oom_due_ns < OOM_NAMES_WAIT_NS))
+    return;
+  snapshot_beside(c, sink, out, "oom");
+  c->oom_due_ns = 0;
+  c->oom_last_ns = now_ns;
+}
+
 void gt_control_serve(struct gt_control *c, int signalled, struct gt_sink *sink,
-                      struct gt_output *out, uint64_t now_ns) {
+                      struct gt_output *out, uint64_t now_ns, int names_in) {
   if (!c) {
     if (signalled)
       gt_collector_say("SIGUSR2: no flight recorder here (--flight-recorder SIZE)");
     return;
   }
   if (signalled)
-    serve_signal(c, sink, out);
+    snapshot_beside(c, sink, out, "snapshot");
+  serve_trigger(c, sink, out, now_ns, names_in);
   if (now_ns - c->polled_ns < POLL_EVERY_NS)
     return;
   c->polled_ns = now_ns;

@@ -28,8 +28,10 @@
  * --flight-recorder SIZE (or GPUTRACE_FLIGHT_RECORDER, inherited like the
  * live profiles' knobs) keeps the last SIZE of trace in memory instead
  * (output.c) and writes it only when asked: on its control socket
- * (`gputrace snapshot`) or SIGUSR2 (control.c); with --keep, only what
- * came within DURATION of the last record is kept; not with --max-size.
+ * (`gputrace snapshot`) or SIGUSR2 (control.c), or by itself when an
+ * allocation runs out of memory (control.c's trigger, which watches the
+ * records the sink takes); with --keep, only what came within DURATION of
+ * the last record is kept; not with --max-size.
  *
  * Lifetime: with --control-fd (the `record` command) it runs until that
  * descriptor reaches EOF (the recorded command has exited, or the recorder
@@ -388,6 +390,7 @@ static void note_fd_shortage(struct gt_sink *sink) {
 struct observers {
   struct gt_prom *prom;
   struct gt_liveprof *live;
+  struct gt_control *ctl; /* the flight recorder's triggers */
 };
 
 static void observe(void *ctx, const struct gt_record *rec) {
@@ -396,6 +399,8 @@ static void observe(void *ctx, const struct gt_record *rec) {
     gt_prom_observe(obs->prom, rec);
   if (obs->live)
     gt_liveprof_observe(obs->live, rec);
+  if (obs->ctl)
+    gt_control_observe(obs->ctl, rec);
 }
 
 /* Live profiles from the options, else from the environment; an unusable
@@ -423,7 +428,7 @@ static int start_observers(const struct options *o, struct gt_sink *sink,
     gt_prom_stop(obs->prom);
     return -1;
   }
-  if (obs->prom || obs->live)
+  if (obs->prom || obs->live || obs->ctl)
     gt_sink_observe(sink, observe, obs);
   return 0;
 }
@@ -468,7 +473,8 @@ static void run(struct state *st, const struct options *o, int listen_fd,
       roll_now(sink, out);
     int snap = g_snap;
     g_snap = 0;
-    gt_control_serve(ctl, snap, sink, out, now); /* the flight recorder's snapshots */
+    gt_control_serve(ctl, snap, sink, out, now, /* the flight recorder's snapshots */
+                     gt_symq_idle(st->symq));
     if (now - last_cut >= GT_CUT_INTERVAL_NS) {
       gt_sink_cut(sink);
       last_cut = now;
@@ -573,7 +579,7 @@ int main(int argc, char **argv) {
   struct gt_sink *sink = gt_sink_start(w);
   if (!sink)
     out_of_memory();
-  struct observers obs = {0};
+  struct observers obs = {.ctl = ctl};
   if (start_observers(&o, sink, &obs, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace-collector: %s\n", err);
     gt_control_close(ctl);

@@ -239,6 +239,10 @@ int gt_symq_done(const struct gt_symq *q, uint64_t seq) {
   return !q || q->taken >= seq;
 }
 
+int gt_symq_idle(const struct gt_symq *q) {
+  return !q || q->taken >= q->pushed;
+}
+
 /* Drain loop: the frames of `got` into the sink. */
 static void put_got(struct gt_symq *q, struct gt_sink *sink) {
   for (size_t off = 0; off < q->got.len;) {

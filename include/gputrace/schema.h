@@ -498,6 +498,23 @@ _Static_assert(sizeof(struct gt_copy_args) <= 56 && sizeof(struct gt_device_args
                "payloads fit the union");
 _Static_assert(sizeof(struct gt_text_slot) == GT_SLOT_SIZE, "text is one slot");
 
+/* What an allocation returns when the device has no room for it:
+ * cudaErrorMemoryAllocation (runtime) and CUDA_ERROR_OUT_OF_MEMORY (driver)
+ * are both 2. */
+#define GT_RESULT_OUT_OF_MEMORY 2
+/* An allocation call of the runtime or the driver (apis.h's kind and
+ * family, never its name) that failed for want of memory: the flight
+ * recorder's trigger (collector/control.c) and the report's out_of_memory
+ * (analyze/leaks.c) are this one test. */
+static inline int gt_record_out_of_memory(const struct gt_record *rec) {
+  if (rec->kind != GT_KIND_ALLOC || rec->result != GT_RESULT_OUT_OF_MEMORY ||
+      rec->api >= GT_API_COUNT)
+    return 0;
+  const struct gt_api_info *a = &gt_apis[rec->api];
+  return a->kind == GT_KIND_ALLOC &&
+         (a->family == GT_FAM_RT || a->family == GT_FAM_DRV) && !(a->flags & GT_AF_MAP);
+}
+
 /* A launch configuration (grid, block, dynamic shared memory) as 32 bits,
  * never 0: one kernel runs for several shapes (a GEMM library's for each
  * layer), each with its own duration. */

@@ -1,9 +1,9 @@
 /* test_report_rules.c — every finding of `gputrace report` (report_rules.c,
- * report_hw.c; docs/report.md states the rules) fires on a minimal
- * synthetic trace made to trigger it, with its exact severity, message and
- * evidence, and stays quiet on the same trace just short of its threshold;
- * a plain trace has no finding at all. The verdict: none without CUDA
- * calls, and a near tie names its runner-up. */
+ * report_hw.c, report_leaks.c's out_of_memory; docs/report.md states the
+ * rules) fires on a minimal synthetic trace made to trigger it, with its
+ * exact severity, message and evidence, and stays quiet on the same trace
+ * just short of its threshold; a plain trace has no finding at all. The
+ * verdict: none without CUDA calls, and a near tie names its runner-up. */
 #include "check.h"
 #include "report.h"
 #include "synth.h"
@@ -18,7 +18,7 @@ static void describe(const struct rp_finding *f, char *buf, size_t len) {
   size_t at = (size_t)snprintf(buf, len, "%s %s: %s |", f->severity, f->rule, f->message);
   for (int i = 0; i < f->nev && at < len; i++) {
     const struct rp_ev *e = &f->ev[i];
-    if (e->type == RP_EV_STR)
+    if (e->type == RP_EV_STR || e->type == RP_EV_JSON)
       at += (size_t)snprintf(buf + at, len - at, " %s=%s", e->key, e->s);
     else if (e->type == RP_EV_FRAC)
       at += (size_t)snprintf(buf + at, len - at, " %s=%.4g", e->key, e->d);
@@ -165,6 +165,44 @@ static void alloc_churn(struct synth *w, int fire) {
   }
 }
 
+/* Two blocks held, then an allocation that fails: out of memory (fire 1:
+ * the runtime's, 2: the driver's), or a later one succeeds (0), or it
+ * fails otherwise (-1: cudaErrorInvalidValue). */
+static void out_of_memory(struct synth *w, int fire) {
+  plain(w, 0);
+  synth_alloc(w, 12 * MS, 0xa000, 8192, GT_MEM_DEVICE, 0);
+  synth_alloc(w, 13 * MS, 0xc000, 4096, GT_MEM_MANAGED, 0);
+  struct gt_record r = synth_rec(
+      GT_KIND_ALLOC, fire == 2 ? GT_API_cuMemAlloc_v2 : GT_API_cudaMalloc, 14 * MS, 10);
+  r.u.mem.bytes = 1 << 20;
+  r.u.mem.memory = GT_MEM_DEVICE;
+  r.result = fire < 0 ? 1 : GT_RESULT_OUT_OF_MEMORY;
+  synth_put(w, &r);
+  if (!fire)
+    synth_alloc(w, 15 * MS, 0xe000, 256, GT_MEM_DEVICE, 0);
+}
+
+/* The out-of-memory finding (report_leaks.c) comes with api_errors (the
+ * failed call): first, with its exact line and evidence. */
+static void check_out_of_memory(void) {
+  const char *want =
+      "high out_of_memory: out of memory at an unknown line (pid 100 stack 0): asked "
+      "1048576 bytes while 12288 were held by pid 100 stack 0 (12288 bytes) | site=pid "
+      "100 stack 0 requested_bytes=1048576 held_bytes=12288 pid=100 holders=[{\"site\":"
+      "\"pid 100 stack 0\",\"bytes\":12288}]";
+  char buf[512];
+  for (int fire = 1; fire <= 2; fire++) {
+    CHECK(strcmp(findings("oom", out_of_memory, fire, 0, buf, sizeof buf),
+                 "out_of_memory api_errors") == 0);
+    if (strcmp(first_finding, want) != 0)
+      fprintf(stderr, "out_of_memory:\n  got  '%s'\n  want '%s'\n", first_finding, want);
+    CHECK(strcmp(first_finding, want) == 0);
+  }
+  CHECK(strcmp(findings("oom", out_of_memory, 0, 0, buf, sizeof buf), "api_errors") == 0);
+  CHECK(strcmp(findings("oom", out_of_memory, -1, 0, buf, sizeof buf), "api_errors") ==
+        0);
+}
+
 static void idle_gaps(struct synth *w, int fire) {
   plain(w, 0);
   synth_launch(w, (fire ? 600 : 400) * MS, 1000, 0x10, 0, 0);
@@ -309,5 +347,6 @@ int main(void) {
   check_rule("thermal", hw_thermal, 0,
              "high thermal: GPU 0 temperature was at or above 83 C for 100.0 % of the "
              "sampled time (max 84 C) | gpu=0 fraction=1 threshold_c=83 max_c=84");
+  check_out_of_memory();
   return check_finish("test_report_rules");
 }
