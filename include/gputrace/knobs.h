@@ -85,7 +85,7 @@
     "distinct call stacks kept per process; calls past it have none (counted)") \
   X(FLIGHT_RECORDER, "GPUTRACE_FLIGHT_RECORDER", SIZE, \
     0, 4, 1048576, NULL, (NULL), \
-    "keep the last SIZE of trace in memory, written only when asked (as record --flight-recorder; collector)") \
+    "keep the last SIZE of trace in memory, written when asked or at an out-of-memory (as record --flight-recorder; collector)") \
   X(UNWIND, "GPUTRACE_UNWIND", CHOICE, \
     0, 0, 0, NULL, ("cached", "backtrace"), \
     "native stacks from cached unwind rules, or all from glibc's " \
