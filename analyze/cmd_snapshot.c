@@ -15,6 +15,8 @@
  *  - --last DURATION keeps only the segments closed within DURATION of now:
  *    segment granularity (a segment holds about a quarter of the window),
  *    so the trace may begin up to one segment before.
+ *  - gt_ctl_connect and gt_ctl_ask (commands.h) are the control socket's
+ *    client, cmd_start.c's too.
  *  - Status: 0 written (one line on stderr saying what), 2 for bad usage
  *    and a TARGET that is no flight recorder of ours, 1 when the collector
  *    could not write it.
@@ -74,20 +76,19 @@ static int control_path(const char *target, char *path, size_t len, unsigned lon
   return gt_control_socket_path(data, *pid, path, len);
 }
 
-/* Connected to the control socket of a collector of ours, or -1 (said). */
-static int connect_target(const char *target) {
+int gt_ctl_connect(const char *prog, const char *target) {
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   unsigned long pid;
   if (control_path(target, addr.sun_path, sizeof addr.sun_path, &pid) != 0) {
-    fprintf(stderr, "gputrace snapshot: %s: no control socket path for it\n", target);
+    fprintf(stderr, "%s: %s: no control socket path for it\n", prog, target);
     return -1;
   }
   int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0 || connect(s, (struct sockaddr *)&addr, sizeof addr) != 0) {
     fprintf(stderr,
-            "gputrace snapshot: %s is no flight recorder: %s: %s (a gputrace-collector "
+            "%s: %s is no flight recorder: %s: %s (a gputrace-collector "
             "started with --flight-recorder listens there)\n",
-            target, addr.sun_path, strerror(errno));
+            prog, target, addr.sun_path, strerror(errno));
     if (s >= 0)
       close(s);
     return -1;
@@ -96,28 +97,28 @@ static int connect_target(const char *target) {
   socklen_t clen = sizeof cred;
   if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 ||
       cred.uid != geteuid() || (pid && (unsigned long)cred.pid != pid)) {
-    fprintf(stderr, "gputrace snapshot: %s: %s is not served by %s of your user\n",
-            target, addr.sun_path, pid ? "that collector" : "a collector");
+    fprintf(stderr, "%s: %s: %s is not served by %s of your user\n", prog, target,
+            addr.sun_path, pid ? "that collector" : "a collector");
     close(s);
     return -1;
   }
   return s;
 }
 
-/* Ask for the snapshot into fd; the collector's answer line in reply. */
-static int ask(int s, int fd, unsigned long long last_ns, char *reply, size_t len) {
-  char line[64], cbuf[CMSG_SPACE(sizeof(int))] = {0};
-  int n = snprintf(line, sizeof line, GT_CTL_SNAPSHOT " %llu\n", last_ns);
-  struct iovec iov = {line, (size_t)n};
-  struct msghdr msg = {.msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = cbuf,
-                       .msg_controllen = sizeof cbuf};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+int gt_ctl_ask(int s, const char *line, int fd, char *reply, size_t len) {
+  char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+  ssize_t n = (ssize_t)strlen(line);
+  struct iovec iov = {(char *)line, (size_t)n};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (fd >= 0) {
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+  }
   if (sendmsg(s, &msg, MSG_NOSIGNAL) != n)
     return snprintf(reply, len, "error cannot ask: %s", strerror(errno)), -1;
   struct pollfd p = {.fd = s, .events = POLLIN};
@@ -170,7 +171,7 @@ int cmd_snapshot(int argc, char **argv) {
   if (st != GT_OPTIONS_RUN)
     return st;
   const char *target = argv[0];
-  int s = connect_target(target);
+  int s = gt_ctl_connect("gputrace snapshot", target);
   if (s < 0)
     return 2;
   char picked[64], reply[GT_CTL_LINE_MAX];
@@ -179,7 +180,9 @@ int cmd_snapshot(int argc, char **argv) {
     close(s);
     return 2;
   }
-  int rc = ask(s, fd, (unsigned long long)last_ns, reply, sizeof reply);
+  char line[64];
+  snprintf(line, sizeof line, GT_CTL_SNAPSHOT " %llu\n", (unsigned long long)last_ns);
+  int rc = gt_ctl_ask(s, line, fd, reply, sizeof reply);
   close(s);
   unsigned long long records, bytes, segments, span_ns;
   if (rc == 0 && sscanf(reply, "ok %llu %llu %llu %llu", &records, &bytes, &segments,

@@ -39,6 +39,16 @@ int cmd_html(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_start(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+
+/* cmd_snapshot.c, the flight recorder's control socket (protocol.h) for
+ * snapshot, start and stop: connected to TARGET's (a pid or the socket) of
+ * a collector of our uid, or -1 said on stderr under prog's name; one
+ * request line sent (with fd attached unless -1) and the one-line answer
+ * in reply (0), or -1 with reply "error WHY". */
+int gt_ctl_connect(const char *prog, const char *target);
+int gt_ctl_ask(int s, const char *line, int fd, char *reply, size_t len);
 
 /* One entry of the dispatch table: `gputrace NAME ...` runs run. */
 struct gt_cli_command {

@@ -24,6 +24,8 @@ static const struct gt_cli_command commands[] = {
     {"diff", cmd_diff},         {"pprof", cmd_pprof},   {"top", cmd_top},
     {"html", cmd_html},         {"export", cmd_export}, {"collect", cmd_collect},
     {"snapshot", cmd_snapshot},
+    {"start", cmd_start},
+    {"stop", cmd_stop},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

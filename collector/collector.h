@@ -113,6 +113,14 @@ int gt_output_close(struct gt_output *out);
 struct gt_snapshot_stats;
 int gt_output_snapshot(struct gt_output *out, int fd, const char *name, uint64_t last_ns,
                        struct gt_snapshot_stats *st, char *err, size_t errlen);
+/* gputrace start: from now on records go to fd's file (it starts with the
+ * names, stacks and live allocations) instead of the window, until
+ * gt_output_stop finishes it (st: what it holds) and the window goes on.
+ * Each writes the note (a NOTE record) on both sides of the switch. */
+int gt_output_start(struct gt_output *out, int fd, const char *note, char *err,
+                    size_t errlen);
+int gt_output_stop(struct gt_output *out, const char *note, struct gt_snapshot_stats *st,
+                   char *err, size_t errlen);
 
 /* ---- flight.c: a snapshot of the flight recorder's segments, and the
  * control socket that asks for one ---- */

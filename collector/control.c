@@ -15,6 +15,10 @@
  *    then the window is composed (flight.c). Draining waits meanwhile (the
  *    rings absorb it: docs/PERFORMANCE.md, Flight recorder). The request
  *    socket is polled, not waited on: a pass looks at most every 10 ms.
+ *  - gputrace start/stop (protocol.h GT_CTL_START/STOP) switch the output
+ *    between the window and the requester's file (output.c,
+ *    gt_output_start/stop), on the drain loop's thread as a snapshot is:
+ *    everything taken before the request goes to the side it leaves.
  *  - Triggers: an allocation that failed for want of memory (schema.h's
  *    gt_record_out_of_memory), seen as the sink takes it (gt_control_observe),
  *    writes a snapshot to BASE.oom-N.gtrace as SIGUSR2's does, said on
@@ -122,6 +126,51 @@ static ssize_t read_request(int conn, char *line, size_t len, int *fd) {
   return got;
 }
 
+/* What a request's descriptor must be: a file we can write and read back. */
+static int check_file(int fd, char *err, size_t errlen) {
+  struct stat sb;
+  if (fd < 0 || fstat(fd, &sb) != 0 || !(S_ISREG(sb.st_mode) || S_ISCHR(sb.st_mode)))
+    snprintf(err, errlen, "no file to write to");
+  else if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR) /* its mark is read back */
+    snprintf(err, errlen, "the file is not open for reading and writing");
+  else
+    return 0;
+  return -1;
+}
+
+/* The request in line (protocol.h), served; err says why not. */
+static void serve_line(const char *line, int fd, struct gt_sink *sink,
+                       struct gt_output *out, struct gt_snapshot_stats *st, char *err,
+                       size_t errlen) {
+  unsigned long long last_ns = 0;
+  char verb[16] = "";
+  sscanf(line, "%15s", verb);
+  if (!strcmp(verb, GT_CTL_SNAPSHOT) &&
+      sscanf(line, GT_CTL_SNAPSHOT " %llu", &last_ns) == 1) {
+    if (check_file(fd, err, errlen) == 0)
+      snapshot(sink, out, fd, "the snapshot", last_ns, st, err, errlen);
+    return;
+  }
+  if (strcmp(verb, GT_CTL_START) && strcmp(verb, GT_CTL_STOP)) {
+    snprintf(err, errlen, "not a request this collector knows");
+    return;
+  }
+  int start = !strcmp(verb, GT_CTL_START);
+  if (start && check_file(fd, err, errlen) != 0)
+    return;
+  gt_sink_cut(sink); /* what came before the switch stays on its side */
+  while (gt_sink_write_one(sink))
+    ;
+  if (start &&
+      gt_output_start(out, fd, "recording started by gputrace start", err, errlen) == 0) {
+    gt_collector_say("flight recorder: recording started by gputrace start");
+  } else if (!start && gt_output_stop(out, "recording stopped by gputrace stop", st, err,
+                                      errlen) == 0) {
+    gt_collector_say("flight recorder: recording stopped by gputrace stop (%llu records)",
+                     (unsigned long long)st->records);
+  }
+}
+
 /* One request on an accepted connection: checked, served, answered. */
 static void serve_request(int conn, struct gt_sink *sink, struct gt_output *out) {
   struct timeval tv = {1, 0}; /* the requester sends at once */
@@ -130,21 +179,14 @@ static void serve_request(int conn, struct gt_sink *sink, struct gt_output *out)
   socklen_t clen = sizeof cred;
   char line[GT_CTL_LINE_MAX], err[400] = "";
   int fd = -1;
-  unsigned long long last_ns = 0;
-  struct stat sb;
   struct gt_snapshot_stats st = {0};
   if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 ||
       cred.uid != geteuid())
     snprintf(err, sizeof err, "refused: not the collector's user");
-  else if (read_request(conn, line, sizeof line, &fd) <= 0 ||
-           sscanf(line, GT_CTL_SNAPSHOT " %llu", &last_ns) != 1)
+  else if (read_request(conn, line, sizeof line, &fd) <= 0)
     snprintf(err, sizeof err, "not a request this collector knows");
-  else if (fd < 0 || fstat(fd, &sb) != 0 || !(S_ISREG(sb.st_mode) || S_ISCHR(sb.st_mode)))
-    snprintf(err, sizeof err, "no file to write the snapshot to");
-  else if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR) /* its mark is read back */
-    snprintf(err, sizeof err, "the snapshot's file is not open for reading and writing");
   else
-    snapshot(sink, out, fd, "the snapshot", last_ns, &st, err, sizeof err);
+    serve_line(line, fd, sink, out, &st, err, sizeof err);
   if (fd >= 0)
     close(fd);
   char reply[GT_CTL_LINE_MAX];

@@ -64,6 +64,7 @@
 
 #include "collector.h"
 #include "gputrace/outfile.h"
+#include "gputrace/protocol.h"
 #include "gputrace/trace_file.h"
 
 #define GT_GRAPH_CACHE_MAX (32u << 20)
@@ -102,12 +103,18 @@ struct gt_output {
   struct gt_replay_buf lazy;     /* a graph's making, to repeat before a record */
   uint64_t replay_bytes;         /* of the file being written: what it repeats */
   int said_small;                /* said that --max-size leaves files little room */
+  int recording;                 /* flight recorder: out->w is gputrace start's file */
   uint64_t records, lost, bytes, deleted;
   char error[600];
 };
 
 static int rolling(const struct gt_output *out) {
   return out->o.max_bytes || out->o.keep_ns || out->o.flight_bytes;
+}
+
+/* Whether the file being written rolls: not gputrace start's file. */
+static int rolls(const struct gt_output *out) {
+  return rolling(out) && !out->recording;
 }
 
 static void file_name(const struct gt_output *out, uint32_t index, char *buf,
@@ -131,7 +138,7 @@ static void close_current(struct gt_output *out) {
   out->w = NULL;
   int seg_fd = out->seg_fd;
   out->seg_fd = -1;
-  if (rolling(out) && out->nclosed < MAX_FILES) {
+  if (rolls(out) && out->nclosed < MAX_FILES) {
     if (out->nclosed == out->cap_closed) {
       size_t cap = out->cap_closed ? out->cap_closed * 2 : 64;
       struct closed_file *p = realloc(out->closed, cap * sizeof *p);
@@ -354,7 +361,7 @@ static void retain(struct gt_output *out) {
 }
 
 int gt_output_roll(struct gt_output *out) {
-  if (!rolling(out) || !out->w)
+  if (!rolls(out) || !out->w)
     return 0;
   close_current(out);
   char err[512];
@@ -443,7 +450,7 @@ int gt_output_write_chunk(struct gt_output *out, const void *slots, size_t len,
 }
 
 void gt_output_tick(struct gt_output *out, uint64_t now_ns) {
-  if (out->o.keep_ns && out->w && out->data_ns > out->opened_ns &&
+  if (out->o.keep_ns && rolls(out) && out->w && out->data_ns > out->opened_ns &&
       now_ns - out->opened_ns >= out->o.keep_ns / 4)
     gt_output_roll(out);
 }
@@ -572,6 +579,10 @@ int gt_output_snapshot(struct gt_output *out, int fd, const char *name, uint64_t
     snprintf(err, errlen, "this collector keeps no flight recorder");
     return -1;
   }
+  if (out->recording) {
+    snprintf(err, errlen, "recording to a file (gputrace start): the file has it all");
+    return -1;
+  }
   if (gt_output_roll(out) != 0) {
     snprintf(err, errlen, "%s", out->error);
     return -1;
@@ -593,5 +604,78 @@ int gt_output_snapshot(struct gt_output *out, int fd, const char *name, uint64_t
   }
   int rc = gt_flight_compose(segs, n, fd, name, st, err, errlen);
   free(segs);
+  return rc;
+}
+
+/* A NOTE of the trace's own (not replayed) into the file being written. */
+static void write_note(struct gt_output *out, const char *text) {
+  unsigned char buf[GT_MAX_SLOTS * GT_SLOT_SIZE];
+  struct gt_record *rec = (void *)buf;
+  memset(rec, 0, sizeof *rec);
+  rec->ts_ns = gt_now_ns();
+  rec->api = GT_API_gputrace_note;
+  rec->kind = GT_KIND_NOTE;
+  gt_record_attach_text(rec, text, strlen(text));
+  gt_writer_write_chunk(out->w, buf, (size_t)rec->nslots * GT_SLOT_SIZE, 1);
+}
+
+/* The window's segment ends with the note; fd's file starts as a segment
+ * would (the metadata and live allocations, replayed), then the note. */
+int gt_output_start(struct gt_output *out, int fd, const char *note, char *err,
+                    size_t errlen) {
+  if (!out->o.flight_bytes || out->recording || !out->w) {
+    snprintf(err, errlen, "%s",
+             !out->o.flight_bytes ? "this collector keeps no flight recorder"
+             : out->recording     ? GT_CTL_ALREADY " (gputrace stop ends it)"
+                                  : out->error);
+    return -1;
+  }
+  int wfd = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* the writer closes its own */
+  if (wfd < 0) {
+    snprintf(err, errlen, "the recording's file: %s", strerror(errno));
+    return -1;
+  }
+  write_note(out, note);
+  close_current(out);
+  out->recording = 1;
+  snprintf(out->path, sizeof out->path, "gputrace start's file");
+  if (!(out->w = gt_writer_open_fd(wfd, out->path, 0, err, errlen))) {
+    out->recording = 0;
+    char ignored[512];
+    open_next(out, ignored, sizeof ignored);
+    return -1;
+  }
+  out->opened_ns = gt_now_ns();
+  write_meta(out);
+  write_note(out, note);
+  retain(out);
+  return 0;
+}
+
+/* The file ends with the note and is closed; the window goes on in a new
+ * segment, which starts with the note too. */
+int gt_output_stop(struct gt_output *out, const char *note, struct gt_snapshot_stats *st,
+                   char *err, size_t errlen) {
+  memset(st, 0, sizeof *st);
+  if (!out->recording) {
+    snprintf(err, errlen, GT_CTL_NOT_RECORDING " (gputrace start begins)");
+    return -1;
+  }
+  write_note(out, note);
+  gt_writer_flush(out->w);
+  const char *werr = gt_writer_error(out->w);
+  int rc = werr ? (snprintf(err, errlen, "writing the recording: %s", werr), -1) : 0;
+  st->records = gt_writer_records(out->w);
+  st->bytes = gt_writer_bytes(out->w);
+  st->segments = 1;
+  st->from_ns = out->opened_ns;
+  st->to_ns = gt_now_ns();
+  close_current(out);
+  out->recording = 0;
+  if (open_next(out, err, errlen) != 0) {
+    snprintf(out->error, sizeof out->error, "%s", err);
+    return -1;
+  }
+  write_note(out, note);
   return rc;
 }

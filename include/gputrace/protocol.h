@@ -148,6 +148,16 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
  * attached (SCM_RIGHTS), from the collector's own uid; the answer, one
  * line: "ok RECORDS BYTES SEGMENTS SPAN_NS\n" or "error WHY\n". */
 #define GT_CTL_SNAPSHOT "snapshot"
+/* `gputrace start`/`stop` (analyze/cmd_start.c): "start\n" with the file's
+ * descriptor switches the recorder to full recording into it (answer: "ok
+ * RECORDS BYTES 1 0", what the file holds so far); "stop\n" finishes the
+ * file and goes back to the window (answer: what the file holds, SPAN_NS
+ * its time). A start while recording, or a stop while not, answers
+ * "error " GT_CTL_ALREADY / GT_CTL_NOT_RECORDING "...": a usage error. */
+#define GT_CTL_START "start"
+#define GT_CTL_STOP "stop"
+#define GT_CTL_ALREADY "already recording"
+#define GT_CTL_NOT_RECORDING "not recording"
 #define GT_CTL_LINE_MAX 512
 
 #endif

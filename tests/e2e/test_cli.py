@@ -94,7 +94,7 @@ def test_truncated_trace_reads_partially():
 
 
 SHORT_USAGE = ("usage: gputrace COMMAND [ARGS...]\n"
-               "commands: record dump leaks flame chrome report diff pprof top html export collect snapshot\n"
+               "commands: record dump leaks flame chrome report diff pprof top html export collect snapshot start stop\n"
                "`gputrace --help` says what each does and lists its options.\n")
 
 
@@ -147,7 +147,7 @@ def test_help_lists_what_the_parser_takes():
     for argv in PROGRAMS:
         opts, usage = listed_options(argv)
         names = [o[1] for o in opts]
-        reads_a_trace = len(argv) == 2 and argv[1] not in ("record", "top", "collect", "snapshot")
+        reads_a_trace = len(argv) == 2 and argv[1] not in ("record", "top", "collect", "snapshot", "start", "stop")
         eq("help" in names, True, "%s --help lists --help" % prog_name(argv))
         eq("no-wait" in names, reads_a_trace, "%s --help lists --no-wait" % prog_name(argv))
         for short, name, value in opts:
