@@ -318,6 +318,8 @@ struct rp_leak { /* report_leaks.c: live at the end, unsuppressed */
   double bytes_per_min; /* summed over growing groups with a rate */
 };
 
+#define RP_SWITCHES_MAX 64
+
 struct report {
   struct rp_options opt;
   const char *path;           /* rp_read's: the leak findings read it again */
@@ -399,6 +401,12 @@ struct report {
   size_t nfindings, cfindings;
   struct rp_leak leak;
   struct rp_hw *hw; /* report_hw.c: NVML readings; NULL when the trace has none */
+  /* gputrace start/stop's notes (protocol.h GT_NOTE_*), the first RP_SWITCHES_MAX */
+  struct rp_switch {
+    uint64_t ts_ns;
+    int started; /* 1: recording started; 0: stopped */
+  } switches[RP_SWITCHES_MAX];
+  size_t nswitches;
   /* Set before rp_read: sees every event of the pass after the layers
    * did (a page drawing time series over the same read: cmd_html.c). */
   void (*tap)(void *ctx, const struct gt_event *ev);

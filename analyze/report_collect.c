@@ -23,6 +23,7 @@
 
 #include <stdio.h>
 
+#include "gputrace/protocol.h"
 #include "graphs.h"
 #include "progress.h"
 #include "report.h"
@@ -718,6 +719,14 @@ void rp_init(struct report *r, const struct rp_options *opt) {
   r->rgpu = gt_rgpu_new(0, &h);
 }
 
+/* A note of gputrace start/stop's, kept for the Recording lines. */
+static void note_switch(struct report *r, const struct gt_record *rec) {
+  const char *text = gt_model_text(r->model, rec);
+  int started = !strcmp(text, GT_NOTE_STARTED);
+  if ((started || !strcmp(text, GT_NOTE_STOPPED)) && r->nswitches < RP_SWITCHES_MAX)
+    r->switches[r->nswitches++] = (struct rp_switch){rec->ts_ns, started};
+}
+
 static void feed(struct report *r, const struct gt_record *rec,
                  const struct gt_range *range) {
   if (!r->origin) /* set once a record with a timestamp was read */
@@ -726,6 +735,8 @@ static void feed(struct report *r, const struct gt_record *rec,
    * graph layer makes of a graph launch */
   r->records += !(rec->flags & GT_F_GRAPH_RUN);
   if (rec->kind == GT_KIND_METRIC || rec->kind == GT_KIND_NOTE) { /* machine-wide */
+    if (rec->kind == GT_KIND_NOTE && in_window(r, rec->ts_ns))
+      note_switch(r, rec);
     if (in_window(r, rec->ts_ns))
       rp_hw_feed(r, rec);
     r->events += !r->opt.has_pid; /* no process's event */

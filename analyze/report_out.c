@@ -490,6 +490,17 @@ static void text_memory(FILE *o, const struct report *r) {
             gt_fmt_bytes(a, sizeof a, r->held[i].bytes), r->held[i].holder->meaning);
 }
 
+/* gputrace start/stop's notes: when the recording switched. */
+static void text_switches(FILE *o, const struct report *r) {
+  if (!r->nswitches)
+    return;
+  fprintf(o, "\nRecording (gputrace start/stop)\n");
+  for (size_t i = 0; i < r->nswitches; i++)
+    fprintf(o, "  %10.3f s  %s\n", (double)(r->switches[i].ts_ns - r->origin) / 1e9,
+            r->switches[i].started ? "started by gputrace start"
+                                   : "stopped by gputrace stop");
+}
+
 void rp_print_text(FILE *o, struct report *r, const char *path) {
   for (size_t i = 0; i < r->nfindings; i++) /* the first thing to know, first */
     if (strcmp(r->findings[i].rule, "out_of_memory") == 0)
@@ -507,6 +518,7 @@ void rp_print_text(FILE *o, struct report *r, const char *path) {
   rp_requests_text(o, r);
   text_memory(o, r);
   rp_hw_text(o, r);
+  text_switches(o, r);
 }
 
 /* ---- JSON ---- */

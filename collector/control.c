@@ -161,12 +161,10 @@ static void serve_line(const char *line, int fd, struct gt_sink *sink,
   gt_sink_cut(sink); /* what came before the switch stays on its side */
   while (gt_sink_write_one(sink))
     ;
-  if (start &&
-      gt_output_start(out, fd, "recording started by gputrace start", err, errlen) == 0) {
-    gt_collector_say("flight recorder: recording started by gputrace start");
-  } else if (!start && gt_output_stop(out, "recording stopped by gputrace stop", st, err,
-                                      errlen) == 0) {
-    gt_collector_say("flight recorder: recording stopped by gputrace stop (%llu records)",
+  if (start && gt_output_start(out, fd, GT_NOTE_STARTED, err, errlen) == 0) {
+    gt_collector_say("flight recorder: " GT_NOTE_STARTED);
+  } else if (!start && gt_output_stop(out, GT_NOTE_STOPPED, st, err, errlen) == 0) {
+    gt_collector_say("flight recorder: " GT_NOTE_STOPPED " (%llu records)",
                      (unsigned long long)st->records);
   }
 }

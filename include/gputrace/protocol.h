@@ -158,6 +158,9 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
 #define GT_CTL_STOP "stop"
 #define GT_CTL_ALREADY "already recording"
 #define GT_CTL_NOT_RECORDING "not recording"
+/* The NOTE each switch leaves in the trace (report lists them). */
+#define GT_NOTE_STARTED "recording started by gputrace start"
+#define GT_NOTE_STOPPED "recording stopped by gputrace stop"
 #define GT_CTL_LINE_MAX 512
 
 #endif

@@ -109,6 +109,11 @@ def check_readers(path):
     eq(MID_LINE in [g["stack"][0]["line"] for g in d["leaks"]], True, "the mid leak's line")
     p = run([GPUTRACE, "report", path], base_env())
     eq((p.returncode, "warning" in p.stderr), (0, False), "report (%s)" % p.stderr)
+    listed = re.findall(r"^  +([0-9.]+) s  (started|stopped) by gputrace (start|stop)$",
+                        p.stdout.split("Recording (gputrace start/stop)\n", 1)[-1], re.M)
+    eq([(w, c) for _, w, c in listed], [("started", "start"), ("stopped", "stop")],
+       "report's Recording lines")
+    eq(float(listed[0][0]) <= float(listed[1][0]), True, "started before stopped")
 
 
 def test_start_stop_records_the_middle():
