@@ -31,7 +31,9 @@
  * (`gputrace snapshot`) or SIGUSR2 (control.c), or by itself when an
  * allocation runs out of memory (control.c's trigger, which watches the
  * records the sink takes); with --keep, only what came within DURATION of
- * the last record is kept; not with --max-size.
+ * the last record is kept; not with --max-size. --flight-recorder DURATION
+ * (knobs.h's WINDOW type) is --keep DURATION within GT_WINDOW_TIME_CAP_BYTES
+ * (not with --keep).
  *
  * Lifetime: with --control-fd (the `record` command) it runs until that
  * descriptor reaches EOF (the recorded command has exited, or the recorder
@@ -179,8 +181,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
                       "roll over files; delete those older than DURATION"),
       GT_OPT_SIZE(0, "roll-size", &o->roll_bytes, "SIZE",
                   "roll over to a new file every SIZE"),
-      GT_OPT_KNOB(0, "flight-recorder", &o->flight_bytes, GT_KNOB_FLIGHT_RECORDER, "SIZE",
-                  "keep the last SIZE in memory; write it when asked"),
+      GT_OPT_KNOB(0, "flight-recorder", &o->flight_bytes, GT_KNOB_FLIGHT_RECORDER,
+                  "SIZE|DURATION", "keep the run's last in memory; write it when asked"),
       GT_OPT_STRING(0, "pprof-dir", &o->pprof_dir, "DIR",
                     "write live pprof profiles to DIR"),
       GT_OPT_KNOB(0, "pprof-every", &o->pprof_every_ns, GT_KNOB_PPROF_EVERY, "DURATION",
@@ -497,6 +499,15 @@ static int start_flight(struct options *o, struct gt_control **ctl, char *err,
   if (o->max_bytes) {
     snprintf(err, errlen, "--flight-recorder SIZE is the window's --max-size: not both");
     return -1;
+  }
+  if (gt_window_by_time(o->flight_bytes)) { /* DURATION: --keep, within the cap */
+    if (o->keep_ns) {
+      snprintf(err, errlen,
+               "--flight-recorder DURATION is the window's --keep: not both");
+      return -1;
+    }
+    o->keep_ns = gt_window_value(o->flight_bytes);
+    o->flight_bytes = GT_WINDOW_TIME_CAP_BYTES;
   }
   if (o->output_fd >= 0)
     close(o->output_fd); /* nothing is written there: snapshots go beside it */

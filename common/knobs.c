@@ -17,7 +17,8 @@ enum type {
   CHOICE,
   AUTO_NUMBER, /* "auto" (0) or a number */
   DURATION,    /* units.h's durations, in ns; lo and hi in whole seconds */
-  SIZE         /* units.h's sizes, in bytes; lo and hi in MiB; default 0: off */
+  SIZE,        /* units.h's sizes, in bytes; lo and hi in MiB; default 0: off */
+  WINDOW       /* a SIZE, or a duration (knobs.h, GT_WINDOW_BY_TIME); default 0: off */
 };
 
 struct knob {
@@ -88,6 +89,12 @@ static void describe(const struct knob *k, char *buf, size_t len) {
   } else if (k->type == SIZE) {
     snprintf(buf, len, "a size such as 64MiB or 2GiB, from %lluMiB to %lluMiB",
              (unsigned long long)k->lo, (unsigned long long)k->hi);
+  } else if (k->type == WINDOW) {
+    snprintf(buf, len,
+             "a size such as 64MiB, from %lluMiB to %lluMiB, or a duration such as 10s, "
+             "from 1s to %llus",
+             (unsigned long long)k->lo, (unsigned long long)k->hi,
+             (unsigned long long)GT_WINDOW_DURATION_MAX_S);
   } else if (k->type == NUMBER || k->type == AUTO_NUMBER) {
     snprintf(buf, len, "%sa whole number of %s from %llu to %llu",
              k->type == AUTO_NUMBER ? "auto or " : "", k->unit, (unsigned long long)k->lo,
@@ -115,7 +122,7 @@ static void default_text(const struct knob *k, char *buf, size_t len) {
     snprintf(buf, len, "auto");
   else if (k->type == DURATION)
     snprintf(buf, len, "%llus", (unsigned long long)(k->dflt / 1000000000ull));
-  else if (k->type == SIZE && k->dflt == 0)
+  else if ((k->type == SIZE || k->type == WINDOW) && k->dflt == 0)
     snprintf(buf, len, "off");
   else
     snprintf(buf, len, "%llu", (unsigned long long)k->dflt);
@@ -151,7 +158,20 @@ static int parse_size(const struct knob *k, const char *v, uint64_t *out) {
   return *out = bytes, 0;
 }
 
+/* A size, else a duration (flagged GT_WINDOW_BY_TIME). */
+static int parse_window(const struct knob *k, const char *v, uint64_t *out) {
+  uint64_t ns;
+  if (parse_size(k, v, out) == 0)
+    return 0;
+  if (gt_parse_duration(v, &ns) != 0 || ns < 1000000000ull ||
+      ns > GT_WINDOW_DURATION_MAX_S * 1000000000ull)
+    return -1;
+  return *out = ns | GT_WINDOW_BY_TIME, 0;
+}
+
 static int parse(const struct knob *k, const char *v, uint64_t *out) {
+  if (k->type == WINDOW)
+    return parse_window(k, v, out);
   if (k->type == AUTO_NUMBER && !strcmp(v, "auto"))
     return *out = 0, 0;
   if (k->type == DURATION)

@@ -22,11 +22,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A WINDOW knob's value: a size in bytes, or a duration in ns with
+ * GT_WINDOW_BY_TIME set (gt_window_by_time, gt_window_value); a duration
+ * from 1 s to 30 days, kept within GT_WINDOW_TIME_CAP_BYTES. */
+#define GT_WINDOW_BY_TIME (1ull << 63)
+#define GT_WINDOW_TIME_CAP_BYTES (1024ull << 20)
+#define GT_WINDOW_TIME_CAP_TEXT "1GiB"
+#define GT_WINDOW_DURATION_MAX_S (30ull * 86400)
+static inline int gt_window_by_time(uint64_t v) {
+  return (v & GT_WINDOW_BY_TIME) != 0;
+}
+static inline uint64_t gt_window_value(uint64_t v) {
+  return v & ~GT_WINDOW_BY_TIME;
+}
+
 /* The knobs, one row each: X(ID, NAME, TYPE, DEFAULT, LO, HI, UNIT,
  * (CHOICES), HELP). The enum below is made of the IDs; knobs.c makes the
  * parser's table of the rest (TYPE: one of its types; DURATION bounds in
- * whole seconds, SIZE bounds in MiB; a choice ending in ":NAME" takes any non-empty name
- * after its prefix), and the warnings and the man page come from that table. */
+ * whole seconds, SIZE and WINDOW bounds in MiB; a choice ending in ":NAME" takes any
+ * non-empty name after its prefix), and the warnings and the man page come from that
+ * table. */
 /* clang-format off */
 #define GT_KNOBS(X) \
   X(DISABLE, GT_ENV_DISABLE, BOOL, \
@@ -83,9 +98,9 @@
   X(STACK_CAP, "GPUTRACE_STACK_CAP", NUMBER, \
     GT_STACK_CAP_MAX, 1, GT_STACK_CAP_MAX, "stacks", (NULL), \
     "distinct call stacks kept per process; calls past it have none (counted)") \
-  X(FLIGHT_RECORDER, "GPUTRACE_FLIGHT_RECORDER", SIZE, \
+  X(FLIGHT_RECORDER, "GPUTRACE_FLIGHT_RECORDER", WINDOW, \
     0, 4, 1048576, NULL, (NULL), \
-    "keep the last SIZE of trace in memory, written when asked or at an out-of-memory (as record --flight-recorder; collector)") \
+    "keep the last SIZE (or DURATION, within " GT_WINDOW_TIME_CAP_TEXT ") of trace in memory, written when asked or at an out-of-memory (as record --flight-recorder; collector)") \
   X(UNWIND, "GPUTRACE_UNWIND", CHOICE, \
     0, 0, 0, NULL, ("cached", "backtrace"), \
     "native stacks from cached unwind rules, or all from glibc's " \

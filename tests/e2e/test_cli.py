@@ -110,7 +110,7 @@ COMMANDS = commands()
 PROGRAMS = [[GPUTRACE, c] for c in COMMANDS] + [[os.path.join(BIN, "gputrace-collector")]]
 # A value the parser takes for each value name the help shows.
 SAMPLE_VALUES = {"FILE": "x.gtrace", "OUT": "x.json", "OUT.pb.gz": "x.pb.gz", "P": "1",
-                 "T": "1.5s", "N": "64", "SIZE": "1GiB", "DURATION": "5m", "PCT": "5",
+                 "T": "1.5s", "N": "64", "SIZE": "1GiB", "DURATION": "5m", "SIZE|DURATION": "10s", "PCT": "5",
                  "ADDR:PORT": "127.0.0.1:9400", "PATH": "x.sock",
                  "cudaProfilerApi|nvtx:NAME": "cudaProfilerApi", "DIR": TMP,
                  "WHEN": "auto", "FMT": "csv", "alloc|all|none": "all"}

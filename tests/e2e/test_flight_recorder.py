@@ -235,14 +235,15 @@ def test_graph_made_before_the_window():
         if a in api], [], "the graph's making counted as calls of the window")
 
 
-def test_keep_bounds_the_window_in_time():
-    """--flight-recorder SIZE --keep 1s: a steady loop (a launch every ~2 ms
-    for ~4 s) keeps the last second, give or take a segment (a quarter of
-    --keep), counted from its last record: the launches up to the last, in
-    a row, over at least a second and well under the run."""
+def keeps_the_last_second(window, name):
+    """`record WINDOW` of a steady loop (a launch every ~2 ms for ~4 s) keeps
+    the last second, give or take a segment (a quarter of it), counted from
+    its last record: the launches up to the last, in a row, over at least a
+    second and well under the run."""
     env = base_env()
-    p = subprocess.Popen([GPUTRACE, "record", "--flight-recorder", WINDOW, "--keep", "1s", "-o",
-                          os.path.join(TMP, "k.gtrace"), "--", prog("steady"), "2000", "1999"],
+    p = subprocess.Popen([GPUTRACE, "record"] + window + ["-o",
+                          os.path.join(TMP, name + ".gtrace"), "--", prog("steady"), "2000",
+                          "1999"],
                          env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     err = []
@@ -253,7 +254,7 @@ def test_keep_bounds_the_window_in_time():
         time.sleep(1.5)  # quiet: age counts from the last record, not the clock
         m = re.search(r"flight recorder in collector (\d+)", "".join(err))
         assert m, "record did not name its collector: %r" % err
-        snap = os.path.join(TMP, "k-snap.gtrace")
+        snap = os.path.join(TMP, name + "-snap.gtrace")
         snapshot(m.group(1), snap)
     finally:
         p.communicate("\n", timeout=60)
@@ -263,7 +264,22 @@ def test_keep_bounds_the_window_in_time():
        (corrs[0], corrs[-1]))
     span = (launches[-1]["ts_ns"] - launches[0]["ts_ns"]) / 1e9
     if not 1.0 <= span < 2.5 or len(launches) > 1500:
-        raise AssertionError("%d launches over %.2f s kept by --keep 1s" % (len(launches), span))
+        raise AssertionError("%d launches over %.2f s kept by %s" % (len(launches), span, window))
+
+
+def test_keep_bounds_the_window_in_time():
+    """--flight-recorder SIZE --keep 1s: the last second."""
+    keeps_the_last_second(["--flight-recorder", WINDOW, "--keep", "1s"], "k")
+
+
+def test_flight_recorder_duration():
+    """--flight-recorder 1s: --keep 1s within the default cap (1 GiB): the
+    last second; with --keep as well, refused."""
+    keeps_the_last_second(["--flight-recorder", "1s"], "kd")
+    p = run([GPUTRACE, "record", "--flight-recorder", "1s", "--keep", "2s", "-o",
+             os.path.join(TMP, "kk.gtrace"), "--", prog("steady"), "2", "1"], base_env())
+    if p.returncode == 0 or "--flight-recorder DURATION is the window's --keep" not in p.stderr:
+        raise AssertionError("--flight-recorder 1s --keep 2s: %d %r" % (p.returncode, p.stderr))
 
 
 def test_plain_preload_knob():
@@ -317,5 +333,6 @@ def test_empty_recorder_and_bad_targets():
 
 if __name__ == "__main__":
     main([test_snapshot_is_the_runs_tail, test_graph_made_before_the_window,
-          test_keep_bounds_the_window_in_time, test_plain_preload_knob,
+          test_keep_bounds_the_window_in_time, test_flight_recorder_duration,
+          test_plain_preload_knob,
           test_empty_recorder_and_bad_targets])
