@@ -52,6 +52,12 @@
  *    the segment being written, so that every record taken so far is in a
  *    closed segment, and writes the kept ones as one trace. At the end the
  *    window is dropped.
+ *  - gputrace start (gt_output_start) makes a file of the requester's the
+ *    set's next, written as a segment would be (its own number, the
+ *    metadata, live allocations and the graphs it uses repeated) but never
+ *    rolled nor dropped, until gt_output_stop closes it and opens the next
+ *    segment; the window keeps what it held meanwhile, and a snapshot is
+ *    refused. Each switch writes its note on both sides.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -637,6 +643,7 @@ int gt_output_start(struct gt_output *out, int fd, const char *note, char *err,
   }
   write_note(out, note);
   close_current(out);
+  out->index++; /* a file of the set's own: it repeats the graphs it uses */
   out->recording = 1;
   snprintf(out->path, sizeof out->path, "gputrace start's file");
   if (!(out->w = gt_writer_open_fd(wfd, out->path, 0, err, errlen))) {
