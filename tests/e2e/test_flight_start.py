@@ -17,7 +17,7 @@ from gtest import *
 
 ROUNDS = 2000  # per phase: 6,000 launches
 KERNELS = {"k_embed(int)", "k_attend(int)", "k_sample(int)"}
-MID_LINE = 33  # flight_phases.cu's leak in phase 2
+MID_LINE, GRAPH_LINE = 47, 28  # flight_phases.cu's leak in phase 2, its graph's capture
 STARTED, STOPPED = "recording started by gputrace start", "recording stopped by gputrace stop"
 
 
@@ -26,10 +26,10 @@ class Phases:
     time: next() lets the program run its next phase and waits for its
     pause; the phases' lines are kept."""
 
-    def __init__(self, args):
+    def __init__(self, args, *prog_args):
         self.err, self.lines = [], []
         self.p = subprocess.Popen([GPUTRACE, "record"] + args +
-                                  ["--", prog("flight_phases"), str(ROUNDS)],
+                                  ["--", prog("flight_phases"), str(ROUNDS)] + list(prog_args),
                                   env=base_env(), stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         threading.Thread(target=lambda: self.err.extend(self.p.stderr), daemon=True).start()
@@ -148,6 +148,34 @@ def test_start_stop_records_the_middle():
     eq(first3 - 1 in corrs, False, "phase 2's launches in the window")
 
 
+def test_graph_made_before_start():
+    """A graph captured before phase 1 and launched once a phase: the file
+    (phase 2) repeats its making, so its one launch there runs k_graph, and
+    counts nothing of the making as a call."""
+    rec = os.path.join(TMP, "fs-graph.gtrace")
+    run_ = Phases(["--flight-recorder", "4MiB", "-o", os.path.join(TMP, "fsg.gtrace")], "1")
+    try:
+        pid = run_.collector()
+        ctl("start", pid, "-o", rec)
+        run_.next()
+        ctl("stop", pid)
+    finally:
+        run_.next()
+        run_.finish()
+    p = run([GPUTRACE, "report", "--json", rec], base_env())
+    eq((p.returncode, p.stderr), (0, ""), "report of the file")
+    rep = json.loads(p.stdout)
+    api = {a["api"]: a["calls"] for a in rep["api"]}
+    eq(api.get("cudaGraphLaunch"), 1, "graph launches in the file")
+    eq([(g["nodes"], g["launches"], g["captured_at"].split(" at ")[-1]) for g in rep["graphs"]],
+       [(1, 1, "flight_phases.cu:%d" % GRAPH_LINE)], "the graph, its launch, where captured")
+    kern = {k["kernel"]: k for k in rep["kernels"]}
+    eq((kern["k_graph(int)"]["launches"], kern["k_graph(int)"]["graph_launches"]), (1, 1),
+       "k_graph: run by the graph launch")
+    eq([a for a in ("cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate")
+        if a in api], [], "the graph's making counted as calls of the file")
+
+
 def test_bad_targets():
     bad = os.path.join(TMP, "fs-bad.gtrace")
     for cmd in ("start", "stop"):
@@ -162,4 +190,4 @@ def test_bad_targets():
 
 
 if __name__ == "__main__":
-    main([test_start_stop_records_the_middle, test_bad_targets])
+    main([test_start_stop_records_the_middle, test_graph_made_before_start, test_bad_targets])
