@@ -23,9 +23,7 @@ static const struct gt_cli_command commands[] = {
     {"flame", cmd_flame},       {"chrome", cmd_chrome}, {"report", cmd_report},
     {"diff", cmd_diff},         {"pprof", cmd_pprof},   {"top", cmd_top},
     {"html", cmd_html},         {"export", cmd_export}, {"collect", cmd_collect},
-    {"snapshot", cmd_snapshot},
-    {"start", cmd_start},
-    {"stop", cmd_stop},
+    {"snapshot", cmd_snapshot}, {"start", cmd_start},   {"stop", cmd_stop},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
