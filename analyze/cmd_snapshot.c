@@ -15,8 +15,9 @@
  *  - --last DURATION keeps only the segments closed within DURATION of now:
  *    segment granularity (a segment holds about a quarter of the window),
  *    so the trace may begin up to one segment before.
- *  - gt_ctl_connect and gt_ctl_ask (commands.h) are the control socket's
- *    client, cmd_start.c's too.
+ *  - gt_ctl_connect, gt_ctl_ask, gt_ctl_open_output, gt_ctl_drop_output
+ *    and gt_ctl_why (commands.h) are the control socket's client, and the
+ *    file a request hands over: cmd_start.c's too.
  *  - Status: 0 written (one line on stderr saying what), 2 for bad usage
  *    and a TARGET that is no flight recorder of ours, 1 when the collector
  *    could not write it.
@@ -136,17 +137,27 @@ int gt_ctl_ask(int s, const char *line, int fd, char *reply, size_t len) {
   return got ? 0 : (snprintf(reply, len, "error no answer from the collector"), -1);
 }
 
-static int open_output(const char **output, int force, char *picked, size_t len) {
+int gt_ctl_open_output(const char *prog, const char *prefix, const char **output,
+                       int force, char *picked, size_t len) {
   char err[512];
-  int fd =
-      *output
-          ? gt_out_open(*output, force ? GT_OUT_FORCE : GT_OUT_NEW, err, sizeof err)
-          : gt_out_pick("gputrace-snapshot-", 1, ".gtrace", picked, len, err, sizeof err);
+  int fd = *output
+               ? gt_out_open(*output, force ? GT_OUT_FORCE : GT_OUT_NEW, err, sizeof err)
+               : gt_out_pick(prefix, 1, ".gtrace", picked, len, err, sizeof err);
   if (!*output)
     *output = picked;
   if (fd < 0)
-    fprintf(stderr, "gputrace snapshot: %s\n", err);
+    fprintf(stderr, "%s: %s\n", prog, err);
   return fd;
+}
+
+void gt_ctl_drop_output(int fd, const char *output) {
+  if (ftruncate(fd, 0) == 0) /* ours, just created (or forced): no half trace */
+    unlink(output);
+  close(fd);
+}
+
+const char *gt_ctl_why(const char *reply) {
+  return strncmp(reply, "error ", 6) ? reply : reply + 6;
 }
 
 int cmd_snapshot(int argc, char **argv) {
@@ -175,7 +186,8 @@ int cmd_snapshot(int argc, char **argv) {
   if (s < 0)
     return 2;
   char picked[64], reply[GT_CTL_LINE_MAX];
-  int fd = open_output(&output, force, picked, sizeof picked);
+  int fd = gt_ctl_open_output(cmd.prog, "gputrace-snapshot-", &output, force, picked,
+                              sizeof picked);
   if (fd < 0) {
     close(s);
     return 2;
@@ -194,10 +206,7 @@ int cmd_snapshot(int argc, char **argv) {
             records ? "" : " (the recorder holds nothing yet)");
     return 0;
   }
-  if (ftruncate(fd, 0) == 0) /* ours, just created (or forced): no half trace */
-    unlink(output);
-  close(fd);
-  fprintf(stderr, "gputrace snapshot: %s: %s\n", target,
-          strncmp(reply, "error ", 6) ? reply : reply + 6);
+  gt_ctl_drop_output(fd, output);
+  fprintf(stderr, "gputrace snapshot: %s: %s\n", target, gt_ctl_why(reply));
   return 1;
 }

@@ -30,25 +30,12 @@
 
 /* The collector's error answer said under prog; its status (see contract). */
 static int say_refused(const char *prog, const char *target, const char *reply) {
-  const char *why = strncmp(reply, "error ", 6) ? reply : reply + 6;
+  const char *why = gt_ctl_why(reply);
   fprintf(stderr, "%s: %s: %s\n", prog, target, why);
   return !strncmp(why, GT_CTL_ALREADY, strlen(GT_CTL_ALREADY)) ||
                  !strncmp(why, GT_CTL_NOT_RECORDING, strlen(GT_CTL_NOT_RECORDING))
              ? 2
              : 1;
-}
-
-static int open_file(const char **output, int force, char *picked, size_t len) {
-  char err[512];
-  int fd = *output
-               ? gt_out_open(*output, force ? GT_OUT_FORCE : GT_OUT_NEW, err, sizeof err)
-               : gt_out_pick("gputrace-recording-", 1, ".gtrace", picked, len, err,
-                             sizeof err);
-  if (!*output)
-    *output = picked;
-  if (fd < 0)
-    fprintf(stderr, "gputrace start: %s\n", err);
-  return fd;
 }
 
 int cmd_start(int argc, char **argv) {
@@ -74,7 +61,8 @@ int cmd_start(int argc, char **argv) {
   if (s < 0)
     return 2;
   char picked[64], reply[GT_CTL_LINE_MAX];
-  int fd = open_file(&output, force, picked, sizeof picked);
+  int fd = gt_ctl_open_output(cmd.prog, "gputrace-recording-", &output, force, picked,
+                              sizeof picked);
   if (fd < 0) {
     close(s);
     return 2;
@@ -87,9 +75,7 @@ int cmd_start(int argc, char **argv) {
             argv[0]);
     return 0;
   }
-  if (ftruncate(fd, 0) == 0) /* ours, just created (or forced): no half trace */
-    unlink(output);
-  close(fd);
+  gt_ctl_drop_output(fd, output);
   return say_refused(cmd.prog, argv[0], reply);
 }
 

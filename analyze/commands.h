@@ -49,6 +49,16 @@ int cmd_stop(int argc, char **argv);
  * in reply (0), or -1 with reply "error WHY". */
 int gt_ctl_connect(const char *prog, const char *target);
 int gt_ctl_ask(int s, const char *line, int fd, char *reply, size_t len);
+/* The file a request hands the collector: *output created by outfile.h's
+ * rules (--force: replaced), or, when NULL, the first free
+ * <prefix>N.gtrace (its name in picked, *output pointed at it); its
+ * descriptor, or -1 said on stderr under prog's name. gt_ctl_drop_output:
+ * after a refused request, that file emptied and removed, and closed. */
+int gt_ctl_open_output(const char *prog, const char *prefix, const char **output,
+                       int force, char *picked, size_t len);
+void gt_ctl_drop_output(int fd, const char *output);
+/* The WHY of a collector's "error WHY" answer (the answer itself if not). */
+const char *gt_ctl_why(const char *reply);
 
 /* One entry of the dispatch table: `gputrace NAME ...` runs run. */
 struct gt_cli_command {

@@ -182,6 +182,20 @@ static void write_replay(struct gt_output *out, const unsigned char *recs, size_
   out->replay_bytes += gt_writer_bytes(out->w) - before;
 }
 
+/* A NOTE record of the trace's own, stamped now, with `flags` and text,
+ * built in buf (GT_MAX_SLOTS slots); its bytes. */
+static size_t make_note(unsigned char *buf, uint32_t flags, const char *text,
+                        size_t len) {
+  struct gt_record *rec = (void *)buf;
+  memset(rec, 0, sizeof *rec);
+  rec->ts_ns = gt_now_ns();
+  rec->api = GT_API_gputrace_note;
+  rec->kind = GT_KIND_NOTE;
+  rec->flags = flags;
+  gt_record_attach_text(rec, text, len);
+  return (size_t)rec->nslots * GT_SLOT_SIZE;
+}
+
 /* A new file of the set says when graphs in use found no room in the cache:
  * their making is not in it (a note every reader warns about). */
 static void note_unkept_graphs(struct gt_output *out) {
@@ -190,12 +204,6 @@ static void note_unkept_graphs(struct gt_output *out) {
   if (!st.dropped_groups)
     return;
   unsigned char buf[GT_MAX_SLOTS * GT_SLOT_SIZE];
-  struct gt_record *rec = (void *)buf;
-  memset(rec, 0, sizeof *rec);
-  rec->ts_ns = gt_now_ns();
-  rec->api = GT_API_gputrace_note;
-  rec->kind = GT_KIND_NOTE;
-  rec->flags = GT_F_INCOMPLETE | GT_F_REPLAYED;
   char text[300];
   int n = snprintf(
       text, sizeof text,
@@ -206,8 +214,8 @@ static void note_unkept_graphs(struct gt_output *out) {
       (unsigned long long)st.dropped_records, GT_GRAPH_CACHE_MAX >> 20,
       st.dropped_groups == 1 ? "it" : "them", st.dropped_groups == 1 ? "its" : "their",
       st.dropped_groups == 1 ? "it" : "them");
-  gt_record_attach_text(rec, text, (size_t)n);
-  write_replay(out, buf, (size_t)rec->nslots * GT_SLOT_SIZE);
+  size_t bytes = make_note(buf, GT_F_INCOMPLETE | GT_F_REPLAYED, text, (size_t)n);
+  write_replay(out, buf, bytes);
 }
 
 /* The start of a new file of a set: the cached metadata, replayed. */
@@ -616,13 +624,8 @@ int gt_output_snapshot(struct gt_output *out, int fd, const char *name, uint64_t
 /* A NOTE of the trace's own (not replayed) into the file being written. */
 static void write_note(struct gt_output *out, const char *text) {
   unsigned char buf[GT_MAX_SLOTS * GT_SLOT_SIZE];
-  struct gt_record *rec = (void *)buf;
-  memset(rec, 0, sizeof *rec);
-  rec->ts_ns = gt_now_ns();
-  rec->api = GT_API_gputrace_note;
-  rec->kind = GT_KIND_NOTE;
-  gt_record_attach_text(rec, text, strlen(text));
-  gt_writer_write_chunk(out->w, buf, (size_t)rec->nslots * GT_SLOT_SIZE, 1);
+  size_t bytes = make_note(buf, 0, text, strlen(text));
+  gt_writer_write_chunk(out->w, buf, bytes, 1);
 }
 
 /* The window's segment ends with the note; fd's file starts as a segment
