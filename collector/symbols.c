@@ -252,17 +252,18 @@ void gt_sym_add_module(struct gt_symbolizer *s, uint32_t pid,
   char own[GT_TEXT_MAX + 64];
   struct stat st;
   snprintf(own, sizeof own, "/proc/%u/root%s", pid, path);
-  const char *at = stat(own, &st) == 0 ? own : path;
   /* A file cached already needs no descriptor (the collector may have none
-   * to spare: fds.c). */
+   * to spare: fds.c). The second try also covers a process that ended
+   * between the first's stat and open. */
+  const char *const tries[2] = {own, path};
   struct symfile *f = NULL;
-  if (stat(at, &st) == 0 && S_ISREG(st.st_mode))
-    f = cached(s, identity_of(&st), NULL, 0);
-  int fd = f ? -1 : open_regular(at, &st);
-  if (!f && fd < 0 && at == own) { /* the process ended between the two */
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+  int fd = -1;
+  for (int i = 0; i < 2 && !f && fd < 0; i++) {
+    if (stat(tries[i], &st) != 0)
+      continue;
+    if (S_ISREG(st.st_mode))
       f = cached(s, identity_of(&st), NULL, 0);
-    fd = f ? -1 : open_regular(path, &st);
+    fd = f ? -1 : open_regular(tries[i], &st);
   }
   if (!f && fd < 0)
     return;
