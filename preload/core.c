@@ -6,12 +6,14 @@
  *    constructor) the shim reads its knobs, checks the TSC (cpuid, the
  *    kernel's clocksource), configures stacks, launches, device timing and
  *    ranges, makes the thread-exit key, sets NVTX_INJECTION64_PATH; under
- *    plain LD_PRELOAD (no GPUTRACE_SOCKET) it picks the output and socket
- *    and setenvs both for children, making the socket directory (0700) if
- *    missing (transport.c); it arms the wipe-on-fork page and registers
- *    the fork handler. No ring, no
- *    collector, no thread: those come with the first traced call, so a
- *    process that never touches CUDA costs a few syscalls at start.
+ *    plain LD_PRELOAD (no GPUTRACE_SOCKET) it takes a stand-alone
+ *    collector's socket when one runs (GPUTRACE_SOCKET_DIR: an lstat, and
+ *    an open and flock of its lock file when it is there), else picks the
+ *    output and socket and setenvs both for children, making the socket
+ *    directory (0700) if missing (transport.c); it arms the wipe-on-fork
+ *    page and registers the fork handler. No ring, no collector, no
+ *    thread: those come with the first traced call, so a process that
+ *    never touches CUDA costs a few syscalls at start.
  *  - Tracing states: OFF (not started), STARTING (one thread connects while
  *    the others wait briefly), ON, DISABLED (no collector, GPUTRACE_DISABLE,
  *    or the collector went away: calls are only forwarded, one warning).
