@@ -31,7 +31,7 @@ struct ent {
   uint32_t occ[GT_RGPU_DEPTH];
 };
 
-struct early { /* a DEVICE record before its call (a synchronous copy's) */
+struct early { /* DEVICE records before their call (a synchronous copy's) */
   uint32_t pid, tid, corr, live;
   double ns;
 };
@@ -189,13 +189,22 @@ static int take_early(struct gt_rgpu *g, uint64_t key, const struct ent *e, doub
   return 1;
 }
 
+/* A call's several early records (a graph launch's nodes) add up in one. */
 static void keep_early(struct gt_rgpu *g, const struct gt_record *d, double ns) {
+  uint64_t key = ent_key(d->pid, d->tid, d->u.device.corr), was;
+  if (gt_map_get(&g->early_idx, key, &was)) {
+    struct early *x = &g->early[was];
+    if (x->live && x->pid == d->pid && x->tid == d->tid && x->corr == d->u.device.corr) {
+      x->ns += ns;
+      return;
+    }
+  }
   size_t at = g->early_seq++ % EARLY_N;
   struct early *x = &g->early[at];
   if (x->live)
     gt_map_del(&g->early_idx, ent_key(x->pid, x->tid, x->corr));
   *x = (struct early){d->pid, d->tid, d->u.device.corr, 1, ns};
-  if (gt_map_put(&g->early_idx, ent_key(d->pid, d->tid, d->u.device.corr), at) != 0)
+  if (gt_map_put(&g->early_idx, key, at) != 0)
     gt_oom();
 }
 
@@ -246,8 +255,9 @@ void gt_rgpu_device(struct gt_rgpu *g, const struct gt_record *d) {
   double ns = (double)d->dur_ns * (d->u.device.sample > 1 ? d->u.device.sample : 1);
   uint64_t at;
   if (!gt_map_get(&g->ent_idx, ent_key(d->pid, d->tid, d->u.device.corr), &at)) {
-    if (!(d->flags & GT_F_GRAPH_RUN)) /* its call may follow: a synchronous copy's */
-      keep_early(g, d, ns);
+    /* its call may follow: a synchronous copy's, or work that ended before
+     * its thread, preempted, wrote the call (a graph launch's node records) */
+    keep_early(g, d, ns);
     return;
   }
   struct ent *e = &g->ring[at];

@@ -23,7 +23,10 @@
  *    Its duration, times its sample (1 in N), goes to each occurrence its
  *    call was made in (the `add` callback). A call's entry is released at
  *    its first DEVICE record, a graph launch's when the ring comes round
- *    (its nodes may have a record each).
+ *    (its nodes may have a record each). DEVICE records may come before
+ *    their call in file order (a synchronous copy's; work that ended while
+ *    the calling thread, preempted, had not yet written its call): the
+ *    last 4,096 calls' such records wait, a call's summed, for it.
  *  - An occurrence is done (the `done` callback, with its total) once it
  *    closed and no remembered call refers to it; gt_rgpu_flush ends every
  *    one (open ones too, in no order) at the end of a trace.

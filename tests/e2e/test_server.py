@@ -241,6 +241,9 @@ def test_request_gpu_with_3_workers_as_with_1():
                         name="server_cupti%d" % workers, GPUTRACE_GPU_TIMING="cupti",
                         GPUTRACE_GPU_TIMING_SAMPLE=1)
         d = report_json(out)
+        # exactly its own work's CUPTI records, also those the CUPTI thread
+        # wrote before the worker (preempted) wrote its call
+        eq(range_gpu(d), own_gpu(dump_json(out)), "%d workers: report = own work" % workers)
         count = {r["name"]: r["count"] for r in d["ranges"]}
         per_range[workers] = {k: v / count[k] for k, v in range_gpu(d).items()}
     eq(sorted(per_range[3]), ["decode", "prefill", "req:chat", "req:embed", "req:legacy"],

@@ -1,10 +1,10 @@
 /* test_range_gpu.c — model/range_gpu.c on synthetic records: nested ranges
  * (the outer includes the inner), another thread's work (not the range's),
  * a DEVICE record after the range closed and one before its call (a
- * synchronous copy's), a graph launch's several records and the shares of
- * its span (not counted), sample weights, failed and captured calls, an
- * occurrence done only once its calls are matched or left the ring, and the
- * flush at the end. */
+ * synchronous copy's), a graph launch's node records before it, a graph
+ * launch's several records and the shares of its span (not counted),
+ * sample weights, failed and captured calls, an occurrence done only once
+ * its calls are matched or left the ring, and the flush at the end. */
 #include <string.h>
 
 #include "check.h"
@@ -111,7 +111,30 @@ static void test_graphs_ring_flush(void) {
   gt_rgpu_free(rg);
 }
 
+/* A thread preempted between its graph launch and the launch's record: the
+ * graph's node records (CUPTI), each with the launch's correlation id, come
+ * first in the file; all of them count, once, and later ones still do. */
+static void test_graph_records_before_launch(void) {
+  struct got g = {0};
+  struct gt_rgpu_hooks h = {.ctx = &g, .add = add, .done = done};
+  struct gt_rgpu *rg = gt_rgpu_new(4, &h);
+  struct gt_record r;
+  uint64_t a = gt_rgpu_open(rg, 5, 1, 1);
+  const uint64_t node_ns[4] = {211715, 211715, 28214, 2409};
+  for (int i = 0; i < 3; i++)
+    r = dev(1, 40, node_ns[i], 1, GT_F_GRAPH_RUN), gt_rgpu_device(rg, &r);
+  r = dev(2, 40, 1000, 1, GT_F_GRAPH_RUN), gt_rgpu_device(rg, &r); /* another thread's */
+  r = work(GT_KIND_LAUNCH, 1, 40, GT_F_GRAPH), gt_rgpu_call(rg, &r);
+  CHECK_MSG(g.add[1] == 451644, "the three early node records: %g", g.add[1]);
+  r = dev(1, 40, node_ns[3], 1, GT_F_GRAPH_RUN), gt_rgpu_device(rg, &r); /* after it */
+  gt_rgpu_close(rg, a);
+  gt_rgpu_flush(rg);
+  CHECK_MSG(g.ndone == 1 && g.done[1] == 454053, "the graph's four nodes: %g", g.done[1]);
+  gt_rgpu_free(rg);
+}
+
 int main(void) {
+  test_graph_records_before_launch();
   test_nesting_and_order();
   test_graphs_ring_flush();
   return check_finish("test_range_gpu");
