@@ -61,11 +61,12 @@ enum {
   PASS_PPROF_EVERY,
   PASS_PPROF_KEEP,
   PASS_FLIGHT,
+  PASS_WEBHOOK,
   PASS_COUNT
 };
-static const char *const pass_flag[PASS_COUNT] = {GT_PASS_ROLLING_FLAGS, "--pprof-dir",
-                                                  "--pprof-every", "--pprof-keep",
-                                                  "--flight-recorder"};
+static const char *const pass_flag[PASS_COUNT] = {
+    GT_PASS_ROLLING_FLAGS, "--pprof-dir",       "--pprof-every",
+    "--pprof-keep",        "--flight-recorder", "--snapshot-webhook"};
 
 struct record_opts {
   const char *output;
@@ -139,6 +140,9 @@ static int parse(int argc, char **argv, struct record_opts *o) {
       {PASSED(o, PASS_FLIGHT, GT_OPTION_KNOB, "SIZE|DURATION",
               "keep the run's last in memory; `snapshot` writes it"),
        .knob = GT_KNOB_FLIGHT_RECORDER},
+      {PASSED(o, PASS_WEBHOOK, GT_OPTION_CALLBACK, "local|any",
+              "POST /snapshot on --prometheus takes a snapshot"),
+       .callback = gt_option_webhook},
       GT_OPT_FLAG('q', "quiet", &o->quiet, "no closing lines (summary, next commands)"),
       GT_OPT_END,
   };

@@ -191,8 +191,10 @@ struct gt_control;
 struct gt_sink;
 struct gt_control *gt_control_open(const char *data_socket, const char *output, char *err,
                                    size_t errlen);
-void gt_control_serve(struct gt_control *c, int signalled, struct gt_sink *sink,
-                      struct gt_output *out, uint64_t now_ns, int names_in);
+/* alerted: snapshots the --snapshot-webhook asked for (gt_prom_alerts). */
+void gt_control_serve(struct gt_control *c, int signalled, unsigned alerted,
+                      struct gt_sink *sink, struct gt_output *out, uint64_t now_ns,
+                      int names_in);
 /* Each record the sink takes: an allocation out of memory asks for a
  * snapshot (BASE.oom-N.gtrace), written by a later serve once names_in
  * (the symbolizer has named every stack taken) or after a bounded wait. */
@@ -332,9 +334,15 @@ void gt_nvml_stop(struct gt_nvml *n, struct gt_sink *sink);
  * loop: no lock); gt_prom_publish copies the counters for the HTTP thread
  * at most every 100 ms (force: now). NULL is accepted by publish, stop and
  * gpu_info (the identity of NVML's device `gpu`, for dcgm-exporter's
- * labels; the drain loop's thread). */
+ * labels; the drain loop's thread). webhook (--snapshot-webhook): 0, or
+ * GT_WEBHOOK_LOCAL / GT_WEBHOOK_ANY: POST /snapshot is taken from loopback
+ * peers only, or from any; gt_prom_alerts takes the count of those taken
+ * since it last asked (any thread; the drain loop hands it to control.c). */
+enum { GT_WEBHOOK_OFF, GT_WEBHOOK_LOCAL, GT_WEBHOOK_ANY };
 struct gt_prom;
-struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen);
+struct gt_prom *gt_prom_start(const char *addr_port, int webhook, char *err,
+                              size_t errlen);
+unsigned gt_prom_alerts(struct gt_prom *p);
 void gt_prom_observe(void *prom, const struct gt_record *rec);
 void gt_prom_publish(struct gt_prom *p, uint64_t now_ns, int force);
 void gt_prom_stop(struct gt_prom *p);

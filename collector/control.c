@@ -25,7 +25,10 @@
  *    stderr in one line; at most one per OOM_INTERVAL_NS (a storm of
  *    failures writes one, the first's). It waits, up to OOM_NAMES_WAIT_NS,
  *    for the symbolizer to have named every stack taken so far, so that the
- *    snapshot names the failing call's line.
+ *    snapshot names the failing call's line. The --snapshot-webhook's
+ *    requests (POST /snapshot, prom.c; an Alertmanager's alerts) write
+ *    BASE.alert-N.gtrace the same way, at most one per ALERT_INTERVAL_NS:
+ *    the first of a storm, the rest said once each as coalesced.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,17 +46,19 @@
 #include "gputrace/protocol.h"
 
 #define POLL_EVERY_NS 10000000ull
-#define OOM_INTERVAL_NS 10000000000ull  /* at most one out-of-memory snapshot per 10 s */
-#define OOM_NAMES_WAIT_NS 2000000000ull /* the longest a snapshot waits for names */
+#define OOM_INTERVAL_NS 10000000000ull   /* at most one out-of-memory snapshot per 10 s */
+#define OOM_NAMES_WAIT_NS 2000000000ull  /* the longest a snapshot waits for names */
+#define ALERT_INTERVAL_NS 10000000000ull /* at most one webhook snapshot per 10 s */
 
 struct gt_control {
   int fd;
   uint64_t polled_ns;
   char path[108];
-  char base[4096];      /* SIGUSR2's snapshots: BASE.snapshot-N.gtrace */
-  int oom_seen;         /* an out-of-memory failure came since the last pass */
-  uint64_t oom_due_ns;  /* its snapshot is pending since then; 0: none */
-  uint64_t oom_last_ns; /* the last out-of-memory snapshot; 0: none yet */
+  char base[4096];        /* SIGUSR2's snapshots: BASE.snapshot-N.gtrace */
+  int oom_seen;           /* an out-of-memory failure came since the last pass */
+  uint64_t oom_due_ns;    /* its snapshot is pending since then; 0: none */
+  uint64_t oom_last_ns;   /* the last out-of-memory snapshot; 0: none yet */
+  uint64_t alert_last_ns; /* the last webhook snapshot; 0: none yet */
 };
 
 struct gt_control *gt_control_open(const char *data_socket, const char *output, char *err,
@@ -207,7 +212,9 @@ static void snapshot_beside(struct gt_control *c, struct gt_sink *sink,
   struct gt_snapshot_stats st;
   if (fd >= 0 && snapshot(sink, out, fd, path, 0, &st, err, sizeof err) == 0)
     gt_collector_say("flight recorder: %s%llu records of the last %.1f s written to %s",
-                     strcmp(why, "oom") == 0 ? "an allocation ran out of memory: " : "",
+                     strcmp(why, "oom") == 0     ? "an allocation ran out of memory: "
+                     : strcmp(why, "alert") == 0 ? "POST /snapshot: "
+                                                 : "",
                      (unsigned long long)st.records,
                      (double)(st.to_ns - st.from_ns) / 1e9, path);
   else
@@ -236,8 +243,24 @@ static void serve_trigger(struct gt_control *c, struct gt_sink *sink,
   c->oom_last_ns = now_ns;
 }
 
-void gt_control_serve(struct gt_control *c, int signalled, struct gt_sink *sink,
-                      struct gt_output *out, uint64_t now_ns, int names_in) {
+/* The webhook's requests: one snapshot, none within ALERT_INTERVAL_NS of
+ * the last. */
+static void serve_alerts(struct gt_control *c, unsigned alerted, struct gt_sink *sink,
+                         struct gt_output *out, uint64_t now_ns) {
+  if (c->alert_last_ns && now_ns - c->alert_last_ns < ALERT_INTERVAL_NS) {
+    gt_collector_say("flight recorder: POST /snapshot: %u request%s coalesced into the "
+                     "snapshot of %.1f s ago",
+                     alerted, alerted == 1 ? "" : "s",
+                     (double)(now_ns - c->alert_last_ns) / 1e9);
+    return;
+  }
+  snapshot_beside(c, sink, out, "alert");
+  c->alert_last_ns = now_ns;
+}
+
+void gt_control_serve(struct gt_control *c, int signalled, unsigned alerted,
+                      struct gt_sink *sink, struct gt_output *out, uint64_t now_ns,
+                      int names_in) {
   if (!c) {
     if (signalled)
       gt_collector_say("SIGUSR2: no flight recorder here (--flight-recorder SIZE)");
@@ -245,6 +268,8 @@ void gt_control_serve(struct gt_control *c, int signalled, struct gt_sink *sink,
   }
   if (signalled)
     snapshot_beside(c, sink, out, "snapshot");
+  if (alerted)
+    serve_alerts(c, alerted, sink, out, now_ns);
   serve_trigger(c, sink, out, now_ns, names_in);
   if (now_ns - c->polled_ns < POLL_EVERY_NS)
     return;

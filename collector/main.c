@@ -33,7 +33,8 @@
  * records the sink takes); with --keep, only what came within DURATION of
  * the last record is kept; not with --max-size. --flight-recorder DURATION
  * (knobs.h's WINDOW type) is --keep DURATION within GT_WINDOW_TIME_CAP_BYTES
- * (not with --keep).
+ * (not with --keep). --snapshot-webhook local|any (with --prometheus and
+ * the flight recorder) takes POST /snapshot there as SIGUSR2 (prom.c).
  *
  * Lifetime: with --control-fd (the `record` command) it runs until that
  * descriptor reaches EOF (the recorded command has exited, or the recorder
@@ -94,9 +95,11 @@ struct options {
   int serve; /* stand-alone (`gputrace collect`): until SIGTERM or SIGINT */
   int linger_ms;
   const char *prometheus;
-  const char *pprof_dir;   /* live profiles (liveprof.c) */
-  uint64_t pprof_every_ns; /* 0: the knob's value */
-  uint64_t pprof_keep;     /* when pprof_keep_given, else the knob's */
+  const char *webhook_text; /* --snapshot-webhook: local or any (prom.c) */
+  int webhook;              /* it as GT_WEBHOOK_* */
+  const char *pprof_dir;    /* live profiles (liveprof.c) */
+  uint64_t pprof_every_ns;  /* 0: the knob's value */
+  uint64_t pprof_keep;      /* when pprof_keep_given, else the knob's */
   int pprof_keep_given;
   uint64_t max_bytes, keep_ns, roll_bytes; /* always-on recording (output.c) */
   uint64_t flight_bytes;                   /* the flight recorder (control.c) */
@@ -175,6 +178,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
       GT_OPT_FLAG(0, "quiet", &gt_collector_quiet, "no messages but errors"),
       GT_OPT_CALLBACK(0, "prometheus", &o->prometheus, gt_option_host_port, "ADDR:PORT",
                       "serve live metrics on http://ADDR:PORT/metrics"),
+      GT_OPT_CALLBACK(0, "snapshot-webhook", &o->webhook_text, gt_option_webhook,
+                      "local|any", "POST /snapshot on --prometheus takes a snapshot"),
       GT_OPT_SIZE(0, "max-size", &o->max_bytes, "SIZE",
                   "roll over files; delete the oldest past SIZE in all"),
       GT_OPT_DURATION(0, "keep", &o->keep_ns, "DURATION",
@@ -424,7 +429,8 @@ static int start_liveprof(const struct options *o, struct observers *obs, char *
 
 static int start_observers(const struct options *o, struct gt_sink *sink,
                            struct observers *obs, char *err, size_t errlen) {
-  if (o->prometheus && !(obs->prom = gt_prom_start(o->prometheus, err, errlen)))
+  if (o->prometheus &&
+      !(obs->prom = gt_prom_start(o->prometheus, o->webhook, err, errlen)))
     return -1;
   if (start_liveprof(o, obs, err, errlen) != 0) {
     gt_prom_stop(obs->prom);
@@ -475,8 +481,8 @@ static void run(struct state *st, const struct options *o, int listen_fd,
       roll_now(sink, out);
     int snap = g_snap;
     g_snap = 0;
-    gt_control_serve(ctl, snap, sink, out, now, /* the flight recorder's snapshots */
-                     gt_symq_idle(st->symq));
+    gt_control_serve(ctl, snap, gt_prom_alerts(obs->prom), sink, out, now,
+                     gt_symq_idle(st->symq)); /* the flight recorder's snapshots */
     if (now - last_cut >= GT_CUT_INTERVAL_NS) {
       gt_sink_cut(sink);
       last_cut = now;
@@ -514,6 +520,20 @@ static int start_flight(struct options *o, struct gt_control **ctl, char *err,
   o->output_fd = -1;
   *ctl = gt_control_open(o->socket_path, o->output, err, errlen);
   return *ctl ? 0 : -1;
+}
+
+/* --snapshot-webhook: the flight recorder's, on the --prometheus server. */
+static int check_webhook(struct options *o, const struct gt_control *ctl, char *err,
+                         size_t errlen) {
+  if (!o->webhook_text)
+    return 0;
+  o->webhook = strcmp(o->webhook_text, "any") ? GT_WEBHOOK_LOCAL : GT_WEBHOOK_ANY;
+  if (ctl && o->prometheus)
+    return 0;
+  snprintf(err, errlen,
+           "--snapshot-webhook serves POST /snapshot on --prometheus for "
+           "--flight-recorder: it needs both");
+  return -1;
 }
 
 /* The flight recorder's closing line: what it took and what it cost. */
@@ -567,8 +587,10 @@ int main(int argc, char **argv) {
   gt_set_oom_handler(out_of_memory);
   char err[512];
   struct gt_control *ctl = NULL;
-  if (start_flight(&o, &ctl, err, sizeof err) != 0) {
+  if (start_flight(&o, &ctl, err, sizeof err) != 0 ||
+      check_webhook(&o, ctl, err, sizeof err) != 0) {
     fprintf(stderr, "gputrace-collector: %s\n", err);
+    gt_control_close(ctl);
     gt_unlisten(o.socket_path, listen_fd, lock_fd);
     return 1;
   }

@@ -18,12 +18,19 @@
  * GPU processes are replaced by each sample's list (its PROCS reading).
  * CUDA graphs as every analysis counts them (model/graphs.h): a captured
  * or added node is a call, not a launch, and its memory is the graph's; a
- * graph launch counts the kernels and copies it runs. */
+ * graph launch counts the kernels and copies it runs.
+ * --snapshot-webhook: POST /snapshot (an Alertmanager webhook's call; its
+ * body is read and ignored) asks the flight recorder for a snapshot: the
+ * HTTP thread only counts it (atomic), the drain loop writes it (control.c:
+ * BASE.alert-N.gtrace, at most one per 10 s) and the reply is 202 at once.
+ * Off, POST is 405 as any method but GET and HEAD; "local" (the default)
+ * answers 403 to a peer that is not on a loopback address. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +101,8 @@ struct gt_prom {
   uint64_t last_publish;
   pthread_mutex_t mu;
   struct prom_counters snap; /* published, under mu */
+  int webhook;               /* GT_WEBHOOK_* */
+  atomic_uint alerts;        /* POST /snapshot taken, not yet handed over */
 #ifdef GT_HAVE_MHD
   struct MHD_Daemon *daemon;
 #endif
@@ -545,14 +554,55 @@ static struct MHD_Response *live_view_response(struct gt_prom *p) {
   return resp;
 }
 
+static int loopback_peer(struct MHD_Connection *conn) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+  if (sa && sa->sa_family == AF_INET)
+    return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >>
+            24) == 127;
+  if (sa && sa->sa_family == AF_INET6) {
+    const struct in6_addr *a =
+        &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+  }
+  return 0;
+}
+
+/* POST /snapshot, once its body is read: counted for the drain loop. */
+static struct MHD_Response *
+webhook_response(struct gt_prom *p, struct MHD_Connection *conn, unsigned *status) {
+  static const char taken[] =
+      "gputrace-collector: snapshot asked for: the collector writes it beside its "
+      "output as BASE.alert-N.gtrace (at most one per 10 s)\n";
+  static const char refused[] = "gputrace-collector: POST /snapshot is taken from this "
+                                "host only (--snapshot-webhook any: from anywhere)\n";
+  int ok = p->webhook == GT_WEBHOOK_ANY || loopback_peer(conn);
+  if (ok)
+    atomic_fetch_add_explicit(&p->alerts, 1, memory_order_relaxed);
+  *status = ok ? MHD_HTTP_ACCEPTED : MHD_HTTP_FORBIDDEN;
+  return ok ? MHD_create_response_from_buffer(sizeof taken - 1, (void *)taken,
+                                              MHD_RESPMEM_PERSISTENT)
+            : MHD_create_response_from_buffer(sizeof refused - 1, (void *)refused,
+                                              MHD_RESPMEM_PERSISTENT);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_len, void **con_cls) {
-  (void)version, (void)upload, (void)upload_len, (void)con_cls;
+  (void)version, (void)upload;
   struct gt_prom *p = cls;
   struct MHD_Response *resp;
   unsigned status = MHD_HTTP_OK;
-  if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+  if (p->webhook && !strcmp(method, "POST") && !strcmp(url, "/snapshot")) {
+    static int seen;                /* a mark: this connection's request began */
+    if (!*con_cls || *upload_len) { /* the headers, then the body: read, ignored */
+      *con_cls = &seen;
+      *upload_len = 0;
+      return MHD_YES;
+    }
+    resp = webhook_response(p, conn, &status);
+  } else if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
     status = MHD_HTTP_METHOD_NOT_ALLOWED;
     resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
   } else if (!strcmp(url, "/top.jsonl")) {
@@ -604,9 +654,14 @@ static const char *why_not_listening(const struct addrinfo *ai) {
 }
 #endif
 
-struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
+unsigned gt_prom_alerts(struct gt_prom *p) {
+  return p ? atomic_exchange_explicit(&p->alerts, 0, memory_order_relaxed) : 0;
+}
+
+struct gt_prom *gt_prom_start(const char *addr_port, int webhook, char *err,
+                              size_t errlen) {
 #ifndef GT_HAVE_MHD
-  (void)addr_port;
+  (void)addr_port, (void)webhook;
   snprintf(err, errlen, "--prometheus: built without libmicrohttpd");
   return NULL;
 #else
@@ -630,6 +685,7 @@ struct gt_prom *gt_prom_start(const char *addr_port, char *err, size_t errlen) {
     snprintf(err, errlen, "out of memory");
     return NULL;
   }
+  p->webhook = webhook;
   gt_map_init(&p->allocs);
   p->graphs = gt_graphs_new(NULL); /* no model: kernels by stub */
   p->work = prom_work_new(&p->live.work);

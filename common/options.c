@@ -377,3 +377,14 @@ int gt_option_host_port(const struct gt_option *o, const char *arg, char *want,
     *(const char **)o->value = arg;
   return 0;
 }
+
+int gt_option_webhook(const struct gt_option *o, const char *arg, char *want,
+                      size_t wantlen) {
+  if (strcmp(arg, "local") && strcmp(arg, "any")) {
+    snprintf(want, wantlen, "local (POST from this host only) or any");
+    return -1;
+  }
+  if (o->value)
+    *(const char **)o->value = arg;
+  return 0;
+}

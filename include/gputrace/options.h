@@ -80,6 +80,9 @@ typedef int (*gt_option_fn)(const struct gt_option *o, const char *arg, char *wa
  * [V6]:PORT with a port from 0 to 65535 (gt_parse_host_port, units.h). */
 int gt_option_host_port(const struct gt_option *o, const char *arg, char *want,
                         size_t wantlen);
+/* A callback for --snapshot-webhook (const char *value): "local" or "any". */
+int gt_option_webhook(const struct gt_option *o, const char *arg, char *want,
+                      size_t wantlen);
 
 #define GT_OPTION_REQUIRED 1u /* flags: the command does not run without it */
 

@@ -331,8 +331,79 @@ def test_empty_recorder_and_bad_targets():
     eq(p.returncode, 2, "snapshot without TARGET")
 
 
+def post(port, path, body=b"", host="127.0.0.1"):
+    """(status, body) of a POST, as an Alertmanager's webhook makes it."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request("http://%s:%d%s" % (host, port, path), data=body,
+                                 method="POST", headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def wait_line(run_, text, timeout=30):
+    deadline = time.time() + timeout
+    while not any(text in l for l in run_.err) and time.time() < deadline:
+        time.sleep(0.1)
+    return any(text in l for l in run_.err)
+
+
+def test_snapshot_webhook():
+    """--snapshot-webhook local: POST /snapshot on the --prometheus server
+    (an Alertmanager's JSON body) is 202 and writes BASE.alert-1.gtrace, the
+    window as SIGUSR2's (the run's last launches in a row, the leaks exact);
+    two more within 10 s are 202 and coalesced, no second file; a peer off
+    loopback is 403; POST elsewhere 405; without --prometheus refused."""
+    import promrun
+    port = promrun.free_port()
+    base = os.path.join(TMP, "wh.gtrace")
+    alert = os.path.join(TMP, "wh.alert-1.gtrace")
+    body = json.dumps({"version": "4", "status": "firing", "receiver": "gputrace",
+                       "alerts": [{"labels": {"alertname": "P99High"}}]}).encode()
+    run_ = Paused(["--flight-recorder", WINDOW, "--prometheus", "0.0.0.0:%d" % port,
+                   "--snapshot-webhook", "local", "-o", base] + RING, base_env())
+    try:
+        eq(post(port, "/metrics")[0], 405, "POST /metrics")
+        st, text = post(port, "/snapshot", body)
+        eq((st, "alert-N.gtrace" in text), (202, True), "POST /snapshot: %r" % text)
+        eq(wait_line(run_, "POST /snapshot: "), True, "the snapshot's line: %r" % run_.err)
+        if not any(re.search(r"POST /snapshot: \d+ records of the last [0-9.]+ s written to " +
+                             re.escape(alert), l) for l in run_.err):
+            raise AssertionError("the snapshot's line: %r" % run_.err)
+        eq([post(port, "/snapshot", body)[0] for _ in range(2)], [202, 202], "two more")
+        eq(wait_line(run_, "coalesced into the snapshot of"), True, "coalesced: %r" % run_.err)
+        ours = subprocess.run(["hostname", "-I"], capture_output=True, text=True).stdout.split()
+        ours = [a for a in ours if ":" not in a and not a.startswith("127.")]
+        if ours:
+            st, text = post(port, "/snapshot", body, host=ours[0])
+            eq((st, "from this host only" in text), (403, True), "a peer at %s" % ours[0])
+        else:
+            print("SKIP the 403 of a peer off loopback: this host has no other IPv4 address")
+    finally:
+        run_.resume()
+    eq(sorted(f for f in os.listdir(TMP) if f.startswith("wh.")), ["wh.alert-1.gtrace"],
+       "files of the recorder")
+    corrs = scan(alert)["corrs"]
+    eq((corrs == list(range(corrs[0], corrs[0] + len(corrs))), corrs[-1]), (True, 3 * ROUNDS),
+       "the run's last launches, in a row")
+    check_leaks(alert)
+    p = subprocess.run([GPUTRACE, "record", "--snapshot-webhook", "local", "--flight-recorder",
+                        WINDOW, "-o", os.path.join(TMP, "whx.gtrace"), "--", prog("flight"), "2"],
+                       env=base_env(), input="\n", capture_output=True, text=True, timeout=60)
+    if p.returncode == 0 or "it needs both" not in p.stderr:
+        raise AssertionError("--snapshot-webhook without --prometheus: %d %r" %
+                             (p.returncode, p.stderr))
+    p = run([GPUTRACE, "record", "--snapshot-webhook", "everyone", "--", prog("flight"), "2"],
+            base_env())
+    if p.returncode != 2 or "local (POST from this host only) or any" not in p.stderr:
+        raise AssertionError("--snapshot-webhook everyone: %d %r" % (p.returncode, p.stderr))
+
+
 if __name__ == "__main__":
     main([test_snapshot_is_the_runs_tail, test_graph_made_before_the_window,
           test_keep_bounds_the_window_in_time, test_flight_recorder_duration,
-          test_plain_preload_knob,
+          test_plain_preload_knob, test_snapshot_webhook,
           test_empty_recorder_and_bad_targets])
