@@ -390,7 +390,10 @@ static pid_t start_command(char **cmd, const char *shim, const char *socket_path
   _exit(127);
 }
 
+static int g_last_signal; /* the signal that ended the last process waited for */
+
 static int decode_status(int status) {
+  g_last_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   if (WIFSIGNALED(status))
     return 128 + WTERMSIG(status);
   return WEXITSTATUS(status);
@@ -502,6 +505,14 @@ int cmd_record(int argc, char **argv) {
   int status = child <= 0 ? 127
                : sfd >= 0 ? wait_command(child, sfd)
                           : wait_status(child);
+  if (child > 0 && g_last_signal && o.flight) { /* the flight recorder's trigger */
+    unsigned char died[GT_CONTROL_DIED_BYTES] = {GT_CONTROL_DIED,
+                                                 (unsigned char)g_last_signal};
+    uint32_t pid = (uint32_t)child;
+    memcpy(died + 2, &pid, sizeof pid);
+    ssize_t ignored = write(control_w, died, sizeof died);
+    (void)ignored;
+  }
   close(control_w); /* the collector finishes once the traced processes are gone */
   int coll_status = wait_status(coll);
   if (coll_status != 0) {

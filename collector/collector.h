@@ -199,6 +199,11 @@ void gt_control_serve(struct gt_control *c, int signalled, unsigned alerted,
  * snapshot (BASE.oom-N.gtrace), written by a later serve once names_in
  * (the symbolizer has named every stack taken) or after a bounded wait. */
 void gt_control_observe(struct gt_control *c, const struct gt_record *rec);
+/* The command (pid) died of signal sig, and its records are all taken: a
+ * snapshot (BASE.signal-N.gtrace) by a later serve, unless sig is SIGINT,
+ * SIGTERM or SIGHUP. Pending: one is due, so the run must not end yet. */
+void gt_control_died(struct gt_control *c, int sig, uint32_t pid);
+int gt_control_pending(const struct gt_control *c);
 void gt_control_close(struct gt_control *c);
 
 /* ---- knames.c: kernel names held back until a launch refers to them ---- */

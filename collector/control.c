@@ -29,9 +29,16 @@
  *    requests (POST /snapshot, prom.c; an Alertmanager's alerts) write
  *    BASE.alert-N.gtrace the same way, at most one per ALERT_INTERVAL_NS:
  *    the first of a storm, the rest said once each as coalesced.
+ *  - The command's death by a signal (`record` tells it on its control
+ *    pipe, protocol.h GT_CONTROL_DIED; gt_control_died, once the process's
+ *    records are all taken) writes BASE.signal-N.gtrace, named as the OOM
+ *    trigger's, unless the signal ends programs on purpose (SIGINT,
+ *    SIGTERM, SIGHUP). The run does not end while it is pending
+ *    (gt_control_pending).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +66,9 @@ struct gt_control {
   uint64_t oom_due_ns;    /* its snapshot is pending since then; 0: none */
   uint64_t oom_last_ns;   /* the last out-of-memory snapshot; 0: none yet */
   uint64_t alert_last_ns; /* the last webhook snapshot; 0: none yet */
+  int died_sig;           /* the command's death by this signal awaits its snapshot */
+  uint32_t died_pid;
+  uint64_t died_due_ns; /* since when (the first serve after it); 0: not yet */
 };
 
 struct gt_control *gt_control_open(const char *data_socket, const char *output, char *err,
@@ -202,20 +212,17 @@ static void serve_request(int conn, struct gt_sink *sink, struct gt_output *out)
   (void)ignored;
 }
 
-/* SIGUSR2 (why "snapshot") or a trigger ("oom"): a snapshot to
- * BASE.WHY-N.gtrace. */
+/* SIGUSR2 (why "snapshot") or a trigger ("oom", "alert", "signal"): a
+ * snapshot to BASE.WHY-N.gtrace, said on stderr after `cause`. */
 static void snapshot_beside(struct gt_control *c, struct gt_sink *sink,
-                            struct gt_output *out, const char *why) {
+                            struct gt_output *out, const char *why, const char *cause) {
   char prefix[4200], path[4300], err[600];
   snprintf(prefix, sizeof prefix, "%s.%s-", c->base, why);
   int fd = gt_out_pick(prefix, 1, ".gtrace", path, sizeof path, err, sizeof err);
   struct gt_snapshot_stats st;
   if (fd >= 0 && snapshot(sink, out, fd, path, 0, &st, err, sizeof err) == 0)
     gt_collector_say("flight recorder: %s%llu records of the last %.1f s written to %s",
-                     strcmp(why, "oom") == 0     ? "an allocation ran out of memory: "
-                     : strcmp(why, "alert") == 0 ? "POST /snapshot: "
-                                                 : "",
-                     (unsigned long long)st.records,
+                     cause, (unsigned long long)st.records,
                      (double)(st.to_ns - st.from_ns) / 1e9, path);
   else
     gt_collector_say("flight recorder: no snapshot: %s", err);
@@ -238,7 +245,7 @@ static void serve_trigger(struct gt_control *c, struct gt_sink *sink,
   c->oom_seen = 0;
   if (!c->oom_due_ns || (!names_in && now_ns - c->oom_due_ns < OOM_NAMES_WAIT_NS))
     return;
-  snapshot_beside(c, sink, out, "oom");
+  snapshot_beside(c, sink, out, "oom", "an allocation ran out of memory: ");
   c->oom_due_ns = 0;
   c->oom_last_ns = now_ns;
 }
@@ -254,8 +261,43 @@ static void serve_alerts(struct gt_control *c, unsigned alerted, struct gt_sink 
                      (double)(now_ns - c->alert_last_ns) / 1e9);
     return;
   }
-  snapshot_beside(c, sink, out, "alert");
+  snapshot_beside(c, sink, out, "alert", "POST /snapshot: ");
   c->alert_last_ns = now_ns;
+}
+
+/* Signals that end a program on purpose (a person's ^C, a stop, the
+ * terminal gone): no snapshot. Any other death by a signal is a crash
+ * (SIGSEGV, SIGABRT, SIGBUS, ...) or a kill (SIGKILL: the kernel's OOM
+ * killer, a container's memory limit). */
+static int deliberate(int sig) {
+  return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+}
+
+void gt_control_died(struct gt_control *c, int sig, uint32_t pid) {
+  if (!c || deliberate(sig))
+    return;
+  c->died_sig = sig;
+  c->died_pid = pid;
+  c->died_due_ns = 0;
+}
+
+int gt_control_pending(const struct gt_control *c) {
+  return c && c->died_sig;
+}
+
+/* The command's death: once the names are in, as the OOM trigger's. */
+static void serve_death(struct gt_control *c, struct gt_sink *sink, struct gt_output *out,
+                        uint64_t now_ns, int names_in) {
+  if (!c->died_due_ns)
+    c->died_due_ns = now_ns;
+  if (!names_in && now_ns - c->died_due_ns < OOM_NAMES_WAIT_NS)
+    return;
+  char cause[160];
+  snprintf(cause, sizeof cause,
+           "the command (pid %u) died of signal %d (%s): ", c->died_pid, c->died_sig,
+           strsignal(c->died_sig));
+  snapshot_beside(c, sink, out, "signal", cause);
+  c->died_sig = 0;
 }
 
 void gt_control_serve(struct gt_control *c, int signalled, unsigned alerted,
@@ -267,9 +309,11 @@ void gt_control_serve(struct gt_control *c, int signalled, unsigned alerted,
     return;
   }
   if (signalled)
-    snapshot_beside(c, sink, out, "snapshot");
+    snapshot_beside(c, sink, out, "snapshot", "");
   if (alerted)
     serve_alerts(c, alerted, sink, out, now_ns);
+  if (c->died_sig)
+    serve_death(c, sink, out, now_ns, names_in);
   serve_trigger(c, sink, out, now_ns, names_in);
   if (now_ns - c->polled_ns < POLL_EVERY_NS)
     return;

@@ -216,6 +216,8 @@ struct state {
   uint64_t idle_since_ns; /* when the last process went away */
   int control_fd;         /* -1 once it reached EOF (or without one) */
   int never_ran;          /* record wrote GT_CONTROL_NEVER_RAN: no closing line */
+  int died_sig;           /* record wrote GT_CONTROL_DIED: the command's signal */
+  uint32_t died_pid;      /* and its pid, until its records are all taken */
   struct gt_symq *symq;
 };
 
@@ -262,6 +264,37 @@ static void end_older_images(struct state *st, struct gt_client *newer, uint64_t
       gt_client_hangup(st->clients[i], now);
 }
 
+/* record's words on the control pipe (protocol.h), or its EOF. A message
+ * is written whole, at once (under PIPE_BUF): read whole. */
+static void read_control(struct state *st) {
+  unsigned char buf[64];
+  ssize_t got = read(st->control_fd, buf, sizeof buf);
+  if (got <= 0) {
+    st->control_fd = -1;
+    return;
+  }
+  for (size_t i = 0; i < (size_t)got; i++)
+    if (buf[i] == GT_CONTROL_NEVER_RAN) {
+      st->never_ran = 1;
+    } else if (buf[i] == GT_CONTROL_DIED && (size_t)got - i >= GT_CONTROL_DIED_BYTES) {
+      st->died_sig = buf[i + 1];
+      memcpy(&st->died_pid, buf + i + 2, sizeof st->died_pid);
+      i += GT_CONTROL_DIED_BYTES - 1;
+    }
+}
+
+/* The command died of a signal: once its records are all taken (no client
+ * of its pid is left), the flight recorder's trigger (control.c). */
+static void serve_death(struct state *st, struct gt_control *ctl) {
+  if (!st->died_sig)
+    return;
+  for (int i = 0; i < st->nclients; i++)
+    if (gt_client_pid(st->clients[i]) == st->died_pid)
+      return;
+  gt_control_died(ctl, st->died_sig, st->died_pid);
+  st->died_sig = 0;
+}
+
 /* Poll the listening socket, the control pipe, and every client's socket
  * and pidfd; wait up to timeout_ms for anything; hand events to clients. */
 static void watch(struct state *st, int listen_fd, struct gt_sink *sink, int timeout_ms) {
@@ -276,14 +309,8 @@ static void watch(struct state *st, int listen_fd, struct gt_sink *sink, int tim
   if (poll(p, (nfds_t)n, timeout_ms) < 0)
     for (int i = 0; i < n; i++)
       p[i].revents = 0; /* EINTR: deadlines are still checked below */
-  if (st->control_fd >= 0 && p[1].revents) {
-    char buf[64];
-    ssize_t got = read(st->control_fd, buf, sizeof buf);
-    if (got <= 0)
-      st->control_fd = -1;
-    else if (memchr(buf, GT_CONTROL_NEVER_RAN, (size_t)got))
-      st->never_ran = 1;
-  }
+  if (st->control_fd >= 0 && p[1].revents)
+    read_control(st);
   uint64_t now = gt_now_ns();
   int nclients = st->nclients; /* p[] follows this order; removal moves the last */
   for (int i = nclients; i-- > 0;) {
@@ -481,6 +508,7 @@ static void run(struct state *st, const struct options *o, int listen_fd,
       roll_now(sink, out);
     int snap = g_snap;
     g_snap = 0;
+    serve_death(st, ctl);
     gt_control_serve(ctl, snap, gt_prom_alerts(obs->prom), sink, out, now,
                      gt_symq_idle(st->symq)); /* the flight recorder's snapshots */
     if (now - last_cut >= GT_CUT_INTERVAL_NS) {
@@ -489,7 +517,8 @@ static void run(struct state *st, const struct options *o, int listen_fd,
     }
     if (g_stop)
       stop_early(st, sink);
-    if (!moved && !gt_sink_pending(sink) && finished(st, o, now))
+    if (!moved && !gt_sink_pending(sink) && !st->died_sig && !gt_control_pending(ctl) &&
+        finished(st, o, now))
       return;
   }
 }

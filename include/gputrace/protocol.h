@@ -60,6 +60,10 @@
 /* `record` to its collector, on the --control-fd pipe (whose EOF says the
  * command has exited): the command could not be run, so no closing line. */
 #define GT_CONTROL_NEVER_RAN 'n'
+/* ... and the command died of a signal: this byte, the signal (one byte),
+ * the command's pid (4 bytes, host order), written at once before the EOF. */
+#define GT_CONTROL_DIED 'k'
+#define GT_CONTROL_DIED_BYTES 6u
 /* The largest ring a collector maps (GPUTRACE_RING_KB's upper bound). */
 #define GT_RING_MAX_BYTES (1ull << 30)
 

@@ -402,8 +402,52 @@ def test_snapshot_webhook():
         raise AssertionError("--snapshot-webhook everyone: %d %r" % (p.returncode, p.stderr))
 
 
+def command_pid(run_):
+    """The traced command: `record`'s child."""
+    with open("/proc/%d/task/%d/children" % (run_.p.pid, run_.p.pid)) as f:
+        kids = [int(x) for x in f.read().split()]
+
+    def program(pid):
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return os.path.basename(f.read().split(b"\0")[0])
+    kids = [k for k in kids if program(k) == b"flight"]  # not the collector
+    eq(len(kids), 1, "record's children running flight")
+    return kids[0]
+
+
+def test_death_by_signal():
+    """The command killed by SIGSEGV: `record` tells its collector, which
+    writes BASE.signal-1.gtrace once the command's records are all taken:
+    the run's last launches in a row, the leaks exact, one line naming the
+    signal; record's status 139. Killed by SIGTERM (a stop on purpose): no
+    snapshot."""
+    for sig, name, want in ((signal.SIGSEGV, "ds", ["ds.signal-1.gtrace"]),
+                            (signal.SIGTERM, "dt", [])):
+        base = os.path.join(TMP, name + ".gtrace")
+        run_ = Paused(["--flight-recorder", WINDOW, "-o", base] + RING, base_env())
+        os.kill(command_pid(run_), sig)
+        run_.p.stdin.close()
+        eq(run_.p.wait(timeout=120), 128 + sig, "record's status after %s" % sig.name)
+        time.sleep(0.2)  # the stderr thread reads the last lines
+        said = [l for l in run_.err if "died of signal" in l]
+        eq(sorted(f for f in os.listdir(TMP) if f.startswith(name + ".")), want,
+           "snapshots after %s (%r)" % (sig.name, run_.err))
+        if not want:
+            eq(said, [], "a line for %s" % sig.name)
+            continue
+        snap = os.path.join(TMP, want[0])
+        if len(said) != 1 or not re.search(r"the command \(pid \d+\) died of signal 11 "
+                                            r"\(Segmentation fault\): \d+ records of the last "
+                                            r"[0-9.]+ s written to " + re.escape(snap), said[0]):
+            raise AssertionError("the snapshot's line: %r" % run_.err)
+        corrs = scan(snap)["corrs"]
+        eq((corrs == list(range(corrs[0], corrs[0] + len(corrs))), corrs[-1]),
+           (True, 3 * ROUNDS), "the run's last launches, in a row")
+        check_leaks(snap)
+
+
 if __name__ == "__main__":
     main([test_snapshot_is_the_runs_tail, test_graph_made_before_the_window,
           test_keep_bounds_the_window_in_time, test_flight_recorder_duration,
-          test_plain_preload_knob, test_snapshot_webhook,
+          test_plain_preload_knob, test_snapshot_webhook, test_death_by_signal,
           test_empty_recorder_and_bad_targets])
