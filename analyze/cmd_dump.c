@@ -42,6 +42,9 @@ static void print_json(struct dump *d, const struct gt_record *r) {
   gt_fields_json(d->out, r, d->model);
   if (r->stack_id)
     fprintf(d->out, ",\"stack_id\":%u", r->stack_id);
+  if (r->flags &
+      GT_F_REPLAYED) /* repeated from before the file (a set's, a snapshot's) */
+    fputs(",\"replayed\":true", d->out);
   fputs("}\n", d->out);
 }
 

@@ -12,9 +12,8 @@
  *    gputrace-snapshot-N.gtrace) and handed to the collector as a
  *    descriptor (protocol.h): it writes the snapshot into it. A snapshot
  *    that failed leaves no file.
- *  - --last DURATION keeps only the segments closed within DURATION of now:
- *    segment granularity (a segment holds about a quarter of the window),
- *    so the trace may begin up to one segment before.
+ *  - --last DURATION keeps exactly the records stamped within DURATION of
+ *    now: the collector cuts the window there (collector/flight.c).
  *  - gt_ctl_connect, gt_ctl_ask, gt_ctl_open_output, gt_ctl_drop_output
  *    and gt_ctl_why (commands.h) are the control socket's client, and the
  *    file a request hands over: cmd_start.c's too.
@@ -168,7 +167,7 @@ int cmd_snapshot(int argc, char **argv) {
       GT_OPT_OUTPUT(&output, "FILE", "the trace (default: gputrace-snapshot-N.gtrace)"),
       GT_OPT_FORCE(&force),
       GT_OPT_DURATION(0, "last", &last_ns, "DURATION",
-                      "only the segments of the last DURATION"),
+                      "only the records of the last DURATION"),
       GT_OPT_END,
   };
   const struct gt_command cmd = {

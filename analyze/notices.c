@@ -29,9 +29,16 @@ static void say_no_cuda(const char *cmd, const char *path) {
 }
 
 int gt_notice_no_cuda(const char *cmd, const char *path, struct gt_session *s) {
-  if (gt_model_totals(gt_session_model(s))->cuda_calls)
+  const struct gt_model_totals *t = gt_model_totals(gt_session_model(s));
+  if (t->cuda_calls)
     return 0;
-  say_no_cuda(cmd, path);
+  if (t->window_from_ns) /* the program was traced: it was quiet then */
+    fprintf(stderr,
+            "%s: note: no CUDA call in %s: the flight recorder's window it was cut to "
+            "(snapshot --last) holds none\n",
+            cmd, path);
+  else
+    say_no_cuda(cmd, path);
   return 1;
 }
 

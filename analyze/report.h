@@ -401,10 +401,11 @@ struct report {
   size_t nfindings, cfindings;
   struct rp_leak leak;
   struct rp_hw *hw; /* report_hw.c: NVML readings; NULL when the trace has none */
-  /* gputrace start/stop's notes (protocol.h GT_NOTE_*), the first RP_SWITCHES_MAX */
+  /* gputrace start/stop's notes and a snapshot's cut (protocol.h GT_NOTE_*),
+   * the first RP_SWITCHES_MAX */
   struct rp_switch {
     uint64_t ts_ns;
-    int started; /* 1: recording started; 0: stopped */
+    enum rp_switch_kind { RP_STOPPED, RP_STARTED, RP_CUT } what;
   } switches[RP_SWITCHES_MAX];
   size_t nswitches;
   /* Set before rp_read: sees every event of the pass after the layers

@@ -719,12 +719,17 @@ void rp_init(struct report *r, const struct rp_options *opt) {
   r->rgpu = gt_rgpu_new(0, &h);
 }
 
-/* A note of gputrace start/stop's, kept for the Recording lines. */
+/* A note of gputrace start/stop's or of a snapshot's cut, kept for the
+ * Recording lines. */
 static void note_switch(struct report *r, const struct gt_record *rec) {
+  static const char *const texts[] = {[RP_STOPPED] = GT_NOTE_STOPPED,
+                                      [RP_STARTED] = GT_NOTE_STARTED,
+                                      [RP_CUT] = GT_NOTE_WINDOW};
   const char *text = gt_model_text(r->model, rec);
-  int started = !strcmp(text, GT_NOTE_STARTED);
-  if ((started || !strcmp(text, GT_NOTE_STOPPED)) && r->nswitches < RP_SWITCHES_MAX)
-    r->switches[r->nswitches++] = (struct rp_switch){rec->ts_ns, started};
+  for (unsigned k = 0; k < sizeof texts / sizeof texts[0]; k++)
+    if (!strcmp(text, texts[k]) && r->nswitches < RP_SWITCHES_MAX)
+      r->switches[r->nswitches++] =
+          (struct rp_switch){rec->ts_ns, (enum rp_switch_kind)k};
 }
 
 static void feed(struct report *r, const struct gt_record *rec,

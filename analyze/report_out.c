@@ -490,15 +490,31 @@ static void text_memory(FILE *o, const struct report *r) {
             gt_fmt_bytes(a, sizeof a, r->held[i].bytes), r->held[i].holder->meaning);
 }
 
-/* gputrace start/stop's notes: when the recording switched. */
+/* What each switch note says, in text and JSON. */
+static const char *const switch_text[] = {
+    [RP_STOPPED] = "stopped by gputrace stop",
+    [RP_STARTED] = "started by gputrace start",
+    [RP_CUT] = "a flight recorder snapshot's records from here (snapshot --last)"};
+static const char *const switch_json[] = {
+    [RP_STOPPED] = "stopped", [RP_STARTED] = "started", [RP_CUT] = "snapshot_cut"};
+
+/* gputrace start/stop's notes, a snapshot's cut: what the recording holds. */
 static void text_switches(FILE *o, const struct report *r) {
   if (!r->nswitches)
     return;
-  fprintf(o, "\nRecording (gputrace start/stop)\n");
+  fprintf(o, "\nRecording (flight recorder: gputrace start/stop, snapshot --last)\n");
   for (size_t i = 0; i < r->nswitches; i++)
-    fprintf(o, "  %10.3f s  %s\n", (double)(r->switches[i].ts_ns - r->origin) / 1e9,
-            r->switches[i].started ? "started by gputrace start"
-                                   : "stopped by gputrace stop");
+    fprintf(o, "  %10.3f s  %s\n",
+            (double)(int64_t)(r->switches[i].ts_ns - r->origin) / 1e9,
+            switch_text[r->switches[i].what]);
+}
+
+static void json_switches(FILE *o, const struct report *r) {
+  fputs(",\"recording\":[", o);
+  for (size_t i = 0; i < r->nswitches; i++)
+    fprintf(o, "%s{\"ts_ns\":%" PRIu64 ",\"event\":\"%s\"}", i ? "," : "",
+            r->switches[i].ts_ns, switch_json[r->switches[i].what]);
+  fputs("]", o);
 }
 
 void rp_print_text(FILE *o, struct report *r, const char *path) {
@@ -793,5 +809,6 @@ void rp_print_json(FILE *o, struct report *r) {
   rp_requests_json(o, r);
   json_memory(o, r);
   rp_hw_json(o, r);
+  json_switches(o, r);
   fputs("}\n", o);
 }

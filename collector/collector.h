@@ -106,10 +106,31 @@ const char *gt_output_error(const struct gt_output *out);
 /* A rolling set's graph cache (zeros for a single file). */
 struct gt_graph_cache_stats;
 void gt_output_graph_stats(const struct gt_output *out, struct gt_graph_cache_stats *st);
+/* A record of a graph's making or use (graph_cache.c keeps it, not the heap
+ * carry), and a definition later records refer to (each file repeats it). */
+static inline int gt_output_is_graph(const struct gt_record *r) {
+  return r->kind == GT_KIND_GRAPH ||
+         (r->flags & (GT_F_GRAPH | GT_F_CAPTURED | GT_F_NODE));
+}
+static inline int gt_output_is_meta(const struct gt_record *r) {
+  switch (r->kind) {
+  case GT_KIND_PROCESS:
+    return r->u.proc.phase == GT_PROC_START;
+  case GT_KIND_KERNEL_NAME:
+  case GT_KIND_MODULE:
+  case GT_KIND_STACK:
+  case GT_KIND_PYFRAME:
+  case GT_KIND_FRAME:
+    return 1;
+  default:
+    return 0;
+  }
+}
 int gt_output_close(struct gt_output *out);
 /* The flight recorder's window as one trace on fd (named `name` in
  * messages; not closed): the segments closed within last_ns (0: all), after
- * a roll. 0, or -1 with a message in err. */
+ * a roll, cut at now - last_ns (gt_flight_compose). 0, or -1 with a message
+ * in err. */
 struct gt_snapshot_stats;
 int gt_output_snapshot(struct gt_output *out, int fd, const char *name, uint64_t last_ns,
                        struct gt_snapshot_stats *st, char *err, size_t errlen);
@@ -136,9 +157,12 @@ struct gt_snapshot_stats {
 };
 /* Write segs (oldest first) to fd as one trace: the first whole, each later
  * one without the records it repeats (GT_F_REPLAYED), except the making of
- * a graph no earlier segment of the snapshot holds. 0, or -1 and err. */
-int gt_flight_compose(const struct gt_segment *segs, size_t n, int fd, const char *name,
-                      struct gt_snapshot_stats *st, char *err, size_t errlen);
+ * a graph no earlier segment of the snapshot holds. from_ns (0: none) cuts
+ * the window there: records stamped before it are its past (flight.c's
+ * contract). 0, or -1 and err. */
+int gt_flight_compose(const struct gt_segment *segs, size_t n, uint64_t from_ns, int fd,
+                      const char *name, struct gt_snapshot_stats *st, char *err,
+                      size_t errlen);
 
 /* ---- graph_cache.c: how each graph was made, for the files of a rolling set ---- */
 struct gt_graph_cache;
@@ -156,6 +180,7 @@ struct gt_graph_cache_stats {
   uint64_t ever_dropped_groups, ever_dropped_records; /* over the run */
   uint64_t replayed_groups, replayed_records;         /* repeated into files */
 };
+#define GT_GRAPH_CACHE_MAX (32u << 20) /* a set's graph making kept (output.c) */
 struct gt_graph_cache *gt_graph_cache_new(size_t max_bytes);
 void gt_graph_cache_free(struct gt_graph_cache *c);
 /* `rec` goes into file number `file` next: first append to `out` the making
@@ -180,6 +205,9 @@ void gt_heap_carry_forget(struct gt_heap_carry *c, uint32_t pid); /* it ended */
 void gt_heap_carry_write(struct gt_heap_carry *c, uint64_t now_ns,
                          struct gt_replay_buf *out);
 uint64_t gt_heap_carry_blocks(const struct gt_heap_carry *c); /* live now */
+/* What a file starts with (an ALLOC or HEAP record flagged GT_F_CARRIED):
+ * taken as the blocks live and the peaks reached before its records. */
+void gt_heap_carry_seed(struct gt_heap_carry *c, const struct gt_record *rec);
 
 /* ---- control.c: the control socket and SIGUSR2, which ask the flight
  * recorder for a snapshot. Open: listen beside data_socket (NULL and err

@@ -11,6 +11,20 @@
  *    first: exactly what a reader of the set reads (common/trace_reader.c,
  *    keep_replayed), so the one file reads the same, with nothing counted
  *    twice. Block markers are the reader's: never written.
+ *  - Cut at from_ns (snapshot --last): the snapshot's own records are
+ *    exactly the window's records stamped at or after it (and those with
+ *    no time); what is stamped before it is the past, and only what gives
+ *    the rest its meaning is kept of it, as a file of a set repeats it: the
+ *    definitions (output.c's meta) flagged GT_F_REPLAYED, notes that say
+ *    part of the run is missing or untraced, the blocks live at from_ns and
+ *    the peaks reached by then (heap_carry.c, from the first segment's
+ *    carried blocks and the past's allocations and frees, over every
+ *    segment: file order is not time order across threads; a first pass),
+ *    each graph's making the cut left in the past, repeated just before the
+ *    record that first uses it (graph_cache.c, as at a rolling file's
+ *    start; a second pass, which writes). The first segment's own carried
+ *    blocks and peaks are replaced by those at from_ns. A NOTE stamped
+ *    from_ns opens the snapshot's own records (GT_NOTE_WINDOW).
  *  - The segments are ours, but a length is still checked before use: a bad
  *    chunk ends its segment (said in err, the snapshot is refused).
  */
@@ -33,7 +47,12 @@ struct compose {
   unsigned char *frame, *slots; /* one chunk, compressed and not */
   size_t frame_cap, slots_cap;
   ZSTD_DCtx *dctx;
+  uint64_t from_ns;              /* the cut (0: none) */
+  struct gt_heap_carry *heap;    /* the past's live blocks and peaks */
+  struct gt_graph_cache *graphs; /* the past's graph making */
+  struct gt_replay_buf replay;   /* what graph_cache gives back */
 };
+enum { PAST_FILE = 0, WINDOW_FILE = 1 }; /* the cut's two sides, to graph_cache */
 
 static int grow(unsigned char **buf, size_t *cap, size_t need) {
   if (need <= *cap)
@@ -46,41 +65,113 @@ static int grow(unsigned char **buf, size_t *cap, size_t need) {
   return 0;
 }
 
-/* Whether a record of a segment goes into the snapshot (the contract). */
-static int keep_record(struct compose *c, const struct gt_record *rec) {
+static void append(struct compose *c, const struct gt_record *rec, uint32_t add_flags) {
+  if (!add_flags) {
+    gt_writer_append(c->w, rec);
+    return;
+  }
+  unsigned char buf[GT_MAX_SLOTS * GT_SLOT_SIZE];
+  memcpy(buf, rec, (size_t)rec->nslots * GT_SLOT_SIZE);
+  ((struct gt_record *)(void *)buf)->flags |= add_flags;
+  gt_writer_append(c->w, (const void *)buf);
+}
+
+/* Records built here (a carry, a graph's making), less block markers. */
+static void append_all(struct compose *c, const struct gt_replay_buf *b) {
+  for (size_t off = 0; off < b->len;) {
+    const struct gt_record *rec = (const void *)(b->data + off);
+    if (!(rec->kind == GT_KIND_NOTE && (rec->flags & GT_F_REPLAY_BLOCK)))
+      append(c, rec, 0);
+    off += (size_t)rec->nslots * GT_SLOT_SIZE;
+  }
+}
+
+static int in_past(const struct compose *c, const struct gt_record *rec) {
+  return rec->ts_ns && rec->ts_ns < c->from_ns;
+}
+
+static int process_ended(const struct gt_record *rec) {
+  return rec->kind == GT_KIND_PROCESS && rec->u.proc.phase == GT_PROC_END;
+}
+
+/* The first pass of a cut: what was live, and how high, at from_ns. */
+static void take_past(struct compose *c, const struct gt_record *rec) {
+  if (rec->flags & GT_F_REPLAYED) {
+    if (!c->later)
+      gt_heap_carry_seed(c->heap, rec);
+  } else if (in_past(c, rec)) {
+    if (process_ended(rec))
+      gt_heap_carry_forget(c->heap, rec->pid);
+    else if (!gt_output_is_graph(rec))
+      gt_heap_carry_put(c->heap, rec);
+  }
+}
+
+/* Whether a repeated record of a segment goes in (the contract). */
+static int keep_repeat(struct compose *c, const struct gt_record *rec) {
   if (rec->kind == GT_KIND_NOTE && (rec->flags & GT_F_REPLAY_BLOCK)) {
     c->in_block = 1;
     c->block_keep = rec->u.note.last_file < c->first_index;
     return 0;
   }
-  if (!(rec->flags & GT_F_REPLAYED)) {
-    c->in_block = 0;
-    return 1;
-  }
-  return !c->later || (c->in_block && c->block_keep);
+  if (!c->later)
+    return !(c->from_ns && (rec->flags & GT_F_CARRIED)); /* replaced by the cut's */
+  return c->in_block && c->block_keep;
 }
 
-/* Filter one decompressed chunk in place and write what is kept. */
-static int write_kept(struct compose *c, size_t len) {
-  size_t in = 0, out = 0;
-  uint32_t records = 0;
-  while (in + GT_SLOT_SIZE <= len) {
+/* What of the past goes in: what the window's records refer to. */
+static uint32_t past_flags(const struct gt_record *rec) {
+  if (gt_output_is_meta(rec))
+    return GT_F_REPLAYED;
+  if (rec->kind == GT_KIND_NOTE && (rec->flags & (GT_F_INCOMPLETE | GT_F_UNTRACED)))
+    return GT_F_REPLAYED;
+  return 0;
+}
+
+/* The second pass (the only one without a cut): a record into the snapshot. */
+static void take(struct compose *c, const struct gt_record *rec) {
+  if (rec->flags & GT_F_REPLAYED) {
+    if (keep_repeat(c, rec))
+      append(c, rec, 0);
+    return;
+  }
+  c->in_block = 0;
+  if (!c->from_ns) {
+    append(c, rec, 0);
+    return;
+  }
+  int past = in_past(c, rec);
+  if (gt_output_is_graph(rec)) {
+    c->replay.len = c->replay.records = 0;
+    gt_graph_cache_put(c->graphs, rec, past ? PAST_FILE : WINDOW_FILE, &c->replay);
+    if (!past)
+      append_all(c, &c->replay);
+  } else if (past && process_ended(rec)) {
+    gt_graph_cache_forget(c->graphs, rec->pid);
+  }
+  if (!past)
+    append(c, rec, 0);
+  else if (past_flags(rec))
+    append(c, rec, past_flags(rec));
+}
+
+/* Each record of one decompressed chunk to fn. */
+static int each_record(struct compose *c, size_t len,
+                       void (*fn)(struct compose *, const struct gt_record *)) {
+  for (size_t in = 0; in + GT_SLOT_SIZE <= len;) {
     const struct gt_record *rec = (const void *)(c->slots + in);
     size_t rlen = (size_t)rec->nslots * GT_SLOT_SIZE;
     if (rlen == 0 || rlen > len - in)
       return -1;
-    if (keep_record(c, rec)) {
-      memmove(c->slots + out, rec, rlen);
-      out += rlen;
-      records++;
-    }
+    fn(c, rec);
     in += rlen;
   }
-  return records ? gt_writer_write_chunk(c->w, c->slots, out, records) : 0;
+  return gt_writer_error(c->w) ? -1 : 0;
 }
 
-/* Each chunk of one segment, decompressed, into the snapshot. */
-static int copy_segment(struct compose *c, const struct gt_segment *seg, char *err,
+/* Each chunk of one segment, decompressed, to fn. */
+static int read_segment(struct compose *c, const struct gt_segment *seg,
+                        void (*fn)(struct compose *, const struct gt_record *), char *err,
                         size_t errlen) {
   off_t off = sizeof(struct gt_file_header);
   struct gt_chunk_header h;
@@ -95,7 +186,7 @@ static int copy_segment(struct compose *c, const struct gt_segment *seg, char *e
             (ssize_t)h.compressed_bytes ||
         ZSTD_decompressDCtx(c->dctx, c->slots, raw, c->frame, h.compressed_bytes) !=
             raw ||
-        write_kept(c, raw) != 0) {
+        each_record(c, raw, fn) != 0) {
       snprintf(err, errlen, "flight recorder segment %u: unreadable chunk at %lld%s%s",
                seg->index, (long long)off, gt_writer_error(c->w) ? ": " : "",
                gt_writer_error(c->w) ? gt_writer_error(c->w) : "");
@@ -106,11 +197,50 @@ static int copy_segment(struct compose *c, const struct gt_segment *seg, char *e
   return 0;
 }
 
-int gt_flight_compose(const struct gt_segment *segs, size_t n, int fd, const char *name,
-                      struct gt_snapshot_stats *st, char *err, size_t errlen) {
+static int read_all(struct compose *c, const struct gt_segment *segs, size_t n,
+                    void (*fn)(struct compose *, const struct gt_record *), char *err,
+                    size_t errlen) {
+  for (size_t i = 0; i < n; i++) {
+    c->later = i > 0;
+    if (read_segment(c, &segs[i], fn, err, errlen) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* A cut's first records: the note, then the blocks live at from_ns. */
+static int open_cut(struct compose *c, const struct gt_segment *segs, size_t n, char *err,
+                    size_t errlen) {
+  if (!(c->heap = gt_heap_carry_new()) ||
+      !(c->graphs = gt_graph_cache_new(GT_GRAPH_CACHE_MAX))) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  if (read_all(c, segs, n, take_past, err, errlen) != 0)
+    return -1;
+  unsigned char buf[GT_MAX_SLOTS * GT_SLOT_SIZE];
+  struct gt_record *note = (void *)buf;
+  memset(note, 0, sizeof *note);
+  note->ts_ns = c->from_ns;
+  note->api = GT_API_gputrace_note;
+  note->kind = GT_KIND_NOTE;
+  gt_record_attach_text(note, GT_NOTE_WINDOW, strlen(GT_NOTE_WINDOW));
+  append(c, note, 0);
+  struct gt_replay_buf carried = {0};
+  gt_heap_carry_write(c->heap, c->from_ns, &carried);
+  append_all(c, &carried);
+  free(carried.data);
+  return 0;
+}
+
+int gt_flight_compose(const struct gt_segment *segs, size_t n, uint64_t from_ns, int fd,
+                      const char *name, struct gt_snapshot_stats *st, char *err,
+                      size_t errlen) {
   memset(st, 0, sizeof *st);
   int wfd = dup(fd); /* the writer closes its own */
-  struct compose c = {.first_index = n ? segs[0].index : 0, .dctx = ZSTD_createDCtx()};
+  struct compose c = {.first_index = n ? segs[0].index : 0,
+                      .dctx = ZSTD_createDCtx(),
+                      .from_ns = from_ns};
   if (wfd < 0 || !c.dctx) {
     snprintf(err, errlen, "%s: %s", name, wfd < 0 ? strerror(errno) : "out of memory");
     if (wfd >= 0)
@@ -119,12 +249,13 @@ int gt_flight_compose(const struct gt_segment *segs, size_t n, int fd, const cha
     return -1;
   }
   int rc = (c.w = gt_writer_open_fd(wfd, name, 0, err, errlen)) ? 0 : -1;
-  for (size_t i = 0; rc == 0 && i < n; i++) {
-    c.later = i > 0;
-    rc = copy_segment(&c, &segs[i], err, errlen);
-    st->segments++;
-  }
+  if (rc == 0 && from_ns && n)
+    rc = open_cut(&c, segs, n, err, errlen);
+  if (rc == 0)
+    rc = read_all(&c, segs, n, take, err, errlen);
+  st->segments = n;
   if (c.w) {
+    gt_writer_flush(c.w);
     st->records = gt_writer_records(c.w);
     const char *werr = gt_writer_error(c.w);
     if (rc == 0 && werr) {
@@ -138,11 +269,14 @@ int gt_flight_compose(const struct gt_segment *segs, size_t n, int fd, const cha
     st->bytes = (uint64_t)lseek(fd, 0, SEEK_END);
   }
   if (n) {
-    st->from_ns = segs[0].opened_ns;
+    st->from_ns = from_ns > segs[0].opened_ns ? from_ns : segs[0].opened_ns;
     st->to_ns = segs[n - 1].closed_ns;
   }
   free(c.frame);
   free(c.slots);
+  free(c.replay.data);
+  gt_heap_carry_free(c.heap);
+  gt_graph_cache_free(c.graphs);
   ZSTD_freeDCtx(c.dctx);
   return rc;
 }

@@ -29,6 +29,10 @@
  *    than the last queued waits in a binary heap; the earlier of the two
  *    fronts is applied first (docs/PERFORMANCE.md, Flight recorder: the
  *    heap alone was 44 % of the collector's CPU in an allocation storm).
+ *  - gt_heap_carry_seed starts a carry from a file's own start (a flight
+ *    recorder's snapshot cut inside a segment: flight.c): its carried
+ *    blocks are held as the allocations they were, its HEAP record's peaks
+ *    are the peaks so far.
  *  - A process that ended is forgotten (gt_heap_carry_forget).
  *  - Memory: one record (96 bytes) and one heap block per live
  *    allocation, and the records held (HOLD_NS of allocations and frees).
@@ -214,6 +218,19 @@ void gt_heap_carry_put(struct gt_heap_carry *c, const struct gt_record *r) {
     hold(c, r);
   for (const struct held *e; (e = earliest(c)) && e->rec.ts_ns + HOLD_NS <= c->newest;)
     apply_earliest(c);
+}
+
+void gt_heap_carry_seed(struct gt_heap_carry *c, const struct gt_record *rec) {
+  if (!(rec->flags & GT_F_CARRIED))
+    return;
+  if (rec->kind == GT_KIND_HEAP) {
+    add_pid(c, rec->pid);
+    gt_heap_carry(c->heap, rec);
+  } else if (rec->kind == GT_KIND_ALLOC) {
+    struct gt_record r = *rec; /* the block as it was allocated */
+    r.flags &= ~(GT_F_REPLAYED | GT_F_CARRIED);
+    hold(c, &r);
+  }
 }
 
 void gt_heap_carry_forget(struct gt_heap_carry *c, uint32_t pid) {

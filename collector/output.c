@@ -73,8 +73,6 @@
 #include "gputrace/protocol.h"
 #include "gputrace/trace_file.h"
 
-#define GT_GRAPH_CACHE_MAX (32u << 20)
-
 #define MIN_ROLL_BYTES (1u << 20)
 #define REPLAY_SHARE 4 /* a file's repeats: at most 1/REPLAY_SHARE of it */
 #define FREE_FLOOR_BYTES (1ull << 30)
@@ -426,8 +424,7 @@ static int write_rolling(struct gt_output *out, const unsigned char *slots, size
     size_t rlen = (size_t)r->nslots * GT_SLOT_SIZE;
     if (rlen == 0 || rlen > len - off)
       break; /* not a whole record: the sink writes none such */
-    if (r->kind == GT_KIND_GRAPH ||
-        (r->flags & (GT_F_GRAPH | GT_F_CAPTURED | GT_F_NODE))) {
+    if (gt_output_is_graph(r)) {
       out->lazy.len = 0;
       out->lazy.records = 0;
       gt_graph_cache_put(out->graphs, r, out->index, &out->lazy);
@@ -469,22 +466,6 @@ void gt_output_tick(struct gt_output *out, uint64_t now_ns) {
     gt_output_roll(out);
 }
 
-/* A definition later records refer to (graph making: graph_cache.c). */
-static int is_meta(const struct gt_record *r) {
-  switch (r->kind) {
-  case GT_KIND_PROCESS:
-    return r->u.proc.phase == GT_PROC_START;
-  case GT_KIND_KERNEL_NAME:
-  case GT_KIND_MODULE:
-  case GT_KIND_STACK:
-  case GT_KIND_PYFRAME:
-  case GT_KIND_FRAME:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
 /* Forget what a process that ended had cached. */
 static void forget_pid(struct gt_output *out, uint32_t pid) {
   size_t w = 0;
@@ -513,7 +494,7 @@ static void remember(struct gt_output *out, const struct gt_record *rec) {
     return;
   }
   gt_heap_carry_put(out->heap, rec);
-  if (!is_meta(rec))
+  if (!gt_output_is_meta(rec))
     return;
   size_t len = (size_t)rec->nslots * GT_SLOT_SIZE;
   if (out->meta_len + len > out->meta_cap) {
@@ -586,7 +567,7 @@ int gt_output_close(struct gt_output *out) {
 
 /* Roll, so that every record taken so far is in a closed segment, then
  * write the kept segments (those closed within last_ns of now: 0, all) as
- * one trace (flight.c). */
+ * one trace (flight.c), cut at now - last_ns when the first began before. */
 int gt_output_snapshot(struct gt_output *out, int fd, const char *name, uint64_t last_ns,
                        struct gt_snapshot_stats *st, char *err, size_t errlen) {
   if (!out->o.flight_bytes) {
@@ -616,7 +597,10 @@ int gt_output_snapshot(struct gt_output *out, int fd, const char *name, uint64_t
     const struct closed_file *f = &out->closed[first + i];
     segs[i] = (struct gt_segment){f->fd, f->index, f->opened_ns, f->closed_ns};
   }
-  int rc = gt_flight_compose(segs, n, fd, name, st, err, errlen);
+  uint64_t from = last_ns && last_ns < now ? now - last_ns : 0;
+  if (!n || from <= segs[0].opened_ns)
+    from = 0; /* the window is younger than asked: all of it */
+  int rc = gt_flight_compose(segs, n, from, fd, name, st, err, errlen);
   free(segs);
   return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gputrace/protocol.h"
 #include "gputrace/trace_file.h"
 #include "util.h"
 
@@ -176,6 +177,10 @@ void gt_model_feed_made(struct gt_model *m, const struct gt_record *r,
   case GT_KIND_HEAP:
     if (m->heap)
       gt_heap_carry(m->heap, r);
+    break;
+  case GT_KIND_NOTE:
+    if (!strcmp(gt_model_text(m, r), GT_NOTE_WINDOW))
+      m->totals.window_from_ns = r->ts_ns;
     break;
   case GT_KIND_PROCESS:
     if (r->u.proc.phase == GT_PROC_START) {

@@ -57,6 +57,9 @@ struct gt_model_totals {
    * 0 here means the program's CUDA was not traced at all (every command
    * warns: analyze/notices.h). */
   uint64_t cuda_calls;
+  /* A flight recorder's snapshot cut by --last (GT_NOTE_WINDOW): where its
+   * window starts; 0 for any other trace. */
+  uint64_t window_from_ns;
 };
 
 struct gt_model;

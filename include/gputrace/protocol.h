@@ -165,6 +165,8 @@ int gt_hello_exchange(int sock, const struct gt_hello *hello, int memfd, int tim
 /* The NOTE each switch leaves in the trace (report lists them). */
 #define GT_NOTE_STARTED "recording started by gputrace start"
 #define GT_NOTE_STOPPED "recording stopped by gputrace stop"
+/* Opens a snapshot cut by --last, stamped where the cut is (flight.c). */
+#define GT_NOTE_WINDOW "flight recorder snapshot: the records from here on"
 #define GT_CTL_LINE_MAX 512
 
 #endif

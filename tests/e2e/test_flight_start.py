@@ -110,10 +110,15 @@ def check_readers(path):
     p = run([GPUTRACE, "report", path], base_env())
     eq((p.returncode, "warning" in p.stderr), (0, False), "report (%s)" % p.stderr)
     listed = re.findall(r"^  +([0-9.]+) s  (started|stopped) by gputrace (start|stop)$",
-                        p.stdout.split("Recording (gputrace start/stop)\n", 1)[-1], re.M)
+                        p.stdout.split("\nRecording (flight recorder: gputrace start/stop, "
+                                       "snapshot --last)\n", 1)[-1], re.M)
     eq([(w, c) for _, w, c in listed], [("started", "start"), ("stopped", "stop")],
        "report's Recording lines")
     eq(float(listed[0][0]) <= float(listed[1][0]), True, "started before stopped")
+    notes = [r["ts_ns"] for r in dump(path) if r["kind"] == "note" and not r.get("replayed")]
+    rep = json.loads(run([GPUTRACE, "report", "--json", path], base_env(), check_rc=0).stdout)
+    eq(rep["recording"], [{"ts_ns": notes[0], "event": "started"},
+                          {"ts_ns": notes[-1], "event": "stopped"}], "report --json's recording")
 
 
 def test_start_stop_records_the_middle():
