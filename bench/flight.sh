@@ -9,7 +9,8 @@
 # window's memfd pages are not in it: the flight recorder's closing line
 # says how much it kept). Then one snapshot of a full window: tests/cuda/
 # flight (a paused loop of launches) under --flight-recorder WINDOW, the
-# time `gputrace snapshot` takes and what it wrote.
+# time `gputrace snapshot` takes, whole and cut by --last halfway through
+# the run (two passes over the window: flight.c), and what it wrote.
 # Usage: bench/flight.sh [REPS=5] [LAUNCHES=1000000] [BUILD=build] [WINDOW=64MiB]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,19 +64,33 @@ for work in launch alloc; do
   done
 done
 
-# A snapshot of a full window: a paused program, its recorder asked once.
+# Snapshots of a full window: a paused program, its recorder asked REPS
+# times, whole and cut (--last) halfway through the program's run, alternating.
+mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
 rounds=$((n * 2))
 exec 3> >(cat >/dev/null)
+began=$(mono)
 coproc FLIGHT { "$gputrace" record --flight-recorder "$window" -o "$tmp/f.gtrace" \
   -- "$build/tests/cuda/flight" "$rounds" 2>"$tmp/rec.err"; }
 while read -r line <&"${FLIGHT[0]}"; do [[ $line == "flight: paused" ]] && break; done
+paused=$(mono)
 sleep 1
 pid=$(sed -n 's/.*flight recorder in collector \([0-9]*\).*/\1/p' "$tmp/rec.err")
-start=$(date +%s.%N)
-"$gputrace" snapshot -o "$tmp/snap.gtrace" "$pid" 2>"$tmp/snap.err"
-end=$(date +%s.%N)
+declare -A took said
+for ((i = 1; i <= reps; i++)); do
+  for mode in whole cut; do
+    args=()
+    [ $mode = cut ] && args=(--last "$(($(mono) - (began + paused) / 2))ns")
+    start=$(date +%s.%N)
+    "$gputrace" snapshot --force "${args[@]}" -o "$tmp/snap.gtrace" "$pid" 2>"$tmp/snap.err"
+    end=$(date +%s.%N)
+    took[$mode]+="$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f", b - a}') "
+    said[$mode]=$(sed 's/^gputrace snapshot: //' "$tmp/snap.err")
+  done
+done
 echo >&"${FLIGHT[1]}"
 wait "$FLIGHT_PID" || true
-echo "snapshot of a paused tests/cuda/flight $rounds under --flight-recorder $window:" \
-  "$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f s", b - a}');" \
-  "$(sed 's/^gputrace snapshot: //' "$tmp/snap.err")"
+for mode in whole cut; do
+  echo "snapshot ($mode) of a paused tests/cuda/flight $rounds under --flight-recorder" \
+    "$window: median $(med "${took[$mode]}") s of ${took[$mode]}; last: ${said[$mode]}"
+done
