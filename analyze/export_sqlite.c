@@ -504,12 +504,14 @@ int ex_sqlite_open(struct ex_writer *w, const char *path, int fd, char *err,
   l->w = w;
   snprintf(l->path, sizeof l->path, "%s", path);
   temp_beside(path);
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE |
-              SQLITE_OPEN_NOMUTEX;
+  /* extended result codes set after the open: SQLITE_OPEN_EXRESCODE is
+   * 3.37's, and the bundle is built against Debian 11's 3.34 */
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path, &l->db, flags, NULL) != SQLITE_OK) {
     snprintf(err, errlen, "%s: %s", path, l->db ? sqlite3_errmsg(l->db) : "cannot open");
     return -1;
   }
+  sqlite3_extended_result_codes(l->db, 1);
   if (!same_file(path, fd)) {
     snprintf(err, errlen, "%s: changed while it was being opened (not written)", path);
     return -1;

@@ -262,11 +262,12 @@ static void text_ev(FILE *o, const struct rp_ev *e) {
   case RP_EV_JSON:
     fputs(e->s, o);
     break;
-  case RP_EV_STR:
+  case RP_EV_STR: {
     char *b2 = gt_xcalloc(1, strlen(e->s) + 1); /* the clean text is no longer */
     fprintf(o, "\"%s\"", gt_text_clean(b2, strlen(e->s) + 1, e->s));
     free(b2);
     break;
+  }
   }
 }
 

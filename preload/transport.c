@@ -37,6 +37,10 @@
 #include "gputrace/protocol.h"
 #include "shim.h"
 
+#ifndef SYS_close_range /* glibc before 2.34's headers (the bundle's Debian 11 build) */
+#define SYS_close_range 436 /* Linux 5.9, the same number on every architecture */
+#endif
+
 extern char **environ;
 
 static char g_socket[108];

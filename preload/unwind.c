@@ -67,6 +67,19 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#ifndef DLFO_STRUCT_HAS_EH_DBASE
+/* Headers of glibc before 2.35 (the bundle's Debian 11 build): its layout
+ * on x86-64 (no dlfo_eh_dbase, no dlfo_eh_count), as 2.35's dlfcn.h has it;
+ * the function itself is looked up at run time either way. */
+struct dl_find_object {
+  unsigned long long dlfo_flags;
+  void *dlfo_map_start, *dlfo_map_end;
+  struct link_map *dlfo_link_map;
+  void *dlfo_eh_frame;
+  unsigned long long reserved[7];
+};
+#endif
+
 #define GT_RULE_SLOTS 32768u    /* 1 MiB: 32 B a slot */
 #define GT_MAX_FRAME (1u << 20) /* a larger frame falls back (exact, slower) */
 #define GT_CFI_STATES 8         /* DW_CFA_remember_state nesting */
@@ -363,6 +376,7 @@ static void set_reg(struct cfi_row *r, uint64_t reg, int how, int64_t off) {
  * realigned through a DRAP register (cuBLAS has thousands). */
 static int breg_block(struct cur *c, uint64_t len, int deref, uint8_t *reg,
                       int64_t *off) {
+  *reg = 0xff, *off = 0; /* no register: what a caller reads when it failed */
   if (!need(c, len))
     return 0;
   struct cur b = {c->p, c->p, c->p + len, 0};

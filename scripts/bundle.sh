@@ -14,24 +14,69 @@
 # never gets a bundled library; it finds its collector at ../bin. Debug
 # information is stripped from the copies (symbols stay).
 #
-# Usage: scripts/bundle.sh [--build-dir DIR] [--no-build] [-o TARBALL]
+# A bundle runs with the glibc it was built on or a newer one. --root ROOT
+# builds it in a Debian 11 (bullseye, glibc 2.31) root instead, with that
+# release's libraries: the bundle then runs in Debian 11, Ubuntu 20.04 and
+# newer images alike (tests/bundle/test_old_glibc.py runs it there). ROOT is
+# made with debootstrap from Debian's registry when it does not exist (about
+# a minute, 400 MB; needs root); the tracked sources are copied into it.
+#
+# Usage: scripts/bundle.sh [--build-dir DIR] [--no-build] [--root ROOT] [-o TARBALL]
 #   default: a Release build in build-release/, the tarball in build/.
 #   --no-build packages what DIR already holds (the tests use it).
+# Status: 0 written; 2 bad usage or a build missing; 3 ROOT could not be
+# made (no root privileges, no debootstrap, the registry unreachable); 1 else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build-release
 do_build=1
 out=""
+in_root=""
 while (($#)); do
   case $1 in
   --build-dir) build=$2; shift 2 ;;
   --no-build) do_build=0; shift ;;
+  --root) in_root=$2; shift 2 ;;
   -o) out=$2; shift 2 ;;
   *) echo "bundle.sh: unknown option $1 (see the header of scripts/bundle.sh)" >&2; exit 2 ;;
   esac
 done
 version=$(sed -n 's/^project(gputrace VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 out=${out:-build/gputrace-$version-linux-x86_64.tar.gz}
+
+# What building needs in the root: Debian 11's compiler, CMake and -dev packages.
+ROOT_PACKAGES=gcc,g++,libc6-dev,make,cmake,pkg-config,libzstd-dev,libdw-dev,libelf-dev,libmicrohttpd-dev,libprotobuf-c-dev,protobuf-c-compiler,libsqlite3-dev,patchelf,python3
+if [ -n "$in_root" ]; then
+  if [ ! -x "$in_root/usr/bin/cmake" ]; then
+    if [ "$(id -u)" != 0 ] || ! command -v debootstrap >/dev/null; then
+      echo "bundle.sh: making $in_root needs root and debootstrap (scripts/deps.sh)" >&2
+      exit 3
+    fi
+    rm -rf "$in_root.new"
+    mkdir -p "$(dirname "$in_root")"
+    if ! debootstrap --variant=minbase --include="$ROOT_PACKAGES" bullseye "$in_root.new" \
+      http://deb.debian.org/debian >"$in_root.log" 2>&1; then
+      echo "bundle.sh: debootstrap bullseye failed (Debian's registry unreachable?):" \
+        "$(tail -1 "$in_root.log")" >&2
+      rm -rf "$in_root.new"
+      exit 3
+    fi
+    mv "$in_root.new" "$in_root"
+  fi
+  src=/tmp/gputrace-src
+  rm -rf "$in_root$src" "$in_root/tmp/gputrace-build" "$in_root/tmp/gputrace.tar.gz"
+  mkdir -p "$in_root$src"
+  git ls-files -z | tar -c --null -T - | tar -x -C "$in_root$src"
+  # /proc and /dev for the build's tools (ldd, process substitution), in a
+  # mount namespace of its own: nothing stays mounted
+  unshare -m sh -c "mount --bind /proc '$in_root/proc' && mount --bind /dev '$in_root/dev' &&
+    exec chroot '$in_root' env -i PATH=/usr/bin:/bin HOME=/tmp bash $src/scripts/bundle.sh \
+      --build-dir /tmp/gputrace-build -o /tmp/gputrace.tar.gz"
+  mkdir -p "$(dirname "$out")"
+  cp "$in_root/tmp/gputrace.tar.gz" "$out"
+  echo "$out: built in $in_root ($(chroot "$in_root" ldd --version | head -1))"
+  exit 0
+fi
 command -v patchelf >/dev/null || { echo "bundle.sh: needs patchelf (scripts/deps.sh)" >&2; exit 2; }
 
 if ((do_build)); then

@@ -6,9 +6,11 @@ prints and exits as untraced and its calls are in the trace, recorded by a
 collector outside the root that shares only the socket directory with it
 (as a sidecar would); and a program on the stand-in runtime (built with
 the same glibc 2.17 symbols) traced there, whose calls and leak `report`
-and `leaks` read exactly, the leak at its function and file. The root is
-cached under ~/.cache/gputrace; without root privileges, debootstrap or
-the registry, the root's tests say so and are skipped."""
+and `leaks` read exactly, the leak at its function and file; and the same
+with the whole bundle built in a Debian 11 build root (scripts/bundle.sh
+--root) and run inside the root: record, collector, report and leaks. The
+roots are cached under ~/.cache/gputrace; without root privileges,
+debootstrap or the registry, the root's tests say so and are skipped."""
 import json
 import os
 import re
@@ -17,6 +19,7 @@ import subprocess
 import sys
 
 BUILD = os.path.abspath(sys.argv[1])
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHIM = os.path.join(BUILD, "lib", "libgputrace.so")
 GPUTRACE = os.path.join(BUILD, "bin", "gputrace")
 CUDA = sys.argv[2] if len(sys.argv) > 2 else "/usr/local/cuda"
@@ -167,16 +170,9 @@ def test_bullseye():
     print("bullseye (%s): traced and recorded" % glibc)
 
 
-def test_bullseye_standin():
-    """A program on the stand-in runtime in the root, traced, then read by
-    report and leaks outside it: its calls and its leak, exactly."""
-    root = bullseye_root()
-    if root is None:
-        return
+def standin_program(root, sock):
+    """The stand-in program built in the root; its untraced run checked."""
     standin = os.path.join(BUILD, "standin", "13")
-    sock = os.path.join(BUILD, "old_glibc_standin")
-    shutil.rmtree(sock, ignore_errors=True)
-    os.makedirs(sock, mode=0o700)
     with open(os.path.join(root, "tmp", "gt_old_si.c"), "w") as f:
         f.write(STANDIN_PROGRAM)
     built = in_root(root, "chroot %s gcc -g -I%s/include /tmp/gt_old_si.c -o /tmp/gt_old_si -L%s "
@@ -185,14 +181,13 @@ def test_bullseye_standin():
     eq(built.returncode, 0, "gcc in bullseye: " + built.stderr)
     plain = in_root(root, "chroot %s /tmp/gt_old_si" % root, XDG_RUNTIME_DIR=sock)
     eq((plain.returncode, plain.stdout), (0, "stand-in: ok\n"), "untraced: " + plain.stderr)
-    trace = os.path.join(sock, "old_si.gtrace")
-    traced = in_root(root, "exec %s record -q -o %s -- chroot %s /tmp/gt_old_si" %
-                     (GPUTRACE, trace, root), XDG_RUNTIME_DIR=sock)
-    eq((traced.returncode, traced.stdout), (0, plain.stdout), "traced (stderr: %s)" % traced.stderr)
-    eq([l for l in traced.stderr.splitlines() if l.startswith("gputrace")], [], "warnings")
-    rep = subprocess.run([GPUTRACE, "report", "--json", trace], capture_output=True, text=True)
-    eq(rep.returncode, 0, "report: " + rep.stderr)
-    d = json.loads(rep.stdout)
+    return plain
+
+
+def check_standin_trace(report_json, leaks_json):
+    """report --json and leaks --json of the stand-in program's trace: its
+    calls and its leak, exactly."""
+    d = json.loads(report_json)
     calls = {a["api"]: a["calls"] for a in d["api"]}
     want = {"cudaMalloc": 3, "cudaFree": 2, "cudaStreamCreate": 1, "cudaEventCreate": 1,
             "cudaMemcpyAsync": 1, "cudaEventRecord": 1, "cudaEventSynchronize": 1,
@@ -200,10 +195,30 @@ def test_bullseye_standin():
     eq({k: calls.get(k) for k in want}, want, "report: calls per API")
     eq((d["dropped"], d["lost"]), (0, 0), "report: dropped, lost")
     eq((d["leaks"]["bytes"], d["leaks"]["blocks"]), (3 << 20, 1), "report: the leak")
-    lk = subprocess.run([GPUTRACE, "leaks", "--json", trace], capture_output=True, text=True)
-    leaks = json.loads(lk.stdout)["leaks"]
+    leaks = json.loads(leaks_json)["leaks"]
     eq([(l["bytes"], l["blocks"]) for l in leaks], [(3 << 20, 1)], "leaks: bytes, blocks")
     assert "keep" in json.dumps(leaks[0]) and "gt_old_si.c" in json.dumps(leaks[0]), leaks[0]
+
+
+def test_bullseye_standin():
+    """A program on the stand-in runtime in the root, traced, then read by
+    report and leaks outside it: its calls and its leak, exactly."""
+    root = bullseye_root()
+    if root is None:
+        return
+    sock = os.path.join(BUILD, "old_glibc_standin")
+    shutil.rmtree(sock, ignore_errors=True)
+    os.makedirs(sock, mode=0o700)
+    plain = standin_program(root, sock)
+    trace = os.path.join(sock, "old_si.gtrace")
+    traced = in_root(root, "exec %s record -q -o %s -- chroot %s /tmp/gt_old_si" %
+                     (GPUTRACE, trace, root), XDG_RUNTIME_DIR=sock)
+    eq((traced.returncode, traced.stdout), (0, plain.stdout), "traced (stderr: %s)" % traced.stderr)
+    eq([l for l in traced.stderr.splitlines() if l.startswith("gputrace")], [], "warnings")
+    rep = subprocess.run([GPUTRACE, "report", "--json", trace], capture_output=True, text=True)
+    eq(rep.returncode, 0, "report: " + rep.stderr)
+    lk = subprocess.run([GPUTRACE, "leaks", "--json", trace], capture_output=True, text=True)
+    check_standin_trace(rep.stdout, lk.stdout)
     # A root without /proc: the shim cannot find its stacks' mappings, and
     # says so (an empty stack marked cut), rather than dropping them unsaid.
     bare = os.path.join(sock, "old_si_noproc.gtrace")
@@ -217,8 +232,48 @@ def test_bullseye_standin():
     print("bullseye: a stand-in program traced, reported and its leak at keep()")
 
 
+def test_bullseye_bundle():
+    """The bundle built in a Debian 11 root (scripts/bundle.sh --root), run
+    wholly inside the minimal root: its gputrace records the stand-in program
+    (its collector spawned there), then reports and finds the leak there."""
+    root = bullseye_root()
+    if root is None:
+        return
+    tarball = os.path.join(BUILD, "bullseye-bundle.tar.gz")
+    made = subprocess.run(["bash", os.path.join(SOURCE, "scripts", "bundle.sh"), "--root",
+                           CACHE + "-build", "-o", tarball], capture_output=True, text=True,
+                          timeout=900)
+    if made.returncode == 3:
+        print("SKIP bullseye bundle: %s" % made.stderr.strip())
+        return
+    eq(made.returncode, 0, "bundle.sh --root: " + made.stderr)
+    opt = os.path.join(root, "opt", "gt")
+    shutil.rmtree(opt, ignore_errors=True)
+    os.makedirs(opt)
+    subprocess.run(["tar", "-xzf", tarball, "-C", opt, "--strip-components=1"], check=True)
+    sock = os.path.join(BUILD, "old_glibc_bundle")
+    shutil.rmtree(sock, ignore_errors=True)
+    os.makedirs(sock, mode=0o700)
+    plain = standin_program(root, sock)
+    trace = "/tmp/gt_bundle.gtrace"
+    if os.path.lexists(root + trace):
+        os.unlink(root + trace)
+    traced = in_root(root, "chroot %s /opt/gt/bin/gputrace record -q -o %s -- /tmp/gt_old_si" %
+                     (root, trace), XDG_RUNTIME_DIR=sock)
+    eq((traced.returncode, traced.stdout), (0, plain.stdout), "traced (stderr: %s)" % traced.stderr)
+    eq([l for l in traced.stderr.splitlines() if l.startswith("gputrace")], [], "warnings")
+    out = {}
+    for cmd in ("report", "leaks"):
+        p = in_root(root, "chroot %s /opt/gt/bin/gputrace %s --json %s" % (root, cmd, trace),
+                    XDG_RUNTIME_DIR=sock)
+        eq((p.returncode, p.stderr), (0, ""), "the bundle's %s in the root" % cmd)
+        out[cmd] = p.stdout
+    check_standin_trace(out["report"], out["leaks"])
+    print("bullseye: the bundle built there recorded, reported and found the leak there")
+
+
 failed = 0
-for t in (test_symbol_versions, test_bullseye, test_bullseye_standin):
+for t in (test_symbol_versions, test_bullseye, test_bullseye_standin, test_bullseye_bundle):
     try:
         t()
         print("PASS %s" % t.__name__)
