@@ -164,7 +164,7 @@ static void print_text(const struct gt_leaks *l, const char *path) {
     const struct gt_proc_summary *ps = &l->procs[p];
     printf("== pid %u: %s ==\n", ps->pid,
            ps->exited  ? "exited"
-           : ps->ended ? "ended without exit(): killed, crashed, _exit or exec"
+           : ps->ended ? "ended without exit() or _exit(): killed, crashed or exec"
                        : "still running when the trace ended");
     for (size_t i = 0; i < l->nleaks; i++) {
       const struct gt_group *g = &l->leaks[i];

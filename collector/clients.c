@@ -47,6 +47,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,6 +109,7 @@ struct gt_client {
   uint64_t now_ns;        /* the drain's: the latest (plus the margin) */
   uint64_t bad_times;     /* records with a time outside its run, dropped */
   int bad_counters;       /* drop counters out of bounds, ignored */
+  int death;              /* its end: -1 not a death, else the signal (0: not seen) */
 };
 
 static void note(const char *what, unsigned pid) {
@@ -261,6 +263,7 @@ struct gt_client *gt_client_accept(int listen_fd, struct gt_symq *symq, uint64_t
   }
   c->fd = fd;
   c->pidfd = -1;
+  c->death = -1;
   if ((c->knames = gt_knames_new()) == NULL) {
     close(fd);
     free(c);
@@ -278,13 +281,49 @@ struct gt_client *gt_client_accept(int listen_fd, struct gt_symq *symq, uint64_t
   return c;
 }
 
-/* The process has exited (its pidfd is readable, or without a pidfd, no
- * such process). */
-static int process_gone(const struct gt_client *c) {
+/* The process has exited (its pidfd is readable within wait_ms, or
+ * without a pidfd, no such process). */
+static int process_gone(const struct gt_client *c, int wait_ms) {
   if (c->pidfd < 0)
     return kill((pid_t)c->pid, 0) != 0 && errno == ESRCH;
   struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
-  return poll(&p, 1, 0) == 1;
+  return poll(&p, 1, wait_ms) == 1;
+}
+
+/* How a zombie ended (its wait status, /proc/PID/stat's 52nd field), or -1
+ * when it is not there to read (its parent reaped it already). */
+static int zombie_status(uint32_t pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%u/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+  if (!p || p[1] != ' ' || p[2] != 'Z')
+    return -1;
+  p += 2; /* field 3, the state */
+  for (int field = 3; field < 52 && p; field++)
+    p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+  return p ? atoi(p) : -1;
+}
+
+/* The process is gone: a death when neither exit() nor _exit() marked its
+ * ring (the shim's), by the signal its zombie shows if it is still there.
+ * A zombie that shows a plain exit (the last thread's pthread_exit, a raw
+ * exit_group) is none. */
+static void note_death(struct gt_client *c) {
+  c->death = -1;
+  if (atomic_load(&c->ring.hdr->exited))
+    return;
+  int status = zombie_status(c->pid);
+  if (status < 0)
+    c->death = 0;
+  else if (WIFSIGNALED(status))
+    c->death = WTERMSIG(status);
 }
 
 /* Its end is known: stamped now, not when the symbolizer (at nice 19, on a
@@ -508,11 +547,21 @@ static int handshake(struct gt_client *c, struct gt_sink *sink, uint64_t now_ns)
 
 /* The socket closed (or the client sent what the protocol never sends):
  * the process has ended, exec'd, or closed a descriptor it did not open. */
+/* A process's descriptors close before it is a zombie, its mappings
+ * before them: a closed socket and no ring mapped is an exit under way (or
+ * an exec), which its pidfd tells apart within moments. */
+#define GT_DYING_WAIT_MS 20
+
 static void socket_closed(struct gt_client *c, uint64_t now_ns) {
   close(c->fd);
   c->fd = -1;
-  if (c->pidfd < 0 || process_gone(c) || !ring_mapped(c))
+  if (c->pidfd < 0) {
     hang_up(c, now_ns);
+  } else if (process_gone(c, 0) || !ring_mapped(c)) {
+    if (process_gone(c, GT_DYING_WAIT_MS))
+      note_death(c);
+    hang_up(c, now_ns);
+  }
   c->next_maps_check_ns = now_ns + GT_MAPS_CHECK_NS;
 }
 
@@ -528,9 +577,10 @@ int gt_client_event(struct gt_client *c, short sock_revents, short pid_revents,
                : 0;
   if (c->hung_up)
     return 0;
-  if (pid_revents) /* exited, even if a child still holds the socket */
+  if (pid_revents) { /* exited, even if a child still holds the socket */
+    note_death(c);
     hang_up(c, now_ns);
-  else if (c->fd >= 0 && sock_revents)
+  } else if (c->fd >= 0 && sock_revents)
     socket_closed(c, now_ns);
   else if (c->fd < 0 && now_ns >= c->next_maps_check_ns) {
     if (!ring_mapped(c)) /* an exec without a new connection */
@@ -547,6 +597,9 @@ int gt_client_fd(const struct gt_client *c) {
 }
 int gt_client_pidfd(const struct gt_client *c) {
   return c->live && !c->hung_up ? c->pidfd : -1;
+}
+int gt_client_death(const struct gt_client *c) {
+  return c->death;
 }
 int gt_client_live(const struct gt_client *c) {
   return c->live;

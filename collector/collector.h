@@ -227,9 +227,11 @@ void gt_control_serve(struct gt_control *c, int signalled, unsigned alerted,
  * snapshot (BASE.oom-N.gtrace), written by a later serve once names_in
  * (the symbolizer has named every stack taken) or after a bounded wait. */
 void gt_control_observe(struct gt_control *c, const struct gt_record *rec);
-/* The command (pid) died of signal sig, and its records are all taken: a
+/* A traced process (pid) died of signal sig (0: a signal not seen), told
+ * by record or seen by the collector, and its records are all taken: a
  * snapshot (BASE.signal-N.gtrace) by a later serve, unless sig is SIGINT,
- * SIGTERM or SIGHUP. Pending: one is due, so the run must not end yet. */
+ * SIGTERM or SIGHUP (control.c's contract: the same death told twice).
+ * Pending: one is due, so the run must not end yet. */
 void gt_control_died(struct gt_control *c, int sig, uint32_t pid);
 int gt_control_pending(const struct gt_control *c);
 void gt_control_close(struct gt_control *c);
@@ -295,6 +297,9 @@ int gt_client_pidfd(const struct gt_client *c);
 int gt_client_event(struct gt_client *c, short sock_revents, short pid_revents,
                     struct gt_sink *sink, uint64_t now_ns);
 int gt_client_live(const struct gt_client *c); /* past the handshake */
+/* How it ended: -1 not a death (exit(), _exit(), exec, or running), else
+ * killed by that signal (0: a signal not seen, its zombie already reaped). */
+int gt_client_death(const struct gt_client *c);
 /* Live and its process not known to have ended. */
 int gt_client_running(const struct gt_client *c);
 /* How full the process's ring is, in percent. */

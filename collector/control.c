@@ -29,12 +29,19 @@
  *    requests (POST /snapshot, prom.c; an Alertmanager's alerts) write
  *    BASE.alert-N.gtrace the same way, at most one per ALERT_INTERVAL_NS:
  *    the first of a storm, the rest said once each as coalesced.
- *  - The command's death by a signal (`record` tells it on its control
- *    pipe, protocol.h GT_CONTROL_DIED; gt_control_died, once the process's
- *    records are all taken) writes BASE.signal-N.gtrace, named as the OOM
- *    trigger's, unless the signal ends programs on purpose (SIGINT,
- *    SIGTERM, SIGHUP). The run does not end while it is pending
- *    (gt_control_pending).
+ *  - A traced process's death by a signal writes BASE.signal-N.gtrace,
+ *    named as the OOM trigger's, once the process's records are all taken,
+ *    unless the signal ends programs on purpose (SIGINT, SIGTERM, SIGHUP);
+ *    at most one per OOM_INTERVAL_NS (the rest said as coalesced). Two may
+ *    tell of it (gt_control_died): `record`, of its command (its control
+ *    pipe, protocol.h GT_CONTROL_DIED), with the signal its wait gave; and
+ *    the collector, of any process it traced whose ring neither exit() nor
+ *    _exit() marked (clients.c), with the signal its zombie showed, or none
+ *    when its parent reaped it first. The same death told twice is one:
+ *    the signal known wins, a deliberate one from either cancels it, and a
+ *    death without a known signal waits DEATH_WORD_NS for record's word. A
+ *    death served or cancelled stays settled. The run does not end while
+ *    one is pending (gt_control_pending).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +63,7 @@
 #define OOM_INTERVAL_NS 10000000000ull   /* at most one out-of-memory snapshot per 10 s */
 #define OOM_NAMES_WAIT_NS 2000000000ull  /* the longest a snapshot waits for names */
 #define ALERT_INTERVAL_NS 10000000000ull /* at most one webhook snapshot per 10 s */
+#define DEATH_WORD_NS 500000000ull       /* a death whose signal was not seen waits */
 
 struct gt_control {
   int fd;
@@ -66,9 +74,12 @@ struct gt_control {
   uint64_t oom_due_ns;    /* its snapshot is pending since then; 0: none */
   uint64_t oom_last_ns;   /* the last out-of-memory snapshot; 0: none yet */
   uint64_t alert_last_ns; /* the last webhook snapshot; 0: none yet */
-  int died_sig;           /* the command's death by this signal awaits its snapshot */
-  uint32_t died_pid;
-  uint64_t died_due_ns; /* since when (the first serve after it); 0: not yet */
+  int died;               /* a death awaits its snapshot */
+  int died_sig;           /* by this signal (0: not seen) */
+  uint32_t died_pid;      /* of this process */
+  uint64_t died_due_ns;   /* since when (the first serve after it); 0: not yet */
+  uint32_t settled_pid;   /* the last death served or cancelled */
+  uint64_t death_last_ns; /* the last death's snapshot; 0: none yet */
 };
 
 struct gt_control *gt_control_open(const char *data_socket, const char *output, char *err,
@@ -274,30 +285,59 @@ static int deliberate(int sig) {
 }
 
 void gt_control_died(struct gt_control *c, int sig, uint32_t pid) {
-  if (!c || deliberate(sig))
+  if (!c || pid == c->settled_pid)
     return;
+  if (c->died && c->died_pid == pid) { /* told twice: the better word */
+    if (deliberate(sig)) {
+      c->died = 0;
+      c->settled_pid = pid;
+    } else if (sig) {
+      c->died_sig = sig;
+    }
+    return;
+  }
+  if (deliberate(sig)) {
+    c->settled_pid = pid;
+    return;
+  }
+  c->died = 1;
   c->died_sig = sig;
   c->died_pid = pid;
   c->died_due_ns = 0;
 }
 
 int gt_control_pending(const struct gt_control *c) {
-  return c && c->died_sig;
+  return c && c->died;
 }
 
-/* The command's death: once the names are in, as the OOM trigger's. */
+/* A death: once the names are in, as the OOM trigger's. */
 static void serve_death(struct gt_control *c, struct gt_sink *sink, struct gt_output *out,
                         uint64_t now_ns, int names_in) {
   if (!c->died_due_ns)
     c->died_due_ns = now_ns;
-  if (!names_in && now_ns - c->died_due_ns < OOM_NAMES_WAIT_NS)
+  uint64_t waited = now_ns - c->died_due_ns;
+  if ((!c->died_sig && waited < DEATH_WORD_NS) ||
+      (!names_in && waited < OOM_NAMES_WAIT_NS))
     return;
-  char cause[160];
-  snprintf(cause, sizeof cause,
-           "the command (pid %u) died of signal %d (%s): ", c->died_pid, c->died_sig,
-           strsignal(c->died_sig));
+  c->died = 0;
+  c->settled_pid = c->died_pid;
+  char cause[200];
+  if (c->died_sig)
+    snprintf(cause, sizeof cause, "pid %u died of signal %d (%s)", c->died_pid,
+             c->died_sig, strsignal(c->died_sig));
+  else
+    snprintf(cause, sizeof cause,
+             "pid %u was killed (it ended without exit() or _exit(); its signal was not "
+             "seen: its parent reaped it first)",
+             c->died_pid);
+  if (c->death_last_ns && now_ns - c->death_last_ns < OOM_INTERVAL_NS) {
+    gt_collector_say("flight recorder: %s: coalesced into the snapshot of %.1f s ago",
+                     cause, (double)(now_ns - c->death_last_ns) / 1e9);
+    return;
+  }
+  strcat(cause, ": ");
   snapshot_beside(c, sink, out, "signal", cause);
-  c->died_sig = 0;
+  c->death_last_ns = now_ns;
 }
 
 void gt_control_serve(struct gt_control *c, int signalled, unsigned alerted,
@@ -312,7 +352,7 @@ void gt_control_serve(struct gt_control *c, int signalled, unsigned alerted,
     snapshot_beside(c, sink, out, "snapshot", "");
   if (alerted)
     serve_alerts(c, alerted, sink, out, now_ns);
-  if (c->died_sig)
+  if (c->died)
     serve_death(c, sink, out, now_ns, names_in);
   serve_trigger(c, sink, out, now_ns, names_in);
   if (now_ns - c->polled_ns < POLL_EVERY_NS)

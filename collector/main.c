@@ -326,12 +326,18 @@ static void watch(struct state *st, int listen_fd, struct gt_sink *sink, int tim
   }
 }
 
-static unsigned drain_all(struct state *st, struct gt_sink *sink) {
+/* Drain each client; a finished one's death (clients.c) is the flight
+ * recorder's trigger (control.c), its records all taken. */
+static unsigned drain_all(struct state *st, struct gt_sink *sink,
+                          struct gt_control *ctl) {
   unsigned total = 0;
   uint64_t now = gt_now_ns();
   for (int i = 0; i < st->nclients;) {
     total += gt_client_drain(st->clients[i], sink, GT_DRAIN_BUDGET, now);
     if (gt_client_done(st->clients[i], now)) {
+      int death = gt_client_death(st->clients[i]);
+      if (death >= 0)
+        gt_control_died(ctl, death, gt_client_pid(st->clients[i]));
       gt_client_finish(st->clients[i], sink, now);
       remove_client(st, i, now);
       continue;
@@ -493,7 +499,7 @@ static void run(struct state *st, const struct options *o, int listen_fd,
       for (unsigned g = 0; gt_nvml_device(*nvml, g, &uuid, &model); g++)
         gt_prom_gpu_info(obs->prom, g, uuid, model);
     }
-    moved = drain_all(st, sink);
+    moved = drain_all(st, sink, ctl);
     gt_symq_pace(st->symq, moved, gt_now_ns());
     gt_symq_take(st->symq, sink);
     gt_nvml_take(*nvml, sink, 0);

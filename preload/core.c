@@ -341,11 +341,29 @@ __attribute__((constructor)) static void gt_constructor(void) {
   errno = saved_errno;
 }
 
-/* exit() (not a kill, a crash or _exit) marks the ring, so traces tell a
- * process that finished from one that died. A flag store, nothing more. */
+/* exit() and _exit() (not a kill or a crash) mark the ring, so traces tell
+ * a process that finished from one that died, and the collector's death
+ * trigger (collector/clients.c) fires only on the latter. A flag store,
+ * nothing more. */
 static void mark_exited(void) {
   if (atomic_load(&g_state) == ST_ON && g_ring.hdr)
     atomic_store(&g_ring.hdr->exited, 1);
+}
+
+/* _exit and _Exit (Python's os._exit, every multiprocessing child, servers'
+ * forked workers): marked, then what glibc's _exit does, exit_group. A
+ * vfork child shares our memory but not our pid: it marks nothing. */
+static _Noreturn void exit_marked(int status) {
+  if ((uint32_t)syscall(SYS_getpid) == g_pid)
+    mark_exited();
+  for (;;)
+    syscall(SYS_exit_group, status);
+}
+GT_EXPORT void _exit(int status) {
+  exit_marked(status);
+}
+GT_EXPORT void _Exit(int status) {
+  exit_marked(status);
 }
 
 static void start_tracing(void) {

@@ -165,9 +165,9 @@ struct gt_ring_hdr {
   _Alignas(64) _Atomic uint64_t dropped[GT_RING_DROP_SLOTS]; /* by kind */
   _Alignas(64) uint64_t consumer_tail; /* a mirror for debugging; the
                                          consumer trusts only its own copy */
-  _Atomic uint32_t exited;             /* set by the producer's atexit handler: the
-                                          process ended through exit(), not a kill, a
-                                          crash, _exit or exec */
+  _Atomic uint32_t exited;             /* set by the producer's atexit handler and
+                                          its _exit: the process ended through exit()
+                                          or _exit(), not a kill, a crash or exec */
 };
 /* The shared layout of version 3: a change here is a new GT_RING_VERSION. */
 _Static_assert(offsetof(struct gt_ring_hdr, version) == 8, "ring header layout");

@@ -330,7 +330,7 @@ struct gt_process_args { /* PROCESS; text: command line */
   uint64_t dropped; /* END: records the ring had no room for */
   uint64_t lost;    /* END: slots skipped as abandoned or corrupt */
   uint32_t text_len;
-  uint32_t exited; /* END: 1 if the process ended through exit() */
+  uint32_t exited; /* END: 1 if the process ended through exit() or _exit() */
 };
 
 struct gt_kernel_name_args { /* KERNEL_NAME; text: mangled device name */

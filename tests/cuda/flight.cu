@@ -5,11 +5,14 @@
 // order) with an allocation freed every round, one more block never freed
 // (LATE_BYTES) in the last round, then "flight: rounds N launches M
 // leaked_bytes B" and "flight: paused": it waits for a line on stdin (the
-// test takes its snapshot) before it exits. With argv[2] = G > 0, a graph
+// test takes its snapshot) before it exits: a line "_exit" ends it through
+// _exit(), "abort" through abort() (SIGABRT). With argv[2] = G > 0, a graph
 // of one k_graph launch is captured at start and launched after every G
 // rounds (its making long before the window: a snapshot must repeat it).
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <unistd.h>
 #include <cuda_runtime.h>
 
 #define EARLY_BYTES (3u << 20)
@@ -74,5 +77,9 @@ int main(int argc, char **argv) {
   char line[16];
   if (!fgets(line, sizeof line, stdin))
     return 2;
+  if (!strncmp(line, "_exit", 5))
+    _exit(bad ? 1 : 0);
+  if (!strncmp(line, "abort", 5))
+    abort();
   return bad ? 1 : 0;
 }

@@ -20,7 +20,7 @@ from gtest import *
 
 ROUNDS = 250000  # 750,000 launches: about 5 MiB of trace, past a 4 MiB window
 WINDOW = "4MiB"
-EARLY_LINE, LATE_LINE = 35, 41  # flight.cu's two leaks
+EARLY_LINE, LATE_LINE = 38, 44  # flight.cu's two leaks
 LEAKED = (3 << 20) + (5 << 20)
 KERNELS = {"k_embed(int)", "k_attend(int)", "k_sample(int)"}
 CALL_KINDS = ("launch", "alloc", "free", "sync")
@@ -233,7 +233,7 @@ def test_graph_made_before_the_window():
     if not 0 < launches < ROUNDS // 1000:
         raise AssertionError("graph launches in the snapshot: %d" % launches)
     eq([(g["nodes"], g["launches"], g["captured_at"].split(" at ")[-1]) for g in rep["graphs"]],
-       [(1, launches, "flight.cu:26")], "the graph, its launches, where it was captured")
+       [(1, launches, "flight.cu:29")], "the graph, its launches, where it was captured")
     kern = {k["kernel"]: k for k in rep["kernels"]}
     eq((kern["k_graph(int)"]["launches"], kern["k_graph(int)"]["graph_launches"]),
        (launches, launches), "k_graph: one run per graph launch")
@@ -312,6 +312,53 @@ def test_plain_preload_knob():
         p.communicate("\n", timeout=60)
     eq(len(scan(snap)["corrs"]), 3 * 20000, "launches of a window that dropped nothing")
     eq(os.path.lexists(out), False, "GPUTRACE_OUTPUT after the run")
+
+
+def test_plain_preload_death():
+    """Under plain LD_PRELOAD nothing waits for the program but the
+    collector, which sees it die: abort() (SIGABRT) leaves one snapshot
+    ending at its last launch, its leaks exact; _exit() is an end, not a
+    death: none."""
+    for how, rc, want in (("abort", -signal.SIGABRT, ["pd-abort.signal-1.gtrace"]),
+                          ("_exit", 0, [])):
+        out = os.path.join(TMP, "pd-%s.gtrace" % how)
+        env = base_env(LD_PRELOAD=SHIM, GPUTRACE_OUTPUT=out, GPUTRACE_FLIGHT_RECORDER=WINDOW,
+                       GPUTRACE_RING_KB="131072", GPUTRACE_QUIET="0")
+        p = subprocess.Popen([prog("flight"), "20000"], env=env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while not p.stdout.readline().startswith("flight: paused"):
+            pass
+        time.sleep(1.0)
+        pid = collector_pid(out)
+        assert pid, "no collector for %s" % out
+        p.stdin.write(how + "\n")
+        p.stdin.flush()
+        deadline = time.time() + 5  # the program's end: its zombie waits for our wait
+        while time.time() < deadline and open("/proc/%d/stat" % p.pid).read().split(")")[1].split()[0] != "Z":
+            time.sleep(0.01)
+        deadline = time.time() + 30
+        while os.path.exists("/proc/%d" % pid) and time.time() < deadline:
+            time.sleep(0.1)  # the collector writes the snapshot, then ends
+        eq(p.wait(timeout=60), rc, "the program's status after %s" % how)
+        err = p.stderr.read()
+        eq(sorted(f for f in os.listdir(TMP) if f.startswith("pd-%s." % how)), want,
+           "snapshots after %s (%s)" % (how, err))
+        if want:
+            snap = os.path.join(TMP, want[0])
+            corrs = scan(snap)["corrs"]
+            eq((corrs == list(range(corrs[0], corrs[0] + len(corrs))), corrs[-1]),
+               (True, 3 * 20000), "the run's last launches, in a row")
+            d = json.loads(run([GPUTRACE, "leaks", "--json", snap], base_env(), check_rc=0).stdout)
+            eq(sorted((g["bytes"], g["stack"][0]["line"]) for g in d["leaks"]),
+               [(3 << 20, EARLY_LINE), (5 << 20, LATE_LINE)], "the leaks and their lines")
+    # _exit() marks the ring as exit() does (the shim's _exit): a trace says so
+    for how, exited in (("_exit", True), ("abort", False)):
+        out = os.path.join(TMP, "pe-%s.gtrace" % how)
+        p = subprocess.run([GPUTRACE, "record", "-q", "-o", out, "--", prog("flight"), "200"],
+                           env=base_env(), input=how + "\n", capture_output=True, text=True,
+                           timeout=120)
+        eq([r["exited"] for r in dump(out) if r["kind"] == "process" and r["phase"] == "end"],
+           [exited], "the process's end after %s: exited (%s)" % (how, p.stderr))
 
 
 def test_empty_recorder_and_bad_targets():
@@ -442,7 +489,7 @@ def test_death_by_signal():
             eq(said, [], "a line for %s" % sig.name)
             continue
         snap = os.path.join(TMP, want[0])
-        if len(said) != 1 or not re.search(r"the command \(pid \d+\) died of signal 11 "
+        if len(said) != 1 or not re.search(r"pid \d+ died of signal 11 "
                                             r"\(Segmentation fault\): \d+ records of the last "
                                             r"[0-9.]+ s written to " + re.escape(snap), said[0]):
             raise AssertionError("the snapshot's line: %r" % run_.err)
@@ -456,4 +503,5 @@ if __name__ == "__main__":
     main([test_snapshot_is_the_runs_tail, test_graph_made_before_the_window,
           test_keep_bounds_the_window_in_time, test_flight_recorder_duration,
           test_plain_preload_knob, test_snapshot_webhook, test_death_by_signal,
+          test_plain_preload_death,
           test_empty_recorder_and_bad_targets])
