@@ -20,6 +20,7 @@ import subprocess
 import threading
 import time
 from gtest import *
+from test_flight_recorder import check_readers  # every reader, no warning
 
 SERVER = ["--workers", "3", "--requests", "280", "--hold", "100", "--leak-every", "20"]
 LEAK_LINE, WEIGHTS_LINE = 73, 68  # server.cu's embed_cache_grow, load_weights
@@ -59,17 +60,6 @@ def leaks_of(path):
             d["peak"]["device_bytes"],
             sorted((g["bytes"], g["stack"][0]["file"].rsplit("/", 1)[-1],
                     g["stack"][0]["line"]) for g in d["leaks"]))
-
-
-def check_readers(snap):
-    for cmd in (["report"], ["leaks"], ["chrome", "-o", snap + ".json"],
-                ["html", "-o", snap + ".html"], ["export", "-o", snap + ".sqlite"]):
-        for f in (snap + ".json", snap + ".html", snap + ".sqlite"):
-            if os.path.lexists(f):
-                os.unlink(f)
-        p = run([GPUTRACE] + cmd + [snap], base_env())
-        eq((p.returncode, "warning" in p.stderr), (0, False),
-           "gputrace %s of the snapshot (%s)" % (cmd[0], p.stderr))
 
 
 def test_last_is_exact():
