@@ -22,7 +22,8 @@
  *    segment: file order is not time order across threads; a first pass),
  *    each graph's making the cut left in the past, repeated just before the
  *    record that first uses it (graph_cache.c, as at a rolling file's
- *    start; a second pass, which writes). The first segment's own carried
+ *    start; a second pass, which writes; a graph the cache had no room for is
+ *    said in a NOTE flagged GT_F_INCOMPLETE). The first segment's own carried
  *    blocks and peaks are replaced by those at from_ns. A NOTE stamped
  *    from_ns opens the snapshot's own records (GT_NOTE_WINDOW).
  *  - The segments are ours, but a length is still checked before use: a bad
@@ -208,6 +209,37 @@ static int read_all(struct compose *c, const struct gt_segment *segs, size_t n,
   return 0;
 }
 
+/* A NOTE of the snapshot's own, stamped at the cut. */
+static void append_note(struct compose *c, uint32_t flags, const char *text) {
+  unsigned char buf[GT_MAX_SLOTS * GT_SLOT_SIZE];
+  struct gt_record *note = (void *)buf;
+  memset(note, 0, sizeof *note);
+  note->ts_ns = c->from_ns;
+  note->api = GT_API_gputrace_note;
+  note->kind = GT_KIND_NOTE;
+  note->flags = flags;
+  gt_record_attach_text(note, text, strlen(text));
+  append(c, note, 0);
+}
+
+/* A graph the cut left in the past whose making found no room in the
+ * cache is not in the snapshot: said in a note every reader warns about. */
+static void note_unkept_graphs(struct compose *c) {
+  struct gt_graph_cache_stats st;
+  gt_graph_cache_stats(c->graphs, &st);
+  if (!st.ever_dropped_groups)
+    return;
+  char text[300];
+  snprintf(
+      text, sizeof text,
+      "the making of %llu graph%s (%llu records) from before the snapshot's cut is "
+      "not in it: the graph cache (%u MiB) had no room; their launches run only what "
+      "of them the snapshot holds",
+      (unsigned long long)st.ever_dropped_groups, st.ever_dropped_groups == 1 ? "" : "s",
+      (unsigned long long)st.ever_dropped_records, GT_GRAPH_CACHE_MAX >> 20);
+  append_note(c, GT_F_INCOMPLETE, text);
+}
+
 /* A cut's first records: the note, then the blocks live at from_ns. */
 static int open_cut(struct compose *c, const struct gt_segment *segs, size_t n, char *err,
                     size_t errlen) {
@@ -218,14 +250,7 @@ static int open_cut(struct compose *c, const struct gt_segment *segs, size_t n, 
   }
   if (read_all(c, segs, n, take_past, err, errlen) != 0)
     return -1;
-  unsigned char buf[GT_MAX_SLOTS * GT_SLOT_SIZE];
-  struct gt_record *note = (void *)buf;
-  memset(note, 0, sizeof *note);
-  note->ts_ns = c->from_ns;
-  note->api = GT_API_gputrace_note;
-  note->kind = GT_KIND_NOTE;
-  gt_record_attach_text(note, GT_NOTE_WINDOW, strlen(GT_NOTE_WINDOW));
-  append(c, note, 0);
+  append_note(c, 0, GT_NOTE_WINDOW);
   struct gt_replay_buf carried = {0};
   gt_heap_carry_write(c->heap, c->from_ns, &carried);
   append_all(c, &carried);
@@ -253,6 +278,8 @@ int gt_flight_compose(const struct gt_segment *segs, size_t n, uint64_t from_ns,
     rc = open_cut(&c, segs, n, err, errlen);
   if (rc == 0)
     rc = read_all(&c, segs, n, take, err, errlen);
+  if (rc == 0 && c.graphs)
+    note_unkept_graphs(&c);
   st->segments = n;
   if (c.w) {
     gt_writer_flush(c.w);
