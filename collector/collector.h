@@ -220,18 +220,21 @@ struct gt_sink;
 struct gt_control *gt_control_open(const char *data_socket, const char *output, char *err,
                                    size_t errlen);
 /* alerted: snapshots the --snapshot-webhook asked for (gt_prom_alerts). */
+struct gt_symq;
 void gt_control_serve(struct gt_control *c, int signalled, unsigned alerted,
                       struct gt_sink *sink, struct gt_output *out, uint64_t now_ns,
-                      int names_in);
+                      const struct gt_symq *names);
 /* Each record the sink takes: an allocation out of memory asks for a
- * snapshot (BASE.oom-N.gtrace), written by a later serve once names_in
- * (the symbolizer has named every stack taken) or after a bounded wait. */
+ * snapshot (BASE.oom-N.gtrace). Every snapshot is written by a later serve
+ * once `names` (the symbolizer's queue) has named the stacks taken before
+ * it was asked for, or after a bounded wait. */
 void gt_control_observe(struct gt_control *c, const struct gt_record *rec);
 /* A traced process (pid) died of signal sig (0: a signal not seen), told
  * by record or seen by the collector, and its records are all taken: a
  * snapshot (BASE.signal-N.gtrace) by a later serve, unless sig is SIGINT,
  * SIGTERM or SIGHUP (control.c's contract: the same death told twice).
- * Pending: one is due, so the run must not end yet. */
+ * Pending: a snapshot is due (a death's, or one waiting for names), so the
+ * run must not end yet. */
 void gt_control_died(struct gt_control *c, int sig, uint32_t pid);
 int gt_control_pending(const struct gt_control *c);
 void gt_control_close(struct gt_control *c);
@@ -346,7 +349,7 @@ uint64_t gt_symq_push(struct gt_symq *q, uint32_t pid, const struct gt_record *r
 void gt_symq_end(struct gt_symq *q, uint32_t pid);
 void gt_symq_pace(struct gt_symq *q, unsigned moved, uint64_t now_ns);
 int gt_symq_done(const struct gt_symq *q, uint64_t seq);
-int gt_symq_idle(const struct gt_symq *q); /* every item pushed is done */
+uint64_t gt_symq_pushed(const struct gt_symq *q); /* the last item's number */
 void gt_symq_take(struct gt_symq *q, struct gt_sink *sink);
 void gt_symq_stop(struct gt_symq *q, struct gt_sink *sink, uint64_t stall_ns);
 

@@ -15,6 +15,12 @@
  *    then the window is composed (flight.c). Draining waits meanwhile (the
  *    rings absorb it: docs/PERFORMANCE.md, Flight recorder). The request
  *    socket is polled, not waited on: a pass looks at most every 10 ms.
+ *  - Every snapshot (SIGUSR2's, a request's, each trigger's) waits, up to
+ *    NAMES_WAIT_NS, for the symbolizer to have named every stack taken so
+ *    far, so that it names the lines asked about (a stack first seen just
+ *    before is the likeliest to be that one); the drain loop goes on
+ *    meanwhile. A request waiting holds the socket's others in its backlog;
+ *    one the run's end overtakes is answered with an error.
  *  - gputrace start/stop (protocol.h GT_CTL_START/STOP) switch the output
  *    between the window and the requester's file (output.c,
  *    gt_output_start/stop), on the drain loop's thread as a snapshot is:
@@ -23,9 +29,7 @@
  *    gt_record_out_of_memory), seen as the sink takes it (gt_control_observe),
  *    writes a snapshot to BASE.oom-N.gtrace as SIGUSR2's does, said on
  *    stderr in one line; at most one per OOM_INTERVAL_NS (a storm of
- *    failures writes one, the first's). It waits, up to OOM_NAMES_WAIT_NS,
- *    for the symbolizer to have named every stack taken so far, so that the
- *    snapshot names the failing call's line. The --snapshot-webhook's
+ *    failures writes one, the first's). The --snapshot-webhook's
  *    requests (POST /snapshot, prom.c; an Alertmanager's alerts) write
  *    BASE.alert-N.gtrace the same way, at most one per ALERT_INTERVAL_NS:
  *    the first of a storm, the rest said once each as coalesced.
@@ -41,7 +45,7 @@
  *    the signal known wins, a deliberate one from either cancels it, and a
  *    death without a known signal waits DEATH_WORD_NS for record's word. A
  *    death served or cancelled stays settled. The run does not end while
- *    one is pending (gt_control_pending).
+ *    a snapshot is pending (gt_control_pending).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,26 +65,47 @@
 
 #define POLL_EVERY_NS 10000000ull
 #define OOM_INTERVAL_NS 10000000000ull   /* at most one out-of-memory snapshot per 10 s */
-#define OOM_NAMES_WAIT_NS 2000000000ull  /* the longest a snapshot waits for names */
+#define NAMES_WAIT_NS 10000000000ull     /* the longest a snapshot waits for names */
 #define ALERT_INTERVAL_NS 10000000000ull /* at most one webhook snapshot per 10 s */
 #define DEATH_WORD_NS 500000000ull       /* a death whose signal was not seen waits */
+
+/* A snapshot waiting for the names of the stacks taken before it was
+ * asked for (those the symbolizer's queue numbers up to `upto`). */
+struct names_wait {
+  uint64_t since_ns; /* 0: none waits */
+  uint64_t upto;
+};
+
+/* An accepted request: its connection, its descriptor (-1: none), its
+ * line, why it is refused (empty: it is not). */
+struct request {
+  int conn, fd;
+  char line[GT_CTL_LINE_MAX], err[400];
+  struct names_wait names; /* a snapshot's */
+};
 
 struct gt_control {
   int fd;
   uint64_t polled_ns;
   char path[108];
-  char base[4096];        /* SIGUSR2's snapshots: BASE.snapshot-N.gtrace */
-  int oom_seen;           /* an out-of-memory failure came since the last pass */
-  uint64_t oom_due_ns;    /* its snapshot is pending since then; 0: none */
-  uint64_t oom_last_ns;   /* the last out-of-memory snapshot; 0: none yet */
-  uint64_t alert_last_ns; /* the last webhook snapshot; 0: none yet */
-  int died;               /* a death awaits its snapshot */
-  int died_sig;           /* by this signal (0: not seen) */
-  uint32_t died_pid;      /* of this process */
-  uint64_t died_due_ns;   /* since when (the first serve after it); 0: not yet */
-  uint32_t settled_pid;   /* the last death served or cancelled */
-  uint64_t death_last_ns; /* the last death's snapshot; 0: none yet */
+  char base[4096];         /* SIGUSR2's snapshots: BASE.snapshot-N.gtrace */
+  struct names_wait asked; /* SIGUSR2's snapshot is pending */
+  struct request held;     /* a snapshot request waiting for names (conn -1: none) */
+  int oom_seen;            /* an out-of-memory failure came since the last pass */
+  struct names_wait oom;   /* its snapshot is pending */
+  struct names_wait alert; /* a webhook's snapshot is pending */
+  unsigned alerts_joined;  /* requests coalesced into the pending one */
+  uint64_t oom_last_ns;    /* the last out-of-memory snapshot; 0: none yet */
+  uint64_t alert_last_ns;  /* the last webhook snapshot; 0: none yet */
+  int died;                /* a death awaits its snapshot */
+  int died_sig;            /* by this signal (0: not seen) */
+  uint32_t died_pid;       /* of this process */
+  struct names_wait death; /* since the first serve after it */
+  uint32_t settled_pid;    /* the last death served or cancelled */
+  uint64_t death_last_ns;  /* the last death's snapshot; 0: none yet */
 };
+
+static void answer(struct request *r, const struct gt_snapshot_stats *st);
 
 struct gt_control *gt_control_open(const char *data_socket, const char *output, char *err,
                                    size_t errlen) {
@@ -90,6 +115,7 @@ struct gt_control *gt_control_open(const char *data_socket, const char *output, 
     snprintf(err, errlen, "out of memory");
     return NULL;
   }
+  c->held.conn = -1;
   snprintf(c->base, sizeof c->base, "%s", output);
   size_t len = strlen(c->base);
   if (len > 7 && strcmp(c->base + len - 7, ".gtrace") == 0)
@@ -119,6 +145,11 @@ struct gt_control *gt_control_open(const char *data_socket, const char *output, 
 void gt_control_close(struct gt_control *c) {
   if (!c)
     return;
+  if (c->held.conn >= 0) { /* the run ended first: the requester hears why */
+    snprintf(c->held.err, sizeof c->held.err, "the collector is stopping");
+    struct gt_snapshot_stats none = {0};
+    answer(&c->held, &none);
+  }
   close(c->fd);
   unlink(c->path);
   free(c);
@@ -164,6 +195,15 @@ static int check_file(int fd, char *err, size_t errlen) {
   return -1;
 }
 
+/* A snapshot request's window (ns; 0: the whole), in *last_ns: 1 when
+ * the line is one. */
+static int snapshot_line(const char *line, unsigned long long *last_ns) {
+  char verb[16] = "";
+  sscanf(line, "%15s", verb);
+  return !strcmp(verb, GT_CTL_SNAPSHOT) &&
+         sscanf(line, GT_CTL_SNAPSHOT " %llu", last_ns) == 1;
+}
+
 /* The request in line (protocol.h), served; err says why not. */
 static void serve_line(const char *line, int fd, struct gt_sink *sink,
                        struct gt_output *out, struct gt_snapshot_stats *st, char *err,
@@ -171,8 +211,7 @@ static void serve_line(const char *line, int fd, struct gt_sink *sink,
   unsigned long long last_ns = 0;
   char verb[16] = "";
   sscanf(line, "%15s", verb);
-  if (!strcmp(verb, GT_CTL_SNAPSHOT) &&
-      sscanf(line, GT_CTL_SNAPSHOT " %llu", &last_ns) == 1) {
+  if (snapshot_line(line, &last_ns)) {
     if (check_file(fd, err, errlen) == 0)
       snapshot(sink, out, fd, "the snapshot", last_ns, st, err, errlen);
     return;
@@ -195,32 +234,48 @@ static void serve_line(const char *line, int fd, struct gt_sink *sink,
   }
 }
 
-/* One request on an accepted connection: checked, served, answered. */
-static void serve_request(int conn, struct gt_sink *sink, struct gt_output *out) {
+/* A request read from an accepted connection and checked (r->err says why
+ * it is refused). */
+static void take_request(struct request *r, int conn) {
   struct timeval tv = {1, 0}; /* the requester sends at once */
   setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   struct ucred cred;
   socklen_t clen = sizeof cred;
-  char line[GT_CTL_LINE_MAX], err[400] = "";
-  int fd = -1;
-  struct gt_snapshot_stats st = {0};
+  r->conn = conn;
+  r->fd = -1;
+  r->err[0] = '\0';
+  r->names.since_ns = 0;
   if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 ||
       cred.uid != geteuid())
-    snprintf(err, sizeof err, "refused: not the collector's user");
-  else if (read_request(conn, line, sizeof line, &fd) <= 0)
-    snprintf(err, sizeof err, "not a request this collector knows");
-  else
-    serve_line(line, fd, sink, out, &st, err, sizeof err);
-  if (fd >= 0)
-    close(fd);
+    snprintf(r->err, sizeof r->err, "refused: not the collector's user");
+  else if (read_request(conn, r->line, sizeof r->line, &r->fd) <= 0)
+    snprintf(r->err, sizeof r->err, "not a request this collector knows");
+}
+
+/* The request's reply sent, its connection and descriptor closed. */
+static void answer(struct request *r, const struct gt_snapshot_stats *st) {
   char reply[GT_CTL_LINE_MAX];
-  int n = err[0] ? snprintf(reply, sizeof reply, "error %s\n", err)
-                 : snprintf(reply, sizeof reply, "ok %llu %llu %llu %llu\n",
-                            (unsigned long long)st.records, (unsigned long long)st.bytes,
-                            (unsigned long long)st.segments,
-                            (unsigned long long)(st.to_ns - st.from_ns));
-  ssize_t ignored = send(conn, reply, (size_t)n, MSG_NOSIGNAL);
+  int n = r->err[0]
+              ? snprintf(reply, sizeof reply, "error %s\n", r->err)
+              : snprintf(reply, sizeof reply, "ok %llu %llu %llu %llu\n",
+                         (unsigned long long)st->records, (unsigned long long)st->bytes,
+                         (unsigned long long)st->segments,
+                         (unsigned long long)(st->to_ns - st->from_ns));
+  ssize_t ignored = send(r->conn, reply, (size_t)n, MSG_NOSIGNAL);
   (void)ignored;
+  if (r->fd >= 0)
+    close(r->fd);
+  close(r->conn);
+  r->conn = -1;
+}
+
+/* A request served (unless refused) and answered. */
+static void serve_request(struct request *r, struct gt_sink *sink,
+                          struct gt_output *out) {
+  struct gt_snapshot_stats st = {0};
+  if (!r->err[0])
+    serve_line(r->line, r->fd, sink, out, &st, r->err, sizeof r->err);
+  answer(r, &st);
 }
 
 /* SIGUSR2 (why "snapshot") or a trigger ("oom", "alert", "signal"): a
@@ -241,6 +296,29 @@ static void snapshot_beside(struct gt_control *c, struct gt_sink *sink,
     close(fd);
 }
 
+/* A snapshot waits from now for the stacks taken so far. */
+static void wait_from(struct names_wait *w, uint64_t now_ns,
+                      const struct gt_symq *names) {
+  w->since_ns = now_ns;
+  w->upto = gt_symq_pushed(names);
+}
+
+/* A snapshot pending (since now, when none waited): 1 when it is to be
+ * written, once the symbolizer has named the stacks taken before it was
+ * asked for, or after NAMES_WAIT_NS (w cleared then), so that its stacks
+ * have their lines: a stack first seen just before the snapshot is the
+ * likeliest to be the one asked about. Stacks that come later are not
+ * waited for: a server's new stacks never all have names. */
+static int names_ready(struct names_wait *w, uint64_t now_ns,
+                       const struct gt_symq *names) {
+  if (!w->since_ns)
+    wait_from(w, now_ns, names);
+  if (!gt_symq_done(names, w->upto) && now_ns - w->since_ns < NAMES_WAIT_NS)
+    return 0;
+  w->since_ns = 0;
+  return 1;
+}
+
 void gt_control_observe(struct gt_control *c, const struct gt_record *rec) {
   if (c && gt_record_out_of_memory(rec))
     c->oom_seen = 1;
@@ -249,30 +327,43 @@ void gt_control_observe(struct gt_control *c, const struct gt_record *rec) {
 /* The out-of-memory trigger: a failure seen starts a pending snapshot (none
  * within OOM_INTERVAL_NS of the last), written once the names are in. */
 static void serve_trigger(struct gt_control *c, struct gt_sink *sink,
-                          struct gt_output *out, uint64_t now_ns, int names_in) {
-  if (c->oom_seen && !c->oom_due_ns &&
+                          struct gt_output *out, uint64_t now_ns,
+                          const struct gt_symq *names) {
+  if (c->oom_seen && !c->oom.since_ns &&
       (!c->oom_last_ns || now_ns - c->oom_last_ns >= OOM_INTERVAL_NS))
-    c->oom_due_ns = now_ns;
+    wait_from(&c->oom, now_ns, names);
   c->oom_seen = 0;
-  if (!c->oom_due_ns || (!names_in && now_ns - c->oom_due_ns < OOM_NAMES_WAIT_NS))
+  if (!c->oom.since_ns || !names_ready(&c->oom, now_ns, names))
     return;
   snapshot_beside(c, sink, out, "oom", "an allocation ran out of memory: ");
-  c->oom_due_ns = 0;
   c->oom_last_ns = now_ns;
 }
 
-/* The webhook's requests: one snapshot, none within ALERT_INTERVAL_NS of
- * the last. */
+/* The webhook's requests: one snapshot once the names are in, none within
+ * ALERT_INTERVAL_NS of the last; those that come while one is pending join
+ * it. */
 static void serve_alerts(struct gt_control *c, unsigned alerted, struct gt_sink *sink,
-                         struct gt_output *out, uint64_t now_ns) {
-  if (c->alert_last_ns && now_ns - c->alert_last_ns < ALERT_INTERVAL_NS) {
+                         struct gt_output *out, uint64_t now_ns,
+                         const struct gt_symq *names) {
+  if (alerted && c->alert.since_ns) {
+    c->alerts_joined += alerted;
+  } else if (alerted && c->alert_last_ns &&
+             now_ns - c->alert_last_ns < ALERT_INTERVAL_NS) {
     gt_collector_say("flight recorder: POST /snapshot: %u request%s coalesced into the "
                      "snapshot of %.1f s ago",
                      alerted, alerted == 1 ? "" : "s",
                      (double)(now_ns - c->alert_last_ns) / 1e9);
-    return;
+  } else if (alerted) {
+    wait_from(&c->alert, now_ns, names);
+    c->alerts_joined = alerted - 1;
   }
+  if (!c->alert.since_ns || !names_ready(&c->alert, now_ns, names))
+    return;
   snapshot_beside(c, sink, out, "alert", "POST /snapshot: ");
+  if (c->alerts_joined)
+    gt_collector_say("flight recorder: POST /snapshot: %u request%s coalesced into that "
+                     "snapshot",
+                     c->alerts_joined, c->alerts_joined == 1 ? "" : "s");
   c->alert_last_ns = now_ns;
 }
 
@@ -303,21 +394,21 @@ void gt_control_died(struct gt_control *c, int sig, uint32_t pid) {
   c->died = 1;
   c->died_sig = sig;
   c->died_pid = pid;
-  c->died_due_ns = 0;
+  c->death.since_ns = 0;
 }
 
 int gt_control_pending(const struct gt_control *c) {
-  return c && c->died;
+  return c && (c->died || c->asked.since_ns || c->oom.since_ns || c->alert.since_ns ||
+               c->held.conn >= 0);
 }
 
 /* A death: once the names are in, as the OOM trigger's. */
 static void serve_death(struct gt_control *c, struct gt_sink *sink, struct gt_output *out,
-                        uint64_t now_ns, int names_in) {
-  if (!c->died_due_ns)
-    c->died_due_ns = now_ns;
-  uint64_t waited = now_ns - c->died_due_ns;
-  if ((!c->died_sig && waited < DEATH_WORD_NS) ||
-      (!names_in && waited < OOM_NAMES_WAIT_NS))
+                        uint64_t now_ns, const struct gt_symq *names) {
+  if (!c->death.since_ns)
+    wait_from(&c->death, now_ns, names);
+  if ((!c->died_sig && now_ns - c->death.since_ns < DEATH_WORD_NS) ||
+      !names_ready(&c->death, now_ns, names))
     return;
   c->died = 0;
   c->settled_pid = c->died_pid;
@@ -340,27 +431,43 @@ static void serve_death(struct gt_control *c, struct gt_sink *sink, struct gt_ou
   c->death_last_ns = now_ns;
 }
 
+/* The socket's requests, one at a time: a snapshot waits for names (the
+ * requests after it wait in the listening socket's backlog). */
+static void serve_requests(struct gt_control *c, struct gt_sink *sink,
+                           struct gt_output *out, uint64_t now_ns,
+                           const struct gt_symq *names) {
+  if (c->held.conn >= 0) {
+    if (!names_ready(&c->held.names, now_ns, names))
+      return;
+    serve_request(&c->held, sink, out);
+  }
+  if (now_ns - c->polled_ns < POLL_EVERY_NS)
+    return;
+  c->polled_ns = now_ns;
+  int conn;
+  unsigned long long last_ns;
+  while ((conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+    take_request(&c->held, conn);
+    if (!c->held.err[0] && snapshot_line(c->held.line, &last_ns) &&
+        !names_ready(&c->held.names, now_ns, names))
+      return;
+    serve_request(&c->held, sink, out);
+  }
+}
+
 void gt_control_serve(struct gt_control *c, int signalled, unsigned alerted,
                       struct gt_sink *sink, struct gt_output *out, uint64_t now_ns,
-                      int names_in) {
+                      const struct gt_symq *names) {
   if (!c) {
     if (signalled)
       gt_collector_say("SIGUSR2: no flight recorder here (--flight-recorder SIZE)");
     return;
   }
-  if (signalled)
+  if ((signalled || c->asked.since_ns) && names_ready(&c->asked, now_ns, names))
     snapshot_beside(c, sink, out, "snapshot", "");
-  if (alerted)
-    serve_alerts(c, alerted, sink, out, now_ns);
+  serve_alerts(c, alerted, sink, out, now_ns, names);
   if (c->died)
-    serve_death(c, sink, out, now_ns, names_in);
-  serve_trigger(c, sink, out, now_ns, names_in);
-  if (now_ns - c->polled_ns < POLL_EVERY_NS)
-    return;
-  c->polled_ns = now_ns;
-  int conn;
-  while ((conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
-    serve_request(conn, sink, out);
-    close(conn);
-  }
+    serve_death(c, sink, out, now_ns, names);
+  serve_trigger(c, sink, out, now_ns, names);
+  serve_requests(c, sink, out, now_ns, names);
 }

@@ -516,7 +516,7 @@ static void run(struct state *st, const struct options *o, int listen_fd,
     g_snap = 0;
     serve_death(st, ctl);
     gt_control_serve(ctl, snap, gt_prom_alerts(obs->prom), sink, out, now,
-                     gt_symq_idle(st->symq)); /* the flight recorder's snapshots */
+                     st->symq); /* the flight recorder's snapshots */
     if (now - last_cut >= GT_CUT_INTERVAL_NS) {
       gt_sink_cut(sink);
       last_cut = now;

@@ -239,8 +239,8 @@ int gt_symq_done(const struct gt_symq *q, uint64_t seq) {
   return !q || q->taken >= seq;
 }
 
-int gt_symq_idle(const struct gt_symq *q) {
-  return !q || q->taken >= q->pushed;
+uint64_t gt_symq_pushed(const struct gt_symq *q) {
+  return q ? q->pushed : 0;
 }
 
 /* Drain loop: the frames of `got` into the sink. */

@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from gtest import *
@@ -68,12 +69,13 @@ class Paused:
     """`record [ARGS] -- flight ROUNDS` until the program says it paused;
     stderr kept (the collector's pid is in it); resume() lets it finish."""
 
-    def __init__(self, args, env, *prog_args):
+    def __init__(self, args, env, *prog_args, settle=2.0, cpus=None):
         self.err = []
         self.p = subprocess.Popen([GPUTRACE, "record"] + args +
                                   ["--", prog("flight"), str(ROUNDS)] + list(prog_args),
                                   env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
+                                  stderr=subprocess.PIPE, text=True,
+                                  preexec_fn=cpus and (lambda: os.sched_setaffinity(0, cpus)))
         threading.Thread(target=lambda: self.err.extend(self.p.stderr), daemon=True).start()
         self.out = []
         for line in self.p.stdout:
@@ -82,7 +84,7 @@ class Paused:
                 break
         else:
             raise AssertionError("flight never paused: %r %r" % (self.out, self.err))
-        time.sleep(2.0)  # the collector drains and symbolizes what is left
+        time.sleep(settle)  # the collector drains and symbolizes what is left
 
     def collector(self):
         deadline = time.time() + 10
@@ -98,6 +100,20 @@ class Paused:
         rest = self.p.stdout.read()
         eq(self.p.wait(timeout=120), 0, "record's status (%s)" % "".join(self.err))
         return "".join(self.out) + rest
+
+
+class BusyCpu:
+    """A busy loop at nice 0 on one CPU, as a loaded machine's: what shares
+    it with the collector leaves its symbolizer (nice 19) a sliver."""
+
+    def __init__(self, cpu):
+        self.cpu = cpu
+        self.p = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                  preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+
+    def stop(self):
+        self.p.kill()
+        self.p.wait()
 
 
 def snapshot(target, out, *extra, rc=0):
@@ -204,6 +220,29 @@ def test_snapshot_is_the_runs_tail():
        "--last 1ms's calls")
     eq(sorted(f for f in os.listdir(TMP) if f.startswith("fr.")), ["fr.snapshot-1.gtrace"],
        "files of the recorder after it ended")
+
+
+def test_snapshots_wait_for_names():
+    """SIGUSR2 and `gputrace snapshot` at the moment the program pauses, on
+    a busy CPU (the symbolizer, at nice 19, behind): each snapshot waits for
+    the names of the stacks taken before it was asked for, so both name the
+    leaks' lines (they had none before: the snapshot was written at once)."""
+    base = os.path.join(TMP, "nm.gtrace")
+    busy = BusyCpu(0)
+    run_ = Paused(["--flight-recorder", WINDOW, "-o", base] + RING, base_env(), settle=0,
+                  cpus={0})
+    try:
+        pid = run_.collector()
+        os.kill(pid, signal.SIGUSR2)
+        snap = os.path.join(TMP, "nm-snap.gtrace")
+        snapshot(pid, snap)
+        by_signal = base[:-len(".gtrace")] + ".snapshot-1.gtrace"
+        eq(wait_line(run_, "written to " + by_signal), True, "SIGUSR2's line: %r" % run_.err)
+    finally:
+        busy.stop()
+        run_.resume()
+    check_leaks(snap)
+    check_leaks(by_signal)
 
 
 def test_graph_made_before_the_window():
@@ -406,8 +445,9 @@ def wait_line(run_, text, timeout=30):
 
 def test_snapshot_webhook():
     """--snapshot-webhook local: POST /snapshot on the --prometheus server
-    (an Alertmanager's JSON body) is 202 and writes BASE.alert-1.gtrace, the
-    window as SIGUSR2's (the run's last launches in a row, the leaks exact);
+    (an Alertmanager's JSON body), sent as the program pauses, is 202 and
+    writes BASE.alert-1.gtrace, the window as SIGUSR2's (the run's last
+    launches in a row, the leaks exact and at their lines);
     two more within 10 s are 202 and coalesced, no second file; a peer off
     loopback is 403; POST elsewhere 405; without --prometheus refused."""
     import promrun
@@ -416,8 +456,12 @@ def test_snapshot_webhook():
     alert = os.path.join(TMP, "wh.alert-1.gtrace")
     body = json.dumps({"version": "4", "status": "firing", "receiver": "gputrace",
                        "alerts": [{"labels": {"alertname": "P99High"}}]}).encode()
+    # Asked at once on a busy CPU: the snapshot waits for the late leak's
+    # stack to be named.
+    busy = BusyCpu(0)
     run_ = Paused(["--flight-recorder", WINDOW, "--prometheus", "0.0.0.0:%d" % port,
-                   "--snapshot-webhook", "local", "-o", base] + RING, base_env())
+                   "--snapshot-webhook", "local", "-o", base] + RING, base_env(), settle=0,
+                  cpus={0})
     try:
         eq(post(port, "/metrics")[0], 405, "POST /metrics")
         st, text = post(port, "/snapshot", body)
@@ -436,6 +480,7 @@ def test_snapshot_webhook():
         else:
             print("SKIP the 403 of a peer off loopback: this host has no other IPv4 address")
     finally:
+        busy.stop()
         run_.resume()
     eq(sorted(f for f in os.listdir(TMP) if f.startswith("wh.")), ["wh.alert-1.gtrace"],
        "files of the recorder")
