@@ -1,5 +1,5 @@
-/* cmd_record.c — `gputrace record [-o FILE] [--ring-kb N] [--stacks alloc|all|none] [-q]
- * -- CMD [ARGS...]`
+/* cmd_record.c — `gputrace record [-o FILE] [--ring-kb N]
+ * [--stacks alloc|all|none|alloc+free] [-q] -- CMD [ARGS...]`
  *
  * Starts a collector on a fresh socket, waits until it has opened the output
  * (so an unwritable output fails before CMD runs), then runs CMD with the
@@ -123,8 +123,8 @@ static int parse(int argc, char **argv, struct record_opts *o) {
       {.name = "stacks",
        .type = GT_OPTION_KNOB,
        .knob = GT_KNOB_STACKS,
-       .arg = "alloc|all|none",
-       .help = "allocs and call sites (default), every call, none",
+       .arg = "alloc|all|none|alloc+free",
+       .help = "allocs and sites (default), all calls, none, +frees",
        .text = &o->stacks},
       GT_OPT_PROMETHEUS(&o->prometheus),
       GT_OPT_ROLLING(pass_flag, o->pass),

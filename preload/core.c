@@ -528,10 +528,10 @@ void gt_record_begin(struct gt_record *rec, unsigned api, uint64_t t0, uint64_t 
   rec->kind = (uint8_t)gt_api_kind(api);
   rec->nslots = 1;
   rec->result = result;
-  if (__builtin_expect(gt_stacks_wanted(rec->kind, api), 0))
+  if (__builtin_expect(gt_stacks_wanted(rec->kind, api, result), 0))
     rec->stack_id = gt_stack_id();
   else if (rec->kind == GT_KIND_MEMCPY || rec->kind == GT_KIND_MEMSET ||
-           rec->kind == GT_KIND_SYNC)
+           rec->kind == GT_KIND_SYNC || rec->kind == GT_KIND_FREE)
     rec->stack_id = gt_site_stack(gt_tls_call_ra, api); /* counted per call site */
 }
 

@@ -45,14 +45,12 @@ enum { ST_OFF, ST_AUTO, ST_FIXED };
 static int g_st_mode = -1; /* -1: not configured yet */
 static uint32_t g_st_fixed;
 
-extern int gt_stacks_mode; /* stacks.c: 0 none, 1 alloc (default), 2 all */
-
 void gt_launch_configure(void) {
   uint64_t n = gt_knob(GT_KNOB_LAUNCH_STACKS);
-  if (gt_stacks_mode == 0) {
+  if (gt_stacks_mode == GT_STACKS_NONE) {
     g_st_mode = ST_OFF;
-  } else if (gt_stacks_mode == 2 || n != 0) {
-    g_st_fixed = gt_stacks_mode == 2 ? 1u : (uint32_t)n;
+  } else if (gt_stacks_mode == GT_STACKS_ALL || n != 0) {
+    g_st_fixed = gt_stacks_mode == GT_STACKS_ALL ? 1u : (uint32_t)n;
     g_st_mode = ST_FIXED;
   } else {
     g_st_mode = ST_AUTO;

@@ -331,7 +331,12 @@ const void *gt_kernels_stub_for(const void *handle);
  * gt_record_begin for the kinds GPUTRACE_STACKS asks for (launches: from
  * the launch path, sampled: launch.h), forget in a forked child. */
 void gt_stacks_configure(void);
-int gt_stacks_wanted(unsigned kind, unsigned api);
+extern int gt_stacks_mode; /* GPUTRACE_STACKS's choice: knobs.h GT_STACKS_* */
+/* A call of this kind and api, ending with `result`, takes its own stack:
+ * allocations and rare structural calls (GT_AF_STACK) under alloc, a free
+ * only when it failed (else its call site's: gt_site_stack) unless
+ * alloc+free asks; every call under all. */
+int gt_stacks_wanted(unsigned kind, unsigned api, int result);
 uint32_t gt_stack_id(void);
 /* The stack of call site `site` (a hook's return address) for calls of
  * kind `what` (launch.c: cached per thread and process like a launch's;

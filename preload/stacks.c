@@ -1,8 +1,10 @@
 /* stacks.c — call stacks of traced calls, interned once per process.
  *
  * Contract:
- *  - GPUTRACE_STACKS=alloc (default: allocations and frees), all (every
- *    traced call) or none. gt_stack_id() is called from gt_record_begin with
+ *  - GPUTRACE_STACKS=alloc (default: allocations, and frees that failed;
+ *    a free that succeeded takes its call site's stack, launch.c
+ *    gt_site_stack), all (every traced call), none, or alloc+free (every
+ *    free's own too). gt_stack_id() is called from gt_record_begin with
  *    the recursion guard held and returns the id of the calling thread's
  *    current stack (0 when off or when it cannot be captured).
  *  - Native frames come from unwind.c: backtrace()'s frames from unwind
@@ -78,8 +80,7 @@
 #define MAX_MODULES 1024
 #define UNWIND_MAX (GT_STACK_MAX_DEPTH + 16)
 
-enum { STACKS_NONE, STACKS_ALLOC, STACKS_ALL };
-int gt_stacks_mode = STACKS_ALLOC;
+int gt_stacks_mode = GT_STACKS_ALLOC;
 
 struct intern_slot {
   _Atomic uint64_t key; /* hash | 1; 0 = empty */
@@ -140,23 +141,21 @@ static __thread struct capture_scratch tls_scratch
 /* ---- configuration ---- */
 
 void gt_stacks_configure(void) {
-  static const int modes[] = {[GT_STACKS_ALLOC] = STACKS_ALLOC,
-                              [GT_STACKS_ALL] = STACKS_ALL,
-                              [GT_STACKS_NONE] = STACKS_NONE};
-  gt_stacks_mode = modes[gt_knob(GT_KNOB_STACKS)];
+  gt_stacks_mode = (int)gt_knob(GT_KNOB_STACKS);
   g_stack_cap = (uint32_t)gt_knob(GT_KNOB_STACK_CAP);
   g_nsegs = (uint32_t)(((uint64_t)g_stack_cap * 2 + SEG_SLOTS - 1) / SEG_SLOTS);
   g_nsegs = g_nsegs > MAX_SEGS ? MAX_SEGS : g_nsegs;
-  if (gt_stacks_mode != STACKS_NONE) /* at start-up, not in the first traced call */
+  if (gt_stacks_mode != GT_STACKS_NONE) /* at start-up, not in the first traced call */
     gt_unwind_init(gt_knob(GT_KNOB_UNWIND) == GT_UNWIND_CACHED, gt_real_dlsym);
 }
 
-int gt_stacks_wanted(unsigned kind, unsigned api) {
-  if (gt_stacks_mode == STACKS_ALLOC)
-    return kind == GT_KIND_ALLOC || kind == GT_KIND_FREE ||
-           (gt_api_flags(api) & GT_AF_STACK);
+int gt_stacks_wanted(unsigned kind, unsigned api, int result) {
+  if (gt_stacks_mode == GT_STACKS_ALLOC || gt_stacks_mode == GT_STACKS_ALLOC_FREE)
+    return kind == GT_KIND_ALLOC || (gt_api_flags(api) & GT_AF_STACK) ||
+           (kind == GT_KIND_FREE &&
+            (result != 0 || gt_stacks_mode == GT_STACKS_ALLOC_FREE));
   /* API calls only: the trace's own records (stacks, modules) have none */
-  return gt_stacks_mode == STACKS_ALL && gt_kind_is_call(kind);
+  return gt_stacks_mode == GT_STACKS_ALL && gt_kind_is_call(kind);
 }
 
 /* ---- modules ---- */
@@ -627,7 +626,7 @@ uint32_t gt_stack_id(void) {
 }
 
 __attribute__((noinline)) uint32_t gt_stack_id_at(const void *top, uintptr_t top_sp) {
-  if (gt_stacks_mode == STACKS_NONE)
+  if (gt_stacks_mode == GT_STACKS_NONE)
     return 0;
   find_self();
   uint64_t *entries = tls_scratch.entries;

@@ -63,8 +63,8 @@ static inline uint64_t gt_window_value(uint64_t v) {
     0, 0, 0, NULL, ("auto", "monotonic"), \
     "the clock: monotonic never stamps with the TSC") \
   X(STACKS, "GPUTRACE_STACKS", CHOICE, \
-    0, 0, 0, NULL, ("alloc", "all", "none"), \
-    "call stacks of allocations, frees, call sites and sampled launches; of every call; or none (as record --stacks)") \
+    0, 0, 0, NULL, ("alloc", "all", "none", "alloc+free"), \
+    "call stacks of allocations, call sites (frees among them) and sampled launches; of every call; none; or alloc's and each free's own (as record --stacks)") \
   X(GPU_TIMING, "GPUTRACE_GPU_TIMING", CHOICE, \
     0, 0, 0, NULL, ("auto", "events", "cupti", "off"), \
     "device timing: auto is CUDA events; CUPTI on request") \
@@ -120,7 +120,12 @@ enum gt_knob_id {
 
 /* Choice indices of the choice knobs. */
 enum { GT_CLOCK_AUTO = 0, GT_CLOCK_FORCE_MONOTONIC = 1 };
-enum { GT_STACKS_ALLOC = 0, GT_STACKS_ALL = 1, GT_STACKS_NONE = 2 };
+enum {
+  GT_STACKS_ALLOC = 0,
+  GT_STACKS_ALL = 1,
+  GT_STACKS_NONE = 2,
+  GT_STACKS_ALLOC_FREE = 3
+};
 enum { GT_UNWIND_CACHED = 0, GT_UNWIND_BACKTRACE = 1 };
 enum { GT_TIMING_AUTO = 0, GT_TIMING_EVENTS = 1, GT_TIMING_CUPTI = 2, GT_TIMING_OFF = 3 };
 enum { GT_RANGE_NONE = 0, GT_RANGE_PROFILER = 1, GT_RANGE_NVTX = 2 };

@@ -113,7 +113,7 @@ SAMPLE_VALUES = {"FILE": "x.gtrace", "OUT": "x.json", "OUT.pb.gz": "x.pb.gz", "P
                  "T": "1.5s", "N": "64", "SIZE": "1GiB", "DURATION": "5m", "SIZE|DURATION": "10s", "PCT": "5",
                  "ADDR:PORT": "127.0.0.1:9400", "PATH": "x.sock",
                  "cudaProfilerApi|nvtx:NAME": "cudaProfilerApi", "DIR": TMP,
-                 "WHEN": "auto", "FMT": "csv", "alloc|all|none": "all", "local|any": "local"}
+                 "WHEN": "auto", "FMT": "csv", "alloc|all|none|alloc+free": "all", "local|any": "local"}
 HELP_LINE = re.compile(r"^  (?:-(\w), |    )--([\w-]+)(?: (\S+))?(?:\s|$)")
 
 

@@ -42,7 +42,7 @@ def test_garbage_values():
                      GPUTRACE_GPU_TIMING_SAMPLE="x", GPUTRACE_RINGKB="64"), check_rc=0)
     eq(p.stdout, "basic: 0 failures\n", "the program")
     eq(sorted(p.stderr.splitlines()), sorted([
-        "gputrace: ignoring GPUTRACE_STACKS=bogus (want alloc, all or none); using alloc",
+        "gputrace: ignoring GPUTRACE_STACKS=bogus (want alloc, all, none or alloc+free); using alloc",
         "gputrace: ignoring GPUTRACE_NVTX=maybe (want 1 or 0 (also true/false, yes/no, "
         "on/off)); using 1",
         "gputrace: ignoring GPUTRACE_CLOCK=tsc (want auto or monotonic); using auto",

@@ -60,7 +60,7 @@ static void test_docs(void) {
       !strcmp(buf, "a duration such as 60s, 5m or 1h, from 1s to 86400s; default 60s"),
       "%s", buf);
   gt_knob_values(GT_KNOB_STACKS, buf, sizeof buf);
-  CHECK_MSG(!strcmp(buf, "alloc, all or none; default alloc"), "%s", buf);
+  CHECK_MSG(!strcmp(buf, "alloc, all, none or alloc+free; default alloc"), "%s", buf);
   gt_knob_values(GT_KNOB_LAUNCH_STACKS, buf, sizeof buf);
   CHECK_MSG(
       !strcmp(buf,
@@ -95,9 +95,9 @@ int main(void) {
   EXPECT(GT_KNOB_DISABLE, "GPUTRACE_DISABLE", "2", 0,
          "gputrace: ignoring GPUTRACE_DISABLE=2 (want 1 or 0 (also true/false, yes/no, "
          "on/off)); using 0\n");
-  EXPECT(
-      GT_KNOB_STACKS, "GPUTRACE_STACKS", "some", GT_STACKS_ALLOC,
-      "gputrace: ignoring GPUTRACE_STACKS=some (want alloc, all or none); using alloc\n");
+  EXPECT(GT_KNOB_STACKS, "GPUTRACE_STACKS", "some", GT_STACKS_ALLOC,
+         "gputrace: ignoring GPUTRACE_STACKS=some (want alloc, all, none or alloc+free); "
+         "using alloc\n");
   EXPECT(GT_KNOB_GPU_TIMING, "GPUTRACE_GPU_TIMING", "fast", GT_TIMING_AUTO,
          "gputrace: ignoring GPUTRACE_GPU_TIMING=fast (want auto, events, cupti or off); "
          "using auto\n");
