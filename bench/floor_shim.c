@@ -15,7 +15,6 @@
  * read them: what that costs before any consumer reads a line (a 256 KiB
  * array stays in L2; a stream does not). */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdint.h>
 #include <x86intrin.h>
 #ifdef FLOOR_SHARED
@@ -23,10 +22,7 @@
 #include <unistd.h>
 #endif
 
-typedef struct {
-  unsigned x, y, z;
-} dim3;
-typedef int (*launch_fn)(const void *, dim3, dim3, void **, size_t, void *);
+#include "launch_abi.h"
 
 struct rec {
   uint64_t ts, dur;
@@ -70,11 +66,8 @@ __attribute__((visibility("default"))) int __cudaLaunchKernel(const void *k, dim
                                                               dim3 b, void **args,
                                                               size_t shmem,
                                                               void *stream) {
-  static launch_fn real;
-  if (!real)
-    real = (launch_fn)dlsym(RTLD_NEXT, "__cudaLaunchKernel");
   uint64_t t0 = __rdtsc();
-  int r = real(k, g, b, args, shmem, stream);
+  int r = real_launch()(k, g, b, args, shmem, stream);
   struct rec *x = next_rec();
   *x = (struct rec){t0, __rdtsc() - t0, k, stream, {g.x, g.y, g.z}, {b.x, b.y, b.z}, 0};
   __asm__ volatile("" : : "r"(x) : "memory"); /* the store happens */

@@ -7,29 +7,21 @@
  * system's compiler against Debian's liblttng-ust-dev; it is no part of the
  * build, which must not need LTTng. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <x86intrin.h>
+
+#include "launch_abi.h"
 
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "lttng_tp.h"
 
-typedef struct {
-  unsigned x, y, z;
-} dim3;
-typedef int (*launch_fn)(const void *, dim3, dim3, void **, size_t, void *);
-
 __attribute__((visibility("default"))) int __cudaLaunchKernel(const void *k, dim3 g,
                                                               dim3 b, void **args,
                                                               size_t shmem,
                                                               void *stream) {
-  static launch_fn real;
-  if (!real)
-    real = (launch_fn)dlsym(RTLD_NEXT, "__cudaLaunchKernel");
   uint64_t t0 = __rdtsc();
-  int r = real(k, g, b, args, shmem, stream);
+  int r = real_launch()(k, g, b, args, shmem, stream);
   unsigned gv[3] = {g.x, g.y, g.z}, bv[3] = {b.x, b.y, b.z};
   lttng_ust_tracepoint(gputrace_bench, launch, t0, __rdtsc() - t0, k, stream, gv, bv);
   return r;

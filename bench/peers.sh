@@ -106,21 +106,20 @@ added() { # NAME BASE-ARRAY-NAME ARRAY-NAME: fastest and median, less the base's
     "$(awk -v a="$(st fastest "${runs[@]}")" -v b="$(st fastest "${base[@]}")" 'BEGIN {print a - b}')" \
     "$(awk -v a="$(st median "${runs[@]}")" -v b="$(st median "${base[@]}")" 'BEGIN {print a - b}')"
 }
-printf '\n| %-40s | %10s | %10s |\n|%s|%s|%s|\n' \
-  "added ns per launch ($launches launches, $reps runs)" fastest median \
-  "------------------------------------------" "------------" "------------"
-printf '| %-40s | %10.1f | %10.1f |\n' "untraced (ns per launch)" "$(st fastest "${plain[@]}")" \
-  "$(st median "${plain[@]}")"
+table() { # TITLE UNIT BASE-ARRAY-NAME: the header and the untraced row
+  local -n base=$3
+  printf '\n| %-40s | %10s | %10s |\n|%s|%s|%s|\n' "$1" fastest median \
+    "------------------------------------------" "------------" "------------"
+  printf '| %-40s | %10.1f | %10.1f |\n' "untraced (ns per $2)" "$(st fastest "${base[@]}")" \
+    "$(st median "${base[@]}")"
+}
+table "added ns per launch ($launches launches, $reps runs)" launch plain
 added "floor shim" plain flo
 added "gputrace record, device timing off" plain gt_off
 added "gputrace record, defaults" plain gt_def
 added "LTTng-UST tracepoint, live session" plain tp
 echo "LTTng-UST: $discarded events discarded over the $reps runs ($((reps * launches)) fired)"
-printf '\n| %-40s | %10s | %10s |\n|%s|%s|%s|\n' \
-  "added ns per call ($pairs pairs, $depth deep)" fastest median \
-  "------------------------------------------" "------------" "------------"
-printf '| %-40s | %10.1f | %10.1f |\n' "untraced (ns per call)" "$(st fastest "${aplain[@]}")" \
-  "$(st median "${aplain[@]}")"
+table "added ns per call ($pairs pairs, $depth deep)" call aplain
 added "gputrace record (default stacks)" aplain agt
 added "heaptrack" aplain aheap
 printf '\n| %-40s | %8s | %8s | %12s | %8s |\n|%s|%s|%s|%s|%s|\n' \
