@@ -5,9 +5,11 @@
 # loop share two cores), alternating: PAIRS cudaMalloc/cudaFree pairs with
 # GPUTRACE_STACKS=none (bench/alloc_loop, the densest record stream a
 # program makes: one record per call, no unwinding) and LAUNCHES launches
-# (bench/launch_loop, device timing at its default). Prints per run the
-# records per second the program made, the records dropped (ring full) and
-# the collector's CPU seconds, and the load average before and after.
+# (bench/launch_loop, device timing at its default); each at the defaults
+# (a full sub-ring waits for the collector) and with GPUTRACE_FULL_WAIT_US=0
+# (it drops at once), alternating. Prints per run the records per second the
+# program made, the records dropped (ring full) and the collector's CPU
+# seconds, and the load average before and after.
 # Usage: bench/storms.sh [REPS=3] [PAIRS=4000000] [LAUNCHES=1000000] [BUILD=build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,19 +37,22 @@ storm() {
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-8s %-34s %-14s %-10s %s\n' load storm "records/s" dropped "collector CPU s"
+row() { printf '%-5s %-9s %-34s %-10s %-9s %s\n' "$@"; }
+row load full storm "records/s" dropped "collector CPU s"
 for load in idle busy; do
   if [ "$load" = busy ]; then
     nice -n 0 sh -c 'while :; do :; done' &
     busy=$!
   fi
   for ((i = 1; i <= reps; i++)); do
-    read -r rate drop cpu <<<"$(GPUTRACE_STACKS=none storm "$aprog" "$pairs" 30)"
-    printf '%-8s %-34s %-14s %-10s %s\n' "$load" "alloc, stacks=none, $pairs pairs" "$rate" \
-      "$drop" "$cpu"
-    read -r rate drop cpu <<<"$(storm "$lprog" "$launches")"
-    printf '%-8s %-34s %-14s %-10s %s\n' "$load" "launches, defaults, $launches" "$rate" \
-      "$drop" "$cpu"
+    for wait in 50000 0; do
+      full=$([ "$wait" = 0 ] && echo drop || echo wait)
+      read -r rate drop cpu <<<"$(GPUTRACE_FULL_WAIT_US=$wait GPUTRACE_STACKS=none \
+        storm "$aprog" "$pairs" 30)"
+      row "$load" "$full" "alloc, stacks=none, $pairs pairs" "$rate" "$drop" "$cpu"
+      read -r rate drop cpu <<<"$(GPUTRACE_FULL_WAIT_US=$wait storm "$lprog" "$launches")"
+      row "$load" "$full" "launches, defaults, $launches" "$rate" "$drop" "$cpu"
+    done
   done
   stop_busy
 done

@@ -34,6 +34,11 @@
  *    thread makes them, share one sub-ring (gt_emit_device). Every write
  *    happens with the recursion guard held, so a signal handler's CUDA
  *    call never writes into a sub-ring the interrupted code is writing.
+ *  - A full sub-ring is waited on before a record is dropped: the thread
+ *    yields its core while the collector reads its sub-ring, and gives up
+ *    after GPUTRACE_FULL_WAIT_US (default 50 ms) without (a stalled or gone
+ *    collector: it then drops at once for 10 s) or 1 s in all (full_wait).
+ *    The shared ring drops at once. Every drop is counted in the header.
  *  - No destructor: records are in shared memory the moment they are
  *    committed, so exit, _exit, a crash or SIGKILL lose nothing already
  *    written, and no CUDA call is made at teardown. (Device timing,
@@ -54,6 +59,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -366,8 +372,14 @@ GT_EXPORT void _Exit(int status) {
   exit_marked(status);
 }
 
+/* A thread whose sub-ring is full waits while its collector reads it, and
+ * gives up after this long without (full_wait, below). */
+static _Atomic uint64_t g_full_wait_ns;
+
 static void start_tracing(void) {
   size_t ring_kb = (size_t)gt_knob(GT_KNOB_RING_KB); /* at most 1 GiB: protocol.h */
+  atomic_store_explicit(&g_full_wait_ns, gt_knob(GT_KNOB_FULL_WAIT_US) * 1000u,
+                        memory_order_relaxed);
   if (gt_transport_open(&g_ring, ring_kb * 1024u, g_pid) != 0) {
     state_set(ST_DISABLED);
     return;
@@ -472,11 +484,73 @@ int gt_ring_room_slow(unsigned n) {
 
 static void on_drop(void);
 
-/* A full frame into producer p's sub-ring (no room: dropped and counted),
- * or, when p has none, into the shared ring (counted there when full). */
+/* ---- a full sub-ring: wait for the collector, boundedly ---- */
+
+#define FULL_QUIET_NS 10000000000ull       /* after a stall: no wait for this long */
+#define FULL_WAIT_MAX_NS 1000000000ull     /* the longest one record waits */
+static __thread uint64_t tls_wait_again_ns /* a stall was seen: no wait before */
+    __attribute__((tls_model("initial-exec")));
+
+struct full_wait {
+  uint64_t start_ns;    /* 0: not begun */
+  uint64_t progress_ns; /* when the collector last read this sub-ring */
+  uint64_t tail;        /* what it had read then */
+};
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's sub-ring p has no room: 1 after yielding the core
+ * once (the caller tries again), 0 once the wait is over (the caller
+ * drops). A storm outruns a collector that shares the cores with it
+ * (docs/PERFORMANCE.md, Storms): yielding lets it drain instead of the
+ * records being lost. The wait goes on while the collector reads this
+ * sub-ring (its tail moves) and at most FULL_WAIT_MAX_NS; a collector that
+ * read nothing of it for GPUTRACE_FULL_WAIT_US is stalled or gone, and the
+ * thread then drops at once for FULL_QUIET_NS (a stopped collector costs a
+ * thread one wait in ten seconds). Slow path only; no lock,
+ * async-signal-safe (sched_yield, clock_gettime). */
+static int full_wait(struct full_wait *w, const struct gt_ring_producer *p) {
+  uint64_t now = mono_ns();
+  uint64_t tail = atomic_load_explicit(&p->sub->tail, memory_order_relaxed);
+  uint64_t stall_ns = atomic_load_explicit(&g_full_wait_ns, memory_order_relaxed);
+  if (w->start_ns == 0) {
+    if (stall_ns == 0 || now < tls_wait_again_ns)
+      return 0;
+    *w = (struct full_wait){now, now, tail};
+  } else if (tail != w->tail) {
+    w->progress_ns = now;
+    w->tail = tail;
+  } else if (now - w->progress_ns >= stall_ns) {
+    tls_wait_again_ns = now + FULL_QUIET_NS;
+    return 0;
+  }
+  if (now - w->start_ns >= FULL_WAIT_MAX_NS)
+    return 0; /* it reads on, but others take the room it frees */
+  sched_yield();
+  return 1;
+}
+
+int gt_ring_wait_room(unsigned n) {
+  struct gt_ring_producer *p = &gt_tls_prod;
+  struct full_wait w = {0};
+  while (p->state == GT_PROD_SUB && full_wait(&w, p))
+    if (gt_ring_producer_room(p, n))
+      return 1;
+  return 0;
+}
+
+/* A full frame into producer p's sub-ring (no room after a wait: dropped
+ * and counted), or, when p has none, into the shared ring (counted there
+ * when full, at once: its threads are few and rare). */
 static void write_via(struct gt_ring_producer *p, const struct gt_record *rec) {
   if (p->state == GT_PROD_SUB) {
     if (gt_ring_producer_write(p, rec))
+      return;
+    if (gt_ring_wait_room(gt_frame_slots(rec->nslots)) && gt_ring_producer_write(p, rec))
       return;
     gt_ring_count_drop(&g_ring, rec->kind);
     on_drop();

@@ -191,6 +191,11 @@ static void emit_launch_slow(const struct gt_launch *l, int checked) {
       errno = saved_errno;
       return;
     }
+    if (p->state == GT_PROD_SUB && gt_ring_wait_room(1)) { /* it was full */
+      gt_put_launch(p, l, stack);
+      errno = saved_errno;
+      return;
+    }
     if (p->state == GT_PROD_SUB) { /* its sub-ring is full */
       gt_count_launch_drop();
       errno = saved_errno;

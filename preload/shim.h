@@ -303,6 +303,10 @@ void gt_emit_device(struct gt_record *rec);
  * claiming one at its first record (0: none, or full); a launch that had
  * no room; the thread's tid; this process's pid. */
 int gt_ring_room_slow(unsigned n);
+/* The calling thread's sub-ring is full: yield to the collector until it
+ * has room for a frame of n slots (1) or a bounded wait ends (0: drop).
+ * core.c full_wait. */
+int gt_ring_wait_room(unsigned n);
 void gt_count_launch_drop(void);
 uint32_t gt_current_tid(void);
 uint32_t gt_pid(void);

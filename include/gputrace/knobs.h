@@ -59,6 +59,9 @@ static inline uint64_t gt_window_value(uint64_t v) {
   X(RING_KB, GT_ENV_RING_KB, NUMBER, \
     GT_DEFAULT_RING_KB, 16, GT_RING_MAX_BYTES / 1024, "KiB", (NULL), \
     "the ring each traced process writes into") \
+  X(FULL_WAIT_US, "GPUTRACE_FULL_WAIT_US", NUMBER, \
+    50000, 0, 1000000, "us", (NULL), \
+    "a thread whose ring is full yields to the collector while it reads; it drops after this long without (0: at once)") \
   X(CLOCK, "GPUTRACE_CLOCK", CHOICE, \
     0, 0, 0, NULL, ("auto", "monotonic"), \
     "the clock: monotonic never stamps with the TSC") \

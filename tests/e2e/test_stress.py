@@ -14,8 +14,11 @@ def recorded_plus_dropped(events, kind):
 
 def storm_accounts_for_every_call(ring_kb, ring):
     """8 threads x 20,000 launches into a ring of ring_kb KiB that the storm
-    overflows: every call recorded or counted dropped, per kind, exactly."""
-    p, out = record([prog("threads"), "20000", "8"], GPUTRACE_RING_KB=ring_kb)
+    overflows (dropping at once: GPUTRACE_FULL_WAIT_US=0, where a full
+    sub-ring would wait for the collector: test_full_ring.py): every call
+    recorded or counted dropped, per kind, exactly."""
+    p, out = record([prog("threads"), "20000", "8"], GPUTRACE_RING_KB=ring_kb,
+                    GPUTRACE_FULL_WAIT_US="0")
     events = dump(out)
     launches, dropped = recorded_plus_dropped(events, "launch")
     eq(launches, 8 * 20000, "launches recorded + dropped")
