@@ -15,12 +15,13 @@
  *    then the window is composed (flight.c). Draining waits meanwhile (the
  *    rings absorb it: docs/PERFORMANCE.md, Flight recorder). The request
  *    socket is polled, not waited on: a pass looks at most every 10 ms.
- *  - Every snapshot (SIGUSR2's, a request's, each trigger's) waits, up to
- *    NAMES_WAIT_NS, for the symbolizer to have named every stack taken so
- *    far, so that it names the lines asked about (a stack first seen just
- *    before is the likeliest to be that one); the drain loop goes on
- *    meanwhile. A request waiting holds the socket's others in its backlog;
- *    one the run's end overtakes is answered with an error.
+ *  - Every snapshot (SIGUSR2's, a request's, each trigger's) and every
+ *    stop waits, up to NAMES_WAIT_NS, for the symbolizer to have named the
+ *    stacks taken before it was asked for, so that it names the lines
+ *    asked about (a stack first seen just before is the likeliest to be
+ *    that one); the drain loop goes on meanwhile. A request waiting holds
+ *    the socket's others in its backlog; one the run's end overtakes is
+ *    answered with an error.
  *  - gputrace start/stop (protocol.h GT_CTL_START/STOP) switch the output
  *    between the window and the requester's file (output.c,
  *    gt_output_start/stop), on the drain loop's thread as a snapshot is:
@@ -431,8 +432,18 @@ static void serve_death(struct gt_control *c, struct gt_sink *sink, struct gt_ou
   c->death_last_ns = now_ns;
 }
 
-/* The socket's requests, one at a time: a snapshot waits for names (the
- * requests after it wait in the listening socket's backlog). */
+/* A request that writes out what came before it, and so waits for its
+ * names: a snapshot, and a stop (the names of the stacks its file holds;
+ * a start's come after it, into its file). */
+static int waits_for_names(const char *line) {
+  unsigned long long last_ns;
+  char verb[16] = "";
+  sscanf(line, "%15s", verb);
+  return snapshot_line(line, &last_ns) || !strcmp(verb, GT_CTL_STOP);
+}
+
+/* The socket's requests, one at a time: a snapshot or a stop waits for
+ * names (the requests after it wait in the listening socket's backlog). */
 static void serve_requests(struct gt_control *c, struct gt_sink *sink,
                            struct gt_output *out, uint64_t now_ns,
                            const struct gt_symq *names) {
@@ -445,10 +456,9 @@ static void serve_requests(struct gt_control *c, struct gt_sink *sink,
     return;
   c->polled_ns = now_ns;
   int conn;
-  unsigned long long last_ns;
   while ((conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
     take_request(&c->held, conn);
-    if (!c->held.err[0] && snapshot_line(c->held.line, &last_ns) &&
+    if (!c->held.err[0] && waits_for_names(c->held.line) &&
         !names_ready(&c->held.names, now_ns, names))
       return;
     serve_request(&c->held, sink, out);

@@ -214,3 +214,17 @@ def wait_collector(path, timeout=20):
 
 def collector_running(path):
     return collector_pid(path) is not None
+
+
+class BusyCpu:
+    """A busy loop at nice 0 on one CPU, as a loaded machine's: what shares
+    it with the collector leaves its symbolizer (nice 19) a sliver."""
+
+    def __init__(self, cpu):
+        self.cpu = cpu
+        self.p = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                  preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+
+    def stop(self):
+        self.p.kill()
+        self.p.wait()

@@ -14,7 +14,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from gtest import *
@@ -100,20 +99,6 @@ class Paused:
         rest = self.p.stdout.read()
         eq(self.p.wait(timeout=120), 0, "record's status (%s)" % "".join(self.err))
         return "".join(self.out) + rest
-
-
-class BusyCpu:
-    """A busy loop at nice 0 on one CPU, as a loaded machine's: what shares
-    it with the collector leaves its symbolizer (nice 19) a sliver."""
-
-    def __init__(self, cpu):
-        self.cpu = cpu
-        self.p = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                  preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
-
-    def stop(self):
-        self.p.kill()
-        self.p.wait()
 
 
 def snapshot(target, out, *extra, rc=0):

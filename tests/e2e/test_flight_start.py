@@ -26,12 +26,13 @@ class Phases:
     time: next() lets the program run its next phase and waits for its
     pause; the phases' lines are kept."""
 
-    def __init__(self, args, *prog_args):
+    def __init__(self, args, *prog_args, cpus=None):
         self.err, self.lines = [], []
         self.p = subprocess.Popen([GPUTRACE, "record"] + args +
                                   ["--", prog("flight_phases"), str(ROUNDS)] + list(prog_args),
                                   env=base_env(), stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  preexec_fn=cpus and (lambda: os.sched_setaffinity(0, cpus)))
         threading.Thread(target=lambda: self.err.extend(self.p.stderr), daemon=True).start()
         self.wait_pause()
 
@@ -156,15 +157,21 @@ def test_start_stop_records_the_middle():
 def test_graph_made_before_start():
     """A graph captured before phase 1 and launched once a phase: the file
     (phase 2) repeats its making, so its one launch there runs k_graph, and
-    counts nothing of the making as a call."""
+    counts nothing of the making as a call; on a busy CPU (the symbolizer,
+    at nice 19, behind), the stop waits for the names of the stacks taken
+    before it, so the graph's capture has its line (it had none: its names
+    went to the window after the stop)."""
     rec = os.path.join(TMP, "fs-graph.gtrace")
-    run_ = Phases(["--flight-recorder", "4MiB", "-o", os.path.join(TMP, "fsg.gtrace")], "1")
+    busy = BusyCpu(0)
+    run_ = Phases(["--flight-recorder", "4MiB", "-o", os.path.join(TMP, "fsg.gtrace")], "1",
+                  cpus={0})
     try:
         pid = run_.collector()
         ctl("start", pid, "-o", rec)
         run_.next()
         ctl("stop", pid)
     finally:
+        busy.stop()
         run_.next()
         run_.finish()
     p = run([GPUTRACE, "report", "--json", rec], base_env())

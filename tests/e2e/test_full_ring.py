@@ -22,7 +22,7 @@ def storm(wait_us=None):
     """THREADS x LAUNCHES launches into a 256 KiB ring, the program and its
     collector on CPU 0 beside a busy loop: (launches recorded, dropped).
     wait_us: GPUTRACE_FULL_WAIT_US (None: unset)."""
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pinned(0))
+    busy = BusyCpu(0)
     try:
         out = os.path.join(TMP, "storm%s.gtrace" % wait_us)
         if os.path.lexists(out):
@@ -34,8 +34,7 @@ def storm(wait_us=None):
                            preexec_fn=pinned(0),
                            capture_output=True, text=True, timeout=300)
     finally:
-        busy.kill()
-        busy.wait()
+        busy.stop()
     eq(p.returncode, 0, "record's status (%s)" % p.stderr)
     events = dump(out)
     dropped = sum(e["count"] for e in select(events, kind="drop", of_kind="launch"))
