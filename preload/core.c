@@ -534,7 +534,9 @@ static int full_wait(struct full_wait *w, const struct gt_ring_producer *p) {
   return 1;
 }
 
-int gt_ring_wait_room(unsigned n) {
+/* Out of line and cold: its wait state stays off the stack of every
+ * record's write (docs/stack-budget.md), which only calls it when full. */
+__attribute__((noinline, cold)) int gt_ring_wait_room(unsigned n) {
   struct gt_ring_producer *p = &gt_tls_prod;
   struct full_wait w = {0};
   while (p->state == GT_PROD_SUB && full_wait(&w, p))
