@@ -357,9 +357,17 @@ static inline uint64_t cost_begin(unsigned what) {
 static inline uint64_t cost_again(void) {
   return tls_op_costed ? gt_now() : 0;
 }
+/* An op's timing takes microseconds; one measured far longer was preempted
+ * (a loaded machine, a sanitized build), and the time it was off the core
+ * is not what timing cost the thread: counted up to DT_OP_COST_CAP (gt_now
+ * units: 100 us in ns, ~33 us in ticks), so that one preemption in a window
+ * cannot double N. */
+#define DT_OP_COST_CAP 100000u
 static inline void cost_end(uint64_t t0) {
-  if (t0 != 0)
-    tls_win_cost += gt_now() - t0;
+  if (t0 != 0) {
+    uint64_t cost = gt_now() - t0;
+    tls_win_cost += cost < DT_OP_COST_CAP ? cost : DT_OP_COST_CAP;
+  }
 }
 
 static int events_before(const void *stream, int ptsz) {

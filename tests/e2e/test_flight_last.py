@@ -137,8 +137,10 @@ def test_last_is_exact():
         raise AssertionError("what the snapshot holds by line: %r" % (lleaks[2],))
     rep = json.loads(run([GPUTRACE, "report", "--json", last], base_env(), check_rc=0).stdout)
     eq(rep["recording"], [{"ts_ns": cut, "event": "snapshot_cut"}], "report's recording")
-    graphs = [(g["nodes"], g["launches"] > 0) for g in rep["graphs"]]
-    if not graphs or set(graphs) != {(4, True)}:
+    # Each graph launched after the cut has its making (4 nodes); a worker
+    # that launched none in the 5 s (a loaded machine) has none to replay.
+    graphs = [g["nodes"] for g in rep["graphs"] if g["launches"] > 0]
+    if not graphs or set(graphs) != {4}:
         raise AssertionError("graphs replayed after the cut: %r" % rep["graphs"])
     kern = {k["kernel"]: k for k in rep["kernels"]}
     eq(all(kern[k]["graph_launches"] > 0 for k in ("attn(float*)", "mlp(float*)")), True,
