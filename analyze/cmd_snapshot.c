@@ -42,15 +42,10 @@
 
 /* The --socket value of collector pid's command line into buf, or 0. */
 static int socket_of_pid(unsigned long pid, char *buf, size_t len) {
-  char path[64], args[8192];
-  snprintf(path, sizeof path, "/proc/%lu/cmdline", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd >= 0 ? read(fd, args, sizeof args - 1) : -1;
-  if (fd >= 0)
-    close(fd);
+  char args[8192];
+  long n = gt_read_proc(pid, "cmdline", args, sizeof args);
   if (n <= 0)
     return 0;
-  args[n] = '\0';
   for (char *a = args; a < args + n; a += strlen(a) + 1)
     if (!strcmp(a, "--socket") && a + strlen(a) + 1 < args + n) {
       snprintf(buf, len, "%s", a + strlen(a) + 1);

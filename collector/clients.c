@@ -53,6 +53,7 @@
 
 #include "collector.h"
 #include "gputrace/map.h"
+#include "gputrace/paths.h"
 #include "gputrace/protocol.h"
 #include "gputrace/trace_file.h"
 #include "util.h" /* gt_text_clean */
@@ -293,15 +294,9 @@ static int process_gone(const struct gt_client *c, int wait_ms) {
 /* How a zombie ended (its wait status, /proc/PID/stat's 52nd field), or -1
  * when it is not there to read (its parent reaped it already). */
 static int zombie_status(uint32_t pid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%u/stat", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-  if (fd >= 0)
-    close(fd);
-  if (n <= 0)
+  char buf[1024];
+  if (gt_read_proc(pid, "stat", buf, sizeof buf) <= 0)
     return -1;
-  buf[n] = 0;
   char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
   if (!p || p[1] != ' ' || p[2] != 'Z')
     return -1;
@@ -374,12 +369,8 @@ static int ring_mapped(const struct gt_client *c) {
 static void note_untraced(struct gt_sink *sink, const struct gt_client *c,
                           const struct gt_hello *hello, const char *why, int no_fds,
                           uint64_t now_ns) {
-  char cmd[256] = "", path[64], text[GT_TEXT_MAX];
-  snprintf(path, sizeof path, "/proc/%u/cmdline", c->pid);
-  int fd = c->pid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-  ssize_t n = fd >= 0 ? read(fd, cmd, sizeof cmd - 1) : -1;
-  if (fd >= 0)
-    close(fd);
+  char cmd[256] = "", text[GT_TEXT_MAX];
+  ssize_t n = c->pid ? gt_read_proc(c->pid, "cmdline", cmd, sizeof cmd) : -1;
   for (ssize_t i = 0; i < n; i++)
     cmd[i] = cmd[i] ? cmd[i] : ' ';
   if (n <= 0 && hello)

@@ -143,6 +143,18 @@ int gt_control_socket_path(const char *data_socket, unsigned long pid, char *pat
   return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+long gt_read_proc(unsigned long pid, const char *what, char *buf, size_t len) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%lu/%s", pid, what);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 && len > 0 ? read(fd, buf, len - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  if (n >= 0)
+    buf[n] = '\0';
+  return n;
+}
+
 int gt_beside_self(const char *env, const char *rel, int mode, char *out, size_t len) {
   const char *v = getenv(env);
   if (v && *v) {

@@ -59,4 +59,9 @@ int gt_control_socket_path(const char *data_socket, unsigned long pid, char *pat
  * CLI finds its collector and shim so. */
 int gt_beside_self(const char *env, const char *rel, int mode, char *out, size_t len);
 
+/* What one read of /proc/PID/WHAT gives (its stat, cmdline, ...: files
+ * the kernel makes in one read), at most len - 1 bytes into buf, which is
+ * NUL-terminated: the bytes read, or -1 when it cannot be read. */
+long gt_read_proc(unsigned long pid, const char *what, char *buf, size_t len);
+
 #endif

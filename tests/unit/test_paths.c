@@ -58,6 +58,18 @@ static void check_pod_socket(const char *base) {
   CHECK(strcmp(dir, path) == 0 && stat(dir, &st) != 0); /* named, not made */
 }
 
+/* gt_read_proc: this process's own comm, whole and cut to the buffer; a
+ * pid that is no process. */
+static void check_read_proc(void) {
+  char buf[64], small[4];
+  CHECK(gt_read_proc((unsigned long)getpid(), "comm", buf, sizeof buf) ==
+        (long)strlen("test_paths\n"));
+  CHECK(strcmp(buf, "test_paths\n") == 0);
+  CHECK(gt_read_proc((unsigned long)getpid(), "comm", small, sizeof small) == 3);
+  CHECK(strcmp(small, "tes") == 0);
+  CHECK(gt_read_proc(999999999ul, "stat", buf, sizeof buf) == -1);
+}
+
 int main(void) {
   char base[] = "/tmp/gt_paths_XXXXXX", dir[256], path[256], err[256];
   CHECK(mkdtemp(base) != NULL);
@@ -96,6 +108,7 @@ int main(void) {
     CHECK(rmdir(dir) == 0);
   }
   check_pod_socket(base);
+  check_read_proc();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", base);
   CHECK(system(cmd) == 0);
