@@ -216,6 +216,12 @@ def collector_running(path):
     return collector_pid(path) is not None
 
 
+def on_cpus(cpus):
+    """A preexec_fn that runs the child on the CPUs in the set `cpus`
+    (None: wherever the scheduler puts it)."""
+    return cpus and (lambda: os.sched_setaffinity(0, cpus))
+
+
 class BusyCpu:
     """A busy loop at nice 0 on one CPU, as a loaded machine's: what shares
     it with the collector leaves its symbolizer (nice 19) a sliver."""
@@ -223,7 +229,7 @@ class BusyCpu:
     def __init__(self, cpu):
         self.cpu = cpu
         self.p = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                  preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+                                  preexec_fn=on_cpus({cpu}))
 
     def stop(self):
         self.p.kill()

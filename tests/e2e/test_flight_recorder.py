@@ -74,7 +74,7 @@ class Paused:
                                   ["--", prog("flight"), str(ROUNDS)] + list(prog_args),
                                   env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True,
-                                  preexec_fn=cpus and (lambda: os.sched_setaffinity(0, cpus)))
+                                  preexec_fn=on_cpus(cpus))
         threading.Thread(target=lambda: self.err.extend(self.p.stderr), daemon=True).start()
         self.out = []
         for line in self.p.stdout:

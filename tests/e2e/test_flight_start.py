@@ -32,7 +32,7 @@ class Phases:
                                   ["--", prog("flight_phases"), str(ROUNDS)] + list(prog_args),
                                   env=base_env(), stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  preexec_fn=cpus and (lambda: os.sched_setaffinity(0, cpus)))
+                                  preexec_fn=on_cpus(cpus))
         threading.Thread(target=lambda: self.err.extend(self.p.stderr), daemon=True).start()
         self.wait_pause()
 

@@ -16,10 +16,6 @@ from gtest import *
 LAUNCHES, THREADS = 20000, 4
 
 
-def pinned(cpu):
-    return lambda: os.sched_setaffinity(0, {cpu})
-
-
 def storm(wait_us):
     """THREADS x LAUNCHES launches into a 256 KiB ring under
     GPUTRACE_FULL_WAIT_US=wait_us, the program and its collector on CPU 0
@@ -31,7 +27,7 @@ def storm(wait_us):
             os.unlink(out)
         p = subprocess.run([GPUTRACE, "record", "-q", "--ring-kb", "256", "-o", out, "--",
                             prog("threads"), str(LAUNCHES), str(THREADS)],
-                           env=base_env(GPUTRACE_FULL_WAIT_US=wait_us), preexec_fn=pinned(0),
+                           env=base_env(GPUTRACE_FULL_WAIT_US=wait_us), preexec_fn=on_cpus({0}),
                            capture_output=True, text=True, timeout=300)
     finally:
         busy.stop()
