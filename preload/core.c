@@ -59,7 +59,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -497,12 +496,6 @@ struct full_wait {
   uint64_t tail;        /* what it had read then */
 };
 
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The calling thread's sub-ring p has no room: 1 after yielding the core
  * once (the caller tries again), 0 once the wait is over (the caller
  * drops). A storm outruns a collector that shares the cores with it
@@ -514,7 +507,7 @@ static uint64_t mono_ns(void) {
  * thread one wait in ten seconds). Slow path only; no lock,
  * async-signal-safe (sched_yield, clock_gettime). */
 static int full_wait(struct full_wait *w, const struct gt_ring_producer *p) {
-  uint64_t now = mono_ns();
+  uint64_t now = gt_mono_ns();
   uint64_t tail = atomic_load_explicit(&p->sub->tail, memory_order_relaxed);
   uint64_t stall_ns = atomic_load_explicit(&g_full_wait_ns, memory_order_relaxed);
   if (w->start_ns == 0) {

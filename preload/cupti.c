@@ -75,7 +75,7 @@ static __thread uint64_t tls_ext_id __attribute__((tls_model("initial-exec")));
 /* ---- the clock ---- */
 
 static uint64_t CUPTI_mono(void) {
-  return gt_dt_mono_ns();
+  return gt_mono_ns();
 }
 
 /* 1 when cuptiGetTimestamp reads our clock: within [before, after] (1 ms
@@ -86,10 +86,10 @@ static uint64_t CUPTI_mono(void) {
  * over at least 100 ms. */
 static int clock_ours(void) {
   static uint64_t anchor_mid, anchor_c, anchor_width; /* the first check's */
-  uint64_t a = gt_dt_mono_ns(), c = 0;
+  uint64_t a = gt_mono_ns(), c = 0;
   if (gt_cu.timestamp(&c) != CUPTI_OK)
     return 0;
-  uint64_t b = gt_dt_mono_ns();
+  uint64_t b = gt_mono_ns();
   if (c + 1000000 < a || c > b + 1000000)
     return 0;
   uint64_t mid = a + (b - a) / 2;
@@ -311,7 +311,7 @@ int gt_cupti_start(const char **why) {
     gt_cupti_stop();
     return -1;
   }
-  g_win_at = gt_dt_mono_ns();
+  g_win_at = gt_mono_ns();
   return 0;
 }
 
@@ -373,7 +373,7 @@ void gt_cupti_commit(const struct dt_slot *op, uint64_t call_ns) {
   m->sample = op->sample;
   m->dir = op->dir;
   m->call_ns = call_ns;
-  m->commit_ns = gt_dt_mono_ns();
+  m->commit_ns = gt_mono_ns();
   atomic_store_explicit(&m->id, id, memory_order_release);
 }
 
@@ -413,7 +413,7 @@ const char *gt_cupti_trouble_now(void) {
 const char *gt_cupti_trouble(void) {
   if (g_trouble != NULL)
     return g_trouble;
-  uint64_t now = gt_dt_mono_ns();
+  uint64_t now = gt_mono_ns();
   if (now - g_win_at < CU_WINDOW_NS)
     return NULL;
   uint64_t matched = gt_cu_matched(), lost = gt_cu_lost();

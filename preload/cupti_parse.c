@@ -281,7 +281,7 @@ static void age_calls(uint64_t before, int last) {
 }
 
 void gt_cu_parse(uint64_t age_ns, int last) {
-  uint64_t now = gt_dt_mono_ns();
+  uint64_t now = gt_mono_ns();
   uint64_t ready[CU_NBUF / 64];
   for (unsigned w = 0; w < CU_NBUF / 64; w++)
     ready[w] = atomic_exchange_explicit(&g_delivered[w], 0, memory_order_acquire);

@@ -81,12 +81,6 @@ static int g_exit_registered; /* this process registered dt_atexit */
 
 enum { R_EXHAUSTED = 1, R_CAPTURE, R_ERROR_STATE, R_DEVICE, R_FAILED };
 
-uint64_t gt_dt_mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- configuration ---- */
 
 static void state_init(void) {
@@ -408,7 +402,7 @@ static int events_before(const void *stream, int ptsz) {
     release(i);
     return -R_FAILED;
   }
-  slot->host_lb = gt_dt_mono_ns();
+  slot->host_lb = gt_mono_ns();
   return i + 1;
 }
 
@@ -433,7 +427,7 @@ int gt_dt_before(unsigned what, const void *key, const void *stream, int ptsz) {
     if (src == DT_SRC_CUPTI) {
       tls_cupti_stream = stream;
       tls_cupti_ptsz = ptsz;
-      tls_cupti_call_ns = gt_dt_mono_ns();
+      tls_cupti_call_ns = gt_mono_ns();
       token = gt_cupti_before();
     } else {
       token = events_before(stream, ptsz);
@@ -469,7 +463,7 @@ static void dt_after(int token, cudaError_t result) {
     release(i); /* nothing ran between the events */
     return;
   }
-  s->host_end = gt_dt_mono_ns(); /* the work was queued by the call's return */
+  s->host_end = gt_mono_ns(); /* the work was queued by the call's return */
   if (gt_dt_cu.event_record(s->ev[1], stream_for(s->stream, s->ptsz)) != 0) {
     gt_dt_cu.get_last(); /* clear before: the call succeeded */
     release(i);

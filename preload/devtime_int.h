@@ -135,7 +135,6 @@ static inline void gt_dt_device_begin(struct gt_record *rec, uint32_t pid, uint3
   rec->u.device.source = (uint8_t)source;
 }
 
-uint64_t gt_dt_mono_ns(void);
 void gt_dt_register_exit(void); /* atexit, once per process */
 /* Slots back to their device's free list (their events stay usable). */
 void gt_dt_release_locked(int32_t i);

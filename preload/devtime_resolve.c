@@ -145,12 +145,12 @@ static int device_setup(struct dt_device *d, int dev) {
  * window. (A private stream can still share a hardware queue with busy
  * streams; a long window then says so, and the measurement is not used.) */
 static int measure(struct dt_device *d, cudaEvent_t ev, int64_t *mid, uint64_t *window) {
-  uint64_t t0 = gt_dt_mono_ns(), t1;
+  uint64_t t0 = gt_mono_ns(), t1;
   if (gt_dt_cu.event_record(ev, d->stream) != 0)
     return -1;
   for (;;) {
     cudaError_t q = gt_dt_cu.event_query(ev);
-    t1 = gt_dt_mono_ns();
+    t1 = gt_mono_ns();
     if (q == 0)
       break;
     if (q != cudaErrorNotReady)
@@ -158,7 +158,7 @@ static int measure(struct dt_device *d, cudaEvent_t ev, int64_t *mid, uint64_t *
     if (t1 - t0 > DT_ANCHOR_WAIT_NS) {
       if (gt_dt_cu.event_sync(ev) != 0)
         return -1;
-      t1 = gt_dt_mono_ns();
+      t1 = gt_mono_ns();
       break;
     }
   }
@@ -198,7 +198,7 @@ static int take_anchor(struct dt_device *d) {
   }
   d->cur = next;
   d->ref_host = host;
-  d->ref_at = gt_dt_mono_ns();
+  d->ref_at = gt_mono_ns();
   d->have_ref = 1;
   return 0;
 }
@@ -214,7 +214,7 @@ static struct dt_device *anchor_for(struct sweep *sw, int dev) {
   int ok = 1;
   if (!d->ready || d->ready_gen != d->gen)
     ok = device_setup(d, dev) == 0;
-  if (ok && (!d->have_ref || gt_dt_mono_ns() - d->ref_at > DT_ANCHOR_EVERY_NS))
+  if (ok && (!d->have_ref || gt_mono_ns() - d->ref_at > DT_ANCHOR_EVERY_NS))
     ok = take_anchor(d) == 0;
   if (ok)
     sw->anchored |= bit;

@@ -244,14 +244,18 @@ static inline void gt_hook_leave(void) {
  * "Figures moved out of code comments"), else CLOCK_MONOTONIC ns. The ring
  * header says which; the collector converts ticks to ns, so traces always
  * hold CLOCK_MONOTONIC ns. */
+static inline uint64_t gt_mono_ns(void) { /* CLOCK_MONOTONIC, in ns */
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static inline uint64_t gt_now(void) {
 #if defined(__x86_64__)
   if (__builtin_expect(gt_mode_now() & GT_MODE_TSC, 1))
     return __builtin_ia32_rdtsc();
 #endif
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  return gt_mono_ns();
 }
 
 /* gt_now when GT_MODE_TSC says the clock is the TSC: no test. */
