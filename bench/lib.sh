@@ -21,6 +21,12 @@ need_time() {
   [ -x /usr/bin/time ] || { echo "bench: needs /usr/bin/time (Debian's time package)" >&2; exit 2; }
 }
 
+# ring_drops TEXT: the records dropped (ring full) that record's closing
+# lines in TEXT count, 0 when they name none.
+ring_drops() {
+  sed -n 's/.*: \([0-9]*\) records dropped (ring full).*/\1/p' <<<"$1" | grep . || echo 0
+}
+
 # scratch: a temporary directory in $tmp, removed when the script exits.
 scratch() {
   tmp=$(mktemp -d)
