@@ -2,9 +2,10 @@
 # ab.sh — two builds' launch hook side by side: bench/launch_loop and the
 # stand-in runtime of build B (one program, one runtime, so only the shim
 # and its collector differ) recorded REPS times by build A's gputrace and
-# by build B's, alternating run by run with untraced runs between, under
-# one setting. Prints each run's ns per launch and, per build, the ns
-# added over the untraced runs' median: fastest and median run. For a
+# by build B's, alternating run by run (and which goes first), an untraced
+# run before each, under one setting. Prints each run's ns per launch and,
+# per build, the ns added over the untraced runs' median: fastest and
+# median run. For a
 # change to the hot path measured against the commit before it (build A
 # from a worktree: git worktree add /tmp/a REV && cmake -S /tmp/a -B
 # /tmp/a/build && cmake --build /tmp/a/build).
@@ -48,11 +49,11 @@ traced() { # BUILD: ns per launch of one recorded run; its drops added up
   dropped=$((dropped + d))
   echo "$out" | awk '{print $2}'
 }
-for ((i = 1; i <= reps; i++)); do
-  ns[untraced]+="$("${on0[@]}" "$prog" "$n" | awk '{print $2}') "
-  ns[a]+="$(traced "$a") "
-  ns[untraced]+="$("${on0[@]}" "$prog" "$n" | awk '{print $2}') "
-  ns[b]+="$(traced "$b") "
+for ((i = 1; i <= reps; i++)); do # A first in odd rounds, B in even ones
+  for s in $( ((i % 2)) && echo a b || echo b a); do
+    ns[untraced]+="$("${on0[@]}" "$prog" "$n" | awk '{print $2}') "
+    ns[$s]+="$(traced "$([ $s = a ] && echo "$a" || echo "$b")") "
+  done
 done
 mu=$(printf '%s\n' ${ns[untraced]} | median)
 printf '%-24s %s\n' "untraced (runs)" "${ns[untraced]}" "A $a (runs)" "${ns[a]}" "B $b (runs)" "${ns[b]}"
