@@ -5,10 +5,9 @@
 # by build B's, alternating run by run (and which goes first), an untraced
 # run before each, under one setting. Prints each run's ns per launch and,
 # per build, the ns added over the untraced runs' median: fastest and
-# median run. For a
-# change to the hot path measured against the commit before it (build A
-# from a worktree: git worktree add /tmp/a REV && cmake -S /tmp/a -B
-# /tmp/a/build && cmake --build /tmp/a/build).
+# median run. For a change to the hot path measured against the commit
+# before it (build A from a worktree: git worktree add /tmp/a REV &&
+# cmake -S /tmp/a -B /tmp/a/build && cmake --build /tmp/a/build).
 # AB_RUN=BUILD takes the program and stand-in from BUILD instead of B (for a
 # B that is only a copy of a build's bin/ and lib/).
 # Usage: bench/ab.sh BUILD_A BUILD_B [REPS=15] [LAUNCHES=1000000] [SETTING=hook]
