@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 a=$1 b=$2 reps=${3:-15} n=${4:-1000000} setting=${5:-hook}
 run=${AB_RUN:-$b}
 prog=${BENCH_PROG:-$run/bench/launch_loop}
-. bench/lib.sh # median, fastest, built, scratch
+. bench/lib.sh # median, fastest, built, scratch, summary_drops
 built "$a" "$a/bin/gputrace"
 built "$b" "$b/bin/gputrace"
 built "$run" "$prog"
@@ -44,7 +44,7 @@ traced() { # BUILD: ns per launch of one recorded run; its drops added up
   local out d
   out=$("${on1[@]}" "$1/bin/gputrace" record -q --force -o "$tmp/t.gtrace" -- \
     env "${env[@]}" "${on0[@]}" "$prog" "$n")
-  d=$("$1/bin/gputrace" dump --summary "$tmp/t.gtrace" | awk '/^records:/ {print $6}')
+  d=$(summary_drops "$("$1/bin/gputrace" dump --summary "$tmp/t.gtrace")")
   dropped=$((dropped + d))
   echo "$out" | awk '{print $2}'
 }

@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}; n=${2:-1000000}; build=${3:-build}; window=${4:-64MiB}
 gputrace=$build/bin/gputrace
-. bench/lib.sh # median, built, need_time, scratch, ring_drops
+. bench/lib.sh # median, built, need_time, scratch, ring_drops, collector_cpu
 built "$build" "$gputrace" "$build/bench/launch_loop" "$build/tests/cuda/flight"
 need_time
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
@@ -35,7 +35,7 @@ one() { # key workload record-options...: one recorded storm
   out=$(GPUTRACE_COLLECTOR=$tmp/collector "$gputrace" record --force -o "$tmp/t.gtrace" "$@" \
     -- "${prog[@]}" 2>&1 <<<"" || true)
   drops[$key]+="$(ring_drops "$out") "
-  cpu[$key]+="$(sed -n 's/.*collector CPU \([0-9.]*\) s.*/\1/p' <<<"$out") "
+  cpu[$key]+="$(collector_cpu "$out") "
   rss[$key]+="$(awk '$1 == "collector_maxrss_kb" {print $2 / 1024}' <<<"$out") "
   kept[$key]+="$(sed -n 's/.* \([0-9.]*\) MiB kept in memory.*/\1/p' <<<"$out") "
 }

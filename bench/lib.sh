@@ -27,6 +27,17 @@ ring_drops() {
   sed -n 's/.*: \([0-9]*\) records dropped (ring full).*/\1/p' <<<"$1" | grep . || echo 0
 }
 
+# collector_cpu TEXT: the collector's CPU seconds that record's closing
+# lines in TEXT give.
+collector_cpu() {
+  sed -n 's/.*collector CPU \([0-9.]*\) s.*/\1/p' <<<"$1"
+}
+
+# summary_drops TEXT: the records dropped that `dump --summary`'s TEXT counts.
+summary_drops() {
+  awk '/^records:/ {print $6}' <<<"$1"
+}
+
 # scratch: a temporary directory in $tmp, removed when the script exits.
 scratch() {
   tmp=$(mktemp -d)

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}; n=${2:-1000000}; build=${3:-build}
 gputrace=$build/bin/gputrace
-. bench/lib.sh # median, built, scratch
+. bench/lib.sh # median, built, scratch, collector_cpu, summary_drops
 built "$build" "$gputrace" "$build/bench/launch_loop" "$build/bench/alloc_loop"
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 unset GPUTRACE_GPU_TIMING GPUTRACE_GPU_TIMING_SAMPLE GPUTRACE_PPROF_DIR
@@ -26,12 +26,12 @@ run() { # key pprof(0|1) cmd...: one recorded run
   [ "$live" = 1 ] && mkdir "$tmp/p" && opts=(--pprof-dir "$tmp/p" --pprof-every 1s)
   out=$("$gputrace" record --force -o "$tmp/t.gtrace" "${opts[@]}" -- "$@" 2>&1)
   local c r
-  c=$(sed -n 's/.*collector CPU \([0-9.]*\) s.*/\1/p' <<<"$out")
+  c=$(collector_cpu "$out")
   r=$(sed -n 's/^gputrace: \([0-9]*\) records.*/\1/p' <<<"$out")
   cpu[$key]+="$c "
   per_rec[$key]+="$(awk -v c="$c" -v r="$r" 'BEGIN {print c * 1e9 / r}') "
   prog_ns[$key]+="$(awk '$1 ~ /^ns_per_/ {print $2}' <<<"$out") "
-  drops[$key]+="$("$gputrace" dump --summary "$tmp/t.gtrace" | awk '/^records:/ {print $6}') "
+  drops[$key]+="$(summary_drops "$("$gputrace" dump --summary "$tmp/t.gtrace")") "
   files[$key]+="$(ls "$tmp/p" 2>/dev/null | grep -c '\.pb\.gz$' || true) "
 }
 for ((i = 1; i <= reps; i++)); do

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-3}; build=${2:-build}; other=${3:-}
 prog=$build/tests/cuda/graph_cache
-. bench/lib.sh # median, built, scratch
+. bench/lib.sh # median, built, scratch, collector_cpu
 built "$build" "$build/bin/gputrace" "$prog"
 [ -z "$other" ] || built "$other" "$other/bin/gputrace"
 export LD_LIBRARY_PATH=$PWD/$build/standin/13
@@ -33,7 +33,7 @@ run() { # build: one recorded run
   files[$b]+="$(($(ls "$tmp"/c.*.gtrace | wc -l) + ${deleted:-0})) "
   bytes[$b]+="$written "
   per_rec[$b]+="$(sed -n 's/.*bytes (\([0-9.]*\) bytes\/record).*/\1/p' <<<"$out") "
-  cpu[$b]+="$(sed -n 's/.*collector CPU \([0-9.]*\) s.*/\1/p' <<<"$out") "
+  cpu[$b]+="$(collector_cpu "$out") "
   kept[$b]+="$("$b/bin/gputrace" report --json "$tmp/c.gtrace" 2>/dev/null | python3 -c '
 import json, sys
 print(sum(k["launches"] for k in json.load(sys.stdin)["kernels"] if k["kernel"] == "tick(int)"))') "

@@ -27,7 +27,7 @@ build=${3:-build}
 prog=${BENCH_PROG:-$build/bench/launch_loop}
 floor=$PWD/$build/bench/libfloor_shim.so
 floor_shared=$PWD/$build/bench/libfloor_shared.so
-. bench/lib.sh # median, built, scratch
+. bench/lib.sh # median, built, scratch, summary_drops
 built "$build" "$prog" "$floor" "$floor_shared"
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 unset GPUTRACE_GPU_TIMING GPUTRACE_GPU_TIMING_SAMPLE
@@ -39,7 +39,7 @@ traced() { # setting env... : ns per launch, dropped and recorded launches
   shift
   out=$("$build/bin/gputrace" record -q --force -o "$tmp/t.gtrace" -- env "$@" "$prog" "$n")
   summary=$("$build/bin/gputrace" dump --summary "$tmp/t.gtrace")
-  drops[$setting]+="$(echo "$summary" | awk '/^records:/ {print $6}') "
+  drops[$setting]+="$(summary_drops "$summary") "
   records[$setting]+="$(echo "$summary" | awk '$1 == "launch" {print $2}') "
   ns[$setting]+="$(echo "$out" | awk '{print $2}') "
 }

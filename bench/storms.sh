@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-3}; pairs=${2:-4000000}; launches=${3:-1000000}; build=${4:-build}
 aprog=$build/bench/alloc_loop lprog=$build/bench/launch_loop gt=$build/bin/gputrace
-. bench/lib.sh # built, scratch, ring_drops
+. bench/lib.sh # built, scratch, ring_drops, collector_cpu
 built "$build" "$aprog" "$lprog" "$gt"
 export LD_LIBRARY_PATH=$PWD/$build/standin/13 GPUTRACE_STANDIN_TIMELINE=0
 scratch
@@ -32,7 +32,7 @@ storm() {
   calls=$(sed -n 's/^gputrace: \([0-9]*\) records,.*/\1/p' <<<"$out")
   printf '%.1fM %s %s\n' "$(awk -v ns="$ns" 'BEGIN {print 1e3 / ns}')" \
     "$(ring_drops "$out")" \
-    "$(sed -n 's/.*collector CPU \([0-9.]*\) s.*/\1/p' <<<"$out")"
+    "$(collector_cpu "$out")"
   [ -n "$calls" ] || { echo "storms: record said no closing line: $out" >&2; exit 1; }
 }
 
