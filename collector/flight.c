@@ -42,11 +42,11 @@
 
 struct compose {
   struct gt_writer *w;
-  uint32_t first_index;         /* of the snapshot's first segment */
-  int later;                    /* reading a segment after the first */
-  int in_block, block_keep;     /* a graph's making, repeated, kept or not */
-  unsigned char *frame, *slots; /* one chunk, compressed and not */
-  size_t frame_cap, slots_cap;
+  uint32_t first_index;                 /* of the snapshot's first segment */
+  int later;                            /* reading a segment after the first */
+  int in_block, block_keep;             /* a graph's making, repeated, kept or not */
+  unsigned char *frame, *slots, *dense; /* one chunk: compressed, not, dense */
+  size_t frame_cap, slots_cap, dense_cap;
   ZSTD_DCtx *dctx;
   uint64_t from_ns;              /* the cut (0: none) */
   struct gt_heap_carry *heap;    /* the past's live blocks and peaks */
@@ -179,14 +179,12 @@ static int read_segment(struct compose *c, const struct gt_segment *seg,
   c->in_block = 0;
   while (pread(seg->fd, &h, sizeof h, off) == (ssize_t)sizeof h) {
     size_t raw = (size_t)h.slots * GT_SLOT_SIZE;
-    if (h.magic != GT_CHUNK_MAGIC || h.check != gt_chunk_check(&h) ||
-        h.compressed_bytes > GT_CHUNK_MAX_BYTES || raw > GT_CHUNK_MAX_BYTES ||
+    if (!gt_chunk_header_valid(&h) ||
         grow(&c->frame, &c->frame_cap, h.compressed_bytes) ||
-        grow(&c->slots, &c->slots_cap, raw ? raw : 1) ||
+        grow(&c->slots, &c->slots_cap, raw) ||
         pread(seg->fd, c->frame, h.compressed_bytes, off + (off_t)sizeof h) !=
             (ssize_t)h.compressed_bytes ||
-        ZSTD_decompressDCtx(c->dctx, c->slots, raw, c->frame, h.compressed_bytes) !=
-            raw ||
+        gt_chunk_inflate(c->dctx, &h, c->frame, c->slots, &c->dense, &c->dense_cap) ||
         each_record(c, raw, fn) != 0) {
       snprintf(err, errlen, "flight recorder segment %u: unreadable chunk at %lld%s%s",
                seg->index, (long long)off, gt_writer_error(c->w) ? ": " : "",
@@ -301,6 +299,7 @@ int gt_flight_compose(const struct gt_segment *segs, size_t n, uint64_t from_ns,
   }
   free(c.frame);
   free(c.slots);
+  free(c.dense);
   free(c.replay.data);
   gt_heap_carry_free(c.heap);
   gt_graph_cache_free(c.graphs);

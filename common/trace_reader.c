@@ -39,7 +39,6 @@
 #include "gputrace/knobs.h"
 #include "gputrace/trace_file.h"
 
-#define GT_CHUNK_MAX_SLOTS (GT_CHUNK_MAX_BYTES / GT_SLOT_SIZE)
 #define MAX_THREADS 16
 #define JOB_WARNINGS 4 /* messages one chunk can bring (resync, corruption, ...) */
 #define WARN_LEN 600
@@ -56,8 +55,9 @@ struct job {
   uint32_t file;    /* index of its file in a rolling set */
   uint32_t records; /* from its header */
   uint64_t index;   /* from its header */
-  unsigned char *frame, *data;
-  size_t frame_cap, data_cap, frame_len, data_len;
+  struct gt_chunk_header header;
+  unsigned char *frame, *data, *dense; /* dense: a dense chunk's payload */
+  size_t frame_cap, data_cap, dense_cap, frame_len, data_len;
   size_t counted;     /* its part of the reader's ahead_bytes */
   int bad, truncated; /* counted by the caller when it takes the job */
   int nwarn, unsaid;  /* messages kept; more, counted but not kept */
@@ -383,13 +383,6 @@ static int grow(unsigned char **buf, size_t *cap, size_t need) {
   return 0;
 }
 
-static int header_valid(const struct gt_chunk_header *h) {
-  return h->magic == GT_CHUNK_MAGIC && h->header_bytes == sizeof *h &&
-         h->check == gt_chunk_check(h) && h->slots > 0 &&
-         h->slots <= GT_CHUNK_MAX_SLOTS &&
-         h->compressed_bytes <= ZSTD_compressBound((size_t)h->slots * GT_SLOT_SIZE);
-}
-
 /* After a bad chunk header at r->offset: scan forward for the next valid
  * one. Returns 1 and leaves the file positioned after it, or 0 at EOF. */
 static int resync(struct gt_reader *r, struct job *j, struct gt_chunk_header *h) {
@@ -398,7 +391,7 @@ static int resync(struct gt_reader *r, struct job *j, struct gt_chunk_header *h)
     if (fseeko(r->fp, (off_t)off, SEEK_SET) != 0 ||
         fread(h, 1, sizeof *h, r->fp) != sizeof *h)
       return 0;
-    if (header_valid(h)) {
+    if (gt_chunk_header_valid(h)) {
       job_warn(j, r->path, "skipped %" PRIu64 " damaged bytes at offset %" PRIu64,
                off - start, start);
       r->offset = off;
@@ -424,7 +417,7 @@ static int read_frame(struct gt_reader *r, struct job *j) {
              r->offset);
     return 0;
   }
-  if (!header_valid(&h)) {
+  if (!gt_chunk_header_valid(&h)) {
     j->bad++;
     job_warn(j, r->path, "corrupt chunk header at offset %" PRIu64, r->offset);
     if (!resync(r, j, &h))
@@ -447,6 +440,7 @@ static int read_frame(struct gt_reader *r, struct job *j) {
   j->data_len = (size_t)h.slots * GT_SLOT_SIZE;
   j->records = h.records;
   j->index = h.index;
+  j->header = h;
   return 1;
 }
 
@@ -475,12 +469,13 @@ static void decompress(struct job *j, ZSTD_DCtx *dctx, const char *path) {
     j->status = JOB_END;
     return;
   }
-  size_t got = ZSTD_decompressDCtx(dctx, j->data, j->data_len, j->frame, j->frame_len);
-  if (ZSTD_isError(got) || got != j->data_len) {
+  const char *wrong =
+      gt_chunk_inflate(dctx, &j->header, j->frame, j->data, &j->dense, &j->dense_cap);
+  if (wrong) {
     j->bad++;
-    job_warn(
-        j, path, "chunk %" PRIu64 " is corrupt (%s): its %" PRIu32 " records are skipped",
-        j->index, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size", j->records);
+    job_warn(j, path,
+             "chunk %" PRIu64 " is corrupt (%s): its %" PRIu32 " records are skipped",
+             j->index, wrong, j->records);
     j->status = JOB_BAD;
   }
 }
@@ -611,9 +606,9 @@ static struct job *next_job(struct gt_reader *r) {
 
 static void release_job(struct gt_reader *r, struct job *j) {
   if (j->data_cap > KEEP_BYTES) { /* an oversized chunk's buffers are not kept */
-    free(j->data), free(j->frame);
-    j->data = j->frame = NULL;
-    j->data_cap = j->frame_cap = 0;
+    free(j->data), free(j->frame), free(j->dense);
+    j->data = j->frame = j->dense = NULL;
+    j->data_cap = j->frame_cap = j->dense_cap = 0;
   }
   pthread_mutex_lock(&r->mu);
   j->in_use = 0;
@@ -797,7 +792,7 @@ static uint64_t records_in(const char *path) {
   uint64_t off = sizeof(struct gt_file_header), total = 0;
   struct gt_chunk_header h;
   while (fp && fseeko(fp, (off_t)off, SEEK_SET) == 0 && fread(&h, sizeof h, 1, fp) == 1 &&
-         header_valid(&h)) {
+         gt_chunk_header_valid(&h)) {
     total += h.records;
     off += sizeof h + h.compressed_bytes;
   }
@@ -846,6 +841,7 @@ void gt_reader_close(struct gt_reader *r) {
   for (size_t i = 0; i < r->njobs; i++) {
     free(r->jobs[i]->frame);
     free(r->jobs[i]->data);
+    free(r->jobs[i]->dense);
     free(r->jobs[i]);
   }
   free(r->jobs);

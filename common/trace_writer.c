@@ -1,4 +1,6 @@
-/* trace_writer.c — the collector's side of trace_file.h. */
+/* trace_writer.c — the collector's side of trace_file.h. A chunk holding
+ * allocations or frees is written dense (chunk_codec.c) when that is
+ * smaller, except into a file of an older version being appended to. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -16,7 +18,9 @@
 
 struct gt_writer {
   int fd;
+  int dense; /* the file's version has dense chunks */
   ZSTD_CCtx *cctx;
+  struct gt_chunk_codec *codec;
   unsigned char *chunk; /* pending uncompressed slots */
   size_t chunk_len;
   uint32_t chunk_records;
@@ -60,7 +64,7 @@ static int write_all(struct gt_writer *w, const void *buf, size_t len) {
   return 0;
 }
 
-/* Append mode: 1 if `fd` holds a trace to append to, 0 if it is empty,
+/* Append mode: the version of the trace `fd` holds, 0 if it is empty,
  * -1 (with err) if it holds something else. */
 static int existing_trace(int fd, const char *path, char *err, size_t errlen) {
   struct gt_file_header h;
@@ -72,7 +76,7 @@ static int existing_trace(int fd, const char *path, char *err, size_t errlen) {
     snprintf(err, errlen, "%s exists and is not a gputrace trace: not appending", path);
     return -1;
   }
-  return 1;
+  return (int)h.version;
 }
 
 /* The header's flags word, in place (a version-1 file keeps none). On Linux
@@ -115,23 +119,25 @@ struct gt_writer *gt_writer_open_fd(int fd, const char *path, int flags, char *e
     w->chunk = malloc(GT_CHUNK_TARGET + GT_MAX_SLOTS * GT_SLOT_SIZE);
     w->frame = malloc(w->frame_cap);
     w->cctx = ZSTD_createCCtx();
+    w->codec = gt_codec_new();
   }
-  if (!w || !w->chunk || !w->frame || !w->cctx) {
+  if (!w || !w->chunk || !w->frame || !w->cctx || !w->codec) {
     snprintf(err, errlen, "out of memory opening %s", path);
     close(fd);
     if (w) {
-      free(w->chunk), free(w->frame), ZSTD_freeCCtx(w->cctx), free(w);
+      free(w->chunk), free(w->frame), ZSTD_freeCCtx(w->cctx), gt_codec_free(w->codec);
+      free(w);
     }
     return NULL;
   }
   w->fd = fd;
+  w->dense = has_header == 0 || has_header >= 3; /* a version-2 file stays one */
   /* Readers wait while this lock is held (trace_file.h); a second collector
    * appending to the file waits for the first to finish it. */
   while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
   }
   if (has_header)
     mark(w, 0); /* being written again */
-  ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, GT_ZSTD_LEVEL);
   ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
   struct gt_file_header h;
   memset(&h, 0, sizeof h);
@@ -158,7 +164,11 @@ int gt_writer_write_chunk(struct gt_writer *w, const void *slots, size_t len,
     w->lost += records;
     return -1;
   }
-  size_t need = ZSTD_compressBound(len);
+  const unsigned char *dense = NULL;
+  size_t dense_len = w->dense ? gt_chunk_dense_encode(w->codec, slots, len, &dense) : 0;
+  const void *payload = dense_len ? (const void *)dense : slots;
+  size_t payload_len = dense_len ? dense_len : len;
+  size_t need = ZSTD_compressBound(payload_len);
   if (need > w->frame_cap) {
     unsigned char *p = realloc(w->frame, need);
     if (!p) {
@@ -169,9 +179,11 @@ int gt_writer_write_chunk(struct gt_writer *w, const void *slots, size_t len,
     w->frame = p;
     w->frame_cap = need;
   }
-  size_t n = ZSTD_compress2(w->cctx, w->frame, w->frame_cap, slots, len);
+  ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel,
+                         dense_len ? GT_ZSTD_DENSE_LEVEL : GT_ZSTD_LEVEL);
+  size_t n = ZSTD_compress2(w->cctx, w->frame, w->frame_cap, payload, payload_len);
   struct gt_chunk_header h = {
-      .magic = GT_CHUNK_MAGIC,
+      .magic = dense_len ? GT_CHUNK_MAGIC_DENSE : GT_CHUNK_MAGIC,
       .header_bytes = sizeof h,
       .index = w->next_index,
       .records = records,
@@ -242,6 +254,7 @@ int gt_writer_close(struct gt_writer *w) {
     rc = -1;
   }
   ZSTD_freeCCtx(w->cctx);
+  gt_codec_free(w->codec);
   free(w->chunk);
   free(w->frame);
   free(w);

@@ -2,10 +2,11 @@
  *
  * Contract (docs/trace-format.md has the byte layout):
  *  - File header (64 bytes), then chunks. A chunk is a 32-byte header and one
- *    zstd frame (with content checksum) holding whole records: a record and
- *    its text slots never straddle chunks. So a file cut short by a crash is
- *    readable up to its last complete chunk, and a corrupt chunk costs only
- *    its own records: the reader resynchronizes on the next chunk header.
+ *    zstd frame (with content checksum) holding whole records, as they are
+ *    or dense (allocations and frees as templates and deltas: chunk_codec.c;
+ *    file version 3): a record and its text slots never straddle chunks. So a file cut
+ * short by a crash is readable up to its last complete chunk, and a corrupt chunk costs
+ * only its own records: the reader resynchronizes on the next chunk header.
  *  - The writer (collector) appends records to an in-memory chunk and
  *    compresses it when it reaches GT_CHUNK_TARGET bytes or on gt_writer_flush.
  *    Write errors (ENOSPC, EFBIG, EIO) are sticky: later appends are counted
@@ -36,19 +37,26 @@
 #include "gputrace/schema.h"
 
 #define GT_FILE_MAGIC "GPUTRACE"
-/* Version 2: the header's GT_FILE_F_COMPLETE and the writer's lock. */
-#define GT_FILE_VERSION 2u
+/* Version 2: the header's GT_FILE_F_COMPLETE and the writer's lock.
+ * Version 3: chunks may be dense (GT_CHUNK_MAGIC_DENSE). */
+#define GT_FILE_VERSION 3u
 #define GT_FILE_VERSION_MIN 1u     /* still read: version 1 has no completion mark */
 #define GT_FILE_F_COMPLETE 1u      /* header flags: the collector finished this file */
 #define GT_FILE_F_WRITE_FAILED 2u  /* header flags: a write failed (full disk) */
-#define GT_CHUNK_MAGIC 0x4b434847u /* "GHCK" */
-#define GT_CHUNK_TARGET (1u << 20) /* uncompressed bytes per chunk */
+#define GT_CHUNK_MAGIC 0x4b434847u /* "GHCK": the frame holds the records */
+/* "GHCD": the frame holds them dense (chunk_codec.c); file version 3 */
+#define GT_CHUNK_MAGIC_DENSE 0x44434847u
+#define GT_CHUNK_TARGET (1u << 20)     /* uncompressed bytes per chunk */
 #define GT_CHUNK_MAX_BYTES (64u << 20) /* bound a reader accepts */
 /* zstd level of every chunk: -1 (no entropy coding of literals) decompresses
  * faster than 1 (the readers' largest cost) and compresses faster (the
  * collector's), for files a little larger (docs/PERFORMANCE.md, One session
  * for every command). */
 #define GT_ZSTD_LEVEL (-1)
+/* A dense chunk's level: its payload is a tenth of the records' size, and
+ * its fields' bytes need entropy coding to be small (docs/PERFORMANCE.md,
+ * Dense allocation records). */
+#define GT_ZSTD_DENSE_LEVEL 3
 
 struct gt_file_header {
   char magic[8];         /* "GPUTRACE" */
@@ -76,6 +84,28 @@ _Static_assert(sizeof(struct gt_file_header) == 64, "file header is 64 bytes");
 _Static_assert(sizeof(struct gt_chunk_header) == 32, "chunk header is 32 bytes");
 
 uint32_t gt_chunk_check(const struct gt_chunk_header *h);
+/* Magic, size, check and bounds: a header a reader may follow. */
+int gt_chunk_header_valid(const struct gt_chunk_header *h);
+
+/* ---- chunk payloads (chunk_codec.c) ---- */
+struct gt_chunk_codec; /* an encoder's buffers */
+struct gt_chunk_codec *gt_codec_new(void);
+void gt_codec_free(struct gt_chunk_codec *c);
+/* `len` bytes of whole records made dense: its length, *out set (valid
+ * until the next call), or 0 when they are better written as they are (no
+ * allocation or free among them, no gain, no memory). */
+size_t gt_chunk_dense_encode(struct gt_chunk_codec *c, const unsigned char *slots,
+                             size_t len, const unsigned char **out);
+/* A dense payload back into exactly `out_len` bytes of records: NULL, or
+ * what is wrong with it. */
+const char *gt_chunk_dense_decode(const unsigned char *in, size_t len, unsigned char *out,
+                                  size_t out_len);
+/* A chunk's frame (h->compressed_bytes, after a valid header h) into its
+ * h->slots records at out, through *scratch (grown as needed, the caller's
+ * to free) when it is dense; dctx is a ZSTD_DCtx. NULL, or what is wrong. */
+const char *gt_chunk_inflate(void *dctx, const struct gt_chunk_header *h,
+                             const void *frame, unsigned char *out,
+                             unsigned char **scratch, size_t *scratch_cap);
 
 /* ---- writer ---- */
 struct gt_writer;
