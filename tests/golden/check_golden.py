@@ -13,6 +13,7 @@ from this build, for a change meant to alter the output (review the diff).
 The commands run in an empty folder with no GPUTRACE_* variables; the
 trace's own path in any output is written as <golden>/NAME.gtrace."""
 import glob
+import struct
 import os
 import subprocess
 import sys
@@ -54,6 +55,19 @@ def first_difference(expected, actual):
     return "same lines, different bytes"
 
 
+def dense_chunks(path):
+    """The dense chunks (magic "GHCD") of a trace, from its chunk headers."""
+    with open(path, "rb") as f:
+        data = f.read()
+    off, n = 64, 0
+    while off + 32 <= len(data):
+        magic, compressed = struct.unpack_from("<I", data, off)[0], \
+            struct.unpack_from("<I", data, off + 24)[0]
+        n += magic == 0x44434847
+        off += 32 + compressed
+    return n
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit("usage: check_golden.py BUILD [--update]")
@@ -62,6 +76,9 @@ def main():
     traces = sorted(glob.glob(os.path.join(HERE, "*.gtrace")))
     if len(traces) < 3:
         sys.exit("golden traces: %d found in %s, expected 3 or more" % (len(traces), HERE))
+    dense = [t for t in traces if dense_chunks(t)]
+    if not dense:
+        sys.exit("golden traces: none holds a dense chunk (file version 3)")
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="gt_golden_") as cwd:
         for trace in traces:
