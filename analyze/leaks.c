@@ -4,11 +4,16 @@
  * order), with the allocation, NVTX, symbol and graph layers. The allocation
  * layer matches frees and keeps what is live;
  * this file adds, per (process, stack, memory kind), what was allocated,
- * and a log of the changes to live bytes (32 bytes per successful alloc
- * or free) from which, at the end, the growth series and each process's
- * peak are replayed: their time steps are only known once the whole trace
- * has been read. A log past its bound (o->log_max) is dropped and the
- * changes are replayed from a second session over the file instead.
+ * the growth series and the stacks at each process's peak. The series'
+ * time steps need the run's span: when the first and last chunks of a
+ * plain file tell it (gt_trace_peek_ends), every change to live bytes
+ * goes into the series as it comes and the groups keep their bytes at
+ * their process's latest peak lazily (snap_*: taken at a group's first
+ * change after a peak), and the span read is checked against the guess at
+ * the end. Otherwise, or when the guess was wrong, the changes are replayed
+ * once the whole trace has been read: from a log (32 bytes per successful
+ * alloc or free) or, past its bound (o->log_max), from a second session
+ * over the file.
  */
 #include "leaks.h"
 #include "progress.h"
@@ -28,10 +33,14 @@
 
 /* ---- groups: (pid, stack, memory) -> struct gt_group ---- */
 
+#define GROUP_CACHE 16 /* direct-mapped, by stack: a run's few busy stacks */
+
 struct groups {
   struct gt_map index;
   struct gt_group *items;
   size_t n, cap;
+  uint64_t cache_key[GROUP_CACHE];
+  size_t cache_item[GROUP_CACHE]; /* index + 1; 0: empty */
 };
 
 static uint64_t group_key(uint32_t pid, uint32_t stack, unsigned memory) {
@@ -40,10 +49,16 @@ static uint64_t group_key(uint32_t pid, uint32_t stack, unsigned memory) {
 
 static struct gt_group *group(struct groups *g, uint32_t pid, uint32_t stack,
                               unsigned memory) {
+  uint64_t key = group_key(pid, stack, memory);
+  unsigned c = (stack ^ pid) % GROUP_CACHE;
+  if (g->cache_item[c] && g->cache_key[c] == key)
+    return &g->items[g->cache_item[c] - 1];
   size_t i;
   int added;
-  g->items = gt_find_or_add(&g->index, group_key(pid, stack, memory), g->items, &g->n,
-                            &g->cap, sizeof *g->items, &i, &added);
+  g->items = gt_find_or_add(&g->index, key, g->items, &g->n, &g->cap, sizeof *g->items,
+                            &i, &added);
+  g->cache_key[c] = key;
+  g->cache_item[c] = i + 1;
   if (added) {
     g->items[i].pid = pid;
     g->items[i].stack_id = stack;
@@ -92,9 +107,13 @@ struct run {
   size_t nlog, log_cap, log_max;
   uint64_t changes;   /* index of the next change */
   uint64_t device_up; /* 1 + index of the last allocation of device memory */
-  uint64_t bucket_ns;
+  uint64_t bucket_ns; /* the series' step: changes go into it as they come */
   int bucket;
-  int no_wait; /* gt_leaks_opts.no_wait, for the second session */
+  int one_pass;        /* bucket_ns from a guessed span; peaks kept lazily */
+  int second;          /* the second session: only the changes again */
+  uint32_t cached_pid; /* proc_cached's: the last process asked for, */
+  size_t cached_proc;  /* ... its index in out->procs (+1; 0: none) */
+  int no_wait;         /* gt_leaks_opts.no_wait, for the second session */
 };
 
 static struct gt_proc_summary *proc(struct run *r, uint32_t pid) {
@@ -105,6 +124,16 @@ static struct gt_proc_summary *proc(struct run *r, uint32_t pid) {
                             sizeof *o->procs, &i, &added);
   o->procs[i].pid = pid;
   return &o->procs[i];
+}
+
+/* proc() for the process of the last call, without a lookup: one process
+ * makes the changes of a run of records. */
+static struct gt_proc_summary *proc_cached(struct run *r, uint32_t pid) {
+  if (!r->cached_proc || r->cached_pid != pid) {
+    r->cached_proc = (size_t)(proc(r, pid) - r->out->procs) + 1;
+    r->cached_pid = pid;
+  }
+  return &r->out->procs[r->cached_proc - 1];
 }
 
 /* The NVTX layer's open hook: the outermost push range of a thread gets
@@ -177,15 +206,54 @@ static void close_buckets(struct run *r, uint64_t ts) {
       r->live.items[i].series[r->bucket] = r->live.items[i].bytes;
 }
 
+/* One pass: a device group about to change keeps what it held at its
+ * process's latest peak, if it has not changed since. */
+static void keep_at_peak(struct run *r, struct gt_group *g) {
+  uint64_t epoch = proc_cached(r, g->pid)->peak_epoch;
+  if (g->snap_epoch != epoch) {
+    g->snap_bytes = g->bytes;
+    g->snap_blocks = g->blocks;
+    g->snap_epoch = epoch;
+  }
+}
+
+/* One pass, at the end: each process's stacks at its peak from the snaps. */
+static void peaks_from_snaps(struct run *r) {
+  for (size_t k = 0; k < r->out->nprocs; k++) {
+    struct gt_proc_summary *p = &r->out->procs[k];
+    if (!p->peak_device || !p->peak_epoch || p->peak_record == UINT64_MAX)
+      continue;
+    struct gt_group *at = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < r->live.n; i++) {
+      const struct gt_group *g = &r->live.items[i];
+      int snapped = g->snap_epoch == p->peak_epoch;
+      uint64_t blocks = snapped ? g->snap_blocks : g->blocks;
+      if (g->pid != p->pid || g->memory != GT_MEM_DEVICE || !blocks)
+        continue;
+      at = gt_grow(at, &cap, n + 1, sizeof *at);
+      at[n] = *g;
+      at[n].bytes = snapped ? g->snap_bytes : g->bytes;
+      at[n].blocks = blocks;
+      memset(at[n++].series, 0, sizeof at->series);
+    }
+    sort_groups(at, n);
+    p->at_peak = at;
+    p->nat_peak = n;
+  }
+}
+
 static void replay(struct run *r, const struct change *c, uint64_t index) {
   if (c->ts)
     close_buckets(r, c->ts);
   struct gt_group *g = group(&r->live, c->pid, c->stack_id, c->memory);
+  if (r->one_pass && c->memory == GT_MEM_DEVICE)
+    keep_at_peak(r, g);
   g->bytes += c->up ? c->bytes : -c->bytes;
   g->blocks += c->up ? 1 : (uint64_t)-1;
   if (!c->ts && c->up)
     g->carried += c->bytes;
-  if (!c->up || c->memory != GT_MEM_DEVICE)
+  if (!c->up || c->memory != GT_MEM_DEVICE || r->one_pass)
     return;
   struct gt_proc_summary *p = proc(r, c->pid);
   if (p->peak_record == index && p->peak_device && !p->at_peak)
@@ -219,7 +287,7 @@ static void change(struct run *r, const struct gt_record *rec, const struct gt_b
 static void on_alloc(void *ctx, const struct gt_event *ev) {
   struct run *r = ctx;
   const struct gt_record *rec = ev->rec;
-  if (!r->bucket_ns) /* the first read: the last allocation, out of memory or not */
+  if (!r->second) /* the first read: the last allocation, out of memory or not */
     gt_oom_see(&r->out->oom, r->model, rec, r->changes);
   if (rec->result != 0 || !rec->u.mem.ptr || (rec->flags & GT_F_VMM_MAP))
     return;      /* cuMemMap holds no memory: cuMemCreate does */
@@ -232,7 +300,7 @@ static void on_alloc(void *ctx, const struct gt_event *ev) {
                        .memory = rec->u.mem.memory & 3};
   uint64_t index = r->changes;
   change(r, rec, &b, 1);
-  if (r->bucket_ns) /* the replaying session: the rest is known */
+  if (r->second) /* the replaying session: the rest is known */
     return;
   if (!(rec->flags & GT_F_CARRIED)) { /* carried: allocated before the first file */
     struct gt_group *grp = group(&r->allocated, rec->pid, rec->stack_id, b.memory);
@@ -241,12 +309,13 @@ static void on_alloc(void *ctx, const struct gt_event *ev) {
   }
   if (b.memory == GT_MEM_DEVICE) {
     r->device_up = index + 1;
-    struct gt_proc_summary *p = proc(r, rec->pid);
+    struct gt_proc_summary *p = proc_cached(r, rec->pid);
     uint64_t live = gt_model_live_bytes(r->model, rec->pid, GT_MEM_DEVICE);
     if (live > p->peak_device) {
       p->peak_device = live;
       p->peak_ts = rec->ts_ns;
       p->peak_record = index;
+      p->peak_epoch++; /* one pass: what the groups hold now is at the peak */
     }
   }
 }
@@ -256,7 +325,7 @@ static void on_free(void *ctx, const struct gt_event *ev) {
   if (ev->free_status == GT_FREE_OK)
     change(r, ev->rec, ev->block, 0);
   else if (ev->free_status != GT_FREE_NULL && ev->free_status != GT_FREE_UNTRACKED &&
-           !r->bucket_ns)
+           !r->second)
     note_invalid(r, ev);
 }
 
@@ -266,7 +335,7 @@ static void on_free(void *ctx, const struct gt_event *ev) {
 static void on_heap(void *ctx, const struct gt_event *ev) {
   struct run *r = ctx;
   const struct gt_record *rec = ev->rec;
-  if (!(rec->flags & GT_F_CARRIED) || r->bucket_ns)
+  if (!(rec->flags & GT_F_CARRIED) || r->second)
     return;
   struct gt_proc_summary *p = proc(r, rec->pid);
   uint64_t peak = rec->u.heap.peak[GT_MEM_DEVICE];
@@ -278,11 +347,12 @@ static void on_heap(void *ctx, const struct gt_event *ev) {
       peak == gt_model_live_bytes(r->model, rec->pid, GT_MEM_DEVICE) && r->device_up
           ? r->device_up - 1
           : UINT64_MAX; /* the stacks then are in a deleted file */
+  p->peak_epoch++;      /* one pass: the carried blocks just came */
 }
 
 static void on_process(void *ctx, const struct gt_event *ev) {
   struct run *r = ctx;
-  if (ev->rec->u.proc.phase != GT_PROC_END || r->bucket_ns)
+  if (ev->rec->u.proc.phase != GT_PROC_END || r->second)
     return;
   struct gt_proc_summary *p = proc(r, ev->rec->pid);
   p->ended = 1;
@@ -325,6 +395,7 @@ static int replay_from_file(struct run *r, const char *path, char *err, size_t e
     return -1;
   struct gt_model *first = r->model;
   r->changes = 0;
+  r->second = 1;
   run_session(s, r);
   gt_session_close(s);
   r->model = first;
@@ -412,13 +483,56 @@ static void finish(struct run *r, const struct gt_suppressions *sup) {
   gt_map_free(&r->allocated.index);
 }
 
-/* The growth steps and peaks, from the log or a second session. */
+static void set_span(struct run *r, uint64_t first, uint64_t last_start) {
+  uint64_t span = last_start > first ? last_start - first : 0;
+  r->out->first_ns = first;
+  r->out->last_ns = last_start;
+  r->bucket_ns = span / GT_GROWTH_BUCKETS + 1;
+}
+
+/* The span the totals will have, from the first and last chunks. */
+struct span_guess {
+  uint64_t first, last_start;
+};
+static void guess_span(void *ctx, const struct gt_record *rec) {
+  struct span_guess *g = ctx;
+  if (!gt_record_timed(rec))
+    return;
+  if (!g->first || rec->ts_ns < g->first)
+    g->first = rec->ts_ns;
+  if (rec->ts_ns > g->last_start)
+    g->last_start = rec->ts_ns;
+}
+
+/* One pass when the span can be guessed: the log is not kept. */
+#define GUESS_TAIL_CHUNKS 3
+static void try_one_pass(struct run *r, const char *path) {
+  struct span_guess g = {0};
+  if (gt_trace_peek_ends(path, GUESS_TAIL_CHUNKS, guess_span, &g) != 0 || !g.first)
+    return;
+  set_span(r, g.first, g.last_start);
+  r->one_pass = 1;
+  free(r->log);
+  r->log = NULL;
+}
+
+/* The growth steps and peaks: kept in one pass (when its guess holds),
+ * else from the log or a second session. */
 static int replay_changes(struct run *r, const char *path, char *err, size_t errlen) {
   const struct gt_model_totals *t = gt_model_totals(r->model);
-  uint64_t span = t->last_start_ns > t->first_ns ? t->last_start_ns - t->first_ns : 0;
-  r->out->first_ns = t->first_ns;
-  r->out->last_ns = t->last_start_ns;
-  r->bucket_ns = span / GT_GROWTH_BUCKETS + 1;
+  if (r->one_pass && t->first_ns == r->out->first_ns &&
+      t->last_start_ns == r->out->last_ns) {
+    close_buckets(r, UINT64_MAX);
+    peaks_from_snaps(r);
+    return 0;
+  }
+  if (r->one_pass) { /* the span read is not the one guessed: again, from the file */
+    groups_free(&r->live);
+    memset(&r->live, 0, sizeof r->live);
+    r->bucket = 0;
+    r->one_pass = 0;
+  }
+  set_span(r, t->first_ns, t->last_start_ns);
   int rc = 0;
   if (r->log) {
     for (size_t i = 0; i < r->nlog; i++)
@@ -443,12 +557,15 @@ int gt_leaks_run(const char *path, const struct gt_leaks_opts *opts, struct gt_l
                   .log_max = opts->log_max ? opts->log_max : LOG_MAX_DEFAULT,
                   .no_wait = opts->no_wait};
   r.log = gt_grow(NULL, &r.log_cap, 1, sizeof *r.log);
+  if (!opts->no_guess)
+    try_one_pass(&r, path);
   run_session(s, &r);
   gt_progress_done(&pg);
   out->session = s;
   out->symtab = gt_model_symtab(r.model);
   out->damaged = gt_session_damaged(s);
   int rc = replay_changes(&r, path, err, errlen);
+  out->passes = r.second ? 2 : 1;
   if (rc == 0)
     finish(&r, opts->sup);
   if (rc == 0)

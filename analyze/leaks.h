@@ -9,12 +9,15 @@
  * peak and the live bytes of every (process, stack, memory kind) group at
  * GT_GROWTH_BUCKETS equal time steps — from which steady growth is told
  * apart from memory held since start-up (docs/leaks.md gives the rule) —
- * are replayed from a log of the changes to live bytes once the run's span
- * is known (from a second session when the log would pass its bound).
+ * are kept as the changes to live bytes come when the run's span can be
+ * told before reading it (the first and last chunks of a plain file: one
+ * pass, checked against the span read), else replayed from a log of the
+ * changes once the span is known (from a second session when the log would
+ * pass its bound).
  * What is live when the trace ends is leaked: at process exit, or at the
  * kill for a killed process. Memory is bounded by live blocks, distinct
- * stacks and ranges, and the log (32 bytes per allocation and free, at
- * most gt_leaks_opts.log_max of them). */
+ * stacks and ranges, and the log when there is one (32 bytes per
+ * allocation and free, at most gt_leaks_opts.log_max of them). */
 #ifndef GPUTRACE_ANALYZE_LEAKS_H
 #define GPUTRACE_ANALYZE_LEAKS_H
 
@@ -45,6 +48,9 @@ struct gt_group { /* live (or allocated) bytes of one stack in one process */
                            (live before it): not growth of the run read */
   uint64_t range_bytes; /* leaked bytes allocated inside ranges */
   uint32_t range_name;  /* the range holding most of them */
+  /* leaks.c's, in one pass: bytes and blocks at its process's latest peak
+   * when they changed since (snap_epoch == that peak's epoch) */
+  uint64_t snap_bytes, snap_blocks, snap_epoch;
 };
 
 struct gt_invalid_free {
@@ -62,6 +68,7 @@ struct gt_proc_summary {
   int exited; /* ...and it went through exit(), not a kill, crash or _exit */
   uint64_t peak_device, peak_ts;
   uint64_t peak_record;     /* index of the change (alloc) that reached the peak */
+  uint64_t peak_epoch;      /* leaks.c's, in one pass: peaks reached so far */
   struct gt_group *at_peak; /* stacks holding device memory at the peak */
   size_t nat_peak;
 };
@@ -108,6 +115,7 @@ struct gt_leaks {
   uint64_t first_ns, last_ns;
   uint64_t suppressed_bytes, suppressed_blocks;
   int damaged;       /* the reader warned */
+  int passes;        /* sessions over the trace: 1, or 2 (the log passed its bound) */
   struct gt_oom oom; /* the last allocation, when it ran out of memory */
 };
 
@@ -124,6 +132,7 @@ void gt_suppressions_free(struct gt_suppressions *s);
 struct gt_leaks_opts {
   const struct gt_suppressions *sup; /* NULL: none */
   size_t log_max;  /* changes logged before replaying from the file; 0: 2 M */
+  int no_guess;    /* never one pass from a guessed span (tests: the log's paths) */
   int no_wait;     /* gt_session_opts.no_wait */
   const char *cmd; /* names the progress line (progress.h); NULL: none */
 };

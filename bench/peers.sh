@@ -17,7 +17,10 @@
 #   analyzers, on a trace of EVENTS allocation events from each tool (the
 #     same loop, EVENTS / 2 pairs, made once): heaptrack_print (its default
 #     report) and gputrace leaks (its default report), seconds, M events/s
-#     and peak RSS.
+#     and peak RSS;
+#   bytes on disk per allocation event of each tool's trace: that loop's,
+#     and its mixed workload's (alloc_loop PAIRS DEPTH mixed: four call
+#     sites, seven sizes, eight blocks live), EVENTS events each.
 # Debian's heaptrack, liblttng-ust-dev and lttng-tools are installed by apt
 # when missing (as root, or with sudo).
 # Usage: bench/peers.sh [REPS=5] [LAUNCHES=1000000] [PAIRS=200000] [DEPTH=30]
@@ -84,6 +87,14 @@ done
 rm -f "$tmp"/h.*
 heaptrack -o "$tmp/h" "$aprog" $((events / 2)) "$depth" >/dev/null 2>&1
 rec "$tmp/a.gtrace" "$aprog" $((events / 2)) "$depth" >/dev/null
+# Bytes on disk per event: that loop, and its mixed workload (four sites,
+# seven sizes, eight blocks live: bench/alloc_loop.cu).
+heaptrack -o "$tmp/mixed" "$aprog" $((events / 2)) "$depth" mixed >/dev/null 2>&1
+rec "$tmp/m.gtrace" "$aprog" $((events / 2)) "$depth" mixed >/dev/null
+per_event() { awk -v b="$(stat -c %s "$@")" -v n="$events" 'BEGIN {printf "%.2f", b / n}'; }
+disk_pair="$(per_event "$tmp/a.gtrace") $(per_event "$tmp"/h.*)"
+disk_mixed="$(per_event "$tmp/m.gtrace") $(per_event "$tmp"/mixed.*)"
+rm -f "$tmp"/mixed.* "$tmp/m.gtrace"
 tprint=() tleaks=() rprint=() rleaks=()
 for ((i = 1; i <= reps; i++)); do
   /usr/bin/time -f "%e %M" -o "$tmp/time" heaptrack_print "$tmp"/h.* >/dev/null
@@ -134,4 +145,11 @@ for a in "heaptrack_print:tprint:rprint" "gputrace leaks:tleaks:rleaks"; do
     "$(awk -v n="$events" -v s="$f" 'BEGIN {print (s > 0 ? n / s / 1e6 : 0)}')" \
     "$(awk -v k="$rm" 'BEGIN {print k / 1024}')"
 done
+printf '\n| %-40s | %10s | %10s |\n|%s|%s|%s|\n' \
+  "bytes per event on disk, $events events" gputrace heaptrack \
+  "------------------------------------------" "------------" "------------"
+read -r g h <<<"$disk_pair"
+printf '| %-40s | %10s | %10s |\n' "pair loop ($depth deep)" "$g" "$h"
+read -r g h <<<"$disk_mixed"
+printf '| %-40s | %10s | %10s |\n' "mixed: 4 sites, 7 sizes, 8 live" "$g" "$h"
 echo "load average after: $load_after"

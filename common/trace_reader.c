@@ -801,6 +801,73 @@ static uint64_t records_in(const char *path) {
   return total;
 }
 
+/* One chunk at `off` of fp, inflated, its records to fn. */
+static int peek_chunk(FILE *fp, uint64_t off, ZSTD_DCtx *dctx, unsigned char **bufs,
+                      size_t *caps, void (*fn)(void *, const struct gt_record *),
+                      void *ctx) {
+  struct gt_chunk_header h;
+  if (fseeko(fp, (off_t)off, SEEK_SET) != 0 || fread(&h, sizeof h, 1, fp) != 1 ||
+      !gt_chunk_header_valid(&h))
+    return -1;
+  size_t raw = (size_t)h.slots * GT_SLOT_SIZE;
+  if (grow(&bufs[0], &caps[0], h.compressed_bytes) || grow(&bufs[1], &caps[1], raw) ||
+      fread(bufs[0], 1, h.compressed_bytes, fp) != h.compressed_bytes ||
+      gt_chunk_inflate(dctx, &h, bufs[0], bufs[1], &bufs[2], &caps[2]))
+    return -1;
+  for (size_t pos = 0; pos + GT_SLOT_SIZE <= raw;) {
+    const struct gt_record *rec = (const void *)(bufs[1] + pos);
+    if (!record_valid(rec, raw - pos))
+      return -1;
+    fn(ctx, rec);
+    pos += (size_t)rec->nslots * GT_SLOT_SIZE;
+  }
+  return 0;
+}
+
+int gt_trace_peek_ends(const char *path, unsigned tail,
+                       void (*fn)(void *ctx, const struct gt_record *rec), void *ctx) {
+  struct gt_file_header fh;
+  char err[600];
+  FILE *fp = access(path, F_OK) == 0 ? open_checked(path, &fh, err, sizeof err) : NULL;
+  if (!fp)
+    return -1;
+  uint64_t *offs = NULL, off = sizeof fh;
+  size_t n = 0, cap = 0;
+  struct gt_chunk_header h;
+  int rc = 0;
+  while (rc == 0 && fseeko(fp, (off_t)off, SEEK_SET) == 0) {
+    size_t got = fread(&h, 1, sizeof h, fp);
+    if (got == 0)
+      break;
+    if (got < sizeof h || !gt_chunk_header_valid(&h)) {
+      rc = -1; /* damage: the reader will resynchronize, a guess would not */
+      break;
+    }
+    if (n == cap) {
+      uint64_t *v = realloc(offs, (cap = cap ? 2 * cap : 64) * sizeof *v);
+      if (!v) {
+        rc = -1;
+        break;
+      }
+      offs = v;
+    }
+    offs[n++] = off;
+    off += sizeof h + h.compressed_bytes;
+  }
+  ZSTD_DCtx *dctx = rc == 0 && n ? ZSTD_createDCtx() : NULL;
+  unsigned char *bufs[3] = {0};
+  size_t caps[3] = {0};
+  if (rc == 0 && n && !dctx)
+    rc = -1;
+  for (size_t i = 0; rc == 0 && i < n; i = i == 0 && n > tail + 1 ? n - tail : i + 1)
+    rc = peek_chunk(fp, offs[i], dctx, bufs, caps, fn, ctx);
+  free(bufs[0]), free(bufs[1]), free(bufs[2]);
+  ZSTD_freeDCtx(dctx);
+  free(offs);
+  fclose(fp);
+  return rc;
+}
+
 uint64_t gt_reader_records_hint(const struct gt_reader *r) {
   if (!r->set.gl_pathc)
     return records_in(r->first_path);

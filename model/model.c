@@ -122,7 +122,7 @@ uint64_t gt_record_cuda_calls(const struct gt_record *r) {
 static void count(struct gt_model_totals *t, const struct gt_record *r) {
   t->records++;
   /* a graph's making replayed at a rolling file's start is from before it */
-  if (gt_kind_is_call(r->kind) && r->ts_ns && !(r->flags & GT_F_REPLAYED)) {
+  if (gt_record_timed(r)) {
     if (!t->first_ns || r->ts_ns < t->first_ns)
       t->first_ns = r->ts_ns;
     if (r->ts_ns + r->dur_ns > t->last_ns)

@@ -115,6 +115,11 @@ const struct gt_model_totals *gt_model_totals(const struct gt_model *m);
 /* The CUDA calls one record stands for (what cuda_calls adds up): 1 for a
  * call other than NVTX, a DROP's count of such calls, else 0. */
 uint64_t gt_record_cuda_calls(const struct gt_record *r);
+/* A record the totals' first_ns, last_ns and last_start_ns are over: a call
+ * with a start, not a graph's making replayed at a rolling file's start. */
+static inline int gt_record_timed(const struct gt_record *r) {
+  return gt_kind_is_call(r->kind) && r->ts_ns && !(r->flags & GT_F_REPLAYED);
+}
 /* The processes the trace holds: those whose start it recorded or whose
  * calls it holds, in the order seen; *n of them. Valid until the next
  * record is fed. */

@@ -193,6 +193,14 @@ const struct gt_record *gt_chunk_record(struct gt_reader *r, const struct gt_chu
  * without decompressing: up to the first damaged header of each file. */
 uint64_t gt_reader_records_hint(const struct gt_reader *r);
 
+/* The records of the first chunk and of the last `tail` chunks of the trace
+ * at `path`, to fn, without a reader: a guess at what the whole holds made
+ * before reading it (gputrace leaks' span), never a substitute for reading
+ * it. 0, or -1 for a rolling set, an unreadable file or a damaged chunk
+ * header (no guess). */
+int gt_trace_peek_ends(const char *path, unsigned tail,
+                       void (*fn)(void *ctx, const struct gt_record *rec), void *ctx);
+
 /* Copy the text carried by `rec` into buf (NUL-terminated, cut to buflen-1).
  * `len` is the text_len field of the record's kind. Returns the length. */
 size_t gt_record_text(const struct gt_record *rec, uint32_t len, char *buf,

@@ -3,8 +3,10 @@
  * growing, a stack that keeps one block per request grows (series and
  * rate exact, bytes per "request" range), churn leaves nothing; the peak
  * and the stacks holding it; an invalid free; the process's exit; the same
- * results when the log of changes is replayed from a second pass; which
- * frames are the runtime's and nvcc's glue (gt_glue_frames). */
+ * results in one pass (the span guessed from the first and last chunks),
+ * from the log of changes and from a second pass, and when the guess is
+ * wrong (a chunk in the middle starts earlier); which frames are the
+ * runtime's and nvcc's glue (gt_glue_frames). */
 #include <math.h>
 
 #include "check.h"
@@ -15,7 +17,10 @@
 #define S 50000000000ull /* a request every 50 s */
 #define T0 1000000000ull
 
-static void write_run(const char *path) {
+/* chunked: each request in a chunk of its own; early: a launch of another
+ * thread before everything else, in the chunk of request 10 (the span
+ * guessed from the first and last chunks is wrong). */
+static void write_run(const char *path, int chunked, int early) {
   struct synth w;
   synth_open(&w, path);
   synth_process(&w, 1, "./server");
@@ -27,6 +32,13 @@ static void write_run(const char *path) {
     synth_nvtx(&w, t + 2000000, GT_NVTX_POP, NULL);
     synth_alloc(&w, t + 3000000, 0x900000, 2 * MIB, GT_MEM_DEVICE, 3); /* churn */
     synth_free(&w, t + 4000000, 0x900000, GT_API_cudaFree, 0);
+    if (early && i == 10) {
+      w.tid = 2;
+      synth_launch(&w, T0 - 5000000, 1000, 0x4000, 0, 0);
+      w.tid = w.pid;
+    }
+    if (chunked)
+      synth_chunk(&w);
   }
   synth_free(&w, T0 + 20 * S, 0xdead, GT_API_cudaFree, 0);
   synth_process_end(&w, T0 + 20 * S + 1, 1);
@@ -111,19 +123,65 @@ static void check_glue(void) {
         gt_glue_frames(alloc, 4, 2) == 1 && gt_glue_frames(alloc, 4, 3) == 0);
 }
 
+/* Two analyses of one trace agree on every figure. */
+static void check_same(const struct gt_leaks *a, const struct gt_leaks *b) {
+  CHECK_EQ_U64(a->nleaks, b->nleaks);
+  for (size_t i = 0; i < a->nleaks && i < b->nleaks; i++) {
+    const struct gt_group *x = &a->leaks[i], *y = &b->leaks[i];
+    CHECK(x->stack_id == y->stack_id && x->bytes == y->bytes && x->blocks == y->blocks);
+    CHECK(x->growing == y->growing && x->bytes_per_min == y->bytes_per_min);
+    CHECK(memcmp(x->series, y->series, sizeof x->series) == 0);
+  }
+  CHECK(a->first_ns == b->first_ns && a->last_ns == b->last_ns);
+  CHECK_EQ_U64(a->nprocs, b->nprocs);
+  for (size_t i = 0; i < a->nprocs && i < b->nprocs; i++) {
+    const struct gt_proc_summary *p = &a->procs[i], *q = &b->procs[i];
+    CHECK(p->peak_device == q->peak_device && p->peak_ts == q->peak_ts);
+    CHECK_EQ_U64(p->nat_peak, q->nat_peak);
+    for (size_t k = 0; k < p->nat_peak && k < q->nat_peak; k++)
+      CHECK(p->at_peak[k].stack_id == q->at_peak[k].stack_id &&
+            p->at_peak[k].bytes == q->at_peak[k].bytes &&
+            p->at_peak[k].blocks == q->at_peak[k].blocks);
+  }
+}
+
+/* The run's results from `path` with these options, in `passes` sessions. */
+static void check_path(const char *path, struct gt_leaks_opts o, int passes) {
+  struct gt_leaks l;
+  char err[512];
+  CHECK(gt_leaks_run(path, &o, &l, err, sizeof err) == 0);
+  check_run(&l);
+  CHECK_EQ_U64(l.passes, passes);
+  gt_leaks_free(&l);
+}
+
 int main(void) {
   check_glue();
   char path[256], err[512];
-  write_run(synth_path("growth.gtrace", path, sizeof path));
+  write_run(synth_path("growth.gtrace", path, sizeof path), 0, 0);
   struct gt_leaks l;
   struct gt_leaks_opts o = {0};
-  CHECK(gt_leaks_run(path, &o, &l, err, sizeof err) == 0);
-  check_run(&l);
-  gt_leaks_free(&l);
-  o.log_max = 8; /* the changes replayed from a second pass over the file */
-  CHECK(gt_leaks_run(path, &o, &l, err, sizeof err) == 0);
-  check_run(&l);
-  gt_leaks_free(&l);
+  check_path(path, o, 1); /* one pass: the span from the first and last chunks */
+  o.no_guess = 1;
+  check_path(path, o, 1); /* the log replayed */
+  o.log_max = 8;          /* the changes replayed from a second pass over the file */
+  check_path(path, o, 2);
+  write_run(synth_path("chunked.gtrace", path, sizeof path), 1, 0);
+  check_path(path, (struct gt_leaks_opts){0}, 1); /* 22 chunks: the guess holds */
+  /* A chunk in the middle starts earlier: the guess fails, a second pass
+   * gives what the log gives. */
+  write_run(synth_path("early.gtrace", path, sizeof path), 1, 1);
+  struct gt_leaks guessed, logged;
+  CHECK(gt_leaks_run(path, &(struct gt_leaks_opts){0}, &guessed, err, sizeof err) == 0);
+  CHECK(gt_leaks_run(path, &(struct gt_leaks_opts){.no_guess = 1}, &logged, err,
+                     sizeof err) == 0);
+  CHECK_EQ_U64(guessed.passes, 2);
+  CHECK_EQ_U64(logged.passes, 1);
+  CHECK_EQ_U64(guessed.first_ns, T0 - 5000000);
+  CHECK_EQ_U64(guessed.procs[0].nat_peak, 3);
+  check_same(&guessed, &logged);
+  gt_leaks_free(&guessed);
+  gt_leaks_free(&logged);
   CHECK(gt_leaks_run("/no/such.gtrace", &o, &l, err, sizeof err) == -1);
   CHECK(strstr(err, "cannot open /no/such.gtrace") != NULL);
   gt_leaks_free(&l);
