@@ -4,7 +4,7 @@
 // "ns_per_call X" (one malloc or one free).
 //
 // argv[3] "mixed": what a server's allocator does rather than a pair loop:
-// four call sites in turn (mixed_site_0..3), seven sizes from 256 B to
+// four call sites in turn (mixed_site<0..3>), seven sizes from 256 B to
 // 4 MiB, and eight blocks live at a time (each free is of the block
 // allocated eight calls before), so allocations, frees and pointers
 // interleave; N allocations and N frees as before.
@@ -23,24 +23,11 @@ static double now_ns() {
 static bool mixed;
 static const size_t sizes[7] = {256, 4096, 65536, 1 << 20, 512, 4 << 20, 8192};
 
-__attribute__((noinline)) void *mixed_site_0(size_t n) {
+// One function per site (its own stack), N = 0..3.
+template <int N> __attribute__((noinline)) void *mixed_site(size_t n) {
   void *p = nullptr;
   cudaMalloc(&p, n);
-  return p;
-}
-__attribute__((noinline)) void *mixed_site_1(size_t n) {
-  void *p = nullptr;
-  cudaMalloc(&p, n);
-  return p;
-}
-__attribute__((noinline)) void *mixed_site_2(size_t n) {
-  void *p = nullptr;
-  cudaMalloc(&p, n);
-  return p;
-}
-__attribute__((noinline)) void *mixed_site_3(size_t n) {
-  void *p = nullptr;
-  cudaMalloc(&p, n);
+  asm volatile("" ::: "memory"); // four functions, not one folded
   return p;
 }
 
@@ -52,10 +39,10 @@ static void mixed_loop(long n) {
     if (slot)
       cudaFree(slot);
     switch (i & 3) {
-    case 0: slot = mixed_site_0(bytes); break;
-    case 1: slot = mixed_site_1(bytes); break;
-    case 2: slot = mixed_site_2(bytes); break;
-    default: slot = mixed_site_3(bytes); break;
+    case 0: slot = mixed_site<0>(bytes); break;
+    case 1: slot = mixed_site<1>(bytes); break;
+    case 2: slot = mixed_site<2>(bytes); break;
+    default: slot = mixed_site<3>(bytes); break;
     }
   }
   for (void *p : live)

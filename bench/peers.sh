@@ -91,7 +91,7 @@ rec "$tmp/a.gtrace" "$aprog" $((events / 2)) "$depth" >/dev/null
 # seven sizes, eight blocks live: bench/alloc_loop.cu).
 heaptrack -o "$tmp/mixed" "$aprog" $((events / 2)) "$depth" mixed >/dev/null 2>&1
 rec "$tmp/m.gtrace" "$aprog" $((events / 2)) "$depth" mixed >/dev/null
-per_event() { awk -v b="$(stat -c %s "$@")" -v n="$events" 'BEGIN {printf "%.2f", b / n}'; }
+per_event() { awk -v b="$(stat -c %s "$@")" -v n="$events" 'BEGIN {printf "%.4f", b / n}'; }
 disk_pair="$(per_event "$tmp/a.gtrace") $(per_event "$tmp"/h.*)"
 disk_mixed="$(per_event "$tmp/m.gtrace") $(per_event "$tmp"/mixed.*)"
 rm -f "$tmp"/mixed.* "$tmp/m.gtrace"

@@ -1,4 +1,12 @@
-/* heap.c — see heap.h. */
+/* heap.c — see heap.h.
+ *
+ * One map from (pid, pointer) holds both the live blocks (their index) and
+ * the recently freed pointers (FREED | the number of frees before theirs),
+ * so that an allocation or a free is one lookup: a pointer freed and
+ * allocated again is the same entry. A freed pointer is remembered for the
+ * FREED_WINDOW frees after its own (older ones are told apart by their
+ * number at once, and swept out of the map every FREED_WINDOW frees, which
+ * bounds it). */
 #include "heap.h"
 
 #include <stdlib.h>
@@ -8,6 +16,7 @@
 #include "util.h"
 
 #define FREED_WINDOW 65536 /* recently freed pointers remembered */
+#define FREED (1ull << 63) /* a map value: freed, FREED | frees before it */
 
 struct proc_live {
   uint32_t pid;
@@ -21,13 +30,13 @@ struct gt_heap {
   size_t nblocks, cap;
   uint64_t *free_list; /* indexes of unused entries */
   size_t nfree, free_cap;
-  struct gt_map index; /* (pid, ptr) -> block index */
-  struct gt_map freed; /* (pid, ptr) -> 1, the last FREED_WINDOW frees */
-  uint64_t freed_ring[FREED_WINDOW];
-  size_t freed_pos;
+  struct gt_map index; /* (pid, ptr) -> block index, or FREED | its free's number */
+  uint64_t frees;      /* successful frees so far */
   struct gt_map procs; /* pid -> index in live */
   struct proc_live *live;
   size_t nlive, live_cap;
+  uint32_t last_pid; /* proc_of's last answer, without a lookup */
+  size_t last_live;  /* its index + 1; 0: none */
 };
 
 struct gt_heap *gt_heap_new(void) {
@@ -41,21 +50,26 @@ void gt_heap_free(struct gt_heap *h) {
   free(h->free_list);
   free(h->live);
   gt_map_free(&h->index);
-  gt_map_free(&h->freed);
   gt_map_free(&h->procs);
   free(h);
 }
 
 static struct proc_live *proc_of(struct gt_heap *h, uint32_t pid) {
+  if (h->last_live && h->last_pid == pid)
+    return &h->live[h->last_live - 1];
   size_t i;
   int added;
   h->live = gt_find_or_add(&h->procs, pid, h->live, &h->nlive, &h->live_cap,
                            sizeof *h->live, &i, &added);
   h->live[i].pid = pid;
+  h->last_pid = pid;
+  h->last_live = i + 1;
   return &h->live[i];
 }
 
 uint64_t gt_heap_live_bytes(const struct gt_heap *h, uint32_t pid, unsigned memory) {
+  if (h->last_live && h->last_pid == pid) /* proc_of's last answer */
+    return memory < 4 ? h->live[h->last_live - 1].live[memory] : 0;
   uint64_t i;
   return memory < 4 && gt_map_get(&h->procs, pid, &i) ? h->live[i].live[memory] : 0;
 }
@@ -111,7 +125,7 @@ void gt_heap_record_peaks(const struct gt_heap *h, uint32_t pid, struct gt_heap_
 
 void gt_heap_forget(struct gt_heap *h, uint32_t pid) {
   for (size_t i = 0; i < h->index.cap; i++) {
-    if (h->index.used[i] != 1)
+    if (h->index.used[i] != 1 || (h->index.vals[i] & FREED))
       continue;
     uint64_t idx = h->index.vals[i];
     if (h->blocks[idx].pid != pid)
@@ -127,13 +141,21 @@ void gt_heap_forget(struct gt_heap *h, uint32_t pid) {
         memset(h->live[i].peak, 0, sizeof h->live[i].peak);
 }
 
-static void remember_freed(struct gt_heap *h, uint64_t key) {
-  uint64_t old = h->freed_ring[h->freed_pos];
-  if (old && gt_map_get(&h->freed, old, NULL))
-    gt_map_del(&h->freed, old);
-  h->freed_ring[h->freed_pos] = key;
-  h->freed_pos = (h->freed_pos + 1) % FREED_WINDOW;
-  gt_map_put(&h->freed, key, 1);
+/* A freed entry's value: still within the window? */
+static int remembered(const struct gt_heap *h, uint64_t val) {
+  return h->frees - (val & ~FREED) <= FREED_WINDOW;
+}
+
+/* The entry at *val is freed now; every FREED_WINDOW frees, the entries
+ * freed before the window are dropped. */
+static void remember_freed(struct gt_heap *h, uint64_t *val) {
+  *val = FREED | h->frees++;
+  if (h->frees % FREED_WINDOW)
+    return;
+  for (size_t i = 0; i < h->index.cap; i++)
+    if (h->index.used[i] == 1 && (h->index.vals[i] & FREED) &&
+        !remembered(h, h->index.vals[i]))
+      gt_map_del(&h->index, h->index.keys[i]); /* a tombstone: the scan goes on */
 }
 
 /* An IPC mapping is another process's memory: tracked, not counted live. */
@@ -147,9 +169,10 @@ int gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range,
     return 0;
   uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), idx;
   struct proc_live *p = proc_of(h, r->pid);
-  uint64_t *live = p->live;
-  int reused = gt_map_get(&h->index, key, &idx);
+  uint64_t *live = p->live, *val = gt_map_at(&h->index, key);
+  int reused = val && !(*val & FREED);
   if (reused) { /* reused without a free we saw */
+    idx = *val;
     *replaced = h->blocks[idx];
     live[h->blocks[idx].memory & 3] -=
         counted_bytes(h->blocks[idx].api, h->blocks[idx].bytes);
@@ -168,9 +191,10 @@ int gt_heap_alloc(struct gt_heap *h, const struct gt_record *r, uint32_t range,
                                      .range = range,
                                      .api = r->api,
                                      .memory = r->u.mem.memory & 3};
-  gt_map_put(&h->index, key, idx);
-  if (gt_map_get(&h->freed, key, NULL))
-    gt_map_del(&h->freed, key);
+  if (val)
+    *val = idx; /* live again, or still: the same entry */
+  else
+    gt_map_put(&h->index, key, idx);
   live[r->u.mem.memory & 3] += counted_bytes(r->api, r->u.mem.bytes);
   raise_peaks(p, r->u.mem.memory & 3, r->ts_ns);
   return reused;
@@ -194,29 +218,30 @@ enum gt_free_status gt_heap_release(struct gt_heap *h, const struct gt_record *r
     return GT_FREE_UNTRACKED;
   if (r->u.mem.ptr == 0)
     return r->result == 0 ? GT_FREE_NULL : GT_FREE_FAILED;
-  uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), idx;
-  if (!gt_map_get(&h->index, key, &idx)) {
-    if (gt_map_get(&h->freed, key, NULL))
-      return GT_FREE_DOUBLE; /* whether or not the runtime caught it */
+  uint64_t key = gt_pid_key(r->pid, r->u.mem.ptr), *val = gt_map_at(&h->index, key);
+  if (!val)
     return r->result != 0 ? GT_FREE_FAILED : GT_FREE_UNKNOWN;
-  }
+  if ((*val & FREED) && remembered(h, *val))
+    return GT_FREE_DOUBLE; /* whether or not the runtime caught it */
+  if (*val & FREED)
+    return r->result != 0 ? GT_FREE_FAILED : GT_FREE_UNKNOWN;
+  uint64_t idx = *val;
   *freed = h->blocks[idx];
   if (!kind_matches(r->api, freed))
     return GT_FREE_WRONG_KIND;
   if (r->result != 0)
     return GT_FREE_FAILED;
   proc_of(h, r->pid)->live[freed->memory] -= counted_bytes(freed->api, freed->bytes);
-  gt_map_del(&h->index, key);
   h->free_list = gt_grow(h->free_list, &h->free_cap, h->nfree + 1, sizeof *h->free_list);
   h->free_list[h->nfree++] = idx;
-  remember_freed(h, key);
+  remember_freed(h, val);
   return GT_FREE_OK;
 }
 
 int gt_heap_find(const struct gt_heap *h, uint32_t pid, uint64_t ptr,
                  struct gt_block *out) {
   uint64_t idx;
-  if (!gt_map_get(&h->index, gt_pid_key(pid, ptr), &idx))
+  if (!gt_map_get(&h->index, gt_pid_key(pid, ptr), &idx) || (idx & FREED))
     return 0;
   *out = h->blocks[idx];
   return 1;
@@ -225,7 +250,7 @@ int gt_heap_find(const struct gt_heap *h, uint32_t pid, uint64_t ptr,
 void gt_heap_foreach(struct gt_heap *h, void (*fn)(void *ctx, const struct gt_block *b),
                      void *ctx) {
   for (size_t i = 0; i < h->index.cap; i++)
-    if (h->index.used[i] == 1)
+    if (h->index.used[i] == 1 && !(h->index.vals[i] & FREED))
       fn(ctx, &h->blocks[h->index.vals[i]]);
 }
 
