@@ -267,10 +267,14 @@ const char *gt_chunk_dense_decode(const unsigned char *in, size_t len, unsigned 
     want += h.len[i];
   if (want != len || h.len[S_TAG] != h.entries)
     return "dense streams do not add up to the payload";
-  const struct gt_record *templates = (const void *)(in + sizeof h);
-  for (uint32_t t = 0; t < h.templates; t++)
-    if (!dense_kind(&templates[t]))
+  /* the streams have no alignment: records are copied out, never read in place */
+  const unsigned char *templates = in + sizeof h;
+  for (uint32_t t = 0; t < h.templates; t++) {
+    struct gt_record tpl;
+    memcpy(&tpl, templates + (size_t)t * GT_SLOT_SIZE, sizeof tpl);
+    if (!dense_kind(&tpl))
       return "bad dense template";
+  }
   const unsigned char *s[STREAMS], *end[STREAMS];
   s[0] = in + sizeof h + (size_t)h.templates * GT_SLOT_SIZE;
   for (int i = 0; i < STREAMS; i++) {
@@ -285,14 +289,13 @@ const char *gt_chunk_dense_decode(const unsigned char *in, size_t len, unsigned 
     unsigned t = *s[S_TAG]++;
     struct gt_record *rec = (void *)(out + o);
     if (t == 0) {
-      const struct gt_record *whole = (const void *)s[S_RAW];
       size_t room = (size_t)(end[S_RAW] - s[S_RAW]);
-      if (room < GT_SLOT_SIZE || whole->nslots < 1 || whole->nslots > GT_MAX_SLOTS ||
-          (size_t)whole->nslots * GT_SLOT_SIZE > room ||
-          (size_t)whole->nslots * GT_SLOT_SIZE > out_len - o)
+      unsigned nslots =
+          room >= GT_SLOT_SIZE ? s[S_RAW][offsetof(struct gt_record, nslots)] : 0;
+      size_t rlen = (size_t)nslots * GT_SLOT_SIZE;
+      if (nslots < 1 || nslots > GT_MAX_SLOTS || rlen > room || rlen > out_len - o)
         return "a whole record in a dense chunk is cut short";
-      size_t rlen = (size_t)whole->nslots * GT_SLOT_SIZE;
-      memcpy(rec, whole, rlen);
+      memcpy(rec, s[S_RAW], rlen);
       s[S_RAW] += rlen;
       o += rlen;
     } else {
@@ -304,7 +307,7 @@ const char *gt_chunk_dense_decode(const unsigned char *in, size_t len, unsigned 
           get_varint(&s[S_PTR], end[S_PTR], &code) ||
           ((code & 1) && (code >> 1) >= MRU_PTRS))
         return "bad dense field";
-      *rec = templates[t - 1];
+      memcpy(rec, templates + (size_t)(t - 1) * GT_SLOT_SIZE, GT_SLOT_SIZE);
       rec->ts_ns = prev_ts + (uint64_t)unzigzag(dts);
       rec->dur_ns = dur;
       uint64_t ptr = ptr_decode(&ps, code);
