@@ -47,12 +47,24 @@ static uint64_t group_key(uint32_t pid, uint32_t stack, unsigned memory) {
   return gt_pid_key(pid, ((uint64_t)stack << 2) | (memory & 3));
 }
 
-static struct gt_group *group(struct groups *g, uint32_t pid, uint32_t stack,
-                              unsigned memory) {
+static struct gt_group *group_slow(struct groups *g, uint32_t pid, uint32_t stack,
+                                   unsigned memory, uint64_t key, unsigned c);
+
+/* The group, from the cache when it is there (inline: the common case is a
+ * compare, without the slow path's register saves). */
+static inline struct gt_group *group(struct groups *g, uint32_t pid, uint32_t stack,
+                                     unsigned memory) {
   uint64_t key = group_key(pid, stack, memory);
   unsigned c = (stack ^ pid) % GROUP_CACHE;
   if (g->cache_item[c] && g->cache_key[c] == key)
     return &g->items[g->cache_item[c] - 1];
+  return group_slow(g, pid, stack, memory, key, c);
+}
+
+__attribute__((noinline)) static struct gt_group *group_slow(struct groups *g,
+                                                             uint32_t pid, uint32_t stack,
+                                                             unsigned memory,
+                                                             uint64_t key, unsigned c) {
   size_t i;
   int added;
   g->items = gt_find_or_add(&g->index, key, g->items, &g->n, &g->cap, sizeof *g->items,
@@ -128,11 +140,13 @@ static struct gt_proc_summary *proc(struct run *r, uint32_t pid) {
 
 /* proc() for the process of the last call, without a lookup: one process
  * makes the changes of a run of records. */
-static struct gt_proc_summary *proc_cached(struct run *r, uint32_t pid) {
-  if (!r->cached_proc || r->cached_pid != pid) {
-    r->cached_proc = (size_t)(proc(r, pid) - r->out->procs) + 1;
-    r->cached_pid = pid;
-  }
+__attribute__((noinline)) static void proc_cache(struct run *r, uint32_t pid) {
+  r->cached_proc = (size_t)(proc(r, pid) - r->out->procs) + 1;
+  r->cached_pid = pid;
+}
+static inline struct gt_proc_summary *proc_cached(struct run *r, uint32_t pid) {
+  if (!r->cached_proc || r->cached_pid != pid)
+    proc_cache(r, pid);
   return &r->out->procs[r->cached_proc - 1];
 }
 
