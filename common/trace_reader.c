@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -828,7 +829,10 @@ int gt_trace_peek_ends(const char *path, unsigned tail,
                        void (*fn)(void *ctx, const struct gt_record *rec), void *ctx) {
   struct gt_file_header fh;
   char err[600];
-  FILE *fp = access(path, F_OK) == 0 ? open_checked(path, &fh, err, sizeof err) : NULL;
+  struct stat st; /* a regular file only: a FIFO's bytes are the reader's */
+  FILE *fp = stat(path, &st) == 0 && S_ISREG(st.st_mode)
+                 ? open_checked(path, &fh, err, sizeof err)
+                 : NULL;
   if (!fp)
     return -1;
   uint64_t *offs = NULL, off = sizeof fh;
