@@ -13,7 +13,10 @@
 #   allocations (bench/alloc_loop PAIRS DEPTH: cudaMalloc/cudaFree pairs
 #     DEPTH frames deep; the stand-in allocates with posix_memalign and frees
 #     with free, which heaptrack hooks): untraced, gputrace record (default
-#     stacks), heaptrack (Debian's), ns added per call;
+#     stacks), heaptrack (Debian's), ns added per call (PAIRS 4 M by
+#     default: heaptrack's cost per call falls with the run's length, from
+#     ~1,000 ns at 200,000 pairs to ~290 at 4-5 M, its start-up amortized;
+#     a short run flatters gputrace);
 #   analyzers, on a trace of EVENTS allocation events from each tool (the
 #     same loop, EVENTS / 2 pairs, made once): heaptrack_print (its default
 #     report) and gputrace leaks (its default report), seconds, M events/s
@@ -23,11 +26,11 @@
 #     sites, seven sizes, eight blocks live), EVENTS events each.
 # Debian's heaptrack, liblttng-ust-dev and lttng-tools are installed by apt
 # when missing (as root, or with sudo).
-# Usage: bench/peers.sh [REPS=5] [LAUNCHES=1000000] [PAIRS=200000] [DEPTH=30]
+# Usage: bench/peers.sh [REPS=5] [LAUNCHES=1000000] [PAIRS=4000000] [DEPTH=30]
 #        [EVENTS=10000000] [BUILD=build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-reps=${1:-5}; launches=${2:-1000000}; pairs=${3:-200000}; depth=${4:-30}
+reps=${1:-5}; launches=${2:-1000000}; pairs=${3:-4000000}; depth=${4:-30}
 events=${5:-10000000}; build=${6:-build}
 lprog=$build/bench/launch_loop aprog=$build/bench/alloc_loop gt=$build/bin/gputrace
 floor=$PWD/$build/bench/libfloor_shim.so
@@ -74,6 +77,11 @@ for ((i = 1; i <= reps; i++)); do
   gt_off+=("$(GPUTRACE_GPU_TIMING=off rec "$tmp/l.gtrace" "$lprog" "$launches")")
   gt_def+=("$(rec "$tmp/l.gtrace" "$lprog" "$launches")")
   tp+=("$(LD_PRELOAD=$tmp/liblttng_shim.so "$lprog" "$launches" | per)")
+  # lttng stop waits for the consumer daemon to flush those events: left
+  # running, it takes a core from the next runs (gputrace's two then read
+  # +120-140 ns a launch instead of +26).
+  lttng stop "$session" >/dev/null
+  lttng start "$session" >/dev/null
 done
 lttng stop "$session" >/dev/null
 discarded=$(lttng list "$session" 2>/dev/null | awk '/[Dd]iscarded events:/ {s += $NF} END {print s + 0}')

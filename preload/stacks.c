@@ -29,6 +29,12 @@
  *    their ids.
  *  - Off the program's stack (docs/stack-budget.md): a capture's buffers
  *    are thread-local (one capture at a time: the guard is held).
+ *  - A thread's last stack, if its walk did not go through the evaluation
+ *    loop, is kept by its walk's number (unwind.c's replay): a capture
+ *    whose walk replays it, from the same `top`, under the same unload
+ *    count, epoch, gone modules and evaluation loop, takes its id without
+ *    the entries, the hash or the table; a fork forgets it (the child's
+ *    table is its own).
  *  - Python frames replace the evaluation-loop frames of a CPython found in
  *    the process (looked up with dlsym, never linked): they are spliced in
  *    where the innermost _PyEval_EvalFrameDefault frame was. A thread that
@@ -122,6 +128,20 @@ static _Atomic uint32_t g_epoch, g_epoch_unloads, g_module_marks;
  * be small: docs/stack-budget.md): gt_stack_id runs with the recursion
  * guard held, so a thread makes one capture at a time. */
 #define TAG_CACHE 4
+/* A thread's last capture, kept when its walk did not go through the
+ * evaluation loop (Python frames change under one native walk): a walk that
+ * gave that capture's frames again (unwind.c's replay: the same walk
+ * number), from the same `top`, under the same loader and module state,
+ * is the same stack, and takes its id without the entries, hash and table
+ * probe (an allocator called in a loop: most captures; docs/PERFORMANCE.md,
+ * "Stack capture per allocation"). id 0: none. */
+struct last_stack {
+  uint32_t id;
+  uint32_t unloads, epoch, marks, python_end; /* the state its entries hold */
+  uint64_t walk;
+  const void *top;
+  uintptr_t top_sp;
+};
 struct capture_scratch {
   void *ips[UNWIND_MAX];
   uintptr_t sps[UNWIND_MAX]; /* gt_stack_id_at: each frame's stack pointer */
@@ -134,6 +154,7 @@ struct capture_scratch {
   uint32_t tag_marks, tag_next;
   uintptr_t tag_start[TAG_CACHE], tag_end[TAG_CACHE];
   uint64_t tag[TAG_CACHE];
+  struct last_stack last; /* the thread's last capture, for same_as_last */
 };
 static __thread struct capture_scratch tls_scratch
     __attribute__((tls_model("initial-exec")));
@@ -588,10 +609,9 @@ static int top_frame(const uintptr_t *sps, int n, uintptr_t sp) {
   return at >= 0 && sp - sps[at] <= GT_TOP_SLACK ? at : -1;
 }
 
-/* Native frames outside this library, tagged with their address epoch,
- * with Python frames spliced in where the innermost evaluation-loop frame
- * was (the others then dropped). */
-static int collect(uint64_t *out, struct gt_unwind_info *info) {
+/* The walk from the caller's frame: its return addresses, starting at
+ * `top` in the frame that called it when the capture names one. */
+static int walk(void ***ips_out, struct gt_unwind_info *info) {
   if (atomic_load(&g_py_state) != 1)
     find_python(); /* where the eval loop is, before the first walk */
   void **ips = tls_scratch.ips;
@@ -604,6 +624,41 @@ static int collect(uint64_t *out, struct gt_unwind_info *info) {
     n -= from;
     ips[0] = (void *)(uintptr_t)top;
   }
+  *ips_out = ips;
+  return n;
+}
+
+/* What a walk's entries depend on besides its frames: the loader's unload
+ * count, the address epoch, the modules marked gone, where the evaluation
+ * loop is (a digest: it only has to differ once the loop is found). */
+static void capture_state(struct last_stack *l, const struct gt_unwind_info *info) {
+  l->unloads = info->unloads;
+  l->epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
+  l->marks = atomic_load_explicit(&g_module_marks, memory_order_acquire);
+  l->python_end = (uint32_t)g_py.eval_end ^ (uint32_t)atomic_load(&g_py_state);
+  l->walk = info->walk;
+  l->top = tls_scratch.top;
+  l->top_sp = tls_scratch.top_sp;
+}
+
+/* This thread's last capture's id when this walk is the same stack. */
+static uint32_t same_as_last(const struct gt_unwind_info *info) {
+  struct last_stack *l = &tls_scratch.last, now;
+  if (!l->id || !info->walk || info->walk != l->walk)
+    return 0;
+  capture_state(&now, info);
+  return now.unloads == l->unloads && now.epoch == l->epoch && now.marks == l->marks &&
+                 now.python_end == l->python_end && now.top == l->top &&
+                 now.top_sp == l->top_sp
+             ? l->id
+             : 0;
+}
+
+/* A walk's native frames outside this library, tagged with their address
+ * epoch, with Python frames spliced in where the innermost evaluation-loop
+ * frame was (the others then dropped); *spliced: the walk went through
+ * the evaluation loop (its Python frames change under the same walk). */
+static int collect(void *const *ips, int n, uint64_t *out, int *spliced_out) {
   int depth = 0, spliced = 0, npy = 0;
   for (int i = 0; i < n && depth < (int)GT_STACK_MAX_DEPTH; i++) {
     uintptr_t ip = (uintptr_t)ips[i];
@@ -618,28 +673,14 @@ static int collect(uint64_t *out, struct gt_unwind_info *info) {
     }
     out[depth++] = (uint64_t)ip | epoch_tag(ip);
   }
+  *spliced_out = spliced;
   return depth;
 }
 
-uint32_t gt_stack_id(void) {
-  return gt_stack_id_at(NULL, 0);
-}
-
-__attribute__((noinline)) uint32_t gt_stack_id_at(const void *top, uintptr_t top_sp) {
-  if (gt_stacks_mode == GT_STACKS_NONE)
-    return 0;
-  find_self();
-  uint64_t *entries = tls_scratch.entries;
-  struct gt_unwind_info info;
-  /* kept in the scratch, not in registers across the walk (docs/stack-budget.md) */
-  tls_scratch.top = top;
-  tls_scratch.top_sp = top_sp;
-  int depth = collect(entries, &info);
-  /* No frame at all: none to give, unless the walk was cut at its first
-   * (the stack's mapping unreadable: a root without /proc): that stack is
-   * kept, empty and marked cut, so the call says its stack was lost. */
-  if (depth == 0 && !(info.how & GT_UNWIND_CUT))
-    return 0;
+/* The id of the stack `entries` holds, written as a STACK record (and its
+ * modules first) when it is new; 0 (counted as a dropped STACK) past the
+ * cap or with the table full. */
+static uint32_t stack_id_of(const uint64_t *entries, int depth, unsigned how) {
   uint64_t hash = stack_hash(entries, depth);
   int python = 0;
   for (int i = 0; i < depth; i++)
@@ -664,8 +705,42 @@ __attribute__((noinline)) uint32_t gt_stack_id_at(const void *top, uintptr_t top
       break;
     }
   }
-  emit_stack(id, entries, depth, python, info.how);
+  emit_stack(id, entries, depth, python, how);
   atomic_store_explicit(&s->id, id, memory_order_release);
+  return id;
+}
+
+uint32_t gt_stack_id(void) {
+  return gt_stack_id_at(NULL, 0);
+}
+
+__attribute__((noinline)) uint32_t gt_stack_id_at(const void *top, uintptr_t top_sp) {
+  if (gt_stacks_mode == GT_STACKS_NONE)
+    return 0;
+  find_self();
+  uint64_t *entries = tls_scratch.entries;
+  struct gt_unwind_info info;
+  /* kept in the scratch, not in registers across the walk (docs/stack-budget.md) */
+  tls_scratch.top = top;
+  tls_scratch.top_sp = top_sp;
+  void **ips;
+  int n = walk(&ips, &info);
+  uint32_t id = same_as_last(&info);
+  if (id)
+    return id;
+  tls_scratch.last.id = 0;
+  int spliced;
+  int depth = collect(ips, n, entries, &spliced);
+  /* No frame at all: none to give, unless the walk was cut at its first
+   * (the stack's mapping unreadable: a root without /proc): that stack is
+   * kept, empty and marked cut, so the call says its stack was lost. */
+  if (depth == 0 && !(info.how & GT_UNWIND_CUT))
+    return 0;
+  id = stack_id_of(entries, depth, info.how);
+  if (id && !spliced && info.walk) {
+    tls_scratch.last.id = id;
+    capture_state(&tls_scratch.last, &info);
+  }
   return id;
 }
 
@@ -684,5 +759,6 @@ void gt_stacks_after_fork(void) {
   atomic_store(&g_nmodules, 0); /* written again, in the parent's epoch */
   atomic_fetch_add(&g_module_marks, 1);
   memset(tls_scratch.tag_end, 0, sizeof tls_scratch.tag_end);
+  tls_scratch.last.id = 0; /* an id of the parent's table */
   pthread_mutex_init(&g_module_lock, NULL);
 }

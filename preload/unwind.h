@@ -26,6 +26,11 @@ void gt_unwind_init(int cached, void *(*lookup)(void *handle, const char *name))
 struct gt_unwind_info {
   unsigned how;     /* GT_UNWIND_* */
   uint32_t unloads; /* the loader's unload count (dlpi_subs) the walk was under */
+  /* The walk's number, unique in the process: a walk that gives the same
+   * frames as this thread's last one, from the same place (the same stack
+   * pointer, every stack word it read unchanged), has that one's number; 0:
+   * not numbered (a walk interrupting another, one not kept). */
+  uint64_t walk;
 };
 
 /* The calling thread's return addresses, innermost first, as backtrace()
@@ -35,7 +40,9 @@ struct gt_unwind_info {
  * bad stack. Thread- and async-signal-safe; no allocation; a descriptor
  * only while a thread's first walk on a stack reads /proc/self/maps; no
  * lock but the loader's (dl_iterate_phdr, for its unload count) and, in
- * that first walk, the kernel's for the maps. */
+ * that first walk, the kernel's for the maps. A walk from where this
+ * thread's last one started, whose stack words are unchanged, is that walk
+ * replayed (info->walk says so): same frames, a fraction of the cost. */
 int gt_unwind_sp(void **ips, uintptr_t *sps, int max, struct gt_unwind_info *info);
 static inline __attribute__((always_inline)) int gt_unwind(void **ips, int max,
                                                            struct gt_unwind_info *info) {

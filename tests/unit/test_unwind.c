@@ -23,7 +23,12 @@
  *      backtrace, whose libgcc faults there): no fault, the stack ends at
  *      that frame's return address, marked cut;
  *  10. a frame GCC realigned through a DRAP register (unwind_odd.c): the
- *      CFA loaded from the frame, walked whole.
+ *      CFA loaded from the frame, walked whole;
+ *  11. the replay of a thread's last walk: the same stack again keeps its
+ *      walk number; two callers at the same stack pointer (one return
+ *      address differs), alternating, and the same chain entered from
+ *      another caller one frame up, each get walks of their own, every
+ *      one backtrace()'s frames.
  * Every capture of cases 1-8 and 10 compares gt_unwind's frames with
  * backtrace()'s taken in the same function: the counts must be equal, and
  * entries 1.. (entry 0 is each one's own call site). A mismatch prints both
@@ -99,8 +104,9 @@ static void find_real_backtrace(void) {
  * thousands). */
 static atomic_int g_printed;
 
-/* gt_unwind's how at this thread's last compare. */
+/* gt_unwind's how and walk number at this thread's last compare. */
 static _Thread_local unsigned t_fell_back;
+static _Thread_local uint64_t t_walk;
 
 /* Both stacks, taken here: the number of entries 1.. that differ, or -1 if
  * the counts differ; both lists printed on a difference. */
@@ -109,6 +115,7 @@ __attribute__((noinline)) static int compare_max(const char *what, int max) {
   struct gt_unwind_info info;
   int n = gt_unwind(mine, max, &info);
   t_fell_back = info.how;
+  t_walk = info.walk;
   int m = real_backtrace(ref, max);
   int bad = n == m ? 0 : -1;
   for (int i = 1; i < n && i < m; i++)
@@ -507,6 +514,54 @@ static void *thread_main(void *arg) {
   return (void *)(intptr_t)bad;
 }
 
+/* ---- 11. replay ---- */
+
+__attribute__((noinline)) static int replay_a(void) {
+  int r = compare("replay a");
+  keep(r);
+  return r;
+}
+__attribute__((noinline)) static int replay_b(void) {
+  int r = compare("replay b");
+  keep(r + 1);
+  return r;
+}
+__attribute__((noinline)) static int replay_outer(int (*fn)(void)) {
+  int r = fn();
+  keep(r);
+  return r;
+}
+__attribute__((noinline)) static int replay_outer2(int (*fn)(void)) {
+  int r = fn();
+  keep(r + 2);
+  return r;
+}
+
+static void test_replay(void) {
+  uint64_t cuts = fallbacks();
+  /* Each step at one call site (the loop's), so only what a step names
+   * differs: a a b a, then a a from the other caller. */
+  int (*const fns[2])(void) = {replay_a, replay_b};
+  int (*const outers[2])(int (*)(void)) = {replay_outer, replay_outer2};
+  static const int steps[6][2] = {{0, 0}, {0, 0}, {0, 1}, {0, 0}, {1, 0}, {1, 0}};
+  uint64_t walk[6];
+  int bad = 0;
+  for (int i = 0; i < 6; i++) {
+    bad += outers[steps[i][0]](fns[steps[i][1]]) != 0;
+    walk[i] = t_walk;
+  }
+  CHECK_MSG(walk[0] != 0 && walk[1] == walk[0],
+            "the same stack again: walk %llu, then %llu", (unsigned long long)walk[0],
+            (unsigned long long)walk[1]);
+  CHECK(walk[2] != 0 && walk[2] != walk[0]); /* the same sp: one return address differs */
+  CHECK(walk[3] != walk[0] && walk[3] != walk[2]); /* the kept walk was b's: anew */
+  CHECK(walk[4] != walk[3] && walk[5] == walk[4]); /* from the other caller, then again */
+  for (int i = 0; i < 2000; i++) /* a a a b, from either caller, in turn */
+    bad += outers[(i / 4) & 1](fns[(i & 3) == 3]) != 0;
+  CHECK_MSG(bad == 0, "replayed walks differing from backtrace(): %d", bad);
+  CHECK(fallbacks() == cuts);
+}
+
 static void test_threads(void) {
   uint64_t fb = fallbacks();
   pthread_t t[THREADS];
@@ -537,6 +592,7 @@ int main(int argc, char **argv) {
   CASE(jit);
   CASE(bad_rbp);
   CASE(realigned);
+  CASE(replay);
   CASE(threads);
   return check_finish("test_unwind");
 }
