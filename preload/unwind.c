@@ -47,9 +47,9 @@
  *    rule took) with its first sp and, if a rule took it, its first rbp. A
  *    walk that starts there under the same unload count and finds every
  *    one of those words unchanged is that walk (a walk is a function of
- *    them): its frames are copied, checked with independent loads instead
- *    of the walk's chain of dependent ones (48 ns against 198 for 35
- *    frames, docs/PERFORMANCE.md), and it keeps that walk's number
+ *    them): checked with independent loads instead of the walk's chain of
+ *    dependent ones (docs/PERFORMANCE.md), its frames are copied, and it
+ *    keeps that walk's number
  *    (gt_unwind_info.walk, which stacks.c keys its last stack on). Not
  *    kept: walks through a signal frame, of more than GT_REPLAY_FRAMES
  *    frames, cut by a bad read, or under GPUTRACE_UNWIND=backtrace.
@@ -933,11 +933,10 @@ enum walk_end { WALK_DONE, WALK_STOP, WALK_BAD };
  * step — CFA from rsp or rbp, the return address and rbp saved in the
  * frame — is inline: the frame's reads lie in [sp, cfa), cfa in the span,
  * sp never below it (it only grows on a stack), so two compares a read. */
-GT_NO_SANITIZE static enum walk_end walk_frames(struct walk_tls *m, uint32_t gen,
-                                                struct regs g, void **ips, uintptr_t *sps,
-                                                int max, int *n) {
+GT_NO_SANITIZE static enum walk_end walk_frames(struct walk_tls *m, struct replay *log,
+                                                uint32_t gen, struct regs g, void **ips,
+                                                uintptr_t *sps, int max, int *n) {
   struct walk_tls *t = &tls_walk;
-  struct replay *log = m ? &m->last : NULL;
   struct span s;
   *n = 0;
   if (!span_of(t, m != NULL, g.sp, &s))
@@ -1072,19 +1071,20 @@ __attribute__((noinline)) int gt_unwind_sp(void **ips, uintptr_t *sps, int max,
   uint32_t gen = unload_count();
   info->unloads = gen;
   struct walk_tls *m = memo_take(gen);
+  /* the replay is this thread's, and only where the walk's frames are given */
+  struct replay *last = m && g_cached ? &m->last : NULL;
   int n;
   enum walk_end end;
-  if (m && g_cached && replayed(&m->last, gen, g, ips, sps, max, &n)) {
-    end = (enum walk_end)m->last.end;
-    info->walk = m->last.walk;
+  if (last && replayed(last, gen, g, ips, sps, max, &n)) {
+    end = (enum walk_end)last->end;
   } else {
-    if (m)
-      log_walk(&m->last, g);
-    end = walk_frames(m, gen, g, ips, sps, max, &n);
-    if (m)
-      keep_walk(&m->last, gen, sps, max, n, end);
-    info->walk = m ? m->last.walk : 0;
+    if (last)
+      log_walk(last, g);
+    end = walk_frames(m, last, gen, g, ips, sps, max, &n);
+    if (last)
+      keep_walk(last, gen, sps, max, n, end);
   }
+  info->walk = last ? last->walk : 0;
   memo_give(m);
   /* GPUTRACE_UNWIND=backtrace: glibc's frames, unless the walk above saw
    * a frame that would make it read outside the stack (libgcc would
