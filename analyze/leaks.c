@@ -120,6 +120,7 @@ struct run {
   uint64_t changes;   /* index of the next change */
   uint64_t device_up; /* 1 + index of the last allocation of device memory */
   uint64_t bucket_ns; /* the series' step: changes go into it as they come */
+  uint64_t next_edge; /* when the step after `bucket` ends (close_buckets') */
   int bucket;
   int one_pass;        /* bucket_ns from a guessed span; peaks kept lazily */
   int second;          /* the second session: only the changes again */
@@ -218,11 +219,15 @@ static void close_buckets(struct run *r, uint64_t ts) {
   for (; r->bucket < b; r->bucket++)
     for (size_t i = 0; i < r->live.n; i++)
       r->live.items[i].series[r->bucket] = r->live.items[i].bytes;
+  /* a change before this time closes nothing: replay skips the division */
+  r->next_edge = r->bucket >= GT_GROWTH_BUCKETS - 1
+                     ? UINT64_MAX
+                     : r->out->first_ns + (uint64_t)(r->bucket + 1) * r->bucket_ns;
 }
 
 /* One pass: a device group about to change keeps what it held at its
  * process's latest peak, if it has not changed since. */
-static void keep_at_peak(struct run *r, struct gt_group *g) {
+static inline void keep_at_peak(struct run *r, struct gt_group *g) {
   uint64_t epoch = proc_cached(r, g->pid)->peak_epoch;
   if (g->snap_epoch != epoch) {
     g->snap_bytes = g->bytes;
@@ -257,8 +262,10 @@ static void peaks_from_snaps(struct run *r) {
   }
 }
 
-static void replay(struct run *r, const struct change *c, uint64_t index) {
-  if (c->ts)
+/* Inline: change() calls it for every allocation and free. */
+static inline __attribute__((always_inline)) void
+replay(struct run *r, const struct change *c, uint64_t index) {
+  if (c->ts && c->ts >= r->next_edge)
     close_buckets(r, c->ts);
   struct gt_group *g = group(&r->live, c->pid, c->stack_id, c->memory);
   if (r->one_pass && c->memory == GT_MEM_DEVICE)
@@ -502,6 +509,7 @@ static void set_span(struct run *r, uint64_t first, uint64_t last_start) {
   r->out->first_ns = first;
   r->out->last_ns = last_start;
   r->bucket_ns = span / GT_GROWTH_BUCKETS + 1;
+  r->next_edge = 0; /* the first change computes it */
 }
 
 /* The span the totals will have, from the first and last chunks. */

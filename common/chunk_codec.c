@@ -84,8 +84,10 @@ static unsigned char *put_varint(unsigned char *p, uint64_t v) {
   return p;
 }
 
-/* A varint from [*p, end), or -1 when it runs past end or 10 bytes. */
-static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v) {
+/* A varint of two bytes or more from [*p, end), or -1 when it runs past end
+ * or 10 bytes. */
+static int get_varint_long(const unsigned char **p, const unsigned char *end,
+                           uint64_t *v) {
   uint64_t x = 0;
   for (unsigned i = 0, shift = 0; i < VARINT_MAX; i++, shift += 7) {
     if (*p >= end)
@@ -98,6 +100,24 @@ static int get_varint(const unsigned char **p, const unsigned char *end, uint64_
     }
   }
   return -1;
+}
+
+/* A varint from [*p, end), or -1; one or two bytes (an MRU hit, most
+ * durations and time steps) inline. */
+static inline int get_varint(const unsigned char **p, const unsigned char *end,
+                             uint64_t *v) {
+  const unsigned char *q = *p;
+  if (q < end && !(q[0] & 0x80)) {
+    *v = q[0];
+    *p = q + 1;
+    return 0;
+  }
+  if (end - q >= 2 && !(q[1] & 0x80)) {
+    *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+    *p = q + 2;
+    return 0;
+  }
+  return get_varint_long(p, end, v);
 }
 
 /* ptr to the MRU's front, entry j out (a loop: j is 0, 1 or 2 in the usual

@@ -61,6 +61,7 @@ struct job {
   size_t frame_cap, data_cap, dense_cap, frame_len, data_len;
   size_t counted;     /* its part of the reader's ahead_bytes */
   int bad, truncated; /* counted by the caller when it takes the job */
+  int plain;          /* gt_chunk.plain */
   int nwarn, unsaid;  /* messages kept; more, counted but not kept */
   char warn[JOB_WARNINGS][WARN_LEN];
 };
@@ -462,7 +463,10 @@ static void take_chunk(struct gt_reader *r, struct job *j) {
   }
 }
 
+static int chunk_plain(const unsigned char *data, size_t len);
+
 static void decompress(struct job *j, ZSTD_DCtx *dctx, const char *path) {
+  j->plain = 0;
   if (j->status != JOB_OK)
     return;
   if (grow(&j->data, &j->data_cap, j->data_len)) {
@@ -478,7 +482,9 @@ static void decompress(struct job *j, ZSTD_DCtx *dctx, const char *path) {
              "chunk %" PRIu64 " is corrupt (%s): its %" PRIu32 " records are skipped",
              j->index, wrong, j->records);
     j->status = JOB_BAD;
+    return;
   }
+  j->plain = chunk_plain(j->data, j->data_len); /* here: off the caller's thread */
 }
 
 /* ---- jobs (under mu) ---- */
@@ -652,8 +658,11 @@ int gt_reader_next_chunk(struct gt_reader *r, struct gt_chunk *c) {
     r->bad_chunks += (uint64_t)j->bad;
     r->truncated |= j->truncated;
     if (j->status == JOB_OK) {
-      *c = (struct gt_chunk){
-          .data = j->data, .len = j->data_len, .file = j->file, .job = j};
+      *c = (struct gt_chunk){.data = j->data,
+                             .len = j->data_len,
+                             .file = j->file,
+                             .plain = j->plain,
+                             .job = j};
       return 1;
     }
     if (j->status == JOB_END)
@@ -675,6 +684,19 @@ static int record_valid(const struct gt_record *rec, size_t room) {
   return rec->nslots >= 1 && rec->nslots <= GT_MAX_SLOTS &&
          (size_t)rec->nslots * GT_SLOT_SIZE <= room && gt_kind_is_record(rec->kind) &&
          rec->api < GT_API_COUNT;
+}
+
+/* Nothing in the chunk for gt_chunk_record to do but step: every record
+ * valid, none replayed, no note it says. */
+static int chunk_plain(const unsigned char *data, size_t len) {
+  for (size_t pos = 0; pos < len;) {
+    const struct gt_record *rec = (const void *)(data + pos);
+    if (!record_valid(rec, len - pos) || (rec->flags & GT_F_REPLAYED) ||
+        (rec->kind == GT_KIND_NOTE && (rec->flags & (GT_F_INCOMPLETE | GT_F_UNTRACED))))
+      return 0;
+    pos += (size_t)rec->nslots * GT_SLOT_SIZE;
+  }
+  return 1;
 }
 
 static void warn_incomplete(struct gt_reader *r, const struct gt_chunk *c,

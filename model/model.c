@@ -108,17 +108,6 @@ static void add_pid(struct gt_model *m, uint32_t pid) {
   m->pids[m->npids++] = pid;
 }
 
-uint64_t gt_record_cuda_calls(const struct gt_record *r) {
-  if (r->flags & GT_F_CARRIED)
-    return 0; /* a block live when a rolling file opened: allocated before it */
-  if (gt_kind_is_call(r->kind) && r->kind != GT_KIND_NVTX)
-    return 1;
-  if (r->kind == GT_KIND_DROP && gt_kind_is_call(r->u.count.of_kind) &&
-      r->u.count.of_kind != GT_KIND_NVTX)
-    return r->u.count.count;
-  return 0;
-}
-
 static void count(struct gt_model_totals *t, const struct gt_record *r) {
   t->records++;
   /* a graph's making replayed at a rolling file's start is from before it */
@@ -131,6 +120,8 @@ static void count(struct gt_model_totals *t, const struct gt_record *r) {
       t->last_start_ns = r->ts_ns;
   }
   t->cuda_calls += gt_record_cuda_calls(r);
+  if (gt_kind_is_call(r->kind))
+    return; /* the rest counts losses */
   if (r->kind == GT_KIND_DROP) {
     t->dropped += r->u.count.count;
     if (gt_kind_in_table(r->u.count.of_kind))

@@ -114,7 +114,16 @@ struct gt_symtab *gt_model_symtab(struct gt_model *m); /* GT_LAYER_SYMBOLS */
 const struct gt_model_totals *gt_model_totals(const struct gt_model *m);
 /* The CUDA calls one record stands for (what cuda_calls adds up): 1 for a
  * call other than NVTX, a DROP's count of such calls, else 0. */
-uint64_t gt_record_cuda_calls(const struct gt_record *r);
+static inline uint64_t gt_record_cuda_calls(const struct gt_record *r) {
+  if (r->flags & GT_F_CARRIED)
+    return 0; /* a block live when a rolling file opened: allocated before it */
+  if (gt_kind_is_call(r->kind) && r->kind != GT_KIND_NVTX)
+    return 1;
+  if (r->kind == GT_KIND_DROP && gt_kind_is_call(r->u.count.of_kind) &&
+      r->u.count.of_kind != GT_KIND_NVTX)
+    return r->u.count.count;
+  return 0;
+}
 /* A record the totals' first_ns, last_ns and last_start_ns are over: a call
  * with a start, not a graph's making replayed at a rolling file's start. */
 static inline int gt_record_timed(const struct gt_record *r) {

@@ -20,9 +20,10 @@
 #include "gputrace/map.h"
 #include "util.h"
 
-#define CACHE 64    /* direct-mapped stream lookup before the map */
-#define SWEEP 1024u /* adds between looks for streams gone quiet */
-#define SMALL 1024u /* queue entries kept however little is buffered */
+#define CACHE 64     /* direct-mapped stream lookup before the map */
+#define SWEEP 1024u  /* adds between looks for streams gone quiet */
+#define SMALL 1024u  /* queue entries kept however little is buffered */
+#define PREFETCH 16u /* records ahead of a pop */
 
 struct entry {
   const struct gt_record *rec;
@@ -219,6 +220,11 @@ int gt_order_pop(struct gt_order *o, const struct gt_record **rec, unsigned *han
     if (st->cap > SMALL && st->len < st->cap / 16) /* back to a ring that stays cached */
       resize(st, st->cap / 8);
     e = &st->q[st->head];
+    if (st->len > PREFETCH) { /* a record buffered for 10 ms is out of the cache */
+      const char *ahead = (const char *)st->q[(st->head + PREFETCH) & (st->cap - 1)].rec;
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + 64);
+    }
     o->heap[0].ts = e->ts;
     o->heap[0].tag = e->tag;
   } else {

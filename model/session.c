@@ -163,7 +163,7 @@ static void run_in_file_order(struct gt_session *s) {
   while (gt_reader_next_chunk(s->rd, &c)) {
     size_t pos = 0;
     uint64_t n = 0;
-    for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos)); n++) {
+    for (const struct gt_record *rec; (rec = gt_chunk_next(s->rd, &c, &pos)); n++) {
       note_origin(s, rec);
       dispatch(s, rec);
     }
@@ -230,7 +230,7 @@ static void run_in_time_order(struct gt_session *s) {
     s->held += c.len;
     size_t pos = 0;
     uint64_t n = 0;
-    for (const struct gt_record *rec; (rec = gt_chunk_record(s->rd, &c, &pos)); n++) {
+    for (const struct gt_record *rec; (rec = gt_chunk_next(s->rd, &c, &pos)); n++) {
       note_origin(s, rec);
       /* as it comes: kinds not ordered, and what a rolling file repeats from
        * before it (older than what was passed on, it would read as late) */

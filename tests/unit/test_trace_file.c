@@ -1,6 +1,6 @@
 /* test_trace_file.c — the .gtrace format: exact round trip with text,
  * append, and damage: truncation at every chunk boundary region, a flipped
- * bit, an empty file, a random file. */
+ * bit, an empty file, a random file; plain chunks stepped inline. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +188,71 @@ static void test_not_a_trace(void) {
   CHECK(file_size(path) == (off_t)sizeof junk);
 }
 
+/* gt_chunk_next: a chunk the decompressing thread found plain is stepped
+ * inline, with exactly gt_chunk_record's records; one with a replayed
+ * record or an invalid one is not plain, and the invalid record still ends
+ * its chunk with a warning. */
+static uint64_t read_chunks(const char *path, int *plain, uint64_t *warnings) {
+  char err[256];
+  struct gt_reader *r = gt_reader_open(path, err, sizeof err);
+  CHECK(r != NULL);
+  if (!r)
+    return 0;
+  struct gt_chunk c;
+  uint64_t n = 0;
+  *plain = 1;
+  while (gt_reader_next_chunk(r, &c)) {
+    *plain &= c.plain;
+    size_t pos = 0;
+    for (const struct gt_record *rec; (rec = gt_chunk_next(r, &c, &pos)); n++)
+      CHECK_EQ_U64(rec->ts_ns, n);
+    gt_reader_release(r, &c);
+  }
+  *warnings = gt_reader_warnings(r);
+  gt_reader_close(r);
+  return n;
+}
+
+static void write_odd(const char *path, unsigned odd_flags, unsigned odd_api) {
+  char err[256];
+  struct gt_writer *w = gt_writer_open(path, GT_WRITER_FORCE, err, sizeof err);
+  CHECK(w != NULL);
+  if (!w)
+    return;
+  for (uint64_t i = 0; i < 10; i++) {
+    struct gt_record rec = {.ts_ns = i,
+                            .pid = 7,
+                            .nslots = 1,
+                            .kind = GT_KIND_LAUNCH,
+                            .api = GT_API___cudaLaunchKernel};
+    if (i == 6) {
+      rec.flags = odd_flags;
+      rec.api = odd_api;
+    }
+    CHECK(gt_writer_append(w, &rec) == 0);
+  }
+  CHECK(gt_writer_close(w) == 0);
+}
+
+static void test_plain_chunks(void) {
+  char path[256];
+  path_of(path, "plain.gtrace");
+  int plain;
+  uint64_t warnings;
+  write_trace(path, 30000, GT_WRITER_FORCE); /* ts 0..29999, texts among them */
+  CHECK_EQ_U64(read_chunks(path, &plain, &warnings), 30000);
+  CHECK(plain);
+  CHECK_EQ_U64(warnings, 0);
+  write_odd(path, GT_F_REPLAYED, GT_API___cudaLaunchKernel); /* kept: one file */
+  CHECK_EQ_U64(read_chunks(path, &plain, &warnings), 10);
+  CHECK(!plain);
+  CHECK_EQ_U64(warnings, 0);
+  write_odd(path, 0, GT_API_COUNT); /* invalid: the rest of its chunk is lost */
+  CHECK_EQ_U64(read_chunks(path, &plain, &warnings), 6);
+  CHECK(!plain);
+  CHECK_EQ_U64(warnings, 1);
+}
+
 static void test_disk_full(void) {
   char err[256];
   struct gt_writer *w = gt_writer_open("/dev/full", 0, err, sizeof err);
@@ -204,6 +269,7 @@ int main(void) {
   test_bit_flip();
   test_not_a_trace();
   test_disk_full();
+  test_plain_chunks();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0)
