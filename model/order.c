@@ -20,10 +20,11 @@
 #include "gputrace/map.h"
 #include "util.h"
 
-#define CACHE 64     /* direct-mapped stream lookup before the map */
-#define SWEEP 1024u  /* adds between looks for streams gone quiet */
-#define SMALL 1024u  /* queue entries kept however little is buffered */
-#define PREFETCH 16u /* records ahead of a pop */
+#define CACHE 64      /* direct-mapped stream lookup before the map */
+#define SWEEP 1024u   /* adds between looks for streams gone quiet */
+#define SMALL 1024u   /* queue entries kept however little is buffered */
+#define PREFETCH 16u  /* records ahead of a pop */
+#define QPREFETCH 64u /* queue entries ahead of a pop */
 
 struct entry {
   const struct gt_record *rec;
@@ -220,7 +221,12 @@ int gt_order_pop(struct gt_order *o, const struct gt_record **rec, unsigned *han
     if (st->cap > SMALL && st->len < st->cap / 16) /* back to a ring that stays cached */
       resize(st, st->cap / 8);
     e = &st->q[st->head];
-    if (st->len > PREFETCH) { /* a record buffered for 10 ms is out of the cache */
+    /* Buffered for 10 ms, a record and its entry are out of the cache: the
+     * entry QPREFETCH pops ahead is fetched (its address is known), and the
+     * record PREFETCH ahead, whose entry came in that way. */
+    if (st->len > QPREFETCH)
+      __builtin_prefetch(&st->q[(st->head + QPREFETCH) & (st->cap - 1)]);
+    if (st->len > PREFETCH) {
       const char *ahead = (const char *)st->q[(st->head + PREFETCH) & (st->cap - 1)].rec;
       __builtin_prefetch(ahead);
       __builtin_prefetch(ahead + 64);
