@@ -12,7 +12,11 @@
  * caller whose next chunk is not ready decompresses a later one itself
  * rather than sleep, so that the caller plus its workers keep every core
  * busy without a worker ever taking the caller's core from it
- * (gt_session: one worker fewer than the CPUs).
+ * (gt_session: one worker fewer than the CPUs). The thread that
+ * decompresses a chunk also looks at its records once: a chunk with every
+ * record valid, none replayed and no note to say is plain, and
+ * gt_chunk_next steps it inline on the caller's thread, which the
+ * analysis keeps busy (the checks leave its path).
  *
  * Memory: a job owns its compressed and decompressed buffers (about 1 MiB
  * each chunk; buffers over KEEP_BYTES are freed with the chunk); workers
