@@ -690,13 +690,20 @@ static int record_valid(const struct gt_record *rec, size_t room) {
          rec->api < GT_API_COUNT;
 }
 
+/* A valid record gt_chunk_record does more with than return it: a replayed
+ * one (kept or passed over) or a note it says. The one rule for it and for
+ * chunk_plain. */
+static int reader_acts_on(const struct gt_record *rec) {
+  return (rec->flags & GT_F_REPLAYED) ||
+         (rec->kind == GT_KIND_NOTE && (rec->flags & (GT_F_INCOMPLETE | GT_F_UNTRACED)));
+}
+
 /* Nothing in the chunk for gt_chunk_record to do but step: every record
- * valid, none replayed, no note it says. */
+ * valid, none it acts on. */
 static int chunk_plain(const unsigned char *data, size_t len) {
   for (size_t pos = 0; pos < len;) {
     const struct gt_record *rec = (const void *)(data + pos);
-    if (!record_valid(rec, len - pos) || (rec->flags & GT_F_REPLAYED) ||
-        (rec->kind == GT_KIND_NOTE && (rec->flags & (GT_F_INCOMPLETE | GT_F_UNTRACED))))
+    if (!record_valid(rec, len - pos) || reader_acts_on(rec))
       return 0;
     pos += (size_t)rec->nslots * GT_SLOT_SIZE;
   }
@@ -761,8 +768,12 @@ const struct gt_record *gt_chunk_record(struct gt_reader *r, const struct gt_chu
       return NULL;
     }
     *pos += (size_t)rec->nslots * GT_SLOT_SIZE;
-    if (!(rec->flags & GT_F_REPLAYED))
+    if (!reader_acts_on(rec)) {
       r->block_file = 0; /* a block ends at the first record not replayed */
+      return rec;
+    }
+    if (!(rec->flags & GT_F_REPLAYED))
+      r->block_file = 0;
     else if (!keep_replayed(r, c, rec))
       continue; /* a later file of a set repeats what an earlier one had */
     if (rec->kind == GT_KIND_NOTE && (rec->flags & GT_F_INCOMPLETE))
